@@ -1,0 +1,112 @@
+"""Sample data sets for the demo, the tests and the benchmark.
+
+Embedded-broker rule (see shared notes): ListOffsets "latest" on Tansu is right only
+when a partition's last batch holds one record, so every seeding ends each
+partition with a record sent alone (``seal_partitions``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+OLD_TIMESTAMP = 946684800000  # 2000-01-01T00:00:00Z
+
+
+def _quiet() -> dict[str, object]:
+    from kafka_migration.clients import client_settings
+
+    return client_settings({})
+
+
+def create_topic(bootstrap: str, name: str, partitions: int, config: Mapping[str, str] | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **_quiet()})
+    futures = admin.create_topics([NewTopic(name, partitions, 1, config=dict(config or {}))], operation_timeout=10)
+    futures[name].result(timeout=15)
+
+
+def producer(bootstrap: str, **extra: object) -> Producer:
+    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 10, "enable.idempotence": True, **_quiet(), **extra})
+
+
+def send(p: Producer, topic: str, partition: int, key: bytes | None, value: bytes | None, **kw: object) -> None:
+    while True:
+        try:
+            p.produce(topic, partition=partition, key=key, value=value, **kw)
+            return
+        except BufferError:
+            p.poll(0.05)
+
+
+def seal_partitions(bootstrap: str, topic: str, partitions: Iterable[int]) -> None:
+    """Send one record per partition in a batch of its own (see module docstring)."""
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1, **_quiet()})
+    for partition in partitions:
+        p.produce(topic, partition=partition, key=b"seal", value=f"seal-{partition}".encode())
+        p.flush(10)
+
+
+@dataclass(frozen=True)
+class SeededTopic:
+    name: str
+    partitions: int
+    config: dict[str, str]
+
+
+def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> list[SeededTopic]:
+    """Several topics covering what a migration must preserve; ``scale`` multiplies record counts."""
+    rng = random.Random(rng_seed)
+    topics = [
+        SeededTopic("orders", 6, {"retention.ms": "604800000", "cleanup.policy": "delete"}),
+        SeededTopic("customers", 3, {"cleanup.policy": "compact", "min.insync.replicas": "1"}),
+        SeededTopic("events.headers", 2, {}),
+        SeededTopic("media.large", 1, {"max.message.bytes": "2097152"}),
+        SeededTopic("audit.empty", 3, {}),
+        SeededTopic("clicks.skewed", 4, {}),
+        SeededTopic("payments.tx", 2, {}),
+        SeededTopic("_schemas", 1, {"cleanup.policy": "compact"}),
+        SeededTopic("scratch.tmp", 1, {}),
+    ]
+    for topic in topics:
+        create_topic(bootstrap, topic.name, topic.partitions, topic.config)
+    p = producer(bootstrap)
+
+    for i in range(2000 * scale):  # keyed orders spread over partitions
+        send(p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=1700000000000 + i)
+
+    for i in range(300 * scale):  # null and empty keys/values and tombstones stay distinct
+        key = [None, b"", f"cust-{i % 50}".encode()][i % 3]
+        value = [None, b"", rng.randbytes(64)][(i // 3) % 3]
+        send(p, "customers", i % 3, key, value)
+
+    for i in range(200 * scale):  # repeated header keys, null header values, explicit old timestamps
+        headers = [("trace", f"t{i}".encode()), ("trace", None), ("tenant", b""), ("trace", b"again")]
+        send(p, "events.headers", i % 2, f"e{i}".encode(), b"payload", headers=headers, timestamp=OLD_TIMESTAMP + i * 1000)
+
+    for i in range(4):  # records near 1 MB
+        send(p, "media.large", 0, f"blob-{i}".encode(), rng.randbytes(900_000 + i * 10_000))
+
+    for i in range(1500 * scale):  # almost everything in partition 0
+        partition = 0 if i % 50 else 1 + (i // 50) % 2
+        send(p, "clicks.skewed", partition, None, f"click-{i}".encode())
+
+    send(p, "_schemas", 0, b"schema-1", b'{"type": "string"}')
+    send(p, "scratch.tmp", 0, b"tmp", b"not to be copied")
+    p.flush(30)
+
+    tx = producer(bootstrap, **{"transactional.id": "seed-payments"})  # committed transactions leave offset gaps
+    tx.init_transactions(10)
+    for t in range(5 * scale):
+        tx.begin_transaction()
+        for i in range(20):
+            send(tx, "payments.tx", i % 2, f"pay-{t}-{i}".encode(), f"amount={i}".encode())
+        tx.commit_transaction(10)
+
+    for topic in topics:
+        if topic.name != "audit.empty":
+            seal_partitions(bootstrap, topic.name, range(topic.partitions))
+    return topics

@@ -1,0 +1,8 @@
+"""kafka-migration: bounded, verified, auditable data migration between Kafka clusters.
+
+The core package holds the domain logic. It imports neither Airflow nor Spark at
+module level: the Airflow glue lives in ``kafka_migration.airflow`` and the Spark
+functions in ``kafka_migration.spark``.
+"""
+
+__version__ = "0.1.0"

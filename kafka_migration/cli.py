@@ -1,0 +1,153 @@
+"""``kafka-migrate``: the pipeline without Airflow.
+
+Exit codes: 0 copied and verified; 1 verification found differences; 2 bad input
+or configuration (nothing written); 3 any other failure (a copy error, Spark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kafka_migration import __version__
+from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
+from kafka_migration.exceptions import MigrationError
+from kafka_migration.spark.submit import SparkSettings
+from kafka_migration.summary import render_plan, render_table
+
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
+_PROGRESS = re.compile(r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)")
+
+
+def default_state_dir() -> Path:
+    return Path(os.environ.get("KAFKA_MIGRATION_STATE_DIR", Path.home() / ".kafka-migration"))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-migrate", description="Bounded, verified Kafka cluster-to-cluster migration.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="plan, create topics, copy with Spark and verify")
+    run.add_argument("--source", help="source bootstrap servers HOST:PORT[,...]")
+    run.add_argument("--target", help="target bootstrap servers HOST:PORT[,...]")
+    run.add_argument("--source-config", type=Path, help="JSON file of librdkafka settings for the source (security goes here)")
+    run.add_argument("--target-config", type=Path, help="JSON file of librdkafka settings for the target")
+    run.add_argument("--include", default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)")
+    run.add_argument("--exclude", help="regex of topic names to leave out")
+    run.add_argument("--rename", default=DEFAULT_RENAME, help="target name template, e.g. 'src.{topic}' (default: same name)")
+    run.add_argument("--replication-factor", type=int, help="target replication factor (default: min(source, target brokers))")
+    run.add_argument("--topics-per-job", type=int, default=25, help="topics sharing one Spark application (default 25)")
+    run.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    run.add_argument("--state-dir", type=Path, default=None, help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)")
+    run.add_argument("--master", default=os.environ.get("KAFKA_MIGRATION_SPARK_MASTER", "local[*]"), help="Spark master (default local[*])")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable")
+    run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+    return parser
+
+
+def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise MigrationError(f"--spark-conf {pair!r} must look like KEY=VALUE")
+        conf[key] = value
+    return conf
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kafka_migration.pipeline import run_migration
+
+    console = Console(stderr=True)
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    options = MigrationOptions(
+        include=args.include,
+        exclude=args.exclude,
+        rename=args.rename,
+        dry_run=args.dry_run,
+        replication_factor=args.replication_factor,
+        topics_per_job=args.topics_per_job,
+    )
+    spark = SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
+    progress = Progress(
+        TextColumn("{task.description:<8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("topics"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=console,
+        transient=False,
+    )
+    tasks: dict[str, int] = {}
+
+    def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
+        print(render_plan(plan))
+        if not args.dry_run:
+            for step in ("copy", "verify"):
+                tasks[step] = progress.add_task(step, total=len(plan.topics), last="", start=False)
+
+    def on_step(step: str) -> None:
+        progress.start_task(tasks[step])
+
+    def on_line(line: str) -> None:
+        if args.verbose:
+            progress.console.print(line, markup=False, highlight=False)
+        match = _PROGRESS.match(line)
+        if match:
+            step, topic, status, done, _total = match.groups()
+            progress.update(tasks[step], completed=int(done), last=f"{topic}: {status}")
+
+    with progress:
+        outcome = run_migration(
+            source,
+            target,
+            options,
+            args.state_dir or default_state_dir(),
+            spark=spark,
+            on_plan=on_plan,
+            on_line=on_line,
+            on_step=on_step,
+        )
+    if args.dry_run:
+        print("Dry run: nothing was created or copied.")
+        return EXIT_OK
+    print()
+    print(render_table(outcome.rows))
+    print(f"Run files: {outcome.directory}")
+    if outcome.verified:
+        print(f"Migration {outcome.plan.run_id} verified: every partition matches on count and checksum.")
+        return EXIT_OK
+    if any(r.verdict.startswith("copy") for r in outcome.rows):
+        print(f"Migration {outcome.plan.run_id} FAILED: a copy did not complete (see above).")
+        return EXIT_FAILED
+    print(f"Migration {outcome.plan.run_id} NOT verified: source and target differ (see above).")
+    return EXIT_MISMATCH
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "run":
+            return _run(args)
+    except MigrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

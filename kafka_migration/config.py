@@ -1,0 +1,150 @@
+"""Cluster connection settings and run options, validated as soon as they are read."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.exceptions import ConfigurationError
+
+# librdkafka keys whose values must never be printed, logged or stored.
+_SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential)", re.I)
+
+DEFAULT_INCLUDE = ".*"
+DEFAULT_RENAME = "{topic}"
+
+
+def is_secret_setting(name: str) -> bool:
+    return bool(_SECRET_KEY.search(name))
+
+
+def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` that is safe to log: secret values replaced by ``***``."""
+    return {k: ("***" if is_secret_setting(k) else v) for k, v in settings.items()}
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How to reach one cluster: a role name for messages and librdkafka settings.
+
+    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them.
+    """
+
+    role: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not str(self.settings.get("bootstrap.servers", "")).strip():
+            raise ConfigurationError(
+                f"The {self.role} cluster has no 'bootstrap.servers'. Give --{self.role} HOST:PORT "
+                f"or set 'bootstrap.servers' in the {self.role} connection's librdkafka settings."
+            )
+        for key, value in self.settings.items():
+            if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
+                raise ConfigurationError(
+                    f"The {self.role} cluster setting {key!r} must be a string, number or boolean "
+                    "(librdkafka settings are flat key/value pairs)."
+                )
+
+    @property
+    def bootstrap(self) -> str:
+        return str(self.settings["bootstrap.servers"])
+
+    def to_env(self) -> str:
+        """Settings as JSON for a child process's environment (never its arguments)."""
+        return json.dumps(dict(self.settings), sort_keys=True)
+
+    @classmethod
+    def from_env(cls, role: str, value: str | None) -> ClusterConfig:
+        if not value:
+            raise ConfigurationError(
+                f"The {role} cluster settings are missing from the environment "
+                f"({env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
+            )
+        return cls(role=role, settings=json.loads(value))
+
+    @classmethod
+    def build(cls, role: str, bootstrap: str | None, config_file: str | Path | None = None) -> ClusterConfig:
+        """Merge a JSON settings file with a bootstrap address given on the command line."""
+        settings: dict[str, Any] = {}
+        if config_file:
+            settings.update(load_settings_file(role, Path(config_file)))
+        if bootstrap:
+            settings["bootstrap.servers"] = bootstrap
+        return cls(role=role, settings=settings)
+
+
+def env_var(role: str) -> str:
+    return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
+
+
+def load_settings_file(role: str, path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigurationError(f"--{role}-config file {path} does not exist.") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"--{role}-config file {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
+            'It must be one object of librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"--{role}-config file {path} must hold one JSON object of librdkafka settings.")
+    return data
+
+
+def compile_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigurationError(
+            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. "
+            "Patterns are Python regular expressions matched against the whole topic name."
+        ) from None
+
+
+@dataclass(frozen=True)
+class MigrationOptions:
+    """What to migrate and how; the same object whether it came from the CLI or a DAG's Params."""
+
+    include: str = DEFAULT_INCLUDE
+    exclude: str | None = None
+    rename: str = DEFAULT_RENAME
+    dry_run: bool = False
+    replication_factor: int | None = None
+    topics_per_job: int = 25
+
+    def __post_init__(self) -> None:
+        from kafka_migration.topics import validate_rename_template
+
+        compile_pattern("include", self.include)
+        if self.exclude:
+            compile_pattern("exclude", self.exclude)
+        validate_rename_template(self.rename)
+        if self.replication_factor is not None and self.replication_factor < 1:
+            raise ConfigurationError(
+                f"replication factor must be at least 1, got {self.replication_factor}."
+            )
+        if self.topics_per_job < 1:
+            raise ConfigurationError(f"topics per job must be at least 1, got {self.topics_per_job}.")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
+        """Build from loosely typed input (DAG Params, JSON), treating blanks as defaults."""
+        def text(name: str) -> str | None:
+            value = values.get(name)
+            return None if value is None or str(value).strip() == "" else str(value)
+
+        rf = values.get("replication_factor")
+        return cls(
+            include=text("include") or DEFAULT_INCLUDE,
+            exclude=text("exclude"),
+            rename=text("rename") or DEFAULT_RENAME,
+            dry_run=bool(values.get("dry_run", False)),
+            replication_factor=int(rf) if rf not in (None, "", 0) else None,
+            topics_per_job=int(values.get("topics_per_job") or 25),
+        )

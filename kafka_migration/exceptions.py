@@ -1,0 +1,48 @@
+"""One error hierarchy. Messages name the object at fault and what to do about it."""
+
+from __future__ import annotations
+
+
+class MigrationError(Exception):
+    """Base of every error the pipeline raises on purpose."""
+
+    exit_code = 3
+
+
+class ConfigurationError(MigrationError):
+    """Bad input or configuration, found before anything is written (CLI exit 2)."""
+
+    exit_code = 2
+
+
+class ClusterUnreachableError(ConfigurationError):
+    """A cluster did not answer within the connection timeout."""
+
+
+class NoTopicsMatchedError(ConfigurationError):
+    """The include/exclude patterns select no topic on the source."""
+
+
+class TopicConflictError(ConfigurationError):
+    """Existing target topics cannot receive the copy; lists every conflict at once."""
+
+    def __init__(self, conflicts: list[str]) -> None:
+        self.conflicts = list(conflicts)
+        lines = "\n".join(f"  - {c}" for c in self.conflicts)
+        super().__init__(
+            f"{len(self.conflicts)} target topic conflict(s); nothing was written:\n{lines}"
+        )
+
+
+class CopyError(MigrationError):
+    """A copy task could not read or write all of its planned range."""
+
+
+class VerificationError(MigrationError):
+    """Source and target differ (CLI exit 1)."""
+
+    exit_code = 1
+
+
+class SparkJobError(MigrationError):
+    """A Spark application exited with an error."""

@@ -1,0 +1,137 @@
+"""The migration plan: a small, serialisable description of one run (never record data).
+
+End offsets are fixed here, when the plan is made; every later step reads them
+from the plan, so records appended to the source during the run are left for the
+next run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    role: str
+    bootstrap: str
+    cluster_id: str
+    broker_count: int
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """Copy source offsets ``[start, end)`` of one partition to the same target partition.
+
+    ``target_start`` is the target partition's end offset when the plan was made:
+    the first copied record lands there.
+    """
+
+    partition: int
+    start: int
+    end: int
+    target_start: int
+    earliest: int
+    latest: int
+
+    @property
+    def offset_span(self) -> int:
+        """Offsets in the range; the record count is lower where the source has gaps."""
+        return max(0, self.end - self.start)
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    source_topic: str
+    target_topic: str
+    partitions: tuple[PartitionPlan, ...]
+    replication_factor: int
+    configs: dict[str, str]
+    skipped_configs: dict[str, str]
+    create: bool
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def offset_span(self) -> int:
+        return sum(p.offset_span for p in self.partitions)
+
+
+@dataclass(frozen=True)
+class MigrationPlan:
+    run_id: str
+    created_at: str
+    source: ClusterInfo
+    target: ClusterInfo
+    options: dict[str, Any]
+    topics: tuple[TopicPlan, ...]
+    skipped_topics: dict[str, str] = field(default_factory=dict)
+    jobs: tuple[tuple[str, ...], ...] = ()
+
+    def topic(self, source_topic: str) -> TopicPlan:
+        for topic in self.topics:
+            if topic.source_topic == source_topic:
+                return topic
+        raise KeyError(source_topic)
+
+    def job_topics(self, job: int) -> tuple[TopicPlan, ...]:
+        return tuple(self.topic(name) for name in self.jobs[job])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.to_json())
+        tmp.replace(path)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MigrationPlan:
+        topics = tuple(
+            TopicPlan(
+                **{
+                    **t,
+                    "partitions": tuple(PartitionPlan(**p) for p in t["partitions"]),
+                    "warnings": tuple(t.get("warnings", ())),
+                }
+            )
+            for t in data["topics"]
+        )
+        return cls(
+            run_id=data["run_id"],
+            created_at=data["created_at"],
+            source=ClusterInfo(**data["source"]),
+            target=ClusterInfo(**data["target"]),
+            options=dict(data["options"]),
+            topics=topics,
+            skipped_topics=dict(data.get("skipped_topics", {})),
+            jobs=tuple(tuple(j) for j in data.get("jobs", ())),
+        )
+
+    @classmethod
+    def read(cls, path: Path) -> MigrationPlan:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+def group_into_jobs(topics: list[TopicPlan], topics_per_job: int) -> tuple[tuple[str, ...], ...]:
+    """Group topics into Spark applications so many small topics share one start-up.
+
+    Topics are dealt largest first across ``ceil(n / topics_per_job)`` jobs, which
+    balances the work between jobs that run side by side.
+    """
+    if not topics:
+        return ()
+    n_jobs = -(-len(topics) // topics_per_job)
+    buckets: list[list[TopicPlan]] = [[] for _ in range(n_jobs)]
+    loads = [0] * n_jobs
+    for topic in sorted(topics, key=lambda t: (-t.offset_span, t.source_topic)):
+        candidates = [i for i in range(n_jobs) if len(buckets[i]) < topics_per_job]
+        best = min(candidates, key=lambda i: (loads[i], i))
+        buckets[best].append(topic)
+        loads[best] += topic.offset_span
+    return tuple(tuple(t.source_topic for t in sorted(b, key=lambda t: t.source_topic)) for b in buckets)

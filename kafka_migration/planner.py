@@ -1,0 +1,88 @@
+"""Make the plan: discover the source, map names, check targets. Reads only, writes nothing."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+from kafka_migration.clients import KafkaCluster
+from kafka_migration.config import MigrationOptions
+from kafka_migration.discovery import select_topics
+from kafka_migration.exceptions import NoTopicsMatchedError, TopicConflictError
+from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
+from kafka_migration.topics import plan_topic, target_topic_name
+
+log = logging.getLogger(__name__)
+
+
+def new_run_id(prefix: str = "cli") -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def safe_run_id(raw: str) -> str:
+    """A run id usable as a directory name (Airflow run ids contain ':' and '+')."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_") or new_run_id()
+
+
+def build_plan(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    options: MigrationOptions,
+    run_id: str | None = None,
+) -> MigrationPlan:
+    """Discover, select, map and check every topic; raise before anything is written."""
+    source_info = source.describe()
+    target_info = target.describe()
+    log.info("Source cluster %s (%s, %d brokers)", source_info.cluster_id, source_info.bootstrap, source_info.broker_count)
+    log.info("Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count)
+
+    all_topics = source.topic_names()
+    selection = select_topics(all_topics, options.include, options.exclude)
+    if not selection.selected:
+        shown = ", ".join(all_topics[:20]) + (f" ... ({len(all_topics)} in all)" if len(all_topics) > 20 else "")
+        raise NoTopicsMatchedError(
+            f"No topic on the source cluster {source_info.bootstrap} matches include {options.include!r}"
+            + (f" and not exclude {options.exclude!r}" if options.exclude else "")
+            + f". Topics there: {shown or 'none'}"
+            + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
+            + ". Nothing was written; check the patterns (they must match the whole topic name)."
+        )
+    names = {topic: target_topic_name(options.rename, topic) for topic in selection.selected}
+    problems: list[str] = []
+    if source_info.cluster_id == target_info.cluster_id:
+        for topic, name in names.items():
+            if topic == name:
+                problems.append(
+                    f"source and target are the same cluster ({source_info.cluster_id}) and topic {topic!r} "
+                    "would be copied onto itself; use --rename, e.g. 'copy.{topic}'."
+                )
+    source_states = source.topic_states(selection.selected)
+    target_states = target.topic_states(names.values())
+    skipped = dict(selection.skipped)
+    topics: list[TopicPlan] = []
+    for topic in selection.selected:
+        state = source_states.get(topic)
+        if state is None:
+            skipped[topic] = "disappeared from the source during planning"
+            continue
+        topic_plan, topic_problems = plan_topic(
+            state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor
+        )
+        problems.extend(topic_problems)
+        topics.append(topic_plan)
+    if problems:
+        raise TopicConflictError(problems)
+    return MigrationPlan(
+        run_id=run_id or new_run_id(),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        source=source_info,
+        target=target_info,
+        options=asdict(options),
+        topics=tuple(topics),
+        skipped_topics=skipped,
+        jobs=group_into_jobs(topics, options.topics_per_job),
+    )

@@ -1,0 +1,84 @@
+"""Read a bounded offset range of one partition, in batches, with flat memory.
+
+Shared by the copy and the verification, so both agree on what "the range" is:
+offsets ``[start, end)`` of the source as fixed in the plan, skipping the offsets
+that hold no record (transaction markers, compacted records). ``end=None`` reads
+up to the high watermark seen when the reader reaches it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kafka_migration.clients import consumer_settings
+from kafka_migration.exceptions import CopyError
+
+BATCH = 1000
+# consume() waits for a full batch or this long: short, so small ranges do not wait.
+POLL_SECONDS = 0.05
+
+
+def read_range(
+    settings: Mapping[str, Any],
+    topic: str,
+    partition: int,
+    start: int,
+    end: int | None,
+    *,
+    idle_timeout: float = 60.0,
+    what: str = "source",
+) -> Iterator[list[Any]]:
+    """Yield lists of confluent_kafka messages from ``[start, end)``; always closes the consumer."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    if end is not None and end <= start:
+        return
+    consumer = Consumer(consumer_settings(settings))
+    try:
+        consumer.assign([TopicPartition(topic, partition, start)])
+        last_progress = time.monotonic()
+        while True:
+            messages = consumer.consume(num_messages=BATCH, timeout=POLL_SECONDS)
+            if not messages:
+                if time.monotonic() - last_progress > idle_timeout:
+                    raise CopyError(
+                        f"No records from {what} {topic}[{partition}] for {idle_timeout:.0f}s while reading "
+                        f"offsets {start}..{'end' if end is None else end - 1}; the cluster may be down or the "
+                        "records deleted. Retry the run once the cluster is healthy."
+                    )
+                continue
+            last_progress = time.monotonic()
+            batch = []
+            done = False
+            for msg in messages:
+                error = msg.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        if end is None or msg.offset() >= end:
+                            done = True
+                            break
+                        continue
+                    raise CopyError(
+                        f"Reading {what} {topic}[{partition}] at offset {msg.offset()} failed: {error.str()}"
+                        + (
+                            " (the offset is no longer on the source: retention deleted it before the copy)"
+                            if error.code() == KafkaError._AUTO_OFFSET_RESET
+                            else ""
+                        )
+                    )
+                offset = msg.offset()
+                if end is not None and offset >= end:
+                    done = True
+                    break
+                batch.append(msg)
+                if end is not None and offset == end - 1:
+                    done = True
+                    break
+            if batch:
+                yield batch
+            if done:
+                return
+    finally:
+        consumer.close()

@@ -1,0 +1,66 @@
+"""Outcomes of copy and verification jobs, as written by Spark and read by the CLI and DAG."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+OK = "ok"
+FAILED = "failed"
+MISMATCH = "mismatch"
+
+
+@dataclass
+class TopicOutcome:
+    """One topic's result in one step (copy or verify)."""
+
+    source_topic: str
+    target_topic: str
+    status: str
+    seconds: float
+    partitions: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def records(self) -> int:
+        key = "records" if self.partitions and "records" in self.partitions[0] else "source_records"
+        return sum(int(p.get(key, 0)) for p in self.partitions)
+
+    @property
+    def bytes(self) -> int:
+        return sum(int(p.get("bytes", 0)) for p in self.partitions)
+
+
+@dataclass
+class StepResults:
+    step: str  # "copy" or "verify"
+    run_id: str
+    jobs: list[int]
+    topics: dict[str, TopicOutcome]
+    started_at: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return all(t.status == OK for t in self.topics.values())
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path: Path) -> StepResults:
+        data = json.loads(Path(path).read_text())
+        data["topics"] = {k: TopicOutcome(**v) for k, v in data["topics"].items()}
+        return cls(**data)
+
+
+def merge(results: list[StepResults]) -> dict[str, TopicOutcome]:
+    merged: dict[str, TopicOutcome] = {}
+    for result in results:
+        merged.update(result.topics)
+    return merged

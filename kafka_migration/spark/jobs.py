@@ -1,0 +1,246 @@
+"""Copy and verify topics inside one Spark application.
+
+Each topic is its own Spark job (its own job group, visible in the Spark UI),
+with one task per partition slice. The application runs several topics at once
+so that many small topics share a single Spark start-up; the driver only ever
+sees per-partition summaries, never record data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.config import ClusterConfig, env_var
+from kafka_migration.plan import MigrationPlan, TopicPlan
+from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome
+
+log = logging.getLogger("kafka_migration.spark")
+
+STEPS = ("copy", "verify")
+
+
+def _max_message_bytes(topic: TopicPlan) -> int:
+    from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+
+    return int(topic.configs.get("max.message.bytes", KAFKA_DEFAULT_MAX_MESSAGE_BYTES))
+
+
+def _copy_slices(topic: TopicPlan) -> list[Any]:
+    from kafka_migration.copy import CopyTask
+
+    return [
+        CopyTask(
+            source_topic=topic.source_topic,
+            target_topic=topic.target_topic,
+            partition=p.partition,
+            start=p.start,
+            end=p.end,
+            target_start=p.target_start,
+            max_message_bytes=_max_message_bytes(topic),
+        )
+        for p in topic.partitions
+        if p.offset_span > 0
+    ]
+
+
+def _verify_slices(topic: TopicPlan) -> list[Any]:
+    from kafka_migration.verify import VerifyTask
+
+    # Every partition is verified, empty ones too: the target must be empty there as well.
+    return [
+        VerifyTask(
+            source_topic=topic.source_topic,
+            target_topic=topic.target_topic,
+            partition=p.partition,
+            start=p.start,
+            end=p.end,
+            target_start=p.target_start,
+        )
+        for p in topic.partitions
+    ]
+
+
+def _task_error(exc: BaseException) -> str:
+    """The Python error raised inside an executor, without the JVM stack around it."""
+    text = str(exc)
+    for marker in ("kafka_migration.exceptions.", "Exception: ", "Error: "):
+        lines = [line for line in text.splitlines() if marker in line]
+        if lines:
+            line = lines[-1]
+            return line.split(marker, 1)[1] if marker.startswith("kafka_migration") else line.strip()
+    return text.strip().splitlines()[-1] if text.strip() else repr(exc)
+
+
+def run_topic(spark: Any, step: str, topic: TopicPlan, source: Mapping[str, Any], target: Mapping[str, Any]) -> TopicOutcome:
+    """One Spark job for one topic: a task per partition slice."""
+    sc = spark.sparkContext
+    started = time.monotonic()
+    slices = _copy_slices(topic) if step == "copy" else _verify_slices(topic)
+    source = dict(source)
+    target = dict(target)
+    sc.setJobGroup(f"{step}:{topic.source_topic}", f"{step} {topic.source_topic} -> {topic.target_topic}")
+    try:
+        if not slices:
+            rows: list[Any] = []
+        elif step == "copy":
+            from kafka_migration.copy import copy_partition
+
+            rows = sc.parallelize(slices, len(slices)).map(lambda t: copy_partition(t, source, target)).collect()
+        else:
+            from kafka_migration.verify import verify_partition
+
+            rows = sc.parallelize(slices, len(slices)).map(lambda t: verify_partition(t, source, target)).collect()
+    except Exception as exc:  # a failed task: keep the topic's error, let other topics finish
+        error = _task_error(exc)
+        log.error("%s of topic %s failed: %s", step, topic.source_topic, error)
+        return TopicOutcome(
+            source_topic=topic.source_topic,
+            target_topic=topic.target_topic,
+            status=FAILED,
+            seconds=round(time.monotonic() - started, 3),
+            error=error,
+        )
+    partitions = sorted((asdict(r) for r in rows), key=lambda r: r["partition"])
+    status = OK
+    error = None
+    if step == "verify":
+        bad = [p for p in partitions if not p["match"]]
+        if bad:
+            status = MISMATCH
+            error = "; ".join(
+                f"partition {p['partition']}: {p['first_difference']} at source offset "
+                f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
+                f"(source {p['source_records']} records, target {p['target_records']})"
+                for p in bad
+            )
+    return TopicOutcome(
+        source_topic=topic.source_topic,
+        target_topic=topic.target_topic,
+        status=status,
+        seconds=round(time.monotonic() - started, 3),
+        partitions=partitions,
+        error=error,
+    )
+
+
+def run_step(
+    spark: Any,
+    step: str,
+    plan: MigrationPlan,
+    topics: Sequence[TopicPlan],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    parallel_topics: int = 4,
+    on_topic_done: Callable[[TopicOutcome], None] | None = None,
+) -> StepResults:
+    """Run ``step`` for every topic, several topics at a time, each its own Spark job."""
+    if step not in STEPS:
+        raise ValueError(f"unknown step {step!r}")
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.monotonic()
+    outcomes: dict[str, TopicOutcome] = {}
+    lock = threading.Lock()
+
+    def one(topic: TopicPlan) -> None:
+        outcome = run_topic(spark, step, topic, source, target)
+        with lock:
+            outcomes[topic.source_topic] = outcome
+            log.info(
+                "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
+                step,
+                topic.source_topic,
+                topic.target_topic,
+                outcome.status,
+                outcome.records,
+                outcome.seconds,
+                len(outcomes),
+                len(topics),
+                f": {outcome.error}" if outcome.error else "",
+            )
+        if on_topic_done is not None:
+            on_topic_done(outcome)
+
+    # Biggest topics first so they do not end up as the long tail.
+    ordered = sorted(topics, key=lambda t: -t.offset_span)
+    with ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic") as pool:
+        for future in [pool.submit(one, t) for t in ordered]:
+            future.result()
+    return StepResults(
+        step=step,
+        run_id=plan.run_id,
+        jobs=[],
+        topics={t.source_topic: outcomes[t.source_topic] for t in topics},
+        started_at=started_at,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Copy or verify the topics of a migration plan with Spark.")
+    parser.add_argument("step", choices=STEPS)
+    parser.add_argument("--plan", required=True, type=Path, help="plan.json written by the planning step")
+    parser.add_argument("--job", action="append", default=[], help="job number(s) from the plan, or 'all'")
+    parser.add_argument("--results", required=True, type=Path, help="where to write the results JSON")
+    parser.add_argument("--parallel-topics", type=int, default=4)
+    return parser.parse_args(argv)
+
+
+def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
+    if not jobs or "all" in jobs:
+        return list(range(len(plan.jobs)))
+    chosen = sorted({int(j) for spec in jobs for j in str(spec).split(",") if j.strip()})
+    for j in chosen:
+        if not 0 <= j < len(plan.jobs):
+            raise SystemExit(f"job {j} is not in the plan (it has {len(plan.jobs)} jobs)")
+    return chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point behind ``spark_jobs/*.py``: exit 0 when every topic is OK, 1 otherwise."""
+    from pyspark.sql import SparkSession
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stdout)
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    plan = MigrationPlan.read(args.plan)
+    jobs = select_jobs(plan, args.job)
+    topics = [t for j in jobs for t in plan.job_topics(j)]
+    source = ClusterConfig.from_env("source", os.environ.get(env_var("source"))).settings
+    target = ClusterConfig.from_env("target", os.environ.get(env_var("target"))).settings
+
+    spark = (
+        SparkSession.builder.appName(f"kafka-migration {args.step} {plan.run_id} jobs {','.join(map(str, jobs))}")
+        # A blind task retry would re-send records already written; a failed slice fails the topic.
+        .config("spark.task.maxFailures", "1")
+        .config("spark.scheduler.mode", "FAIR")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    log.info("%s: %d topics, %d partitions, jobs %s of run %s", args.step, len(topics), sum(len(t.partitions) for t in topics), jobs, plan.run_id)
+    try:
+        results = run_step(spark, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
+    finally:
+        spark.stop()
+    results.jobs = jobs
+    results.write(args.results)
+    bad = [t for t in results.topics.values() if t.status != OK]
+    log.info(
+        "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
+        args.step,
+        results.seconds,
+        len(results.topics) - len(bad),
+        len(bad),
+        args.results,
+    )
+    return 0 if not bad else 1

@@ -1,0 +1,128 @@
+"""Run a plan's Spark step with ``spark-submit``, outside Airflow (the CLI's path).
+
+Cluster settings travel in the child's environment, never on its command line.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_migration.config import ClusterConfig, env_var
+from kafka_migration.exceptions import SparkJobError
+from kafka_migration.results import StepResults
+
+ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py"}
+
+
+def entry_point(step: str) -> Path:
+    """The ``spark_jobs`` script for a step (the same files the DAG submits)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("spark_jobs")
+    if spec is None or not spec.submodule_search_locations:
+        raise SparkJobError("The spark_jobs package is not installed next to kafka_migration; reinstall the project.")
+    return Path(next(iter(spec.submodule_search_locations))) / ENTRY_POINTS[step]
+
+
+def spark_submit_binary() -> str:
+    """spark-submit from SPARK_HOME, else the one shipped with the pyspark package."""
+    if os.environ.get("SPARK_HOME"):
+        candidate = Path(os.environ["SPARK_HOME"]) / "bin" / "spark-submit"
+        if candidate.exists():
+            return str(candidate)
+    import pyspark
+
+    bundled = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    if bundled.exists():
+        return str(bundled)
+    found = shutil.which("spark-submit")
+    if not found:
+        raise SparkJobError("spark-submit not found: install pyspark or set SPARK_HOME.")
+    return found
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    master: str = "local[*]"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    parallel_topics: int = 4
+
+
+def spark_env(source: ClusterConfig, target: ClusterConfig, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env[env_var("source")] = source.to_env()
+    env[env_var("target")] = target.to_env()
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return env
+
+
+def submit_command(step: str, plan_path: Path, results_path: Path, jobs: Sequence[str], settings: SparkSettings) -> list[str]:
+    command = [
+        spark_submit_binary(),
+        "--master",
+        settings.master,
+        "--name",
+        f"kafka-migration-{step}",
+        "--conf",
+        "spark.ui.showConsoleProgress=false",
+    ]
+    for key, value in settings.conf.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [
+        str(entry_point(step)),
+        "--plan",
+        str(plan_path),
+        "--results",
+        str(results_path),
+        "--parallel-topics",
+        str(settings.parallel_topics),
+    ]
+    for job in jobs:
+        command += ["--job", str(job)]
+    return command
+
+
+def run_step(
+    step: str,
+    plan_path: Path,
+    results_path: Path,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    settings: SparkSettings,
+    jobs: Sequence[str] = ("all",),
+    on_line: Callable[[str], None] | None = None,
+) -> StepResults:
+    """Run one step as a Spark application and return what it wrote; raise if it wrote nothing."""
+    results_path.unlink(missing_ok=True)
+    command = submit_command(step, plan_path, results_path, jobs, settings)
+    tail: collections.deque[str] = collections.deque(maxlen=60)
+    with subprocess.Popen(
+        command,
+        env=spark_env(source, target),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            line = line.rstrip("\n")
+            tail.append(line)
+            if on_line is not None:
+                on_line(line)
+        code = process.wait()
+    if results_path.exists():
+        return StepResults.read(results_path)
+    raise SparkJobError(
+        f"The Spark {step} application exited with code {code} before writing results. Last output:\n"
+        + "\n".join(tail)
+    )

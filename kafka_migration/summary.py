@@ -1,0 +1,126 @@
+"""Per-topic summary of a run, as a plain-text table for terminals and task logs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kafka_migration.plan import MigrationPlan
+from kafka_migration.results import OK, TopicOutcome
+
+VERIFIED = "verified"
+
+
+@dataclass(frozen=True)
+class TopicSummary:
+    source_topic: str
+    target_topic: str
+    partitions: int
+    planned_offsets: int
+    copied: int | None
+    source_records: int | None
+    target_records: int | None
+    verdict: str
+    detail: str | None
+    seconds: float
+
+
+def topic_verdict(copy: TopicOutcome | None, verify: TopicOutcome | None) -> tuple[str, str | None]:
+    if copy is not None and copy.status != OK:
+        return f"copy {copy.status}", copy.error
+    if verify is None:
+        return "not verified", None
+    if verify.status != OK:
+        return f"verify {verify.status}", verify.error
+    return VERIFIED, None
+
+
+def summarize(
+    plan: MigrationPlan, copy: Mapping[str, TopicOutcome], verify: Mapping[str, TopicOutcome]
+) -> list[TopicSummary]:
+    rows = []
+    for topic in plan.topics:
+        c = copy.get(topic.source_topic)
+        v = verify.get(topic.source_topic)
+        verdict, detail = topic_verdict(c, v)
+        rows.append(
+            TopicSummary(
+                source_topic=topic.source_topic,
+                target_topic=topic.target_topic,
+                partitions=len(topic.partitions),
+                planned_offsets=topic.offset_span,
+                copied=c.records if c is not None and c.status == OK else None,
+                source_records=sum(p["source_records"] for p in v.partitions) if v and v.partitions else None,
+                target_records=sum(p["target_records"] for p in v.partitions) if v and v.partitions else None,
+                verdict=verdict,
+                detail=detail,
+                seconds=round((c.seconds if c else 0.0) + (v.seconds if v else 0.0), 1),
+            )
+        )
+    return rows
+
+
+def all_verified(rows: Sequence[TopicSummary]) -> bool:
+    return bool(rows) and all(r.verdict == VERIFIED for r in rows)
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def render_table(rows: Sequence[TopicSummary]) -> str:
+    header = ("source topic", "target topic", "parts", "copied", "source recs", "target recs", "verdict", "secs")
+    body = [
+        (
+            r.source_topic,
+            r.target_topic,
+            str(r.partitions),
+            _num(r.copied),
+            _num(r.source_records),
+            _num(r.target_records),
+            r.verdict,
+            f"{r.seconds:.1f}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(row[i]) for row in body)) if body else len(h) for i, h in enumerate(header)]
+    right = {2, 3, 4, 5, 7}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(row) for row in body]
+    total_copied = sum(r.copied or 0 for r in rows)
+    out.append(f"{len(rows)} topics, {total_copied:,} records copied, {sum(1 for r in rows if r.verdict == VERIFIED)} verified")
+    for r in rows:
+        if r.detail:
+            out.append(f"  {r.source_topic}: {r.detail}")
+    return "\n".join(out)
+
+
+def render_plan(plan: MigrationPlan) -> str:
+    """What a dry run prints: every topic, its target, configs, ranges, and what is skipped."""
+    out = [
+        f"Plan {plan.run_id}",
+        f"  source {plan.source.cluster_id} at {plan.source.bootstrap} ({plan.source.broker_count} brokers)",
+        f"  target {plan.target.cluster_id} at {plan.target.bootstrap} ({plan.target.broker_count} brokers)",
+        f"  {len(plan.topics)} topics in {len(plan.jobs)} Spark job(s)",
+    ]
+    for topic in plan.topics:
+        action = "create" if topic.create else "use existing"
+        out.append(
+            f"  {topic.source_topic} -> {topic.target_topic} ({action}, {len(topic.partitions)} partitions, "
+            f"replication factor {topic.replication_factor}, {topic.offset_span:,} offsets to copy)"
+        )
+        if topic.configs:
+            out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
+        for name, reason in topic.skipped_configs.items():
+            out.append(f"      not copied: {name} ({reason})")
+        for p in topic.partitions:
+            out.append(f"      partition {p.partition}: source offsets {p.start}..{p.end} -> target from {p.target_start}")
+        for warning in topic.warnings:
+            out.append(f"      warning: {warning}")
+    for topic, reason in plan.skipped_topics.items():
+        out.append(f"  skipped {topic}: {reason}")
+    return "\n".join(out)

@@ -1,0 +1,203 @@
+"""Target topics: names, the configs that travel, compatibility of existing topics."""
+
+from __future__ import annotations
+
+import logging
+import re
+import string
+
+from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, KafkaCluster, TopicState
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+
+log = logging.getLogger(__name__)
+
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+# Configs never copied to the target, and why. Follows MirrorMaker 2's
+# DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
+# that describe the source cluster rather than the data.
+EXCLUDED_CONFIGS: dict[str, str] = {
+    "follower.replication.throttled.replicas": "replication throttling of the source cluster",
+    "leader.replication.throttled.replicas": "replication throttling of the source cluster",
+    "message.timestamp.type": "the copy keeps source timestamps; LogAppendTime would replace them",
+    "message.timestamp.difference.max.ms": "would reject the old source timestamps on the target",
+    "message.timestamp.before.max.ms": "would reject the old source timestamps on the target",
+    "message.timestamp.after.max.ms": "would reject the source timestamps on the target",
+    "unclean.leader.election.enable": "durability policy belongs to the target cluster",
+    "min.insync.replicas": "depends on the target's replication factor",
+    "confluent.placement.constraints": "rack placement of the source cluster",
+    "message.format.version": "version setting; the target broker decides",
+    "message.downconversion.enable": "version setting; the target broker decides",
+    "remote.storage.enable": "tiered storage depends on the target cluster's set-up",
+    "local.retention.ms": "tiered storage depends on the target cluster's set-up",
+    "local.retention.bytes": "tiered storage depends on the target cluster's set-up",
+}
+
+
+def validate_rename_template(template: str) -> None:
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        raise ConfigurationError(f"Rename template {template!r} is malformed ({exc}); example: 'src.{{topic}}'.") from None
+    if fields != ["topic"]:
+        raise ConfigurationError(
+            f"Rename template {template!r} must contain the placeholder {{topic}} exactly once and no other "
+            "placeholder, e.g. '{topic}' (same names) or 'src.{topic}'."
+        )
+    sample = template.format(topic="t")
+    if not _LEGAL_TOPIC.fullmatch(sample.replace("t", "a")):
+        raise ConfigurationError(
+            f"Rename template {template!r} makes illegal topic names; Kafka allows letters, digits, '.', '_' "
+            "and '-' only."
+        )
+
+
+def target_topic_name(template: str, topic: str) -> str:
+    name = template.format(topic=topic)
+    if not _LEGAL_TOPIC.fullmatch(name) or name in {".", ".."}:
+        raise ConfigurationError(
+            f"Rename template {template!r} turns {topic!r} into {name!r}, which is not a legal Kafka topic "
+            "name (letters, digits, '.', '_', '-'; at most 249 characters)."
+        )
+    return name
+
+
+def split_configs(settings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(configs to set on the target, configs skipped with the reason)."""
+    copied: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for name, value in sorted(settings.items()):
+        if name in EXCLUDED_CONFIGS:
+            skipped[name] = EXCLUDED_CONFIGS[name]
+        else:
+            copied[name] = value
+    return copied, skipped
+
+
+def _max_message_bytes(state: TopicState) -> int:
+    value = state.config("max.message.bytes")
+    return int(value) if value else KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+
+
+def _cleanup_policy(state: TopicState) -> set[str]:
+    return set((state.config("cleanup.policy") or "delete").replace(" ", "").split(","))
+
+
+def compatibility_problems(source: TopicState, target: TopicState) -> list[str]:
+    """Why an existing target topic cannot receive this source topic (empty: it can)."""
+    where = f"target topic {target.name!r}"
+    problems = []
+    if target.partitions < source.partitions:
+        problems.append(
+            f"{where} has {target.partitions} partitions but source topic {source.name!r} has "
+            f"{source.partitions}; add partitions on the target (kafka-topics --alter --partitions "
+            f"{source.partitions}) or delete the target topic."
+        )
+    if _max_message_bytes(target) < _max_message_bytes(source):
+        problems.append(
+            f"{where} accepts records up to {_max_message_bytes(target)} bytes but source topic "
+            f"{source.name!r} allows {_max_message_bytes(source)}; raise max.message.bytes on the target "
+            f"topic to at least {_max_message_bytes(source)}."
+        )
+    if _cleanup_policy(target) != _cleanup_policy(source):
+        problems.append(
+            f"{where} has cleanup.policy={','.join(sorted(_cleanup_policy(target)))} but source topic "
+            f"{source.name!r} has {','.join(sorted(_cleanup_policy(source)))}; a mismatch loses data later. "
+            "Align the target topic's cleanup.policy or delete it."
+        )
+    for partition in range(min(source.partitions, target.partitions)):
+        held = target.latest.get(partition, 0) - target.earliest.get(partition, 0)
+        if held > 0:
+            problems.append(
+                f"{where} partition {partition} already holds records (offsets "
+                f"{target.earliest.get(partition, 0)}..{target.latest.get(partition, 0) - 1}) that this "
+                "pipeline has no record of writing; copying would mix them with the source's records. "
+                "Empty or delete the target topic, or choose another name with --rename."
+            )
+            break
+    return problems
+
+
+def plan_topic(
+    source: TopicState,
+    target_name: str,
+    existing: TopicState | None,
+    target_cluster: ClusterInfo,
+    replication_factor: int | None,
+) -> tuple[TopicPlan, list[str]]:
+    """The plan for one topic, and the conflicts that forbid it."""
+    copied, skipped = split_configs(source.topic_settings())
+    warnings: list[str] = []
+    if source.config("message.timestamp.type") == "LogAppendTime":
+        warnings.append(
+            "source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime"
+        )
+    problems = compatibility_problems(source, existing) if existing else []
+    if existing and existing.partitions > source.partitions:
+        warnings.append(
+            f"target topic has {existing.partitions} partitions, source {source.partitions}: "
+            "the extra target partitions receive nothing"
+        )
+    rf = replication_factor or min(source.replication_factor or 1, max(target_cluster.broker_count, 1))
+    partitions = tuple(
+        PartitionPlan(
+            partition=p,
+            start=source.earliest.get(p, 0),
+            end=source.latest.get(p, 0),
+            target_start=(existing.latest.get(p, 0) if existing else 0),
+            earliest=source.earliest.get(p, 0),
+            latest=source.latest.get(p, 0),
+        )
+        for p in range(source.partitions)
+    )
+    plan = TopicPlan(
+        source_topic=source.name,
+        target_topic=target_name,
+        partitions=partitions,
+        replication_factor=existing.replication_factor if existing else rf,
+        configs=copied,
+        skipped_configs=skipped,
+        create=existing is None,
+        warnings=tuple(warnings),
+    )
+    return plan, problems
+
+
+def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]:
+    """Create the target topics the plan marks for creation. Safe to re-run."""
+    created = []
+    for topic in plan.topics:
+        if not topic.create:
+            continue
+        if target.create_topic(topic.target_topic, len(topic.partitions), topic.replication_factor, topic.configs):
+            log.info(
+                "Created target topic %s (%d partitions, replication factor %d, %d configs)",
+                topic.target_topic,
+                len(topic.partitions),
+                topic.replication_factor,
+                len(topic.configs),
+            )
+            created.append(topic.target_topic)
+    target.wait_for_topics([t.target_topic for t in plan.topics])
+    _check_created(plan, target)
+    return created
+
+
+def _check_created(plan: MigrationPlan, target: KafkaCluster) -> None:
+    """A topic that appeared concurrently may not be what we planned: check before writing."""
+    states = target.topic_states([t.target_topic for t in plan.topics])
+    problems = []
+    for topic in plan.topics:
+        state = states.get(topic.target_topic)
+        if state is None:
+            problems.append(f"target topic {topic.target_topic!r} is missing after creation")
+        elif state.partitions < len(topic.partitions):
+            problems.append(
+                f"target topic {topic.target_topic!r} has {state.partitions} partitions, "
+                f"{len(topic.partitions)} needed"
+            )
+    if problems:
+        from kafka_migration.exceptions import TopicConflictError
+
+        raise TopicConflictError(problems)
