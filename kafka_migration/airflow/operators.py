@@ -1,0 +1,100 @@
+"""Spark steps of the migration as Airflow operators.
+
+A ``SparkSubmitOperator`` that submits one of the ``spark_jobs`` entry points for
+one job of the plan. Kafka settings (secrets included) reach spark-submit through
+its environment, resolved from the Airflow connections at run time; they are
+never rendered into templates, arguments or XCom.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+from kafka_migration.config import env_var, is_secret_setting
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.spark.submit import entry_point
+
+
+class MigrationSparkOperator(SparkSubmitOperator):
+    """Run the ``copy`` or ``verify`` step of one plan job with spark-submit."""
+
+    template_fields = (*SparkSubmitOperator.template_fields, "source_conn_id", "target_conn_id")
+    ui_color = "#e8f4fd"
+
+    def __init__(
+        self,
+        *,
+        step: str,
+        job: dict[str, Any],
+        source_conn_id: str = "kafka_source",
+        target_conn_id: str = "kafka_target",
+        parallel_topics: int = 4,
+        **kwargs: Any,
+    ) -> None:
+        conf = {
+            "spark.ui.showConsoleProgress": "false",
+            **(kwargs.pop("conf", None) or {}),
+        }
+        super().__init__(
+            application=str(entry_point(step)),
+            name=f"kafka-migration-{step}",
+            conf=conf,
+            **kwargs,
+        )
+        self.step = step
+        self.job = job
+        self.source_conn_id = source_conn_id
+        self.target_conn_id = target_conn_id
+        self.parallel_topics = parallel_topics
+
+    def execute(self, context: Any) -> None:
+        from kafka_migration.airflow.hooks import KafkaClusterHook
+
+        source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
+        target = KafkaClusterHook(self.target_conn_id, "target").get_cluster_config()
+        results = self.job[f"{self.step}_results"]
+        self.application_args = [
+            "--plan",
+            self.job["plan_path"],
+            "--job",
+            str(self.job["job"]),
+            "--results",
+            results,
+            "--parallel-topics",
+            str(self.parallel_topics),
+        ]
+        env = {
+            env_var("source"): source.to_env(),
+            env_var("target"): target.to_env(),
+            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+            "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
+        }
+        if shutil.which("spark-submit") is None:
+            # The pyspark package ships spark-submit; Airflow only looks for it on PATH.
+            import pyspark
+
+            env["PATH"] = os.pathsep.join([os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")])
+        self.env_vars = env
+        self._hook = self._get_hook()
+        hook = self._hook
+        secrets = [k for cfg in (source, target) for k in cfg.settings if is_secret_setting(k)]
+        if secrets and (getattr(hook, "_is_yarn", False) or getattr(hook, "_is_kubernetes", False)):
+            raise ConfigurationError(
+                "On YARN and Kubernetes the Spark provider turns environment variables into --conf arguments, "
+                f"which would expose {sorted(set(secrets))}. Provide "
+                f"{env_var('source')} / {env_var('target')} to the driver through the cluster's secret "
+                "mechanism (e.g. spark.kubernetes.driver.secretKeyRef) and use connections without secrets."
+            )
+        self.log.info(
+            "%s job %s of run %s: topics %s",
+            self.step,
+            self.job["job"],
+            self.job["run_id"],
+            ", ".join(self.job["topics"]),
+        )
+        super().execute(context)

@@ -1,0 +1,133 @@
+"""Bodies of the DAG's Python tasks: each reads its inputs and calls the core package."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.config import MigrationOptions
+from kafka_migration.plan import MigrationPlan
+from kafka_migration.results import StepResults, TopicOutcome
+from kafka_migration.summary import all_verified, render_plan, render_table, summarize, topic_verdict, VERIFIED
+
+log = logging.getLogger(__name__)
+
+STATE_DIR_VARIABLE = "kafka_migration_state_dir"
+
+
+def state_dir() -> Path:
+    """Airflow Variable ``kafka_migration_state_dir``, else $KAFKA_MIGRATION_STATE_DIR, else under $AIRFLOW_HOME."""
+    from airflow.sdk import Variable
+
+    default = os.environ.get("KAFKA_MIGRATION_STATE_DIR") or os.path.join(
+        os.environ.get("AIRFLOW_HOME", os.path.expanduser("~/airflow")), "kafka-migration"
+    )
+    return Path(Variable.get(STATE_DIR_VARIABLE, default=default))
+
+
+def _label(topics: list[str]) -> str:
+    return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
+
+
+def plan_run(params: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """Plan the run and return the small descriptors the mapped tasks expand over."""
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.pipeline import run_dir
+    from kafka_migration.planner import build_plan, safe_run_id
+
+    options = MigrationOptions.from_mapping(params)
+    source = KafkaCluster(KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config())
+    target = KafkaCluster(KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config())
+    plan = build_plan(source, target, options, run_id=safe_run_id(run_id))
+    directory = run_dir(state_dir(), plan.run_id)
+    plan_path = directory / "plan.json"
+    plan.write(plan_path)
+    log.info("%s", render_plan(plan))
+    jobs = [
+        {
+            "run_id": plan.run_id,
+            "job": i,
+            "topics": list(topics),
+            "label": _label(list(topics)),
+            "plan_path": str(plan_path),
+            "copy_results": str(directory / f"copy-job{i}.json"),
+            "verify_results": str(directory / f"verify-job{i}.json"),
+        }
+        for i, topics in enumerate(plan.jobs)
+    ]
+    if options.dry_run:
+        log.info("Dry run: the plan is written to %s; nothing will be created or copied.", plan_path)
+    return {
+        "plan": {"run_id": plan.run_id, "plan_path": str(plan_path), "dry_run": options.dry_run},
+        "jobs": [] if options.dry_run else jobs,
+    }
+
+
+def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str, str]]:
+    """Create what the plan needs; return one descriptor per topic for the per-topic result tasks."""
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.topics import create_target_topics
+
+    if planned["dry_run"]:
+        log.info("Dry run: no topic created.")
+        return []
+    plan = MigrationPlan.read(Path(planned["plan_path"]))
+    target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
+    created = create_target_topics(plan, target)
+    log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
+    return [{"plan_path": planned["plan_path"], "topic": t.source_topic} for t in plan.topics]
+
+
+def _step_outcomes(plan_path: Path, step: str) -> dict[str, TopicOutcome]:
+    outcomes: dict[str, TopicOutcome] = {}
+    for path in sorted(plan_path.parent.glob(f"{step}-job*.json")):
+        outcomes.update(StepResults.read(path).topics)
+    return outcomes
+
+
+def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
+    """One topic's verdict, so every topic has its own status in the Airflow UI."""
+    path = Path(plan_path)
+    plan = MigrationPlan.read(path)
+    copy = _step_outcomes(path, "copy").get(topic)
+    verify = _step_outcomes(path, "verify").get(topic)
+    verdict, detail = topic_verdict(copy, verify)
+    rows = [r for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {}) if r.source_topic == topic]
+    log.info("\n%s", render_table(rows))
+    if verify is not None:
+        for p in verify.partitions:
+            log.info(
+                "partition %d: source %d..%d (%d records, %s) -> target %d..%d (%d records, %s): %s",
+                p["partition"],
+                p["source_start"],
+                p["source_end"],
+                p["source_records"],
+                p["source_checksum"][:19],
+                p["target_start"],
+                p["target_end"],
+                p["target_records"],
+                p["target_checksum"][:19],
+                "match" if p["match"] else f"DIFFERENT ({p['first_difference']})",
+            )
+    if verdict != VERIFIED:
+        raise RuntimeError(f"Topic {topic}: {verdict}" + (f": {detail}" if detail else ""))
+    return {"topic": topic, "verdict": verdict, "records": verify.records if verify else 0}
+
+
+def summarize_run(planned: dict[str, Any]) -> dict[str, Any]:
+    path = Path(planned["plan_path"])
+    plan = MigrationPlan.read(path)
+    if planned["dry_run"]:
+        log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
+        return {"run_id": plan.run_id, "verified": False, "dry_run": True}
+    rows = summarize(plan, _step_outcomes(path, "copy"), _step_outcomes(path, "verify"))
+    log.info("\n%s", render_table(rows))
+    if not all_verified(rows):
+        bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
+        raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
+    log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
+    return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}

@@ -1,0 +1,52 @@
+"""Shared fixtures: two embedded Kafka-protocol brokers (source and target clusters).
+
+The brokers are real Tansu processes (see ../shared/notes/embedded-kafka.md), one
+pair per test session; every test names its own topics so tests do not interfere.
+Set KAFKA_MIGRATION_TEST_SOURCE / _TARGET to bootstrap addresses to use clusters
+you already run instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.embedded import EmbeddedCluster, embedded_clusters
+
+
+class Clusters:
+    def __init__(self, source: str, target: str) -> None:
+        self.source = source
+        self.target = target
+
+
+@pytest.fixture(scope="session")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
+    source = os.environ.get("KAFKA_MIGRATION_TEST_SOURCE")
+    target = os.environ.get("KAFKA_MIGRATION_TEST_TARGET")
+    if source and target:
+        yield Clusters(source, target)
+        return
+    log_dir: Path = tmp_path_factory.mktemp("brokers")
+    with embedded_clusters("test-source", "test-target", log_dir=log_dir) as started:
+        src, tgt = started  # type: EmbeddedCluster, EmbeddedCluster
+        yield Clusters(src.bootstrap, tgt.bootstrap)
+
+
+@pytest.fixture
+def unique() -> str:
+    """A short suffix that makes topic names unique to one test."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def embedded_topic_configs() -> Iterator[None]:
+    """Relabel the embedded broker's topic configs as Apache Kafka reports them (harness/quirks.py)."""
+    from harness.quirks import topic_configs_marked_as_set
+
+    with topic_configs_marked_as_set():
+        yield
