@@ -9,7 +9,9 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from kafka_migration.clients import client_settings
 
 
-def read_partition(bootstrap: str, topic: str, partition: int, start: int = 0, timeout: float = 20.0) -> list[dict[str, Any]]:
+def read_partition(
+    bootstrap: str, topic: str, partition: int, start: int = 0, timeout: float = 20.0
+) -> list[dict[str, Any]]:
     """Every record from ``start`` to the high watermark, as plain dicts (offset, key, value, headers, timestamp)."""
     import time
 

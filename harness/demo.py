@@ -37,7 +37,9 @@ def prepare_airflow(env: dict[str, str]) -> None:
     os.environ.update(env)
     bin_dir = Path(sys.executable).parent
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
-    subprocess.run([str(bin_dir / "airflow"), "db", "migrate"], check=True, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    subprocess.run(
+        [str(bin_dir / "airflow"), "db", "migrate"], check=True, stdout=subprocess.DEVNULL, env=os.environ.copy()
+    )
 
 
 def run_dag(conf: dict[str, object]) -> tuple[str, str]:
@@ -95,12 +97,16 @@ def main() -> int:
                 tgt = without_offsets(read_partition(target.bootstrap, topic.target_topic, p.partition))
                 if src != tgt:
                     mismatched.append(f"{topic.target_topic}[{p.partition}]")
-        print(f"Independent check of {sum(len(t.partitions) for t in plan.topics)} target partitions: "
-              + ("all identical to the source" if not mismatched else f"DIFFERENT: {', '.join(mismatched)}"))
+        print(
+            f"Independent check of {sum(len(t.partitions) for t in plan.topics)} target partitions: "
+            + ("all identical to the source" if not mismatched else f"DIFFERENT: {', '.join(mismatched)}")
+        )
         elapsed = time.monotonic() - started
         if state == "success" and all_verified(rows) and not mismatched:
-            print(f"Migration {plan.run_id} verified in {elapsed:.0f}s: {len(rows)} topics, "
-                  f"{sum(r.copied or 0 for r in rows):,} records, every partition matches.")
+            print(
+                f"Migration {plan.run_id} verified in {elapsed:.0f}s: {len(rows)} topics, "
+                f"{sum(r.copied or 0 for r in rows):,} records, every partition matches."
+            )
             return 0
         print(f"Migration {plan.run_id} NOT verified (DAG run {state}); see the task logs under {home / 'logs'}")
         return 1

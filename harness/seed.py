@@ -76,7 +76,9 @@ def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> li
     p = producer(bootstrap)
 
     for i in range(2000 * scale):  # keyed orders spread over partitions
-        send(p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=1700000000000 + i)
+        send(
+            p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=1700000000000 + i
+        )
 
     for i in range(300 * scale):  # null and empty keys/values and tombstones stay distinct
         key = [None, b"", f"cust-{i % 50}".encode()][i % 3]
@@ -85,7 +87,15 @@ def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> li
 
     for i in range(200 * scale):  # repeated header keys, null header values, explicit old timestamps
         headers = [("trace", f"t{i}".encode()), ("trace", None), ("tenant", b""), ("trace", b"again")]
-        send(p, "events.headers", i % 2, f"e{i}".encode(), b"payload", headers=headers, timestamp=OLD_TIMESTAMP + i * 1000)
+        send(
+            p,
+            "events.headers",
+            i % 2,
+            f"e{i}".encode(),
+            b"payload",
+            headers=headers,
+            timestamp=OLD_TIMESTAMP + i * 1000,
+        )
 
     for i in range(4):  # records near 1 MB
         send(p, "media.large", 0, f"blob-{i}".encode(), rng.randbytes(900_000 + i * 10_000))

@@ -21,7 +21,9 @@ from kafka_migration.spark.submit import SparkSettings
 from kafka_migration.summary import render_plan, render_table
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
-_PROGRESS = re.compile(r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)")
+_PROGRESS = re.compile(
+    r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)"
+)
 
 
 def default_state_dir() -> Path:
@@ -29,23 +31,42 @@ def default_state_dir() -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-migrate", description="Bounded, verified Kafka cluster-to-cluster migration.")
+    parser = argparse.ArgumentParser(
+        prog="kafka-migrate", description="Bounded, verified Kafka cluster-to-cluster migration."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="plan, create topics, copy with Spark and verify")
     run.add_argument("--source", help="source bootstrap servers HOST:PORT[,...]")
     run.add_argument("--target", help="target bootstrap servers HOST:PORT[,...]")
-    run.add_argument("--source-config", type=Path, help="JSON file of librdkafka settings for the source (security goes here)")
+    run.add_argument(
+        "--source-config", type=Path, help="JSON file of librdkafka settings for the source (security goes here)"
+    )
     run.add_argument("--target-config", type=Path, help="JSON file of librdkafka settings for the target")
     run.add_argument("--include", default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)")
     run.add_argument("--exclude", help="regex of topic names to leave out")
-    run.add_argument("--rename", default=DEFAULT_RENAME, help="target name template, e.g. 'src.{topic}' (default: same name)")
-    run.add_argument("--replication-factor", type=int, help="target replication factor (default: min(source, target brokers))")
+    run.add_argument(
+        "--rename", default=DEFAULT_RENAME, help="target name template, e.g. 'src.{topic}' (default: same name)"
+    )
+    run.add_argument(
+        "--replication-factor", type=int, help="target replication factor (default: min(source, target brokers))"
+    )
     run.add_argument("--topics-per-job", type=int, default=25, help="topics sharing one Spark application (default 25)")
     run.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
-    run.add_argument("--state-dir", type=Path, default=None, help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)")
-    run.add_argument("--master", default=os.environ.get("KAFKA_MIGRATION_SPARK_MASTER", "local[*]"), help="Spark master (default local[*])")
-    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable")
+    run.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)",
+    )
+    run.add_argument(
+        "--master",
+        default=os.environ.get("KAFKA_MIGRATION_SPARK_MASTER", "local[*]"),
+        help="Spark master (default local[*])",
+    )
+    run.add_argument(
+        "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable"
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
     return parser
 
@@ -136,7 +157,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         if args.command == "run":
             return _run(args)

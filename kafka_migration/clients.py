@@ -123,7 +123,9 @@ class KafkaCluster:
             from confluent_kafka.admin import AdminClient
 
             self._admin = AdminClient(
-                client_settings({"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings})
+                client_settings(
+                    {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
+                )
             )
         return self._admin
 
@@ -223,7 +225,9 @@ class KafkaCluster:
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
-            raise MigrationError(f"{self.config.role} cluster {self.config.bootstrap}: could not {what}: {exc}") from None
+            raise MigrationError(
+                f"{self.config.role} cluster {self.config.bootstrap}: could not {what}: {exc}"
+            ) from None
         except TimeoutError:
             raise self._unreachable(TimeoutError(f"no answer to: {what}")) from None
 
@@ -259,8 +263,11 @@ class KafkaCluster:
             metadata = self.admin.list_topics(timeout=self.timeout)
             for name in list(pending):
                 topic = metadata.topics.get(name)
-                if topic is not None and topic.error is None and topic.partitions and all(
-                    p.leader >= 0 for p in topic.partitions.values()
+                if (
+                    topic is not None
+                    and topic.error is None
+                    and topic.partitions
+                    and all(p.leader >= 0 for p in topic.partitions.values())
                 ):
                     pending.discard(name)
             if pending and time.monotonic() > deadline:

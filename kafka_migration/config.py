@@ -126,15 +126,14 @@ class MigrationOptions:
             compile_pattern("exclude", self.exclude)
         validate_rename_template(self.rename)
         if self.replication_factor is not None and self.replication_factor < 1:
-            raise ConfigurationError(
-                f"replication factor must be at least 1, got {self.replication_factor}."
-            )
+            raise ConfigurationError(f"replication factor must be at least 1, got {self.replication_factor}.")
         if self.topics_per_job < 1:
             raise ConfigurationError(f"topics per job must be at least 1, got {self.topics_per_job}.")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
         """Build from loosely typed input (DAG Params, JSON), treating blanks as defaults."""
+
         def text(name: str) -> str | None:
             value = values.get(name)
             return None if value is None or str(value).strip() == "" else str(value)

@@ -29,9 +29,7 @@ class TopicConflictError(ConfigurationError):
     def __init__(self, conflicts: list[str]) -> None:
         self.conflicts = list(conflicts)
         lines = "\n".join(f"  - {c}" for c in self.conflicts)
-        super().__init__(
-            f"{len(self.conflicts)} target topic conflict(s); nothing was written:\n{lines}"
-        )
+        super().__init__(f"{len(self.conflicts)} target topic conflict(s); nothing was written:\n{lines}")
 
 
 class CopyError(MigrationError):

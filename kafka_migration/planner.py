@@ -37,8 +37,12 @@ def build_plan(
     """Discover, select, map and check every topic; raise before anything is written."""
     source_info = source.describe()
     target_info = target.describe()
-    log.info("Source cluster %s (%s, %d brokers)", source_info.cluster_id, source_info.bootstrap, source_info.broker_count)
-    log.info("Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count)
+    log.info(
+        "Source cluster %s (%s, %d brokers)", source_info.cluster_id, source_info.bootstrap, source_info.broker_count
+    )
+    log.info(
+        "Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count
+    )
 
     all_topics = source.topic_names()
     selection = select_topics(all_topics, options.include, options.exclude)

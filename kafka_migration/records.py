@@ -44,14 +44,18 @@ def difference(
 ) -> str:
     """Which fields of two records differ, for messages ('value', 'key, headers')."""
     names = ("key", "value", "headers", "timestamp")
-    differing = [n for n, x, y in zip(names, a, b, strict=True) if (list(x or []) if n == "headers" else x) != (list(y or []) if n == "headers" else y)]
+    differing = [
+        n
+        for n, x, y in zip(names, a, b, strict=True)
+        if (list(x or []) if n == "headers" else x) != (list(y or []) if n == "headers" else y)
+    ]
     return ", ".join(differing) or "encoding"
 
 
 class RangeChecksum:
     """Running count and SHA-256 over canonical record encodings, in offset order."""
 
-    __slots__ = ("_hash", "count", "bytes")
+    __slots__ = ("_hash", "bytes", "count")
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()

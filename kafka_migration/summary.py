@@ -87,12 +87,16 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
     right = {2, 3, 4, 5, 7}
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     out = [line(header), line(["-" * w for w in widths])]
     out += [line(row) for row in body]
     total_copied = sum(r.copied or 0 for r in rows)
-    out.append(f"{len(rows)} topics, {total_copied:,} records copied, {sum(1 for r in rows if r.verdict == VERIFIED)} verified")
+    out.append(
+        f"{len(rows)} topics, {total_copied:,} records copied, {sum(1 for r in rows if r.verdict == VERIFIED)} verified"
+    )
     for r in rows:
         if r.detail:
             out.append(f"  {r.source_topic}: {r.detail}")
@@ -118,7 +122,9 @@ def render_plan(plan: MigrationPlan) -> str:
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:
-            out.append(f"      partition {p.partition}: source offsets {p.start}..{p.end} -> target from {p.target_start}")
+            out.append(
+                f"      partition {p.partition}: source offsets {p.start}..{p.end} -> target from {p.target_start}"
+            )
         for warning in topic.warnings:
             out.append(f"      warning: {warning}")
     for topic, reason in plan.skipped_topics.items():

@@ -39,7 +39,9 @@ def validate_rename_template(template: str) -> None:
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
-        raise ConfigurationError(f"Rename template {template!r} is malformed ({exc}); example: 'src.{{topic}}'.") from None
+        raise ConfigurationError(
+            f"Rename template {template!r} is malformed ({exc}); example: 'src.{{topic}}'."
+        ) from None
     if fields != ["topic"]:
         raise ConfigurationError(
             f"Rename template {template!r} must contain the placeholder {{topic}} exactly once and no other "
@@ -130,9 +132,7 @@ def plan_topic(
     copied, skipped = split_configs(source.topic_settings())
     warnings: list[str] = []
     if source.config("message.timestamp.type") == "LogAppendTime":
-        warnings.append(
-            "source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime"
-        )
+        warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
     problems = compatibility_problems(source, existing) if existing else []
     if existing and existing.partitions > source.partitions:
         warnings.append(
@@ -194,8 +194,7 @@ def _check_created(plan: MigrationPlan, target: KafkaCluster) -> None:
             problems.append(f"target topic {topic.target_topic!r} is missing after creation")
         elif state.partitions < len(topic.partitions):
             problems.append(
-                f"target topic {topic.target_topic!r} has {state.partitions} partitions, "
-                f"{len(topic.partitions)} needed"
+                f"target topic {topic.target_topic!r} has {state.partitions} partitions, {len(topic.partitions)} needed"
             )
     if problems:
         from kafka_migration.exceptions import TopicConflictError

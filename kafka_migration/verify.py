@@ -48,7 +48,9 @@ class PartitionVerification:
     seconds: float
 
 
-def _records(settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int | None, what: str) -> Iterator[Any]:
+def _records(
+    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int | None, what: str
+) -> Iterator[Any]:
     for batch in read_range(settings, topic, partition, start, end, what=what):
         yield from batch
 
@@ -57,7 +59,9 @@ def _fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
     return msg.key(), msg.value(), msg.headers(), msg.timestamp()[1]
 
 
-def verify_partition(task: VerifyTask, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]) -> PartitionVerification:
+def verify_partition(
+    task: VerifyTask, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+) -> PartitionVerification:
     started = time.monotonic()
     source_sum = RangeChecksum()
     target_sum = RangeChecksum()

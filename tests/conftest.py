@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.embedded import EmbeddedCluster, embedded_clusters
+from harness.embedded import embedded_clusters
 
 
 class Clusters:
@@ -33,7 +33,7 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
         return
     log_dir: Path = tmp_path_factory.mktemp("brokers")
     with embedded_clusters("test-source", "test-target", log_dir=log_dir) as started:
-        src, tgt = started  # type: EmbeddedCluster, EmbeddedCluster
+        src, tgt = started
         yield Clusters(src.bootstrap, tgt.bootstrap)
 
 

@@ -39,7 +39,8 @@ class KafkaClusterHook(BaseHook):
             settings: dict[str, Any] = dict(conn.extra_dejson)
         except Exception:
             raise ConfigurationError(
-                f"The extra field of Airflow connection {self.kafka_conn_id!r} is not a JSON object of librdkafka settings."
+                f"The extra field of Airflow connection {self.kafka_conn_id!r} is not a JSON object "
+                "of librdkafka settings."
             ) from None
         if "bootstrap.servers" not in settings and conn.host:
             settings["bootstrap.servers"] = f"{conn.host}:{conn.port}" if conn.port else conn.host

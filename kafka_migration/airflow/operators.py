@@ -78,7 +78,9 @@ class MigrationSparkOperator(SparkSubmitOperator):
             # The pyspark package ships spark-submit; Airflow only looks for it on PATH.
             import pyspark
 
-            env["PATH"] = os.pathsep.join([os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")])
+            env["PATH"] = os.pathsep.join(
+                [os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")]
+            )
         self.env_vars = env
         self._hook = self._get_hook()
         hook = self._hook

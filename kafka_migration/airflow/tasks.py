@@ -10,7 +10,7 @@ from typing import Any
 from kafka_migration.config import MigrationOptions
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import StepResults, TopicOutcome
-from kafka_migration.summary import all_verified, render_plan, render_table, summarize, topic_verdict, VERIFIED
+from kafka_migration.summary import VERIFIED, all_verified, render_plan, render_table, summarize, topic_verdict
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,12 @@ def plan_run(params: dict[str, Any], run_id: str) -> dict[str, Any]:
     from kafka_migration.planner import build_plan, safe_run_id
 
     options = MigrationOptions.from_mapping(params)
-    source = KafkaCluster(KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config())
-    target = KafkaCluster(KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config())
+    source = KafkaCluster(
+        KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config()
+    )
+    target = KafkaCluster(
+        KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config()
+    )
     plan = build_plan(source, target, options, run_id=safe_run_id(run_id))
     directory = run_dir(state_dir(), plan.run_id)
     plan_path = directory / "plan.json"
@@ -96,7 +100,11 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     copy = _step_outcomes(path, "copy").get(topic)
     verify = _step_outcomes(path, "verify").get(topic)
     verdict, detail = topic_verdict(copy, verify)
-    rows = [r for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {}) if r.source_topic == topic]
+    rows = [
+        r
+        for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {})
+        if r.source_topic == topic
+    ]
     log.info("\n%s", render_table(rows))
     if verify is not None:
         for p in verify.partitions:

@@ -82,7 +82,9 @@ def _task_error(exc: BaseException) -> str:
     return text.strip().splitlines()[-1] if text.strip() else repr(exc)
 
 
-def run_topic(spark: Any, step: str, topic: TopicPlan, source: Mapping[str, Any], target: Mapping[str, Any]) -> TopicOutcome:
+def run_topic(
+    spark: Any, step: str, topic: TopicPlan, source: Mapping[str, Any], target: Mapping[str, Any]
+) -> TopicOutcome:
     """One Spark job for one topic: a task per partition slice."""
     sc = spark.sparkContext
     started = time.monotonic()
@@ -227,7 +229,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    log.info("%s: %d topics, %d partitions, jobs %s of run %s", args.step, len(topics), sum(len(t.partitions) for t in topics), jobs, plan.run_id)
+    log.info(
+        "%s: %d topics, %d partitions, jobs %s of run %s",
+        args.step,
+        len(topics),
+        sum(len(t.partitions) for t in topics),
+        jobs,
+        plan.run_id,
+    )
     try:
         results = run_step(spark, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
     finally:

@@ -64,7 +64,9 @@ def spark_env(source: ClusterConfig, target: ClusterConfig, base: Mapping[str, s
     return env
 
 
-def submit_command(step: str, plan_path: Path, results_path: Path, jobs: Sequence[str], settings: SparkSettings) -> list[str]:
+def submit_command(
+    step: str, plan_path: Path, results_path: Path, jobs: Sequence[str], settings: SparkSettings
+) -> list[str]:
     command = [
         spark_submit_binary(),
         "--master",
@@ -123,6 +125,5 @@ def run_step(
     if results_path.exists():
         return StepResults.read(results_path)
     raise SparkJobError(
-        f"The Spark {step} application exited with code {code} before writing results. Last output:\n"
-        + "\n".join(tail)
+        f"The Spark {step} application exited with code {code} before writing results. Last output:\n" + "\n".join(tail)
     )

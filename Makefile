@@ -1,0 +1,56 @@
+# kafka-migration: `make demo` runs a whole migration on embedded clusters; `make test` runs the tests.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(LOCK_HASH)
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: help venv demo test test-unit test-integration test-e2e lint format lock clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+$(STAMP): requirements-lock.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --no-deps -r requirements-lock.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . || $(PY) -m pip install --quiet --no-deps -e .
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+venv: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
+
+demo: venv ## run the kafka_migration DAG on two embedded clusters and verify it
+	$(PY) harness/demo.py
+
+test: venv lint ## lint, then every test tier (unit, integration, spark, end-to-end)
+	$(PY) -m pytest
+
+test-unit: venv ## fast tests without brokers or Spark
+	$(PY) -m pytest -m "not integration and not spark and not e2e"
+
+test-integration: venv ## tests against embedded brokers (and spark-submit)
+	$(PY) -m pytest -m "integration or spark"
+
+test-e2e: venv ## end-to-end tests through Airflow
+	$(PY) -m pytest -m e2e
+
+lint: venv ## ruff lint and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv ## apply ruff fixes and formatting
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+lock: ## re-resolve requirements.txt into requirements-lock.txt
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -r requirements.txt
+	(echo "# Complete resolved dependency set, installed with pip --no-deps (see requirements.txt). Regenerate: make lock"; \
+	 .lock-venv/bin/pip freeze --exclude-editable | grep -v '^pyspark-client==') > requirements-lock.txt
+	rm -rf .lock-venv
+
+clean: ## remove the virtualenv and local state
+	rm -rf $(VENV) .state .pytest_cache .ruff_cache
