@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import TextIO
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,15 +45,63 @@ def prepare_airflow(env: dict[str, str]) -> None:
     )
 
 
-def run_dag(conf: dict[str, object]) -> tuple[str, str]:
-    """Run the DAG once with ``dag.test`` (in this process) and return (state, run_id)."""
+_SHOW = (
+    re.compile(r"\[DAG TEST\] (starting|end) task task_id=(\S+) map_index=(-?\d+)"),
+    re.compile(r"kafka_migration\.spark: ((?:copy|verify) .*topics done\)(?::[^\[]*)?)"),
+)
+
+
+def _follow(path: Path, stop: threading.Event, out: TextIO) -> None:
+    """Print the few log lines that tell a person how the run is going."""
+    with path.open(errors="replace") as log:
+        while True:
+            line = log.readline()
+            if not line:
+                if stop.is_set():
+                    return
+                time.sleep(0.2)
+                continue
+            task = _SHOW[0].search(line)
+            if task:
+                verb, task_id, index = task.groups()
+                label = task_id if index == "-1" else f"{task_id}[{index}]"
+                print(f"  {'started ' if verb == 'starting' else 'finished'} {label}", file=out, flush=True)
+                continue
+            spark = _SHOW[1].search(line)
+            if spark:
+                print(f"    {spark.group(1)}", file=out, flush=True)
+
+
+def run_dag(conf: dict[str, object], log_path: Path) -> tuple[str, str]:
+    """Run the DAG once with ``dag.test`` (in this process) and return (state, run_id).
+
+    Airflow's and Spark's own output goes to ``log_path``; progress lines are echoed.
+    """
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags"))
-    if bag.import_errors:
-        raise SystemExit(f"DAG import errors: {bag.import_errors}")
-    dag = bag.get_dag("kafka_migration")
-    run = dag.test(run_conf=conf)
+    stop = threading.Event()
+    log_path.write_text("")
+    saved = os.dup(1), os.dup(2)
+    console = os.fdopen(os.dup(1), "w")  # the terminal, kept while fd 1 points at the log
+    follower = threading.Thread(target=_follow, args=(log_path, stop, console), daemon=True)
+    follower.start()
+    with log_path.open("a") as log:
+        sys.stdout.flush()
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            bag = DagBag(dag_folder=str(REPO / "dags"))
+            if bag.import_errors:
+                raise SystemExit(f"DAG import errors: {bag.import_errors}")
+            run = bag.get_dag("kafka_migration").test(run_conf=conf)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            stop.set()
+            follower.join(timeout=5)
+            console.close()
     return str(run.state), str(run.run_id)
 
 
@@ -75,7 +126,8 @@ def main() -> int:
         conf = {"include": ".*", "exclude": "scratch\\..*", "rename": "{topic}", "dry_run": False}
         # Embedded broker only: report topic configs the way Apache Kafka does (harness/quirks.py).
         with topic_configs_marked_as_set():
-            state, run_id = run_dag(conf)
+            print(f"Running DAG kafka_migration with {conf} (Airflow output: {home / 'dag-run.log'})")
+            state, run_id = run_dag(conf, home / "dag-run.log")
         state_dir = Path(os.environ["KAFKA_MIGRATION_STATE_DIR"])
         plan_path = max((state_dir / "runs").glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
         plan = MigrationPlan.read(plan_path)
