@@ -83,7 +83,8 @@ def verify_partition(
             elif src is None:
                 first = (None, tgt.offset(), "extra record on the target")
             else:
-                first = (src.offset(), tgt.offset(), f"{difference(_fields(src), _fields(tgt))} differ")
+                fields = difference(_fields(src), _fields(tgt))
+                first = (src.offset(), tgt.offset(), f"{fields} {'differ' if ',' in fields else 'differs'}")
     match = first is None and source_sum.hexdigest() == target_sum.hexdigest()
     return PartitionVerification(
         source_topic=task.source_topic,
