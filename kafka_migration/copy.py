@@ -15,18 +15,8 @@ from typing import Any
 
 from kafka_migration.clients import producer_settings
 from kafka_migration.exceptions import CopyError
+from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import read_range
-
-
-@dataclass(frozen=True)
-class CopyTask:
-    source_topic: str
-    target_topic: str
-    partition: int
-    start: int
-    end: int
-    target_start: int
-    max_message_bytes: int = 1048588
 
 
 @dataclass(frozen=True)
@@ -86,7 +76,7 @@ def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tup
 
 
 def copy_partition(
-    task: CopyTask,
+    task: PartitionSlice,
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress: Callable[[int, int], None] | None = None,

@@ -43,6 +43,19 @@ class PartitionPlan:
 
 
 @dataclass(frozen=True)
+class PartitionSlice:
+    """The unit of work of one Spark task: one partition's planned range, copied or verified."""
+
+    source_topic: str
+    target_topic: str
+    partition: int
+    start: int
+    end: int
+    target_start: int
+    max_message_bytes: int = 1048588
+
+
+@dataclass(frozen=True)
 class TopicPlan:
     source_topic: str
     target_topic: str
@@ -56,6 +69,23 @@ class TopicPlan:
     @property
     def offset_span(self) -> int:
         return sum(p.offset_span for p in self.partitions)
+
+    def slices(self, include_empty: bool) -> list[PartitionSlice]:
+        """Copying skips empty ranges; verification includes them (the target must be empty too)."""
+        max_bytes = int(self.configs.get("max.message.bytes", PartitionSlice.max_message_bytes))
+        return [
+            PartitionSlice(
+                source_topic=self.source_topic,
+                target_topic=self.target_topic,
+                partition=p.partition,
+                start=p.start,
+                end=p.end,
+                target_start=p.target_start,
+                max_message_bytes=max_bytes,
+            )
+            for p in self.partitions
+            if include_empty or p.offset_span > 0
+        ]
 
 
 @dataclass(frozen=True)

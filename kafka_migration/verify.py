@@ -14,18 +14,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import read_range
 from kafka_migration.records import RangeChecksum, difference, encode_record
-
-
-@dataclass(frozen=True)
-class VerifyTask:
-    source_topic: str
-    target_topic: str
-    partition: int
-    start: int
-    end: int
-    target_start: int
 
 
 @dataclass(frozen=True)
@@ -60,7 +51,7 @@ def _fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
 
 
 def verify_partition(
-    task: VerifyTask, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
 ) -> PartitionVerification:
     started = time.monotonic()
     source_sum = RangeChecksum()

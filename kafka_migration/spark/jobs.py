@@ -30,47 +30,6 @@ log = logging.getLogger("kafka_migration.spark")
 STEPS = ("copy", "verify")
 
 
-def _max_message_bytes(topic: TopicPlan) -> int:
-    from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
-
-    return int(topic.configs.get("max.message.bytes", KAFKA_DEFAULT_MAX_MESSAGE_BYTES))
-
-
-def _copy_slices(topic: TopicPlan) -> list[Any]:
-    from kafka_migration.copy import CopyTask
-
-    return [
-        CopyTask(
-            source_topic=topic.source_topic,
-            target_topic=topic.target_topic,
-            partition=p.partition,
-            start=p.start,
-            end=p.end,
-            target_start=p.target_start,
-            max_message_bytes=_max_message_bytes(topic),
-        )
-        for p in topic.partitions
-        if p.offset_span > 0
-    ]
-
-
-def _verify_slices(topic: TopicPlan) -> list[Any]:
-    from kafka_migration.verify import VerifyTask
-
-    # Every partition is verified, empty ones too: the target must be empty there as well.
-    return [
-        VerifyTask(
-            source_topic=topic.source_topic,
-            target_topic=topic.target_topic,
-            partition=p.partition,
-            start=p.start,
-            end=p.end,
-            target_start=p.target_start,
-        )
-        for p in topic.partitions
-    ]
-
-
 def _task_error(exc: BaseException) -> str:
     """The Python error raised inside an executor, without the JVM stack around it."""
     text = str(exc)
@@ -88,7 +47,7 @@ def run_topic(
     """One Spark job for one topic: a task per partition slice."""
     sc = spark.sparkContext
     started = time.monotonic()
-    slices = _copy_slices(topic) if step == "copy" else _verify_slices(topic)
+    slices = topic.slices(include_empty=step == "verify")
     source = dict(source)
     target = dict(target)
     sc.setJobGroup(f"{step}:{topic.source_topic}", f"{step} {topic.source_topic} -> {topic.target_topic}")
