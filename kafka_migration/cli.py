@@ -67,8 +67,87 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable"
     )
+    run.add_argument(
+        "--start",
+        default="earliest",
+        help="where partitions without a checkpoint start: earliest (default), latest, or a time "
+        "(ISO 8601 or epoch ms)",
+    )
+    run.add_argument(
+        "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
+    )
+    run.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+    history = sub.add_parser("history", help="list the runs in the ledger")
+    history.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    history.add_argument("--state-dir", type=Path, default=None)
+    history.add_argument("--limit", type=int, default=30)
+
+    offsets = sub.add_parser("offsets", help="offset translation from the ledger")
+    offsets_sub = offsets.add_subparsers(dest="offsets_command", required=True)
+    translate = offsets_sub.add_parser("translate", help="the target offset of a copied source offset")
+    translate.add_argument("--topic", required=True, help="source topic")
+    translate.add_argument("--partition", required=True, type=int)
+    translate.add_argument("--offset", required=True, type=int, help="source offset (e.g. a consumer group position)")
+    translate.add_argument("--target-topic", help="target topic, when the topic was copied to several")
+    translate.add_argument("--source-cluster", help="source cluster id, when several were migrated")
+    translate.add_argument("--target-cluster", help="target cluster id, when several were migrated")
+    translate.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    translate.add_argument("--state-dir", type=Path, default=None)
     return parser
+
+
+def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kafka_migration.ledger import Ledger, default_ledger_url
+
+    url = (
+        args.ledger
+        or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
+        or default_ledger_url(args.state_dir or default_state_dir())
+    )
+    return Ledger.open(url)
+
+
+def _history(args: argparse.Namespace) -> int:
+    rows = _ledger(args).runs(limit=args.limit)
+    if not rows:
+        print("The ledger holds no runs yet.")
+        return EXIT_OK
+    header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "source -> target")
+    body = [
+        (
+            r["run_id"],
+            r["trigger"],
+            r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "",
+            r["status"],
+            str(r["topics"]),
+            f"{r['records']:,}",
+            f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    for line in (header, tuple("-" * w for w in widths), *body):
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    return EXIT_OK
+
+
+def _translate(args: argparse.Namespace) -> int:
+    result = _ledger(args).translate(
+        args.topic,
+        args.partition,
+        args.offset,
+        target_topic=args.target_topic,
+        source_cluster_id=args.source_cluster,
+        target_cluster_id=args.target_cluster,
+    )
+    print(
+        f"{result.source_topic}[{result.partition}] offset {result.source_offset} on {result.source_cluster_id} "
+        f"-> {result.target_topic}[{result.partition}] offset {result.target_offset} on {result.target_cluster_id} "
+        f"(verified by run {result.run_id})"
+    )
+    return EXIT_OK
 
 
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
@@ -97,7 +176,10 @@ def _run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         replication_factor=args.replication_factor,
         topics_per_job=args.topics_per_job,
+        start=args.start,
+        allow_gaps=args.allow_gaps,
     )
+    ledger = _ledger(args)
     spark = SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
     progress = Progress(
         TextColumn("{task.description:<8}"),
@@ -113,18 +195,19 @@ def _run(args: argparse.Namespace) -> int:
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
         print(render_plan(plan))
-        if not args.dry_run:
+        if not args.dry_run and plan.offset_span:
             for step in ("copy", "verify"):
                 tasks[step] = progress.add_task(step, total=len(plan.topics), last="", start=False)
 
     def on_step(step: str) -> None:
-        progress.start_task(tasks[step])
+        if step in tasks:
+            progress.start_task(tasks[step])
 
     def on_line(line: str) -> None:
         if args.verbose:
             progress.console.print(line, markup=False, highlight=False)
         match = _PROGRESS.match(line)
-        if match:
+        if match and match.group(1) in tasks:
             step, topic, status, done, _total = match.groups()
             progress.update(tasks[step], completed=int(done), last=f"{topic}: {status}")
 
@@ -134,6 +217,7 @@ def _run(args: argparse.Namespace) -> int:
             target,
             options,
             args.state_dir or default_state_dir(),
+            ledger,
             spark=spark,
             on_plan=on_plan,
             on_line=on_line,
@@ -141,6 +225,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
+        return EXIT_OK
+    if outcome.nothing_new:
+        print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
         return EXIT_OK
     print()
     print(render_table(outcome.rows))
@@ -164,6 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "history":
+            return _history(args)
+        if args.command == "offsets":
+            return _translate(args)
     except MigrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

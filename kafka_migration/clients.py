@@ -219,6 +219,21 @@ class KafkaCluster:
             )
         return states
 
+    def offsets_for_time(self, topic: str, partitions: int, timestamp_ms: int) -> dict[int, int]:
+        """First offset per partition whose timestamp is at or after ``timestamp_ms`` (-1: none yet)."""
+        from confluent_kafka import IsolationLevel, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        futures = self.admin.list_offsets(
+            {TopicPartition(topic, p): OffsetSpec.for_timestamp(timestamp_ms) for p in range(partitions)},
+            isolation_level=IsolationLevel.READ_COMMITTED,
+            request_timeout=self.timeout,
+        )
+        return {
+            tp.partition: int(self._result(f, f"find offsets of {topic}[{tp.partition}] at {timestamp_ms}").offset)
+            for tp, f in futures.items()
+        }
+
     def _result(self, future: Any, what: str) -> Any:
         from confluent_kafka import KafkaException
 

@@ -117,6 +117,8 @@ class MigrationOptions:
     dry_run: bool = False
     replication_factor: int | None = None
     topics_per_job: int = 25
+    start: str = "earliest"  # where a partition without checkpoint starts: earliest, latest or a timestamp
+    allow_gaps: bool = False  # go on when records expired from the source before they were copied
 
     def __post_init__(self) -> None:
         from kafka_migration.topics import validate_rename_template
@@ -129,6 +131,7 @@ class MigrationOptions:
             raise ConfigurationError(f"replication factor must be at least 1, got {self.replication_factor}.")
         if self.topics_per_job < 1:
             raise ConfigurationError(f"topics per job must be at least 1, got {self.topics_per_job}.")
+        parse_start(self.start)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
@@ -146,4 +149,26 @@ class MigrationOptions:
             dry_run=bool(values.get("dry_run", False)),
             replication_factor=int(rf) if rf not in (None, "", 0) else None,
             topics_per_job=int(values.get("topics_per_job") or 25),
+            start=text("start") or "earliest",
+            allow_gaps=bool(values.get("allow_gaps", False)),
         )
+
+
+def parse_start(value: str) -> str | int:
+    """``earliest``, ``latest``, or a timestamp (ISO 8601, or epoch milliseconds) as epoch ms."""
+    if value in ("earliest", "latest"):
+        return value
+    if value.isdigit():
+        return int(value)
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigurationError(
+            f"--start {value!r} must be 'earliest', 'latest', an ISO 8601 time such as 2026-11-01T00:00:00Z, "
+            "or epoch milliseconds."
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)

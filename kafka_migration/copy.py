@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import producer_settings
-from kafka_migration.exceptions import CopyError
+from kafka_migration.exceptions import CopyError, ForeignRecordsError, MigrationError
 from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import read_range
+from kafka_migration.reader import read_range, records
+from kafka_migration.records import difference, encode_record, message_fields
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,50 @@ class PartitionCopyResult:
     partition: int
     start: int
     end: int
-    records: int
+    records: int  # written by this attempt
     bytes: int
     seconds: float
+    resumed_records: int = 0  # found already on the target from an interrupted attempt
     error: str | None = None
+
+
+def reconcile(
+    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+) -> tuple[int, int]:
+    """Check what the target partition already holds from ``target_start``; return (records, resume offset).
+
+    An interrupted copy leaves a prefix of the planned range on the target (the
+    idempotent producer keeps order). Anything else there was written by someone
+    else, and the partition is left alone. Counters from before a crash are not
+    trusted: the target itself is read.
+    """
+    present = 0
+    resume_from = task.start
+    where = f"target {task.target_topic}[{task.partition}]"
+    source_iter = records(source_settings, task.source_topic, task.partition, task.start, task.end, "source")
+    try:
+        for tgt in records(target_settings, task.target_topic, task.partition, task.target_start, None, "target"):
+            src = next(source_iter, None)
+            if src is None:
+                raise ForeignRecordsError(
+                    f"{where} holds more records after offset {task.target_start} than the planned source range "
+                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt.offset()}); another "
+                    "producer writes to it. Nothing more was written to this partition; stop that producer and "
+                    "clean the target partition, or copy under another name (--rename)."
+                )
+            if encode_record(*message_fields(src)) != encode_record(*message_fields(tgt)):
+                fields = difference(message_fields(src), message_fields(tgt))
+                raise ForeignRecordsError(
+                    f"{where} offset {tgt.offset()} holds a record this pipeline did not write (it should be "
+                    f"source offset {src.offset()}; {fields} differ). Nothing more "
+                    "was written to this partition; stop the other producer and clean the target partition, or "
+                    "copy under another name (--rename)."
+                )
+            present += 1
+            resume_from = src.offset() + 1
+    finally:
+        source_iter.close()
+    return present, resume_from
 
 
 class _DeliveryErrors:
@@ -82,16 +123,20 @@ def copy_partition(
     progress: Callable[[int, int], None] | None = None,
     flush_timeout: float = 120.0,
 ) -> PartitionCopyResult:
-    """Copy ``[task.start, task.end)`` of the source partition to the same target partition."""
-    producer, errors = _producer(target_settings, task.max_message_bytes)
+    """Copy ``[task.start, task.end)`` of the source partition to the same target partition.
+
+    Resumes after whatever an interrupted attempt already wrote (see ``reconcile``).
+    """
     started = time.monotonic()
-    records = 0
+    resumed, resume_from = reconcile(task, source_settings, target_settings)
+    producer, errors = _producer(target_settings, task.max_message_bytes)
+    written = 0
     size = 0
     produce = producer.produce
     poll = producer.poll
     topic = task.target_topic
     partition = task.partition
-    for batch in read_range(source_settings, task.source_topic, partition, task.start, task.end):
+    for batch in read_range(source_settings, task.source_topic, partition, resume_from, task.end):
         for msg in batch:
             key = msg.key()
             value = msg.value()
@@ -108,13 +153,13 @@ def copy_partition(
                     break
                 except BufferError:
                     poll(0.05)
-            records += 1
+            written += 1
             size += (len(key) if key else 0) + (len(value) if value else 0)
         poll(0)
         if errors.count:
             break
         if progress is not None:
-            progress(records, size)
+            progress(written, size)
     remaining = producer.flush(flush_timeout)
     where = f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]"
     if errors.count or remaining:
@@ -135,7 +180,29 @@ def copy_partition(
         partition=partition,
         start=task.start,
         end=task.end,
-        records=records,
+        records=written,
         bytes=size,
         seconds=round(time.monotonic() - started, 3),
+        resumed_records=resumed,
     )
+
+
+def copy_partition_safely(
+    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+) -> PartitionCopyResult:
+    """``copy_partition`` that reports its failure instead of raising, so sibling partitions finish."""
+    try:
+        return copy_partition(task, source_settings, target_settings)
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
+        return PartitionCopyResult(
+            source_topic=task.source_topic,
+            target_topic=task.target_topic,
+            partition=task.partition,
+            start=task.start,
+            end=task.end,
+            records=0,
+            bytes=0,
+            seconds=0.0,
+            error=message,
+        )

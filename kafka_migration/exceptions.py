@@ -36,6 +36,10 @@ class CopyError(MigrationError):
     """A copy task could not read or write all of its planned range."""
 
 
+class ForeignRecordsError(CopyError):
+    """The target partition holds records the pipeline did not write; nothing more is written there."""
+
+
 class VerificationError(MigrationError):
     """Source and target differ (CLI exit 1)."""
 

@@ -35,6 +35,8 @@ class PartitionPlan:
     target_start: int
     earliest: int
     latest: int
+    origin: str = "earliest"  # checkpoint, resume, earliest, latest, timestamp
+    expired: int = 0  # offsets that left the source (retention) before they were copied
 
     @property
     def offset_span(self) -> int:
@@ -98,6 +100,12 @@ class MigrationPlan:
     topics: tuple[TopicPlan, ...]
     skipped_topics: dict[str, str] = field(default_factory=dict)
     jobs: tuple[tuple[str, ...], ...] = ()
+    disappeared_topics: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def offset_span(self) -> int:
+        return sum(t.offset_span for t in self.topics)
 
     def topic(self, source_topic: str) -> TopicPlan:
         for topic in self.topics:
@@ -141,6 +149,8 @@ class MigrationPlan:
             topics=topics,
             skipped_topics=dict(data.get("skipped_topics", {})),
             jobs=tuple(tuple(j) for j in data.get("jobs", ())),
+            disappeared_topics=dict(data.get("disappeared_topics", {})),
+            warnings=tuple(data.get("warnings", ())),
         )
 
     @classmethod

@@ -9,10 +9,12 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 
 from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import MigrationOptions
+from kafka_migration.config import MigrationOptions, parse_start
 from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import NoTopicsMatchedError, TopicConflictError
+from kafka_migration.ledger import Ledger
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
+from kafka_migration.positions import partition_positions
 from kafka_migration.topics import plan_topic, target_topic_name
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,13 @@ def build_plan(
     target: KafkaCluster,
     options: MigrationOptions,
     run_id: str | None = None,
+    ledger: Ledger | None = None,
 ) -> MigrationPlan:
-    """Discover, select, map and check every topic; raise before anything is written."""
+    """Discover, select, map and check every topic; raise before anything is written.
+
+    With a ledger, each partition starts at its verified checkpoint (or where an
+    interrupted run began), so runs are incremental and retries resume.
+    """
     source_info = source.describe()
     target_info = target.describe()
     log.info(
@@ -66,20 +73,48 @@ def build_plan(
                 )
     source_states = source.topic_states(selection.selected)
     target_states = target.topic_states(names.values())
+    checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}
+    pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id) if ledger else {}
+    first_start = parse_start(options.start)
     skipped = dict(selection.skipped)
+    warnings: list[str] = []
     topics: list[TopicPlan] = []
     for topic in selection.selected:
         state = source_states.get(topic)
         if state is None:
             skipped[topic] = "disappeared from the source during planning"
             continue
+        at_time = (
+            source.offsets_for_time(topic, state.partitions, first_start) if isinstance(first_start, int) else None
+        )
+        positions, position_problems, position_warnings = partition_positions(
+            state,
+            names[topic],
+            target_states.get(names[topic]),
+            checkpoints,
+            pending,
+            first_start,
+            at_time,
+            options.allow_gaps,
+        )
+        problems.extend(position_problems)
+        warnings.extend(position_warnings)
         topic_plan, topic_problems = plan_topic(
-            state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor
+            state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor, positions
         )
         problems.extend(topic_problems)
         topics.append(topic_plan)
     if problems:
         raise TopicConflictError(problems)
+    disappeared: dict[str, str] = {}
+    if ledger is not None:
+        known = ledger.known_topics(source_info.cluster_id, target_info.cluster_id)
+        in_scope = select_topics(known, options.include, options.exclude).selected
+        disappeared = {t: known[t] for t in in_scope if t not in all_topics}
+        warnings.extend(
+            f"source topic {t} (copied to {name} before) no longer exists on the source"
+            for t, name in disappeared.items()
+        )
     return MigrationPlan(
         run_id=run_id or new_run_id(),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -89,4 +124,6 @@ def build_plan(
         topics=tuple(topics),
         skipped_topics=skipped,
         jobs=group_into_jobs(topics, options.topics_per_job),
+        disappeared_topics=disappeared,
+        warnings=tuple(warnings),
     )

@@ -20,6 +20,14 @@ BATCH = 1000
 POLL_SECONDS = 0.05
 
 
+def records(
+    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int | None, what: str
+) -> Iterator[Any]:
+    """One message at a time from ``read_range``."""
+    for batch in read_range(settings, topic, partition, start, end, what=what):
+        yield from batch
+
+
 def read_range(
     settings: Mapping[str, Any],
     topic: str,
@@ -63,8 +71,9 @@ def read_range(
                     raise CopyError(
                         f"Reading {what} {topic}[{partition}] at offset {msg.offset()} failed: {error.str()}"
                         + (
-                            " (the offset is no longer on the source: retention deleted it before the copy)"
-                            if error.code() == KafkaError._AUTO_OFFSET_RESET
+                            f" (offset {start} is not on the {what}: deleted by retention, or the topic was "
+                            "truncated or recreated)"
+                            if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
                             else ""
                         )
                     )

@@ -12,6 +12,7 @@ import hashlib
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 _NULL = struct.pack(">i", -1)
 _I32 = struct.Struct(">i")
@@ -36,6 +37,11 @@ def encode_record(key: bytes | None, value: bytes | None, headers: Sequence[Head
     else:
         parts.append(_I32.pack(0))
     return b"".join(parts)
+
+
+def message_fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
+    """(key, value, headers, timestamp) of a confluent_kafka message, as compared and encoded."""
+    return msg.key(), msg.value(), msg.headers(), msg.timestamp()[1]
 
 
 def difference(

@@ -64,6 +64,15 @@ def all_verified(rows: Sequence[TopicSummary]) -> bool:
     return bool(rows) and all(r.verdict == VERIFIED for r in rows)
 
 
+def run_status(rows: Sequence[TopicSummary]) -> str:
+    """verified, failed (a copy or read did not complete) or mismatch."""
+    if all_verified(rows):
+        return "verified"
+    if any(r.verdict.startswith("copy") or r.verdict == "not verified" for r in rows):
+        return "failed"
+    return "mismatch"
+
+
 def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import re
 import string
+from collections.abc import Mapping
 
 from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, KafkaCluster, TopicState
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.positions import Position
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +88,14 @@ def _cleanup_policy(state: TopicState) -> set[str]:
     return set((state.config("cleanup.policy") or "delete").replace(" ", "").split(","))
 
 
-def compatibility_problems(source: TopicState, target: TopicState) -> list[str]:
-    """Why an existing target topic cannot receive this source topic (empty: it can)."""
+def compatibility_problems(
+    source: TopicState, target: TopicState, known_partitions: frozenset[int] = frozenset()
+) -> list[str]:
+    """Why an existing target topic cannot receive this source topic (empty: it can).
+
+    ``known_partitions`` are those the ledger has written before: records there are
+    the pipeline's own, and the copy reconciles against them.
+    """
     where = f"target topic {target.name!r}"
     problems = []
     if target.partitions < source.partitions:
@@ -109,6 +117,8 @@ def compatibility_problems(source: TopicState, target: TopicState) -> list[str]:
             "Align the target topic's cleanup.policy or delete it."
         )
     for partition in range(min(source.partitions, target.partitions)):
+        if partition in known_partitions:
+            continue
         held = target.latest.get(partition, 0) - target.earliest.get(partition, 0)
         if held > 0:
             problems.append(
@@ -127,13 +137,29 @@ def plan_topic(
     existing: TopicState | None,
     target_cluster: ClusterInfo,
     replication_factor: int | None,
+    positions: Mapping[int, Position] | None = None,
 ) -> tuple[TopicPlan, list[str]]:
-    """The plan for one topic, and the conflicts that forbid it."""
+    """The plan for one topic, and the conflicts that forbid it.
+
+    ``positions`` says where each partition starts (ledger checkpoint, interrupted
+    run, or first-run rule); without it a partition starts at its earliest offset.
+    """
     copied, skipped = split_configs(source.topic_settings())
     warnings: list[str] = []
     if source.config("message.timestamp.type") == "LogAppendTime":
         warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
-    problems = compatibility_problems(source, existing) if existing else []
+    if existing is not None and existing.config("message.timestamp.type") == "LogAppendTime":
+        warnings.append(
+            "target topic uses LogAppendTime: the broker replaces the copied timestamps, so verification will fail; "
+            "set message.timestamp.type=CreateTime on the target topic"
+        )
+    if positions is None:
+        positions = {
+            p: Position(source.earliest.get(p, 0), existing.latest.get(p, 0) if existing else 0, "earliest")
+            for p in range(source.partitions)
+        }
+    known = frozenset(p for p, pos in positions.items() if pos.from_ledger)
+    problems = compatibility_problems(source, existing, known) if existing else []
     if existing and existing.partitions > source.partitions:
         warnings.append(
             f"target topic has {existing.partitions} partitions, source {source.partitions}: "
@@ -143,13 +169,16 @@ def plan_topic(
     partitions = tuple(
         PartitionPlan(
             partition=p,
-            start=source.earliest.get(p, 0),
-            end=source.latest.get(p, 0),
-            target_start=(existing.latest.get(p, 0) if existing else 0),
+            start=positions[p].start,
+            end=max(source.latest.get(p, 0), positions[p].start),
+            target_start=positions[p].target_start,
             earliest=source.earliest.get(p, 0),
             latest=source.latest.get(p, 0),
+            origin=positions[p].origin,
+            expired=positions[p].expired,
         )
         for p in range(source.partitions)
+        if p in positions
     )
     plan = TopicPlan(
         source_topic=source.name,

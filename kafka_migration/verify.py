@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_migration.exceptions import MigrationError
+from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import read_range
-from kafka_migration.records import RangeChecksum, difference, encode_record
+from kafka_migration.reader import records
+from kafka_migration.records import RangeChecksum, difference, encode_record, message_fields
 
 
 @dataclass(frozen=True)
@@ -37,17 +39,8 @@ class PartitionVerification:
     first_source_offset: int | None
     first_target_offset: int | None
     seconds: float
-
-
-def _records(
-    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int | None, what: str
-) -> Iterator[Any]:
-    for batch in read_range(settings, topic, partition, start, end, what=what):
-        yield from batch
-
-
-def _fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
-    return msg.key(), msg.value(), msg.headers(), msg.timestamp()[1]
+    offset_map: list[tuple[int, int]] = field(default_factory=list)
+    error: str | None = None
 
 
 def verify_partition(
@@ -58,23 +51,26 @@ def verify_partition(
     target_sum = RangeChecksum()
     first: tuple[int | None, int | None, str] | None = None
     target_end = task.target_start
-    source_iter = _records(source_settings, task.source_topic, task.partition, task.start, task.end, "source")
-    target_iter = _records(target_settings, task.target_topic, task.partition, task.target_start, None, "target")
+    mapping = OffsetMapBuilder()
+    source_iter = records(source_settings, task.source_topic, task.partition, task.start, task.end, "source")
+    target_iter = records(target_settings, task.target_topic, task.partition, task.target_start, None, "target")
     for src, tgt in itertools.zip_longest(source_iter, target_iter):
-        src_bytes = encode_record(*_fields(src)) if src is not None else None
-        tgt_bytes = encode_record(*_fields(tgt)) if tgt is not None else None
+        src_bytes = encode_record(*message_fields(src)) if src is not None else None
+        tgt_bytes = encode_record(*message_fields(tgt)) if tgt is not None else None
         if src_bytes is not None:
             source_sum.add(src_bytes)
         if tgt_bytes is not None:
             target_sum.add(tgt_bytes)
             target_end = tgt.offset() + 1
+        if first is None and src_bytes is not None and src_bytes == tgt_bytes:
+            mapping.add(src.offset(), tgt.offset())
         if first is None and src_bytes != tgt_bytes:
             if tgt is None:
                 first = (src.offset(), None, "record missing on the target")
             elif src is None:
                 first = (None, tgt.offset(), "extra record on the target")
             else:
-                fields = difference(_fields(src), _fields(tgt))
+                fields = difference(message_fields(src), message_fields(tgt))
                 first = (src.offset(), tgt.offset(), f"{fields} {'differ' if ',' in fields else 'differs'}")
     match = first is None and source_sum.hexdigest() == target_sum.hexdigest()
     return PartitionVerification(
@@ -94,4 +90,34 @@ def verify_partition(
         first_source_offset=None if first is None else first[0],
         first_target_offset=None if first is None else first[1],
         seconds=round(time.monotonic() - started, 3),
+        offset_map=mapping.points if match else [],
     )
+
+
+def verify_partition_safely(
+    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+) -> PartitionVerification:
+    """``verify_partition`` that reports a failed read as a failed verification instead of raising."""
+    try:
+        return verify_partition(task, source_settings, target_settings)
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
+        return PartitionVerification(
+            source_topic=task.source_topic,
+            target_topic=task.target_topic,
+            partition=task.partition,
+            source_start=task.start,
+            source_end=task.end,
+            target_start=task.target_start,
+            target_end=task.target_start,
+            source_records=0,
+            target_records=0,
+            source_checksum="",
+            target_checksum="",
+            match=False,
+            first_difference=f"verification could not read: {message}",
+            first_source_offset=None,
+            first_target_offset=None,
+            seconds=0.0,
+            error=message,
+        )

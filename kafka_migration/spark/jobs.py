@@ -55,13 +55,15 @@ def run_topic(
         if not slices:
             rows: list[Any] = []
         elif step == "copy":
-            from kafka_migration.copy import copy_partition
+            from kafka_migration.copy import copy_partition_safely
 
-            rows = sc.parallelize(slices, len(slices)).map(lambda t: copy_partition(t, source, target)).collect()
+            rows = sc.parallelize(slices, len(slices)).map(lambda t: copy_partition_safely(t, source, target)).collect()
         else:
-            from kafka_migration.verify import verify_partition
+            from kafka_migration.verify import verify_partition_safely
 
-            rows = sc.parallelize(slices, len(slices)).map(lambda t: verify_partition(t, source, target)).collect()
+            rows = (
+                sc.parallelize(slices, len(slices)).map(lambda t: verify_partition_safely(t, source, target)).collect()
+            )
     except Exception as exc:  # a failed task: keep the topic's error, let other topics finish
         error = _task_error(exc)
         log.error("%s of topic %s failed: %s", step, topic.source_topic, error)
@@ -75,6 +77,10 @@ def run_topic(
     partitions = sorted((asdict(r) for r in rows), key=lambda r: r["partition"])
     status = OK
     error = None
+    failed = [p for p in partitions if p.get("error")]
+    if step == "copy" and failed:
+        status = FAILED
+        error = "; ".join(f"partition {p['partition']}: {p['error']}" for p in failed)
     if step == "verify":
         bad = [p for p in partitions if not p["match"]]
         if bad:

@@ -1,0 +1,97 @@
+"""Ledger tables. Changed only through Alembic migrations (``ledger/migrations``)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+runs = Table(
+    "km_runs",
+    metadata,
+    Column("run_id", String(250), primary_key=True),
+    Column("trigger", String(40), nullable=False),  # "cli" or "airflow"
+    Column("dag_id", String(250)),
+    Column("dag_run_id", String(250)),
+    Column("params", JSON, nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("source_bootstrap", Text, nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("target_bootstrap", Text, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", DateTime(timezone=True)),
+    Column("status", String(20), nullable=False),
+    Column("topics", Integer, nullable=False, default=0),
+    Column("records", BigInteger, nullable=False, default=0),
+    Column("warnings", JSON, nullable=False, default=list),
+    Column("report_sha256", String(80)),
+    Column("message", Text),
+)
+
+segments = Table(
+    "km_segments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(250), ForeignKey("km_runs.run_id", ondelete="CASCADE"), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("source_topic", String(250), nullable=False),
+    Column("partition", Integer, nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("target_topic", String(250), nullable=False),
+    Column("source_start", BigInteger, nullable=False),
+    Column("source_end", BigInteger, nullable=False),
+    Column("target_start", BigInteger, nullable=False),
+    Column("target_end", BigInteger),
+    Column("expired_offsets", BigInteger, nullable=False, default=0),
+    Column("copied_records", BigInteger),
+    Column("resumed_records", BigInteger),
+    Column("source_records", BigInteger),
+    Column("target_records", BigInteger),
+    Column("source_checksum", String(80)),
+    Column("target_checksum", String(80)),
+    Column("status", String(20), nullable=False),  # planned, copied, verified, mismatch, failed
+    Column("first_difference", Text),
+    Column("first_source_offset", BigInteger),
+    Column("first_target_offset", BigInteger),
+    Column("copy_seconds", Float),
+    Column("verify_seconds", Float),
+    Column("error", Text),
+    UniqueConstraint("run_id", "source_topic", "partition", name="uq_km_segments_run_partition"),
+    Index("ix_km_segments_key", "source_cluster_id", "source_topic", "partition", "target_cluster_id", "target_topic"),
+)
+
+checkpoints = Table(
+    "km_checkpoints",
+    metadata,
+    Column("source_cluster_id", String(250), primary_key=True),
+    Column("source_topic", String(250), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("target_cluster_id", String(250), primary_key=True),
+    Column("target_topic", String(250), primary_key=True),
+    Column("source_offset", BigInteger, nullable=False),  # verified up to here (exclusive)
+    Column("target_offset", BigInteger, nullable=False),  # where the next copied record lands
+    Column("run_id", String(250), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+offset_map = Table(
+    "km_offset_map",
+    metadata,
+    Column("segment_id", Integer, ForeignKey("km_segments.id", ondelete="CASCADE"), primary_key=True),
+    Column("source_offset", BigInteger, primary_key=True),
+    Column("target_offset", BigInteger, nullable=False),
+)

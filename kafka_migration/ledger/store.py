@@ -1,0 +1,413 @@
+"""Read and write the ledger through SQLAlchemy (SQLite by default, PostgreSQL in production)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, update
+from sqlalchemy.exc import OperationalError
+
+from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.ledger.schema import checkpoints, offset_map, runs, segments
+from kafka_migration.offsets import translate
+from kafka_migration.plan import MigrationPlan, TopicPlan
+from kafka_migration.results import TopicOutcome
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+Key = tuple[str, int, str]  # (source topic, partition, target topic)
+
+
+def default_ledger_url(state_dir: Path) -> str:
+    return f"sqlite:///{Path(state_dir).expanduser().resolve() / 'ledger.db'}"
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable ledger URL>"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    source_offset: int
+    target_offset: int
+    run_id: str
+
+
+@dataclass(frozen=True)
+class PendingSegment:
+    """A planned segment that never verified: its target range may hold part of a copy."""
+
+    run_id: str
+    source_start: int
+    target_start: int
+
+
+@dataclass(frozen=True)
+class Translation:
+    source_topic: str
+    partition: int
+    source_offset: int
+    target_topic: str
+    target_offset: int
+    run_id: str
+    source_cluster_id: str
+    target_cluster_id: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Ledger:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> Ledger:
+        """Connect and bring the schema up to date (Alembic)."""
+        if url.startswith("sqlite:///"):
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        try:
+            engine = create_engine(
+                url,
+                pool_pre_ping=True,
+                connect_args={"timeout": 30} if url.startswith("sqlite") else {"connect_timeout": 15},
+            )
+        except Exception as exc:
+            raise ConfigurationError(f"Ledger URL {redact_url(url)} is not usable: {exc}") from None
+        if url.startswith("sqlite"):
+            event.listen(engine, "connect", _sqlite_pragmas)
+        ledger = cls(engine)
+        ledger.upgrade()
+        return ledger
+
+    def upgrade(self) -> None:
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        try:
+            with self.engine.begin() as connection:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+        except OperationalError as exc:
+            raise ConfigurationError(
+                f"Cannot open the ledger at {redact_url(str(self.engine.url))}: {exc.orig}. Check the URL, that the "
+                "database server is up and that the user may create tables."
+            ) from None
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def start_run(
+        self, plan: MigrationPlan, trigger: str, dag_id: str | None = None, dag_run_id: str | None = None
+    ) -> None:
+        """Record the run and its planned segments. Safe to call again for a retried planning task."""
+        with self.engine.begin() as c:
+            exists = c.execute(select(runs.c.run_id).where(runs.c.run_id == plan.run_id)).first()
+            values = {
+                "trigger": trigger,
+                "dag_id": dag_id,
+                "dag_run_id": dag_run_id,
+                "params": dict(plan.options),
+                "source_cluster_id": plan.source.cluster_id,
+                "source_bootstrap": plan.source.bootstrap,
+                "target_cluster_id": plan.target.cluster_id,
+                "target_bootstrap": plan.target.bootstrap,
+                "status": "dry_run" if plan.options.get("dry_run") else "running",
+                "topics": len(plan.topics),
+                "records": 0,
+                "warnings": list(plan.warnings),
+            }
+            if exists:
+                c.execute(update(runs).where(runs.c.run_id == plan.run_id).values(**values))
+                c.execute(delete(segments).where(segments.c.run_id == plan.run_id))
+            else:
+                c.execute(insert(runs).values(run_id=plan.run_id, started_at=_now(), **values))
+            if plan.options.get("dry_run"):
+                return
+            rows = [
+                {
+                    "run_id": plan.run_id,
+                    "source_cluster_id": plan.source.cluster_id,
+                    "source_topic": t.source_topic,
+                    "partition": p.partition,
+                    "target_cluster_id": plan.target.cluster_id,
+                    "target_topic": t.target_topic,
+                    "source_start": p.start,
+                    "source_end": p.end,
+                    "target_start": p.target_start,
+                    "expired_offsets": p.expired,
+                    "status": "planned",
+                }
+                for t in plan.topics
+                for p in t.partitions
+            ]
+            if rows:
+                c.execute(insert(segments), rows)
+
+    def finish_run(self, run_id: str, status: str, records: int, message: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(
+                update(runs)
+                .where(runs.c.run_id == run_id)
+                .values(status=status, records=records, ended_at=_now(), message=message)
+            )
+
+    def set_report_digest(self, run_id: str, sha256: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(runs).where(runs.c.run_id == run_id).values(report_sha256=sha256))
+
+    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            result = c.execute(select(runs).order_by(runs.c.started_at.desc()).limit(limit))
+            return [dict(r._mapping) for r in result]
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(runs).where(runs.c.run_id == run_id)).first()
+            return dict(row._mapping) if row else None
+
+    def run_segments(self, run_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(segments)
+                .where(segments.c.run_id == run_id)
+                .order_by(segments.c.source_topic, segments.c.partition)
+            )
+            return [dict(r._mapping) for r in result]
+
+    # -- what earlier runs left ---------------------------------------------------------------------
+
+    def checkpoints(self, source_cluster_id: str, target_cluster_id: str) -> dict[Key, Checkpoint]:
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(checkpoints).where(
+                    checkpoints.c.source_cluster_id == source_cluster_id,
+                    checkpoints.c.target_cluster_id == target_cluster_id,
+                )
+            )
+            return {
+                (r.source_topic, r.partition, r.target_topic): Checkpoint(r.source_offset, r.target_offset, r.run_id)
+                for r in result
+            }
+
+    def pending_segments(self, source_cluster_id: str, target_cluster_id: str) -> dict[Key, PendingSegment]:
+        """Per partition, the oldest segment not verified since the last checkpoint (where a retry must resume)."""
+        out: dict[Key, PendingSegment] = {}
+        cps = self.checkpoints(source_cluster_id, target_cluster_id)
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(segments)
+                .where(
+                    segments.c.source_cluster_id == source_cluster_id,
+                    segments.c.target_cluster_id == target_cluster_id,
+                    segments.c.status.in_(("planned", "copied", "failed", "mismatch")),
+                )
+                .order_by(segments.c.id)
+            )
+            for r in result:
+                key = (r.source_topic, r.partition, r.target_topic)
+                cp = cps.get(key)
+                if cp is not None and r.source_start < cp.source_offset:
+                    continue  # superseded by a later verified segment
+                out.setdefault(key, PendingSegment(r.run_id, r.source_start, r.target_start))
+        return out
+
+    def known_topics(self, source_cluster_id: str, target_cluster_id: str) -> dict[str, str]:
+        """Source topics copied before (source -> target name) for this pair of clusters."""
+        return {k[0]: k[2] for k in self.checkpoints(source_cluster_id, target_cluster_id)}
+
+    # -- evidence -------------------------------------------------------------------------------------
+
+    def record_nothing_new(self, plan: MigrationPlan) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(segments).where(segments.c.run_id == plan.run_id).values(status="nothing_new"))
+
+    def record_topic(
+        self, plan: MigrationPlan, topic: TopicPlan, copy: TopicOutcome | None, verify: TopicOutcome | None
+    ) -> None:
+        """Store one topic's copy and verification results; advance checkpoints of verified partitions."""
+        copied = {p["partition"]: p for p in (copy.partitions if copy else [])}
+        verified = {p["partition"]: p for p in (verify.partitions if verify else [])}
+        now = _now()
+        with self.engine.begin() as c:
+            for part in topic.partitions:
+                cp_row = copied.get(part.partition)
+                v = verified.get(part.partition)
+                status = _segment_status(part.offset_span, copy, cp_row, v)
+                values: dict[str, Any] = {"status": status}
+                if cp_row:
+                    values.update(
+                        copied_records=cp_row.get("records"),
+                        resumed_records=cp_row.get("resumed_records"),
+                        copy_seconds=cp_row.get("seconds"),
+                        error=cp_row.get("error"),
+                    )
+                elif copy is not None and copy.error and part.offset_span > 0:
+                    values["error"] = copy.error
+                if v:
+                    values.update(
+                        target_end=v["target_end"],
+                        source_records=v["source_records"],
+                        target_records=v["target_records"],
+                        source_checksum=v["source_checksum"],
+                        target_checksum=v["target_checksum"],
+                        first_difference=v["first_difference"],
+                        first_source_offset=v["first_source_offset"],
+                        first_target_offset=v["first_target_offset"],
+                        verify_seconds=v["seconds"],
+                    )
+                where = and_(
+                    segments.c.run_id == plan.run_id,
+                    segments.c.source_topic == topic.source_topic,
+                    segments.c.partition == part.partition,
+                )
+                c.execute(update(segments).where(where).values(**values))
+                if status != "verified" or v is None:
+                    continue
+                segment_id = c.execute(select(segments.c.id).where(where)).scalar_one()
+                c.execute(delete(offset_map).where(offset_map.c.segment_id == segment_id))
+                points = [
+                    {"segment_id": segment_id, "source_offset": s, "target_offset": t}
+                    for s, t in v.get("offset_map", [])
+                ]
+                if points:
+                    c.execute(insert(offset_map), points)
+                self._advance(
+                    c, plan, topic.source_topic, topic.target_topic, part.partition, part.end, v["target_end"], now
+                )
+
+    def _advance(
+        self,
+        c: Any,
+        plan: MigrationPlan,
+        source_topic: str,
+        target_topic: str,
+        partition: int,
+        source_offset: int,
+        target_offset: int,
+        now: datetime,
+    ) -> None:
+        key = {
+            "source_cluster_id": plan.source.cluster_id,
+            "source_topic": source_topic,
+            "partition": partition,
+            "target_cluster_id": plan.target.cluster_id,
+            "target_topic": target_topic,
+        }
+        where = and_(*(checkpoints.c[k] == v for k, v in key.items()))
+        current = c.execute(select(checkpoints.c.source_offset).where(where)).scalar()
+        values = {
+            "source_offset": source_offset,
+            "target_offset": target_offset,
+            "run_id": plan.run_id,
+            "updated_at": now,
+        }
+        if current is None:
+            c.execute(insert(checkpoints).values(**key, **values))
+        elif source_offset >= current:  # never move a checkpoint backwards
+            c.execute(update(checkpoints).where(where).values(**values))
+
+    # -- offset translation -----------------------------------------------------------------------
+
+    def translate(
+        self,
+        source_topic: str,
+        partition: int,
+        offset: int,
+        target_topic: str | None = None,
+        source_cluster_id: str | None = None,
+        target_cluster_id: str | None = None,
+    ) -> Translation:
+        conditions = [
+            segments.c.source_topic == source_topic,
+            segments.c.partition == partition,
+            segments.c.status == "verified",
+        ]
+        for column, value in (
+            (segments.c.target_topic, target_topic),
+            (segments.c.source_cluster_id, source_cluster_id),
+            (segments.c.target_cluster_id, target_cluster_id),
+        ):
+            if value is not None:
+                conditions.append(column == value)
+        with self.engine.connect() as c:
+            found = c.execute(select(segments).where(*conditions).order_by(segments.c.source_start)).all()
+            if not found:
+                raise MigrationError(
+                    f"The ledger has no verified copy of {source_topic}[{partition}]"
+                    + (f" to {target_topic}" if target_topic else "")
+                    + "; run a migration first."
+                )
+            pairs = {(r.source_cluster_id, r.target_cluster_id, r.target_topic) for r in found}
+            if len(pairs) > 1:
+                options = ", ".join(f"{s} -> {t} topic {n}" for s, t, n in sorted(pairs))
+                raise MigrationError(
+                    f"{source_topic}[{partition}] was copied to several places ({options}); "
+                    "name --target-topic and/or the clusters."
+                )
+            covering = [r for r in found if r.source_start <= offset <= r.source_end and r.source_end > r.source_start]
+            if not covering:
+                low = min(r.source_start for r in found)
+                high = max(r.source_end for r in found)
+                raise MigrationError(
+                    f"Source offset {offset} of {source_topic}[{partition}] is outside the verified copies "
+                    f"(offsets {low}..{high}); it was not copied yet or expired before the first run."
+                )
+            seg = covering[-1] if offset == covering[-1].source_end else covering[0]
+            points = [
+                (r.source_offset, r.target_offset)
+                for r in c.execute(
+                    select(offset_map).where(offset_map.c.segment_id == seg.id).order_by(offset_map.c.source_offset)
+                )
+            ]
+        target_offset = translate(points, seg.source_end, seg.target_end, offset)
+        return Translation(
+            source_topic=source_topic,
+            partition=partition,
+            source_offset=offset,
+            target_topic=seg.target_topic,
+            target_offset=target_offset,
+            run_id=seg.run_id,
+            source_cluster_id=seg.source_cluster_id,
+            target_cluster_id=seg.target_cluster_id,
+        )
+
+    def segment_count(self) -> int:
+        with self.engine.connect() as c:
+            return int(c.execute(select(func.count()).select_from(segments)).scalar_one())
+
+
+def _segment_status(
+    span: int, copy: TopicOutcome | None, copied: Mapping[str, Any] | None, verified: Mapping[str, Any] | None
+) -> str:
+    if copied is not None and copied.get("error"):
+        return "failed"
+    if span > 0 and copied is None and copy is not None and copy.status != "ok":
+        return "failed"
+    if verified is None:
+        return "copied" if copied is not None else "planned"
+    return "verified" if verified["match"] else "mismatch"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
