@@ -39,15 +39,21 @@ EXCLUDED_CONFIGS: dict[str, str] = {
 
 def validate_rename_template(template: str) -> None:
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
         raise ConfigurationError(
             f"Rename template {template!r} is malformed ({exc}); example: 'src.{{topic}}'."
         ) from None
-    if fields != ["topic"]:
+    if [f for f, _, _ in parsed] != ["topic"]:
         raise ConfigurationError(
             f"Rename template {template!r} must contain the placeholder {{topic}} exactly once and no other "
             "placeholder, e.g. '{topic}' (same names) or 'src.{topic}'."
+        )
+    if parsed[0][1] or parsed[0][2]:
+        # '{topic:.3}' would truncate names (two topics into one target), '{topic:x}' would crash format().
+        raise ConfigurationError(
+            f"Rename template {template!r} must use the plain placeholder {{topic}}, without a conversion "
+            "('!r') or format spec (':...'), e.g. 'src.{topic}'."
         )
     sample = template.format(topic="t")
     if not _LEGAL_TOPIC.fullmatch(sample.replace("t", "a")):

@@ -10,7 +10,15 @@ from typing import Any
 from kafka_migration.config import MigrationOptions
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import StepResults, TopicOutcome
-from kafka_migration.summary import VERIFIED, all_verified, render_plan, render_table, summarize, topic_verdict
+from kafka_migration.summary import (
+    VERIFIED,
+    all_verified,
+    render_plan,
+    render_table,
+    run_status,
+    summarize,
+    topic_verdict,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +35,50 @@ def state_dir() -> Path:
     return Path(Variable.get(STATE_DIR_VARIABLE, default=default))
 
 
+LEDGER_CONNECTION = "kafka_migration_ledger"
+LEDGER_VARIABLE = "kafka_migration_ledger_url"
+
+
+def ledger_url() -> str:
+    """Connection ``kafka_migration_ledger``, else Variable ``kafka_migration_ledger_url``,
+    else SQLite in the state dir."""
+    from airflow.sdk import BaseHook, Variable
+
+    from kafka_migration.ledger import default_ledger_url
+
+    try:
+        conn = BaseHook.get_connection(LEDGER_CONNECTION)
+    except Exception:
+        conn = None
+    if conn is not None:
+        from sqlalchemy.engine import URL
+
+        if conn.conn_type in ("postgres", "postgresql"):
+            return URL.create(
+                "postgresql+psycopg",
+                username=conn.login,
+                password=conn.password,
+                host=conn.host,
+                port=conn.port,
+                database=conn.schema,
+            ).render_as_string(hide_password=False)
+        if conn.conn_type == "sqlite":
+            return f"sqlite:///{conn.host}"
+        return conn.get_uri()
+    return Variable.get(LEDGER_VARIABLE, default=None) or default_ledger_url(state_dir())
+
+
+def open_ledger():  # type: ignore[no-untyped-def]
+    from kafka_migration.ledger import Ledger
+
+    return Ledger.open(ledger_url())
+
+
 def _label(topics: list[str]) -> str:
     return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
 
 
-def plan_run(params: dict[str, Any], run_id: str) -> dict[str, Any]:
+def plan_run(params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration") -> dict[str, Any]:
     """Plan the run and return the small descriptors the mapped tasks expand over."""
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.clients import KafkaCluster
@@ -45,11 +92,16 @@ def plan_run(params: dict[str, Any], run_id: str) -> dict[str, Any]:
     target = KafkaCluster(
         KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config()
     )
-    plan = build_plan(source, target, options, run_id=safe_run_id(run_id))
+    ledger = open_ledger()
+    plan = build_plan(source, target, options, run_id=safe_run_id(f"{dag_id}__{run_id}"), ledger=ledger)
     directory = run_dir(state_dir(), plan.run_id)
     plan_path = directory / "plan.json"
     plan.write(plan_path)
+    ledger.start_run(plan, trigger="airflow", dag_id=dag_id, dag_run_id=run_id)
     log.info("%s", render_plan(plan))
+    nothing_new = plan.offset_span == 0 and not any(t.create for t in plan.topics)
+    if nothing_new and not options.dry_run:
+        log.info("Nothing new on the source since the last verified run: no Spark job will run.")
     jobs = [
         {
             "run_id": plan.run_id,
@@ -65,8 +117,13 @@ def plan_run(params: dict[str, Any], run_id: str) -> dict[str, Any]:
     if options.dry_run:
         log.info("Dry run: the plan is written to %s; nothing will be created or copied.", plan_path)
     return {
-        "plan": {"run_id": plan.run_id, "plan_path": str(plan_path), "dry_run": options.dry_run},
-        "jobs": [] if options.dry_run else jobs,
+        "plan": {
+            "run_id": plan.run_id,
+            "plan_path": str(plan_path),
+            "dry_run": options.dry_run,
+            "nothing_new": nothing_new,
+        },
+        "jobs": [] if options.dry_run or nothing_new else jobs,
     }
 
 
@@ -76,8 +133,8 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     from kafka_migration.clients import KafkaCluster
     from kafka_migration.topics import create_target_topics
 
-    if planned["dry_run"]:
-        log.info("Dry run: no topic created.")
+    if planned["dry_run"] or planned.get("nothing_new"):
+        log.info("Dry run or nothing new: no topic created." if planned["dry_run"] else "Nothing new to copy.")
         return []
     plan = MigrationPlan.read(Path(planned["plan_path"]))
     target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
@@ -100,6 +157,7 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     copy = _step_outcomes(path, "copy").get(topic)
     verify = _step_outcomes(path, "verify").get(topic)
     verdict, detail = topic_verdict(copy, verify)
+    open_ledger().record_topic(plan, plan.topic(topic), copy, verify)
     rows = [
         r
         for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {})
@@ -129,11 +187,22 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
 def summarize_run(planned: dict[str, Any]) -> dict[str, Any]:
     path = Path(planned["plan_path"])
     plan = MigrationPlan.read(path)
+    ledger = open_ledger()
     if planned["dry_run"]:
+        ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
         log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
         return {"run_id": plan.run_id, "verified": False, "dry_run": True}
+    for warning in plan.warnings:
+        log.warning("%s", warning)
+    if planned.get("nothing_new"):
+        ledger.record_nothing_new(plan)
+        ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
+        log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
+        return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
     rows = summarize(plan, _step_outcomes(path, "copy"), _step_outcomes(path, "verify"))
     log.info("\n%s", render_table(rows))
+    status = run_status(rows)
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")

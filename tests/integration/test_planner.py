@@ -1,0 +1,240 @@
+"""Planning and target-topic creation against real (embedded) brokers: build_plan, create_target_topics."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+from harness.seed import create_topic, producer, seal_partitions, send
+from kafka_migration.clients import KafkaCluster, client_settings
+from kafka_migration.config import ClusterConfig, MigrationOptions
+from kafka_migration.exceptions import (
+    ClusterUnreachableError,
+    ConfigurationError,
+    NoTopicsMatchedError,
+    TopicConflictError,
+)
+from kafka_migration.ledger import Ledger, default_ledger_url
+from kafka_migration.pipeline import run_migration
+from kafka_migration.plan import MigrationPlan
+from kafka_migration.planner import build_plan
+from kafka_migration.topics import create_target_topics
+
+pytestmark = pytest.mark.integration
+
+DEAD = "127.0.0.1:1"  # nothing listens there: connections are refused
+
+
+def _cluster(role: str, bootstrap: str) -> KafkaCluster:
+    return KafkaCluster(ClusterConfig(role, {"bootstrap.servers": bootstrap}))
+
+
+def _plan(source: str, target: str, **options: Any) -> MigrationPlan:
+    return build_plan(_cluster("source", source), _cluster("target", target), MigrationOptions(**options))
+
+
+def _admin(bootstrap: str) -> Any:
+    return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
+
+
+def _topics(bootstrap: str) -> dict[str, int]:
+    """Topic name -> partition count."""
+    return {name: len(t.partitions) for name, t in _admin(bootstrap).list_topics(timeout=10).topics.items()}
+
+
+def _fill(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
+    p = producer(bootstrap)
+    for i in range(per_partition * partitions):
+        send(p, topic, i % partitions, f"k{i}".encode(), f"v{i}".encode())
+    p.flush(10)
+    # Embedded broker: ListOffsets "latest" is right only after a single-record batch (harness/seed.py).
+    seal_partitions(bootstrap, topic, range(partitions))
+
+
+def test_selection_internal_topics_rename_and_partition_counts(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    prefix = f"sel{unique}"
+    wanted = {f"{prefix}.orders": 3, f"{prefix}.empty": 2}
+    excluded = f"{prefix}.scratch"
+    internal = [f"{prefix}.store-internal", f"{prefix}.mm2.replica", f"__{prefix}_offsets"]
+    for name, n in wanted.items():
+        create_topic(clusters.source, name, n)
+    for name in [excluded, *internal, f"other{unique}"]:
+        create_topic(clusters.source, name, 1)
+    _fill(clusters.source, f"{prefix}.orders", 3, 10)
+
+    plan = _plan(
+        clusters.source, clusters.target, include=f"(__)?{prefix}.*", exclude=f"{prefix}\\.scratch", rename="src.{topic}"
+    )
+
+    assert {t.source_topic: t.target_topic for t in plan.topics} == {n: f"src.{n}" for n in wanted}
+    assert plan.skipped_topics[excluded] == "matches the exclude pattern"
+    for name in internal:
+        assert plan.skipped_topics[name].startswith("internal topic"), name
+    assert f"other{unique}" not in plan.skipped_topics  # out of scope, not "skipped"
+    orders = plan.topic(f"{prefix}.orders")
+    assert [(p.partition, p.start, p.end, p.target_start) for p in orders.partitions] == [
+        (p, 0, 11, 0) for p in range(3)
+    ]
+    assert [(p.start, p.end) for p in plan.topic(f"{prefix}.empty").partitions] == [(0, 0), (0, 0)]
+    assert all(t.create for t in plan.topics)
+
+    created = create_target_topics(plan, _cluster("target", clusters.target))
+
+    assert sorted(created) == sorted(f"src.{n}" for n in wanted)
+    on_target = _topics(clusters.target)
+    for name, n in wanted.items():
+        assert on_target[f"src.{name}"] == n  # same partition count as the source
+        assert name not in on_target
+    for name in [excluded, *internal]:
+        assert name not in on_target and f"src.{name}" not in on_target
+    # Running it again is harmless: the topics exist and are kept.
+    assert create_target_topics(plan, _cluster("target", clusters.target)) == []
+
+    # An internal topic is selected when the include pattern names it.
+    named = _plan(clusters.source, clusters.target, include=f"{prefix}\\.mm2\\.replica", rename="src.{topic}")
+    assert [t.source_topic for t in named.topics] == [f"{prefix}.mm2.replica"]
+
+
+def test_topic_configs_are_copied_except_excluded_ones(clusters, unique, embedded_topic_configs) -> None:  # type: ignore[no-untyped-def]
+    # embedded_topic_configs: the embedded broker reports the configs set on a topic as
+    # defaults (source DEFAULT_CONFIG), so the product, which copies only entries set on
+    # the topic, would copy none. The fixture relabels them as Apache Kafka reports them
+    # (DYNAMIC_TOPIC_CONFIG); only then can config sync be exercised here.
+    topic = f"cfg{unique}"
+    copied = {"retention.ms": "604800000", "cleanup.policy": "compact", "max.message.bytes": "2097152"}
+    excluded = {"min.insync.replicas": "1", "message.timestamp.type": "CreateTime"}
+    create_topic(clusters.source, topic, 2, {**copied, **excluded})
+
+    plan = _plan(clusters.source, clusters.target, include=topic)
+    (topic_plan,) = plan.topics
+    assert topic_plan.configs == copied
+    assert set(topic_plan.skipped_configs) == set(excluded)
+    assert all(topic_plan.skipped_configs.values())  # each with its reason
+
+    create_target_topics(plan, _cluster("target", clusters.target))
+
+    admin = _admin(clusters.target)  # keep the client alive until its future is resolved
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+    on_target = {name: entry.value for name, entry in future.result(timeout=15).items()}
+    for name, value in copied.items():
+        assert on_target.get(name) == value, name
+    for name in excluded:
+        assert name not in on_target, name
+    assert _topics(clusters.target)[topic] == 2
+
+
+def test_existing_compatible_target_topics_are_accepted(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    same, wider = f"same{unique}", f"wider{unique}"
+    for name in (same, wider):
+        create_topic(clusters.source, name, 2)
+        _fill(clusters.source, name, 2, 5)
+    create_topic(clusters.target, same, 2)  # empty, same partition count
+    create_topic(clusters.target, wider, 4)  # empty, more partitions: accepted with a warning
+
+    plan = _plan(clusters.source, clusters.target, include=f"(same|wider){unique}")
+
+    assert {t.source_topic: t.create for t in plan.topics} == {same: False, wider: False}
+    assert any("receive nothing" in w for w in plan.topic(wider).warnings)
+    assert all(p.target_start == 0 for t in plan.topics for p in t.partitions)
+    assert create_target_topics(plan, _cluster("target", clusters.target)) == []
+    assert {k: v for k, v in _topics(clusters.target).items() if k in (same, wider)} == {same: 2, wider: 4}
+
+
+def test_target_with_fewer_partitions_is_a_conflict_and_nothing_is_created(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    wide, fine = f"wide{unique}", f"fine{unique}"
+    create_topic(clusters.source, wide, 4)
+    create_topic(clusters.source, fine, 1)
+    _fill(clusters.source, fine, 1, 3)
+    create_topic(clusters.target, wide, 2)
+    before = _topics(clusters.target)
+
+    with pytest.raises(TopicConflictError) as error:
+        _plan(clusters.source, clusters.target, include=f"(wide|fine){unique}")
+
+    (conflict,) = error.value.conflicts
+    assert f"target topic '{wide}' has 2 partitions but source topic '{wide}' has 4" in conflict
+    assert "nothing was written" in str(error.value)
+    assert _topics(clusters.target) == before
+    assert fine not in before
+
+
+def test_target_partition_holding_records_is_a_conflict(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    topic = f"held{unique}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 2, 5)
+    create_topic(clusters.target, topic, 2)
+    seal_partitions(clusters.target, topic, [1])  # one foreign record in target partition 1 (a batch of its own)
+
+    with pytest.raises(TopicConflictError) as error:
+        _plan(clusters.source, clusters.target, include=topic)
+
+    (conflict,) = error.value.conflicts
+    assert f"target topic '{topic}' partition 1 already holds records (offsets 0..0)" in conflict
+
+
+@pytest.mark.parametrize("role", ["source", "target"])
+def test_unreachable_cluster_is_named_within_30s(clusters, role: str) -> None:  # type: ignore[no-untyped-def]
+    before = _topics(clusters.target)
+    started = time.monotonic()
+    with pytest.raises(ClusterUnreachableError) as error:
+        _plan(DEAD if role == "source" else clusters.source, DEAD if role == "target" else clusters.target)
+    elapsed = time.monotonic() - started
+    assert elapsed < 30, f"took {elapsed:.1f}s"
+    assert f"Cannot reach the {role} cluster at {DEAD}" in str(error.value)
+    assert _topics(clusters.target) == before
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"include": "orders("}, "include pattern 'orders(' is not a valid regular expression"),
+        ({"exclude": "[a-"}, "exclude pattern '[a-' is not a valid regular expression"),
+        ({"rename": "src.{topic"}, "Rename template 'src.{topic' is malformed"),
+    ],
+)
+def test_invalid_options_are_configuration_errors(clusters, options: dict[str, str], message: str) -> None:  # type: ignore[no-untyped-def]
+    before = _topics(clusters.target)
+    with pytest.raises(ConfigurationError) as error:
+        _plan(clusters.source, clusters.target, **options)
+    assert message in str(error.value)
+    assert _topics(clusters.target) == before
+
+
+def test_no_topic_matches_writes_nothing(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    create_topic(clusters.source, f"lonely{unique}", 1)
+    before = _topics(clusters.target)
+
+    with pytest.raises(NoTopicsMatchedError, match=f"matches include 'nothing{unique}.*'"):
+        _plan(clusters.source, clusters.target, include=f"nothing{unique}.*")
+    # everything in scope excluded: also no match, and the exclusion is reported
+    with pytest.raises(NoTopicsMatchedError, match=f"skipped: lonely{unique}"):
+        _plan(clusters.source, clusters.target, include=f"lonely{unique}", exclude="lonely.*")
+
+    assert _topics(clusters.target) == before
+
+
+def test_dry_run_writes_nothing_to_the_target(clusters, unique, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    prefix = f"dry{unique}"
+    create_topic(clusters.source, f"{prefix}.a", 3)
+    create_topic(clusters.source, f"{prefix}.b", 1)
+    _fill(clusters.source, f"{prefix}.a", 3, 4)
+    before = _topics(clusters.target)
+
+    outcome = run_migration(
+        ClusterConfig("source", {"bootstrap.servers": clusters.source}),
+        ClusterConfig("target", {"bootstrap.servers": clusters.target}),
+        MigrationOptions(include=f"{prefix}\\..*", dry_run=True),
+        tmp_path,
+        Ledger.open(default_ledger_url(tmp_path)),
+    )
+
+    assert {t.source_topic for t in outcome.plan.topics} == {f"{prefix}.a", f"{prefix}.b"}
+    assert all(t.create for t in outcome.plan.topics)
+    assert outcome.plan.offset_span == 15
+    assert (outcome.directory / "plan.json").exists()  # the plan is kept locally, for review
+    assert outcome.copy == {} and outcome.verify == {}
+    assert _topics(clusters.target) == before

@@ -1,0 +1,57 @@
+"""Hand-built TopicState / ClusterInfo / TopicPlan objects for the unit tests (no broker)."""
+
+from __future__ import annotations
+
+from kafka_migration.clients import ConfigValue, TopicState
+from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+
+SOURCE = ClusterInfo(role="source", bootstrap="src:9092", cluster_id="src-id", broker_count=3)
+TARGET = ClusterInfo(role="target", bootstrap="tgt:9092", cluster_id="tgt-id", broker_count=2)
+
+
+def topic_state(
+    name: str,
+    partitions: int = 3,
+    *,
+    rf: int = 3,
+    configs: dict[str, str] | None = None,
+    earliest: int | dict[int, int] = 0,
+    latest: int | dict[int, int] = 10,
+) -> TopicState:
+    """A topic whose ``configs`` are all set on the topic itself."""
+    return TopicState(
+        name=name,
+        partitions=partitions,
+        replication_factor=rf,
+        configs={k: ConfigValue(v, set_on_topic=True) for k, v in (configs or {}).items()},
+        earliest=earliest if isinstance(earliest, dict) else dict.fromkeys(range(partitions), earliest),
+        latest=latest if isinstance(latest, dict) else dict.fromkeys(range(partitions), latest),
+    )
+
+
+def topic_plan(source_topic: str, spans: tuple[int, ...] = (10,), target_topic: str | None = None) -> TopicPlan:
+    """A topic plan with one partition per entry of ``spans`` (offsets [0, span))."""
+    return TopicPlan(
+        source_topic=source_topic,
+        target_topic=target_topic or source_topic,
+        partitions=tuple(
+            PartitionPlan(partition=p, start=0, end=span, target_start=0, earliest=0, latest=span)
+            for p, span in enumerate(spans)
+        ),
+        replication_factor=1,
+        configs={},
+        skipped_configs={},
+        create=True,
+    )
+
+
+def migration_plan(*topics: TopicPlan, jobs: tuple[tuple[str, ...], ...] = (), run_id: str = "run-1") -> MigrationPlan:
+    return MigrationPlan(
+        run_id=run_id,
+        created_at="2026-11-22T21:00:00+00:00",
+        source=SOURCE,
+        target=TARGET,
+        options={"include": ".*"},
+        topics=tuple(topics),
+        jobs=jobs,
+    )
