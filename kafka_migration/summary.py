@@ -131,11 +131,15 @@ def render_plan(plan: MigrationPlan) -> str:
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:
+            what = f"offsets {p.start}..{p.end - 1}" if p.offset_span else f"nothing new at offset {p.start}"
             out.append(
-                f"      partition {p.partition}: source offsets {p.start}..{p.end} -> target from {p.target_start}"
+                f"      partition {p.partition}: {what} (from {p.origin}) -> target offset {p.target_start}"
+                + (f"; {p.expired} offsets expired before copying" if p.expired else "")
             )
         for warning in topic.warnings:
             out.append(f"      warning: {warning}")
     for topic, reason in plan.skipped_topics.items():
         out.append(f"  skipped {topic}: {reason}")
+    for warning in plan.warnings:
+        out.append(f"  warning: {warning}")
     return "\n".join(out)

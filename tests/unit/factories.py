@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kafka_migration.clients import ConfigValue, TopicState
 from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 
@@ -55,3 +58,36 @@ def migration_plan(*topics: TopicPlan, jobs: tuple[tuple[str, ...], ...] = (), r
         topics=tuple(topics),
         jobs=jobs,
     )
+
+
+class FakeContext:
+    """Stands in for a SparkContext: records what would be parallelized, returns canned task rows.
+
+    The task function is never called, so nothing talks to Kafka.
+    """
+
+    def __init__(self, rows: list[Any] | None = None, fail: Exception | None = None) -> None:
+        self.rows = rows or []
+        self.fail = fail
+        self.groups: list[str] = []
+        self.parallelized: list[Any] = []
+
+    def setJobGroup(self, group: str, description: str) -> None:
+        self.groups.append(group)
+
+    def parallelize(self, data: list[Any], slices: int) -> FakeContext:
+        self.parallelized = list(data)
+        return self
+
+    def map(self, fn: Callable[[Any], Any]) -> FakeContext:
+        return self
+
+    def collect(self) -> list[Any]:
+        if self.fail is not None:
+            raise self.fail
+        return list(reversed(self.rows))  # the driver must not rely on task order
+
+
+class FakeSpark:
+    def __init__(self, context: FakeContext) -> None:
+        self.sparkContext = context

@@ -88,9 +88,7 @@ class TestTopicPlan:
         assert first == PartitionSlice("a", "b", 0, 0, 10, 0, PartitionSlice.max_message_bytes)
 
     def test_slices_carry_max_message_bytes(self) -> None:
-        plan = TopicPlan(
-            "a", "a", (PartitionPlan(0, 0, 1, 0, 0, 1),), 1, {"max.message.bytes": "5242880"}, {}, True
-        )
+        plan = TopicPlan("a", "a", (PartitionPlan(0, 0, 1, 0, 0, 1),), 1, {"max.message.bytes": "5242880"}, {}, True)
         assert plan.slices(include_empty=False)[0].max_message_bytes == 5242880
 
 

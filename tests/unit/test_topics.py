@@ -44,7 +44,9 @@ class TestRenameTemplate:
         with pytest.raises(ConfigurationError, match="makes illegal topic names"):
             validate_rename_template(template)
 
-    @pytest.mark.parametrize("template", ["{topic!r}", "{topic!s}", "{topic:x}", "{topic:.3}", "{topic:>20}", "{topic:{width}}"])
+    @pytest.mark.parametrize(
+        "template", ["{topic!r}", "{topic!s}", "{topic:x}", "{topic:.3}", "{topic:>20}", "{topic:{width}}"]
+    )
     def test_conversions_and_format_specs_rejected_as_configuration_errors(self, template: str) -> None:
         # A format spec can truncate names ('{topic:.3}' maps 'orders' and 'orderly' to 'ord', so two
         # source topics would be copied into one target topic) or crash str.format ('{topic:x}').
@@ -181,6 +183,11 @@ class TestCompatibility:
         target = topic_state("eu.orders", 3, earliest={0: 0, 1: 4, 2: 0}, latest={0: 0, 1: 9, 2: 0})
         (problem,) = compatibility_problems(topic_state("orders", 3), target)
         assert "target topic 'eu.orders' partition 1 already holds records (offsets 4..8)" in problem
+
+    def test_a_single_record_makes_a_partition_non_empty(self) -> None:
+        target = topic_state("b", 2, earliest={0: 0, 1: 41}, latest={0: 0, 1: 42})
+        (problem,) = compatibility_problems(topic_state("a", 2), target)
+        assert "target topic 'b' partition 1 already holds records (offsets 41..41)" in problem
 
     def test_non_empty_check_reports_one_partition_per_topic(self) -> None:
         problems = compatibility_problems(topic_state("a", 3), topic_state("b", 3, latest=5))

@@ -1,0 +1,132 @@
+"""Incremental and resumable runs through the real CLI, Spark and both ledger backends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from harness.data import read_partition, without_offsets
+from harness.seed import create_topic, producer, seal_partitions, send
+from kafka_migration.clients import client_settings
+from kafka_migration.ledger import Ledger
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+
+def _cli(clusters, topic: str, tmp_path: Path, ledger_url: str, **popen) -> list[str]:  # type: ignore[no-untyped-def]
+    return [
+        sys.executable, "-m", "harness.cli", "run",
+        "--source", clusters.source, "--target", clusters.target,
+        "--include", topic, "--state-dir", str(tmp_path), "--ledger", ledger_url, "--master", "local[2]",
+    ]  # fmt: skip
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _fill(bootstrap: str, topic: str, partitions: int, count: int, tag: str) -> None:
+    p = producer(bootstrap, **{"linger.ms": 50})
+    for i in range(count):
+        send(p, topic, i % partitions, f"{tag}-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
+    p.flush(60)
+    seal_partitions(bootstrap, topic, range(partitions))
+
+
+def _assert_exact_copy(clusters, topic: str, partitions: int) -> None:  # type: ignore[no-untyped-def]
+    for partition in range(partitions):
+        source = without_offsets(read_partition(clusters.source, topic, partition))
+        target = without_offsets(read_partition(clusters.target, topic, partition))
+        assert len(target) == len(source), f"partition {partition}: {len(target)} target vs {len(source)} source"
+        assert target == source, f"partition {partition} differs"
+
+
+def _target_size(bootstrap: str, topic: str, partitions: int) -> int:
+    admin = AdminClient(client_settings({"bootstrap.servers": bootstrap}))
+    try:
+        futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)})
+        return sum(f.result(5).offset for f in futures.values())
+    except Exception:
+        return 0
+
+
+def test_killed_copy_resumes_without_loss_or_duplicates(clusters, unique, tmp_path: Path, ledger_url: str) -> None:  # type: ignore[no-untyped-def]
+    topic = f"resume{unique}"
+    create_topic(clusters.source, topic, 2)
+    total = 300_000
+    _fill(clusters.source, topic, 2, total, "r")
+
+    process = subprocess.Popen(
+        _cli(clusters, topic, tmp_path, ledger_url),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # one process group: CLI, spark-submit, JVM and Python workers
+    )
+    deadline = time.monotonic() + 240
+    try:
+        while _target_size(clusters.target, topic, 2) < 20_000:
+            assert process.poll() is None, "the copy finished before it could be interrupted; use more data"
+            assert time.monotonic() < deadline, "the copy never started"
+            time.sleep(0.1)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the whole Spark job dies mid-copy
+        process.wait(timeout=30)
+    partial = _target_size(clusters.target, topic, 2)
+    assert 0 < partial < total + 2
+
+    result = _run(_cli(clusters, topic, tmp_path, ledger_url))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "(from resume)" in result.stdout
+    _assert_exact_copy(clusters, topic, 2)
+    runs = Ledger.open(ledger_url).runs()
+    assert [r["status"] for r in runs] == ["verified", "running"]  # the killed run never finished
+
+
+def test_runs_are_incremental_and_never_double(clusters, unique, tmp_path: Path, ledger_url: str) -> None:  # type: ignore[no-untyped-def]
+    topic = f"incr{unique}"
+    create_topic(clusters.source, topic, 3)
+    _fill(clusters.source, topic, 3, 3000, "a")
+
+    first = _run(_cli(clusters, topic, tmp_path, ledger_url))
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    second = _run(_cli(clusters, topic, tmp_path, ledger_url))
+    assert second.returncode == 0 and "nothing new on the source" in second.stdout
+    _assert_exact_copy(clusters, topic, 3)
+
+    _fill(clusters.source, topic, 3, 900, "b")
+    third = _run(_cli(clusters, topic, tmp_path, ledger_url))
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert "(from checkpoint)" in third.stdout
+    assert "903 records copied" in third.stdout  # only the new records (900 + 3 seals)
+    _assert_exact_copy(clusters, topic, 3)
+    statuses = [r["status"] for r in Ledger.open(ledger_url).runs()]
+    assert statuses == ["verified", "up_to_date", "verified"]
+
+
+def test_foreign_records_on_the_target_stop_that_partition(clusters, unique, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    topic = f"foreign{unique}"
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 2, 200, "a")
+    assert _run(_cli(clusters, topic, tmp_path, ledger_url)).returncode == 0
+
+    intruder = producer(clusters.target)  # another producer writes into partition 1 of the target
+    send(intruder, topic, 1, b"intruder", b"not from the source")
+    intruder.flush(10)
+    before = read_partition(clusters.target, topic, 1)
+    _fill(clusters.source, topic, 2, 100, "b")
+
+    result = _run(_cli(clusters, topic, tmp_path, ledger_url))
+    assert result.returncode == 3, result.stdout[-3000:]
+    assert f"target {topic}[1] offset" in result.stdout and "did not write" in result.stdout
+    assert read_partition(clusters.target, topic, 1) == before  # nothing more written there
+    _assert_exact_copy_partition_0 = without_offsets(read_partition(clusters.source, topic, 0))
+    assert without_offsets(read_partition(clusters.target, topic, 0)) == _assert_exact_copy_partition_0

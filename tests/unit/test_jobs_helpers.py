@@ -1,0 +1,157 @@
+"""kafka_migration.spark.jobs: job selection, task error extraction, per-topic aggregation (no Spark)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from kafka_migration.results import FAILED, MISMATCH, OK
+from kafka_migration.spark.jobs import _task_error, run_step, run_topic, select_jobs
+from tests.unit.factories import FakeContext, FakeSpark, migration_plan, topic_plan
+
+
+def _plan_with_jobs(n: int):  # type: ignore[no-untyped-def]
+    topics = [topic_plan(f"t{i}") for i in range(n)]
+    return migration_plan(*topics, jobs=tuple((t.source_topic,) for t in topics))
+
+
+class TestSelectJobs:
+    @pytest.mark.parametrize("jobs", [[], ["all"], ["1", "all"]])
+    def test_all(self, jobs: list[str]) -> None:
+        assert select_jobs(_plan_with_jobs(3), jobs) == [0, 1, 2]
+
+    def test_repeated_and_comma_separated_sorted_and_deduplicated(self) -> None:
+        assert select_jobs(_plan_with_jobs(4), ["3", "0,2", "2,"]) == [0, 2, 3]
+
+    def test_single(self) -> None:
+        assert select_jobs(_plan_with_jobs(4), ["1"]) == [1]
+
+    @pytest.mark.parametrize("job", ["3", "-1"])
+    def test_out_of_range_names_job_and_count(self, job: str) -> None:
+        with pytest.raises(SystemExit, match=rf"job {job} is not in the plan \(it has 3 jobs\)"):
+            select_jobs(_plan_with_jobs(3), [job])
+
+    def test_plan_without_jobs(self) -> None:
+        assert select_jobs(_plan_with_jobs(0), ["all"]) == []
+        with pytest.raises(SystemExit, match="it has 0 jobs"):
+            select_jobs(_plan_with_jobs(0), ["0"])
+
+
+PY4J_TEXT = """An error occurred while calling o71.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times, most recent \
+failure: Lost task 0.0 in stage 3.0 (TID 3) (host executor driver): org.apache.spark.api.python.PythonException: \
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/kafka_migration/copy.py", line 120, in copy_partition
+    raise CopyError(message)
+kafka_migration.exceptions.CopyError: orders[2]: target rejected record at offset 17: MSG_SIZE_TOO_LARGE
+
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(PythonRunner.scala:572)
+\tat org.apache.spark.rdd.RDD.iterator(RDD.scala:328)
+"""
+
+
+class TestTaskError:
+    def test_pipeline_error_without_jvm_stack(self) -> None:
+        error = _task_error(Exception(PY4J_TEXT))
+        assert error == "CopyError: orders[2]: target rejected record at offset 17: MSG_SIZE_TOO_LARGE"
+
+    def test_other_python_error_line(self) -> None:
+        text = (
+            "Traceback (most recent call last):\n  File 'x.py', line 1\nValueError: bad literal\n\tat org.x(Y.java:1)"
+        )
+        assert _task_error(Exception(text)) == "ValueError: bad literal"
+
+    def test_last_matching_line_wins(self) -> None:
+        text = "RuntimeError: first\nsomething\nKeyError: second"
+        assert _task_error(Exception(text)) == "KeyError: second"
+
+    def test_plain_message_last_line(self) -> None:
+        assert _task_error(Exception("context\nthe actual problem\n")) == "the actual problem"
+
+    def test_empty_message_falls_back_to_repr(self) -> None:
+        assert _task_error(TimeoutError()) == "TimeoutError()"
+
+
+# --- run_topic / run_step with a stand-in SparkContext: aggregation only, the task function is not run.
+
+
+@dataclass
+class CopyRow:
+    partition: int
+    records: int
+    bytes: int
+    error: str | None = None
+
+
+@dataclass
+class VerifyRow:
+    partition: int
+    source_records: int
+    target_records: int
+    match: bool
+    first_difference: str | None = None
+    first_source_offset: int | None = None
+    first_target_offset: int | None = None
+    error: str | None = None
+
+
+class TestRunTopic:
+    def test_copy_ok_sorted_by_partition(self) -> None:
+        ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 4, 40)])
+        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 4)), {}, {})
+        assert outcome.status == OK and outcome.error is None
+        assert [p["partition"] for p in outcome.partitions] == [0, 1]
+        assert (outcome.records, outcome.bytes) == (7, 70)
+        assert ctx.groups == ["copy:a"]
+
+    def test_copy_skips_empty_slices_verify_keeps_them(self) -> None:
+        ctx = FakeContext()
+        run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 0)), {}, {})
+        assert [s.partition for s in ctx.parallelized] == [0]
+        run_topic(FakeSpark(ctx), "verify", topic_plan("a", (3, 0)), {}, {})
+        assert [s.partition for s in ctx.parallelized] == [0, 1]
+
+    def test_nothing_to_copy_runs_no_tasks(self) -> None:
+        ctx = FakeContext(fail=AssertionError("no task expected"))
+        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (0, 0)), {}, {})
+        assert outcome.status == OK and outcome.partitions == []
+
+    def test_copy_partition_errors_fail_the_topic(self) -> None:
+        ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 0, 0, "broker down")])
+        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 4)), {}, {})
+        assert outcome.status == FAILED
+        assert outcome.error == "partition 1: broker down"
+
+    def test_failed_task_keeps_the_python_error(self) -> None:
+        ctx = FakeContext(fail=Exception(PY4J_TEXT))
+        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("orders", (3,)), {}, {})
+        assert outcome.status == FAILED
+        assert outcome.error is not None and outcome.error.startswith("CopyError: orders[2]")
+        assert outcome.partitions == []
+
+    def test_verify_mismatch_names_partition_and_offsets(self) -> None:
+        rows = [VerifyRow(0, 3, 3, True), VerifyRow(1, 4, 4, False, "value", 12, 10)]
+        outcome = run_topic(FakeSpark(FakeContext(rows)), "verify", topic_plan("a", (3, 4)), {}, {})
+        assert outcome.status == MISMATCH
+        assert outcome.error == (
+            "partition 1: value at source offset 12 / target offset 10 (source 4 records, target 4)"
+        )
+
+
+class TestRunStep:
+    def test_unknown_step(self) -> None:
+        with pytest.raises(ValueError, match="unknown step 'move'"):
+            run_step(FakeSpark(FakeContext()), "move", migration_plan(), [], {}, {})
+
+    def test_results_keyed_in_plan_order_with_callback(self) -> None:
+        topics = [topic_plan("small", (0,)), topic_plan("big", (0,))]
+        plan = migration_plan(*topics, run_id="run-9")
+        done: list[str] = []
+        results = run_step(
+            FakeSpark(FakeContext()), "copy", plan, topics, {}, {}, on_topic_done=lambda o: done.append(o.source_topic)
+        )
+        assert results.step == "copy" and results.run_id == "run-9"
+        assert list(results.topics) == ["small", "big"]
+        assert sorted(done) == ["big", "small"]
+        assert results.ok
