@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,9 @@ def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0)
     log_path = log_dir / f"{name}.log"
     log_file = log_path.open("wb")
     url = f"tcp://127.0.0.1:{port}"
+    # A new cluster id per start: each process is a new, empty cluster, and the ledger keys
+    # checkpoints by cluster id (a reused id would look like a cluster whose topics were recreated).
+    cluster_id = f"{name}-{uuid.uuid4().hex[:8]}"
     process = subprocess.Popen(
         [
             broker_binary(),
@@ -77,7 +81,7 @@ def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0)
             "--advertised-listener-url",
             url,
             "--cluster-id",
-            name,
+            cluster_id,
         ],
         stdout=log_file,
         stderr=subprocess.STDOUT,
