@@ -7,6 +7,7 @@ or configuration (nothing written); 3 any other failure (a copy error, Spark).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
-from kafka_migration.exceptions import MigrationError
+from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.spark.submit import SparkSettings
 from kafka_migration.summary import render_plan, render_table
 
@@ -77,7 +78,17 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
     )
     run.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    run.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
     run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+    report = sub.add_parser(
+        "report",
+        help="regenerate a run's report from the ledger (report RUN_ID), or check a report (report verify FILE)",
+    )
+    report.add_argument("what", nargs="+", metavar="RUN_ID | verify FILE")
+    report.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    report.add_argument("--state-dir", type=Path, default=None)
+    report.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
 
     history = sub.add_parser("history", help="list the runs in the ledger")
     history.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
@@ -107,6 +118,34 @@ def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         or default_ledger_url(args.state_dir or default_state_dir())
     )
     return Ledger.open(url)
+
+
+def _reports_dir(args: argparse.Namespace) -> Path:
+    return args.report_dir or (args.state_dir or default_state_dir()) / "reports"
+
+
+def _report(args: argparse.Namespace) -> int:
+    from kafka_migration.report import generate_report, verify_report
+
+    ledger = _ledger(args)
+    if args.what[0] == "verify":
+        if len(args.what) != 2:
+            raise ConfigurationError("usage: kafka-migrate report verify FILE")
+        path = Path(args.what[1])
+        try:
+            run_id = json.loads(path.read_text())["run"]["run_id"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"{path} is not a kafka-migration report.json ({exc})")
+            return EXIT_MISMATCH
+        run = ledger.run(run_id)
+        ok, message = verify_report(path, run["report_sha256"] if run else None)
+        print(message)
+        return EXIT_OK if ok else EXIT_MISMATCH
+    if len(args.what) != 1:
+        raise ConfigurationError("usage: kafka-migrate report RUN_ID")
+    files = generate_report(ledger, args.what[0], _reports_dir(args))
+    print(f"Report of run {args.what[0]}: {files.html} ({files.sha256} recorded in the ledger)")
+    return EXIT_OK
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -227,11 +266,19 @@ def _run(args: argparse.Namespace) -> int:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK
     if outcome.nothing_new:
+        from kafka_migration.report import generate_report
+
+        files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
+        print(f"Report: {files.html}")
         return EXIT_OK
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
+    from kafka_migration.report import generate_report
+
+    files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
+    print(f"Report: {files.html} (report.json {files.sha256})")
     if outcome.verified:
         print(f"Migration {outcome.plan.run_id} verified: every partition matches on count and checksum.")
         return EXIT_OK
@@ -248,20 +295,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    commands = {"run": _run, "report": _report, "history": _history, "offsets": _translate}
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "history":
-            return _history(args)
-        if args.command == "offsets":
-            return _translate(args)
+        return commands[args.command](args)
     except MigrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -151,6 +151,9 @@ def plan_topic(
     run, or first-run rule); without it a partition starts at its earliest offset.
     """
     copied, skipped = split_configs(source.topic_settings())
+    if "max.message.bytes" not in copied and _max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
+        # raised on the source broker, not the topic: the target's default would reject the largest records
+        copied["max.message.bytes"] = str(_max_message_bytes(source))
     warnings: list[str] = []
     if source.config("message.timestamp.type") == "LogAppendTime":
         warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")

@@ -40,6 +40,7 @@ runs = Table(
     Column("warnings", JSON, nullable=False, default=list),
     Column("report_sha256", String(80)),
     Column("message", Text),
+    Column("plan", JSON),  # 0002
 )
 
 segments = Table(
@@ -70,6 +71,7 @@ segments = Table(
     Column("copy_seconds", Float),
     Column("verify_seconds", Float),
     Column("error", Text),
+    Column("copied_bytes", BigInteger),  # 0002
     UniqueConstraint("run_id", "source_topic", "partition", name="uq_km_segments_run_partition"),
     Index("ix_km_segments_key", "source_cluster_id", "source_topic", "partition", "target_cluster_id", "target_topic"),
 )

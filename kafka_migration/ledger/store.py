@@ -133,6 +133,7 @@ class Ledger:
                 "topics": len(plan.topics),
                 "records": 0,
                 "warnings": list(plan.warnings),
+                "plan": plan.to_dict(),
             }
             if exists:
                 c.execute(update(runs).where(runs.c.run_id == plan.run_id).values(**values))
@@ -255,6 +256,7 @@ class Ledger:
                 if cp_row:
                     values.update(
                         copied_records=cp_row.get("records"),
+                        copied_bytes=cp_row.get("bytes"),
                         resumed_records=cp_row.get("resumed_records"),
                         copy_seconds=cp_row.get("seconds"),
                         error=cp_row.get("error"),

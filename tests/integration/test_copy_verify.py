@@ -8,6 +8,7 @@ transaction markers; the copy writes contiguous offsets).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -44,11 +45,13 @@ def _plan_and_create(clusters: Any, include: str) -> MigrationPlan:
 
 
 def _planned_source(bootstrap: str, task: PartitionSlice) -> list[dict[str, Any]]:
-    return [r for r in read_partition(bootstrap, task.source_topic, task.partition) if task.start <= r["offset"] < task.end]
+    return [
+        r for r in read_partition(bootstrap, task.source_topic, task.partition) if task.start <= r["offset"] < task.end
+    ]
 
 
 def _has_gaps(records: list[dict[str, Any]]) -> bool:
-    return any(b["offset"] - a["offset"] > 1 for a, b in zip(records, records[1:], strict=False))
+    return any(b["offset"] - a["offset"] > 1 for a, b in itertools.pairwise(records))
 
 
 def _seed_rich(bootstrap: str, topic: str) -> None:

@@ -281,3 +281,18 @@ class TestPlanTopic:
             (8, 20, 8, "checkpoint"),
             (20, 20, 8, "checkpoint"),
         ]
+
+
+def test_raised_broker_level_record_limit_travels_to_the_new_target_topic() -> None:
+    from kafka_migration.clients import ConfigValue, TopicState
+    from kafka_migration.plan import ClusterInfo
+    from kafka_migration.topics import plan_topic
+
+    # Apache Kafka reports the effective limit with a broker source when the topic does not override it.
+    source = TopicState("big", 1, 1, {"max.message.bytes": ConfigValue("5242880", set_on_topic=False)}, {0: 0}, {0: 3})
+    plan, problems = plan_topic(source, "big", None, ClusterInfo("target", "t:9092", "tgt", 1), None)
+    assert problems == [] and plan.configs == {"max.message.bytes": "5242880"}
+    default = TopicState(
+        "small", 1, 1, {"max.message.bytes": ConfigValue("1048588", set_on_topic=False)}, {0: 0}, {0: 3}
+    )
+    assert plan_topic(default, "small", None, ClusterInfo("target", "t:9092", "tgt", 1), None)[0].configs == {}
