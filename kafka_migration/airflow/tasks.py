@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.airflow import settings
 from kafka_migration.config import MigrationOptions
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import StepResults, TopicOutcome
@@ -26,13 +26,10 @@ STATE_DIR_VARIABLE = "kafka_migration_state_dir"
 
 
 def state_dir() -> Path:
-    """Airflow Variable ``kafka_migration_state_dir``, else $KAFKA_MIGRATION_STATE_DIR, else under $AIRFLOW_HOME."""
+    """Airflow Variable ``kafka_migration_state_dir``, else the [kafka_migration] option or environment."""
     from airflow.sdk import Variable
 
-    default = os.environ.get("KAFKA_MIGRATION_STATE_DIR") or os.path.join(
-        os.environ.get("AIRFLOW_HOME", os.path.expanduser("~/airflow")), "kafka-migration"
-    )
-    return Path(Variable.get(STATE_DIR_VARIABLE, default=default))
+    return Path(Variable.get(STATE_DIR_VARIABLE, default=None) or settings.state_dir())
 
 
 LEDGER_CONNECTION = "kafka_migration_ledger"
@@ -43,8 +40,6 @@ def ledger_url() -> str:
     """Connection ``kafka_migration_ledger``, else Variable ``kafka_migration_ledger_url``,
     else SQLite in the state dir."""
     from airflow.sdk import BaseHook, Variable
-
-    from kafka_migration.ledger import default_ledger_url
 
     try:
         conn = BaseHook.get_connection(LEDGER_CONNECTION)
@@ -65,7 +60,7 @@ def ledger_url() -> str:
         if conn.conn_type == "sqlite":
             return f"sqlite:///{conn.host}"
         return conn.get_uri()
-    return Variable.get(LEDGER_VARIABLE, default=None) or default_ledger_url(state_dir())
+    return Variable.get(LEDGER_VARIABLE, default=None) or settings.configured_ledger_url()
 
 
 def open_ledger():  # type: ignore[no-untyped-def]
@@ -184,6 +179,13 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     return {"topic": topic, "verdict": verdict, "records": verify.records if verify else 0}
 
 
+def _write_report(ledger: Any, run_id: str) -> None:
+    from kafka_migration.report import generate_report
+
+    files = generate_report(ledger, run_id, settings.reports_dir())
+    log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
+
+
 def summarize_run(planned: dict[str, Any]) -> dict[str, Any]:
     path = Path(planned["plan_path"])
     plan = MigrationPlan.read(path)
@@ -197,12 +199,14 @@ def summarize_run(planned: dict[str, Any]) -> dict[str, Any]:
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
         ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
+        _write_report(ledger, plan.run_id)
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
     rows = summarize(plan, _step_outcomes(path, "copy"), _step_outcomes(path, "verify"))
     log.info("\n%s", render_table(rows))
     status = run_status(rows)
     ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
+    _write_report(ledger, plan.run_id)
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")

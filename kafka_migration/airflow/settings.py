@@ -1,0 +1,43 @@
+"""Where the state directory, reports and ledger live; the same answer in tasks, plugin and CLI.
+
+Order: Airflow Variable (tasks only), ``[kafka_migration]`` option in airflow.cfg
+(or ``AIRFLOW__KAFKA_MIGRATION__*``), ``KAFKA_MIGRATION_*`` environment variable,
+then a default under ``$AIRFLOW_HOME``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _airflow_option(key: str) -> str | None:
+    try:
+        from airflow.configuration import conf
+
+        value = conf.get("kafka_migration", key, fallback=None)
+    except Exception:
+        return None
+    return value or None
+
+
+def state_dir() -> Path:
+    value = (
+        _airflow_option("state_dir")
+        or os.environ.get("KAFKA_MIGRATION_STATE_DIR")
+        or os.path.join(os.environ.get("AIRFLOW_HOME", os.path.expanduser("~/airflow")), "kafka-migration")
+    )
+    return Path(value)
+
+
+def reports_dir() -> Path:
+    value = _airflow_option("reports_dir") or os.environ.get("KAFKA_MIGRATION_REPORTS_DIR")
+    return Path(value) if value else state_dir() / "reports"
+
+
+def configured_ledger_url() -> str:
+    from kafka_migration.ledger import default_ledger_url
+
+    return (
+        _airflow_option("ledger_url") or os.environ.get("KAFKA_MIGRATION_LEDGER_URL") or default_ledger_url(state_dir())
+    )
