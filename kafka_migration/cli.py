@@ -22,6 +22,7 @@ from kafka_migration.spark.submit import SparkSettings
 from kafka_migration.summary import render_plan, render_table
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
+_RECORDS = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
 _PROGRESS = re.compile(
     r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)"
 )
@@ -224,9 +225,9 @@ def _run(args: argparse.Namespace) -> int:
         TextColumn("{task.description:<8}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("topics"),
+        TextColumn("records"),
         TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"),
+        TextColumn("{task.fields[topics]} topics done {task.fields[last]}"),
         console=console,
         transient=False,
     )
@@ -236,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
         print(render_plan(plan))
         if not args.dry_run and plan.offset_span:
             for step in ("copy", "verify"):
-                tasks[step] = progress.add_task(step, total=len(plan.topics), last="", start=False)
+                tasks[step] = progress.add_task(step, total=plan.offset_span, last="", topics=0, start=False)
 
     def on_step(step: str) -> None:
         if step in tasks:
@@ -244,11 +245,14 @@ def _run(args: argparse.Namespace) -> int:
 
     def on_line(line: str) -> None:
         if args.verbose:
-            progress.console.print(line, markup=False, highlight=False)
+            progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        records = _RECORDS.search(line)
+        if records and records.group(1) in tasks:
+            progress.update(tasks[records.group(1)], completed=int(records.group(2).replace(",", "")))
         match = _PROGRESS.match(line)
         if match and match.group(1) in tasks:
             step, topic, status, done, _total = match.groups()
-            progress.update(tasks[step], completed=int(done), last=f"{topic}: {status}")
+            progress.update(tasks[step], topics=int(done), last=f"(last: {topic}: {status})")
 
     with progress:
         outcome = run_migration(
@@ -262,6 +266,8 @@ def _run(args: argparse.Namespace) -> int:
             on_line=on_line,
             on_step=on_step,
         )
+        for task in progress.tasks:  # the last datagrams may be lost; the steps are done
+            progress.update(task.id, completed=task.total)
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK

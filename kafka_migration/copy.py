@@ -188,11 +188,17 @@ def copy_partition(
 
 
 def copy_partition_safely(
-    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+    task: PartitionSlice,
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
 ) -> PartitionCopyResult:
     """``copy_partition`` that reports its failure instead of raising, so sibling partitions finish."""
+    from kafka_migration.progress import ProgressSender
+
+    sender = ProgressSender(progress_address, task.source_topic, task.partition)
     try:
-        return copy_partition(task, source_settings, target_settings)
+        return copy_partition(task, source_settings, target_settings, progress=sender.update)
     except Exception as exc:
         message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
         return PartitionCopyResult(
@@ -206,3 +212,5 @@ def copy_partition_safely(
             seconds=0.0,
             error=message,
         )
+    finally:
+        sender.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,10 @@ class PartitionVerification:
 
 
 def verify_partition(
-    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+    task: PartitionSlice,
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress: Callable[[int, int], None] | None = None,
 ) -> PartitionVerification:
     started = time.monotonic()
     source_sum = RangeChecksum()
@@ -59,6 +62,8 @@ def verify_partition(
         tgt_bytes = encode_record(*message_fields(tgt)) if tgt is not None else None
         if src_bytes is not None:
             source_sum.add(src_bytes)
+            if progress is not None and not source_sum.count % 1000:
+                progress(source_sum.count, source_sum.bytes)
         if tgt_bytes is not None:
             target_sum.add(tgt_bytes)
             target_end = tgt.offset() + 1
@@ -95,11 +100,17 @@ def verify_partition(
 
 
 def verify_partition_safely(
-    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+    task: PartitionSlice,
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
 ) -> PartitionVerification:
     """``verify_partition`` that reports a failed read as a failed verification instead of raising."""
+    from kafka_migration.progress import ProgressSender
+
+    sender = ProgressSender(progress_address, task.source_topic, task.partition)
     try:
-        return verify_partition(task, source_settings, target_settings)
+        return verify_partition(task, source_settings, target_settings, progress=sender.update)
     except Exception as exc:
         message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
         return PartitionVerification(
@@ -121,3 +132,5 @@ def verify_partition_safely(
             seconds=0.0,
             error=message,
         )
+    finally:
+        sender.close()

@@ -42,7 +42,12 @@ def _task_error(exc: BaseException) -> str:
 
 
 def run_topic(
-    spark: Any, step: str, topic: TopicPlan, source: Mapping[str, Any], target: Mapping[str, Any]
+    spark: Any,
+    step: str,
+    topic: TopicPlan,
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
 ) -> TopicOutcome:
     """One Spark job for one topic: a task per partition slice."""
     sc = spark.sparkContext
@@ -57,12 +62,18 @@ def run_topic(
         elif step == "copy":
             from kafka_migration.copy import copy_partition_safely
 
-            rows = sc.parallelize(slices, len(slices)).map(lambda t: copy_partition_safely(t, source, target)).collect()
+            rows = (
+                sc.parallelize(slices, len(slices))
+                .map(lambda t: copy_partition_safely(t, source, target, progress_address))
+                .collect()
+            )
         else:
             from kafka_migration.verify import verify_partition_safely
 
             rows = (
-                sc.parallelize(slices, len(slices)).map(lambda t: verify_partition_safely(t, source, target)).collect()
+                sc.parallelize(slices, len(slices))
+                .map(lambda t: verify_partition_safely(t, source, target, progress_address))
+                .collect()
             )
     except Exception as exc:  # a failed task: keep the topic's error, let other topics finish
         error = _task_error(exc)
@@ -119,8 +130,14 @@ def run_step(
     outcomes: dict[str, TopicOutcome] = {}
     lock = threading.Lock()
 
+    from kafka_migration.progress import ProgressCollector
+
+    driver_host = spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+    collector = ProgressCollector(step, sum(t.offset_span for t in topics), host=driver_host)
+
     def one(topic: TopicPlan) -> None:
-        outcome = run_topic(spark, step, topic, source, target)
+        outcome = run_topic(spark, step, topic, source, target, collector.address)
+        collector.topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
         with lock:
             outcomes[topic.source_topic] = outcome
             log.info(
@@ -140,7 +157,10 @@ def run_step(
 
     # Biggest topics first so they do not end up as the long tail.
     ordered = sorted(topics, key=lambda t: -t.offset_span)
-    with ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic") as pool:
+    with (
+        collector,
+        ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic") as pool,
+    ):
         for future in [pool.submit(one, t) for t in ordered]:
             future.result()
     return StepResults(

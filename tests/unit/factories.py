@@ -75,6 +75,9 @@ class FakeContext:
     def setJobGroup(self, group: str, description: str) -> None:
         self.groups.append(group)
 
+    def getConf(self) -> dict[str, str]:
+        return {}
+
     def parallelize(self, data: list[Any], slices: int) -> FakeContext:
         self.parallelized = list(data)
         return self

@@ -1,0 +1,132 @@
+"""Live progress of copy and verification while Spark tasks run.
+
+Spark reports a task's results only when it ends, and one task copies a whole
+partition. So each task sends a small UDP datagram to the driver about once a
+second (records and bytes so far); the driver adds them up and logs done/total
+and rates. Datagrams may be lost: progress is informational, never evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("kafka_migration.spark")
+
+Address = tuple[str, int]
+
+
+class ProgressSender:
+    """Executor side: throttled ``update(records, bytes)`` for one partition slice."""
+
+    def __init__(self, address: Address | None, topic: str, partition: int, every: float = 1.0) -> None:
+        self.address = address
+        self.key = f"{topic}\x00{partition}"
+        self.every = every
+        self._last = 0.0
+        self._sock: socket.socket | None = None
+
+    def update(self, records: int, size: int, final: bool = False) -> None:
+        if self.address is None:
+            return
+        now = time.monotonic()
+        if not final and now - self._last < self.every:
+            return
+        self._last = now
+        try:
+            if self._sock is None:
+                self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self._sock.sendto(json.dumps([self.key, records, size]).encode(), self.address)
+        except OSError:
+            self.address = None  # no driver to tell: carry on silently
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+
+
+class ProgressCollector:
+    """Driver side: receives datagrams, logs progress every ``interval`` seconds."""
+
+    def __init__(self, step: str, total: int, host: str = "127.0.0.1", interval: float = 5.0) -> None:
+        self.step = step
+        self.total = total
+        self.interval = interval
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.bind(("0.0.0.0", 0))
+        self._sock.settimeout(0.5)
+        self.address: Address = (host, self._sock.getsockname()[1])
+        self._latest: dict[str, tuple[int, int]] = {}
+        self._finished: dict[str, tuple[int, int]] = {}
+        self._topics_done = 0
+        self._topics = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = [
+            threading.Thread(target=self._receive, name="progress-receive", daemon=True),
+            threading.Thread(target=self._report, name="progress-report", daemon=True),
+        ]
+
+    def __enter__(self) -> ProgressCollector:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=2)
+        self._sock.close()
+
+    def topic_done(self, topic: str, records: int, size: int, topics: int) -> None:
+        """Exact numbers from a finished topic replace whatever datagrams said."""
+        with self._lock:
+            self._latest = {k: v for k, v in self._latest.items() if not k.startswith(topic + "\x00")}
+            self._finished[topic] = (records, size)
+            self._topics_done += 1
+            self._topics = topics
+
+    def totals(self) -> tuple[int, int]:
+        with self._lock:
+            values = list(self._latest.values()) + list(self._finished.values())
+        return sum(v[0] for v in values), sum(v[1] for v in values)
+
+    def _receive(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data, _ = self._sock.recvfrom(4096)
+                key, records, size = json.loads(data)
+            except (TimeoutError, OSError, ValueError):
+                continue
+            with self._lock:
+                if key.split("\x00", 1)[0] not in self._finished:
+                    self._latest[key] = (int(records), int(size))
+
+    def _report(self) -> None:
+        started = last_time = time.monotonic()
+        last_records = last_bytes = 0
+        while not self._stop.wait(self.interval):
+            records, size = self.totals()
+            now = time.monotonic()
+            span = max(now - last_time, 1e-6)
+            log.info(
+                "%s progress: %s / %s records (%.1f%%), %s records/s, %.1f MB/s now; %d topics done; %.0fs elapsed",
+                self.step,
+                f"{records:,}",
+                f"{self.total:,}",
+                100.0 * records / self.total if self.total else 100.0,
+                f"{(records - last_records) / span:,.0f}",
+                (size - last_bytes) / span / 1e6,
+                self._topics_done,
+                now - started,
+            )
+            last_time, last_records, last_bytes = now, records, size
+
+
+def sender_factory(address: Address | None) -> Callable[[str, int], ProgressSender]:
+    return lambda topic, partition: ProgressSender(address, topic, partition)
