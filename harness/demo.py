@@ -153,6 +153,8 @@ def main() -> int:
             f"Independent check of {sum(len(t.partitions) for t in plan.topics)} target partitions: "
             + ("all identical to the source" if not mismatched else f"DIFFERENT: {', '.join(mismatched)}")
         )
+        report = state_dir / "reports" / plan.run_id / "report.html"
+        print(f"Sign-off report: {report}" if report.exists() else "No report was written (see the DAG log).")
         elapsed = time.monotonic() - started
         if state == "success" and all_verified(rows) and not mismatched:
             print(

@@ -189,6 +189,9 @@ def plan_topic(
         for p in range(source.partitions)
         if p in positions
     )
+    if existing is None:
+        # Pin CreateTime on topics we create: a broker default of LogAppendTime would replace the copied timestamps.
+        copied["message.timestamp.type"] = "CreateTime"
     plan = TopicPlan(
         source_topic=source.name,
         target_topic=target_name,
