@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import producer_settings
-from kafka_migration.exceptions import CopyError, ForeignRecordsError, MigrationError
+from kafka_migration.exceptions import CopyError, ForeignRecordsError, describe_failure
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
@@ -200,7 +200,7 @@ def copy_partition_safely(
     try:
         return copy_partition(task, source_settings, target_settings, progress=sender.update)
     except Exception as exc:
-        message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
+        message = describe_failure(exc)
         return PartitionCopyResult(
             source_topic=task.source_topic,
             target_topic=task.target_topic,

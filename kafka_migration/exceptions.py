@@ -48,3 +48,8 @@ class VerificationError(MigrationError):
 
 class SparkJobError(MigrationError):
     """A Spark application exited with an error."""
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Our own errors speak for themselves; anything else is named by its type too."""
+    return str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"

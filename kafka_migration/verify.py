@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_migration.exceptions import MigrationError
+from kafka_migration.exceptions import describe_failure
 from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import records
@@ -112,7 +112,7 @@ def verify_partition_safely(
     try:
         return verify_partition(task, source_settings, target_settings, progress=sender.update)
     except Exception as exc:
-        message = str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"
+        message = describe_failure(exc)
         return PartitionVerification(
             source_topic=task.source_topic,
             target_topic=task.target_topic,

@@ -56,25 +56,16 @@ def run_topic(
     source = dict(source)
     target = dict(target)
     sc.setJobGroup(f"{step}:{topic.source_topic}", f"{step} {topic.source_topic} -> {topic.target_topic}")
+    if step == "copy":
+        from kafka_migration.copy import copy_partition_safely as work
+    else:
+        from kafka_migration.verify import verify_partition_safely as work
     try:
-        if not slices:
-            rows: list[Any] = []
-        elif step == "copy":
-            from kafka_migration.copy import copy_partition_safely
-
-            rows = (
-                sc.parallelize(slices, len(slices))
-                .map(lambda t: copy_partition_safely(t, source, target, progress_address))
-                .collect()
-            )
-        else:
-            from kafka_migration.verify import verify_partition_safely
-
-            rows = (
-                sc.parallelize(slices, len(slices))
-                .map(lambda t: verify_partition_safely(t, source, target, progress_address))
-                .collect()
-            )
+        rows: list[Any] = (
+            sc.parallelize(slices, len(slices)).map(lambda t: work(t, source, target, progress_address)).collect()
+            if slices
+            else []
+        )
     except Exception as exc:  # a failed task: keep the topic's error, let other topics finish
         error = _task_error(exc)
         log.error("%s of topic %s failed: %s", step, topic.source_topic, error)
