@@ -7,10 +7,10 @@ LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c
 STAMP := $(VENV)/.installed-$(LOCK_HASH)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv demo test test-unit test-integration test-e2e lint format lock clean
+.PHONY: help venv system-deps demo test test-unit test-integration test-e2e lint format lock clean bench
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,10 +23,20 @@ $(STAMP): requirements-lock.txt pyproject.toml
 
 venv: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
 
+system-deps: ## headless Chromium for the browser tests (Debian's chromium; installed when missing and run as root)
+	@if command -v chromium >/dev/null 2>&1; then \
+		echo "chromium: $$(command -v chromium)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	else \
+		echo "chromium is missing; as root run: apt-get update && apt-get install -y --no-install-recommends chromium"; \
+		echo "(without it the browser test is skipped, or fails when CI is set)"; \
+	fi
+
 demo: venv ## run the kafka_migration DAG on two embedded clusters and verify it
 	$(PY) harness/demo.py
 
-test: venv lint ## lint, then every test tier (unit, integration, spark, end-to-end)
+test: venv lint system-deps ## lint, then every test tier (unit, integration, spark, end-to-end)
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
@@ -35,8 +45,11 @@ test-unit: venv ## fast tests without brokers or Spark
 test-integration: venv ## tests against embedded brokers (and spark-submit)
 	$(PY) -m pytest -m "integration or spark"
 
-test-e2e: venv ## end-to-end tests through Airflow
+test-e2e: venv system-deps ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
+
+bench: venv ## benchmark: Spark copy/verify vs a single-process baseline (~25 min; ARGS="--quick" for a smoke run)
+	$(PY) -m harness.bench $(ARGS)
 
 lint: venv ## ruff lint and format check
 	$(VENV)/bin/ruff check .

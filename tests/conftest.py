@@ -18,6 +18,23 @@ import pytest
 from harness.embedded import embedded_clusters
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """One isolated Airflow home for the whole session, set before anything imports airflow.
+
+    Airflow reads AIRFLOW_HOME (and opens its metadata DB settings) at import time; a test
+    module that imports it during collection would otherwise bind to ~/airflow.
+    """
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="kafka-migration-airflow-"))
+    repo = Path(__file__).resolve().parents[1]
+    os.environ["AIRFLOW_HOME"] = str(home)
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(repo / "dags")
+    os.environ["AIRFLOW__CORE__PLUGINS_FOLDER"] = str(repo / "plugins")
+    os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+    os.environ["KAFKA_MIGRATION_STATE_DIR"] = str(home / "kafka-migration")
+
+
 class Clusters:
     def __init__(self, source: str, target: str) -> None:
         self.source = source

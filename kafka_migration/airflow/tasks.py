@@ -186,7 +186,9 @@ def _write_report(ledger: Any, run_id: str) -> None:
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
 
 
-def summarize_run(planned: dict[str, Any]) -> dict[str, Any]:
+def summarize_run(planned: dict[str, Any] | None) -> dict[str, Any]:
+    if not planned:
+        raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
     path = Path(planned["plan_path"])
     plan = MigrationPlan.read(path)
     ledger = open_ledger()

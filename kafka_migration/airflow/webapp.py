@@ -7,7 +7,7 @@ tests use it with FastAPI's TestClient.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,13 +37,21 @@ def _status_class(status: str) -> str:
     return "neutral"
 
 
-def create_app(ledger_url: Callable[[], str] | None = None, reports_dir: Callable[[], Path] | None = None) -> FastAPI:
-    """``ledger_url`` and ``reports_dir`` are read per request, so configuration changes need no restart."""
+def create_app(
+    ledger_url: Callable[[], str] | None = None,
+    reports_dir: Callable[[], Path] | None = None,
+    dependencies: Sequence[Any] = (),
+) -> FastAPI:
+    """``ledger_url`` and ``reports_dir`` are read per request, so configuration changes need no restart.
+
+    ``dependencies`` guard every route: Airflow mounts plugin apps without authentication,
+    so the plugin passes Airflow's own access check (see ``plugins/``).
+    """
     from kafka_migration.airflow import settings
 
     get_url = ledger_url or settings.configured_ledger_url
     get_reports = reports_dir or settings.reports_dir
-    app = FastAPI(title="Kafka migrations", docs_url=None, redoc_url=None)
+    app = FastAPI(title="Kafka migrations", docs_url=None, redoc_url=None, dependencies=list(dependencies))
 
     @lru_cache(maxsize=4)
     def ledger_for(url: str) -> Any:

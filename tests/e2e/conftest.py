@@ -15,15 +15,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("airflow-home")
+def airflow_home() -> Iterator[Path]:
+    """The session's Airflow home (tests/conftest.py pytest_configure), with a migrated metadata DB."""
+    home = Path(os.environ["AIRFLOW_HOME"])
     env = {
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-        "KAFKA_MIGRATION_STATE_DIR": str(home / "kafka-migration"),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     saved = {k: os.environ.get(k) for k in env}
