@@ -246,3 +246,18 @@ def test_browser_shows_the_page_and_the_report(chromium: Chromium, migration: Mi
 
     with chromium.session() as anonymous:  # without the cookie the page is refused
         assert migration.run_id not in anonymous.open(f"{api.base_url}/kafka-migrations/")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"topics_per_job": 0}, {"rename": "no-placeholder"}, {"start": "yesterday"}, {"include": ""}],
+    ids=["topics_per_job", "rename", "start", "include"],
+)
+def test_trigger_refuses_bad_params(migration: Migration, api: AirflowClient, bad: dict[str, object]) -> None:
+    # The trigger form and the REST API validate against the same Param schemas; no run is created.
+    before = len(api.get_json(f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"])
+    response = api.request(
+        "POST", f"/api/v2/dags/{DAG_ID}/dagRuns", json={"logical_date": None, "conf": bad}, expect=(400, 422)
+    )
+    assert response.status_code in (400, 422)
+    assert len(api.get_json(f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"]) == before
