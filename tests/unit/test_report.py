@@ -60,3 +60,19 @@ def test_html_is_self_contained_and_escapes_names(tmp_path: Path) -> None:
     markdown = files.markdown.read_text()
     assert markdown.startswith("# Kafka migration report: VERIFIED")
     assert "| `orders` | `copy.orders` | verified |" in markdown
+
+
+def test_cli_report_regenerates_and_verify_catches_tampering(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from kafka_migration.cli import main
+
+    _ledger_with_run(tmp_path, {0: True, 1: True})
+    common = ["--ledger", f"sqlite:///{tmp_path / 'ledger.db'}", "--report-dir", str(tmp_path / "reports")]
+    assert main(["report", "run-<1>", *common]) == 0
+    path = tmp_path / "reports" / "run-<1>" / "report.json"
+    assert main(["report", "verify", str(path), *common[:2]]) == 0
+    assert "is the report the ledger recorded" in capsys.readouterr().out
+
+    path.write_text(path.read_text().replace('"verdict": "VERIFIED"', '"verdict": "VERIFIED "'))
+    assert main(["report", "verify", str(path), *common[:2]]) == 1
+    assert "is NOT the recorded report" in capsys.readouterr().out
+    assert main(["report", "no-such-run", *common]) == 2
