@@ -48,7 +48,7 @@ test-integration: venv ## tests against embedded brokers (and spark-submit)
 test-e2e: venv system-deps ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
 
-bench: venv ## benchmark: Spark copy/verify vs a single-process baseline (~25 min; ARGS="--quick" for a smoke run)
+bench: venv ## benchmark: Spark copy/verify vs a single-process baseline (~15-25 min on 2 cores; ARGS=--quick: ~5 min)
 	$(PY) -m harness.bench $(ARGS)
 
 lint: venv ## ruff lint and format check

@@ -1,0 +1,355 @@
+"""Benchmark helpers: seeding, the single-process baselines, and the worker-memory sampler.
+
+The baselines are what someone would write without this project: one Python
+process, plain confluent-kafka, no Spark.
+
+* ``baseline_copy``: one consumer assigned to every source partition, one producer,
+  a consume -> produce loop that keeps partition, key, value, headers and timestamp.
+  The producer uses the same settings as the project (idempotent, acks=all, lz4,
+  linger 20 ms, 1 MB batches) so the comparison is about the architecture, not about
+  tuning; delivery errors are counted and fail the run.
+* ``plain_verify``: one consumer per cluster, read side by side in one loop; per
+  partition a count and a SHA-256 over a canonical encoding (timestamp, key, value,
+  headers, null distinct from empty) of each side, then compared. Same evidence as
+  the project's verification except that it does not name the first differing offset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness.seed import seal_partitions
+from kafka_migration.clients import client_settings
+
+KEY_BYTES = 10  # b"k%09d"
+TIMESTAMP_BASE = 1_700_000_000_000
+
+# The project's producer defaults (kafka_migration.clients.producer_settings), written out.
+BASELINE_PRODUCER = {
+    "linger.ms": 20,
+    "batch.size": 1024 * 1024,
+    "compression.type": "lz4",
+    "queue.buffering.max.kbytes": 32768,
+    "queue.buffering.max.messages": 100000,
+    "enable.idempotence": True,
+    "acks": "all",
+}
+BASELINE_CONSUMER = {
+    "group.id": "bench-baseline",
+    "enable.auto.commit": False,
+    "enable.partition.eof": True,
+    "auto.offset.reset": "earliest",
+    "fetch.wait.max.ms": 100,  # as the project: the end of a partition is seen after an empty fetch
+}
+
+
+def admin(bootstrap: str) -> AdminClient:
+    return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 60.0) -> None:
+    """Create topics (name -> partitions) in one request and wait until every partition has a leader."""
+    client = admin(bootstrap)
+    futures = client.create_topics([NewTopic(n, p, 1) for n, p in topics.items()], operation_timeout=30)
+    for future in futures.values():
+        future.result(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    pending = set(topics)
+    while pending:
+        metadata = client.list_topics(timeout=15)
+        pending = {
+            n
+            for n in pending
+            if n not in metadata.topics
+            or metadata.topics[n].error is not None
+            or len(metadata.topics[n].partitions) < topics[n]
+            or any(p.leader < 0 for p in metadata.topics[n].partitions.values())
+        }
+        if pending and time.monotonic() > deadline:
+            raise RuntimeError(f"topics without leader after {timeout}s: {sorted(pending)[:5]}")
+        if pending:
+            time.sleep(0.05)
+
+
+def seed_topics(bootstrap: str, topics: Mapping[str, int], records: int, size: int = 200, rng_seed: int = 11) -> float:
+    """Create ``topics`` and fill each with ``records`` records of ``size`` bytes (key + value), round-robin
+    over its partitions, with explicit timestamps; then seal every partition. Returns the seconds taken."""
+    started = time.monotonic()
+    create_topics(bootstrap, topics)
+    rng = random.Random(rng_seed)
+    pool = [rng.randbytes(size - KEY_BYTES) for _ in range(4096)]
+    p = Producer(
+        client_settings(
+            {
+                "bootstrap.servers": bootstrap,
+                "linger.ms": 100,
+                "batch.size": 1024 * 1024,
+                "compression.type": "lz4",
+                "queue.buffering.max.messages": 500000,
+                "queue.buffering.max.kbytes": 262144,
+                "enable.idempotence": True,
+            }
+        )
+    )
+    produce = p.produce
+    for topic, partitions in topics.items():
+        for i in range(records):
+            args = (topic, pool[i & 4095], b"k%09d" % i)
+            kwargs = {"partition": i % partitions, "timestamp": TIMESTAMP_BASE + i}
+            while True:
+                try:
+                    produce(*args, **kwargs)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            if not i & 0xFFFF:
+                p.poll(0)
+    if p.flush(300):
+        raise RuntimeError("seeding: records left unsent after 300 s")
+    for topic, partitions in topics.items():
+        seal_partitions(bootstrap, topic, range(partitions))  # embedded-broker rule: see harness/seed.py
+    return time.monotonic() - started
+
+
+def end_offsets(bootstrap: str, topics: Mapping[str, int]) -> dict[tuple[str, int], int]:
+    consumer = Consumer(client_settings({"bootstrap.servers": bootstrap, **BASELINE_CONSUMER}))
+    try:
+        return {
+            (t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=15, cached=False)[1]
+            for t, n in topics.items()
+            for p in range(n)
+        }
+    finally:
+        consumer.close()
+
+
+@dataclass
+class LoopResult:
+    records: int
+    bytes: int
+    seconds: float  # the loop: clients created -> everything delivered (or read)
+    wall_seconds: float  # including target topic creation
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def baseline_copy(
+    source: str, target: str, topics: Mapping[str, int], rename: str = "{topic}", create: bool = True
+) -> LoopResult:
+    """Copy every partition of ``topics`` (name -> partitions) to the same partition of the renamed target topic."""
+    wall_started = time.monotonic()
+    names = {t: rename.format(topic=t) for t in topics}
+    if create:
+        create_topics(target, {names[t]: n for t, n in topics.items()})
+    started = time.monotonic()
+    errors: list[str] = []
+
+    def on_error(err: Any, msg: Any) -> None:
+        if err is not None:
+            errors.append(err.str())
+
+    consumer = Consumer(client_settings({"bootstrap.servers": source, **BASELINE_CONSUMER}))
+    producer = Producer(
+        client_settings(
+            {
+                "bootstrap.servers": target,
+                **BASELINE_PRODUCER,
+                "delivery.report.only.error": True,
+                "on_delivery": on_error,
+            }
+        )
+    )
+    consumer.assign([TopicPartition(t, p, 0) for t, n in topics.items() for p in range(n)])
+    remaining = {(t, p) for t, n in topics.items() for p in range(n)}
+    produce = producer.produce
+    poll = producer.poll
+    count = 0
+    size = 0
+    eof = KafkaError._PARTITION_EOF
+    try:
+        while remaining:
+            for msg in consumer.consume(1000, 0.1):
+                err = msg.error()
+                if err is not None:
+                    if err.code() == eof:
+                        remaining.discard((msg.topic(), msg.partition()))
+                        continue
+                    raise RuntimeError(f"baseline copy: {err.str()}")
+                key = msg.key()
+                value = msg.value()
+                while True:
+                    try:
+                        produce(
+                            names[msg.topic()],
+                            value,
+                            key,
+                            partition=msg.partition(),
+                            timestamp=msg.timestamp()[1],
+                            headers=msg.headers(),
+                        )
+                        break
+                    except BufferError:
+                        poll(0.05)
+                count += 1
+                size += (len(key) if key else 0) + (len(value) if value else 0)
+            poll(0)
+            if errors:
+                raise RuntimeError(f"baseline copy: delivery failed: {errors[0]}")
+        left = producer.flush(300)
+    finally:
+        consumer.close()
+    if left or errors:
+        raise RuntimeError(f"baseline copy: {left} unsent, errors {errors[:1]}")
+    done = time.monotonic()
+    return LoopResult(count, size, done - started, done - wall_started)
+
+
+def _canonical(msg: Any) -> bytes:
+    key = msg.key()
+    value = msg.value()
+    headers = msg.headers()
+    head = b"%d|%d|%d|" % (msg.timestamp()[1], -1 if key is None else len(key), -1 if value is None else len(value))
+    parts = [head, key or b"", value or b""]
+    if headers:
+        for name, data in headers:
+            parts.append(b"%d|%s|%d|" % (len(name), name.encode(), -1 if data is None else len(data)))
+            parts.append(data or b"")
+    return b"".join(parts)
+
+
+def plain_verify(
+    source: str, target: str, topics: Mapping[str, int], rename: str = "{topic}"
+) -> tuple[LoopResult, list[str]]:
+    """Read source and target side by side in one loop; compare count and checksum per partition.
+
+    Returns the result (``records`` counts the source side) and the list of mismatching partitions.
+    """
+    started = time.monotonic()
+    names = {t: rename.format(topic=t) for t in topics}
+    sides = {}
+    for side, bootstrap, mapping in (("source", source, {t: t for t in topics}), ("target", target, names)):
+        consumer = Consumer(client_settings({"bootstrap.servers": bootstrap, **BASELINE_CONSUMER}))
+        consumer.assign([TopicPartition(mapping[t], p, 0) for t, n in topics.items() for p in range(n)])
+        sides[side] = {
+            "consumer": consumer,
+            "remaining": {(mapping[t], p) for t, n in topics.items() for p in range(n)},
+            "hashes": {},
+            "counts": {},
+        }
+    eof = KafkaError._PARTITION_EOF
+    size = 0
+    try:
+        while any(s["remaining"] for s in sides.values()):
+            for side, state in sides.items():
+                if not state["remaining"]:
+                    continue
+                hashes = state["hashes"]
+                counts = state["counts"]
+                for msg in state["consumer"].consume(1000, 0.05):
+                    err = msg.error()
+                    tp = (msg.topic(), msg.partition())
+                    if err is not None:
+                        if err.code() == eof:
+                            state["remaining"].discard(tp)
+                            continue
+                        raise RuntimeError(f"plain verify ({side}): {err.str()}")
+                    h = hashes.get(tp)
+                    if h is None:
+                        h = hashes[tp] = hashlib.sha256()
+                        counts[tp] = 0
+                    h.update(_canonical(msg))
+                    counts[tp] += 1
+                    if side == "source":
+                        key = msg.key()
+                        value = msg.value()
+                        size += (len(key) if key else 0) + (len(value) if value else 0)
+    finally:
+        for state in sides.values():
+            state["consumer"].close()
+    mismatches = []
+    total = 0
+    for t, n in topics.items():
+        for p in range(n):
+            src_n = sides["source"]["counts"].get((t, p), 0)
+            tgt_n = sides["target"]["counts"].get((names[t], p), 0)
+            src_h = sides["source"]["hashes"].get((t, p))
+            tgt_h = sides["target"]["hashes"].get((names[t], p))
+            total += src_n
+            if src_n != tgt_n or (src_h and src_h.digest()) != (tgt_h and tgt_h.digest()):
+                mismatches.append(f"{t}[{p}]: source {src_n} records, target {tgt_n}")
+    seconds = time.monotonic() - started
+    return LoopResult(total, size, seconds, seconds), mismatches
+
+
+WORKER_MARKERS = ("pyspark.daemon", "pyspark.worker", "pyspark/daemon.py", "pyspark/worker.py")
+
+
+class WorkerRssSampler:
+    """Every ``interval`` seconds, the RSS of each process whose command line names a PySpark Python worker.
+
+    Keeps the largest single-process RSS seen, the largest sum over those processes,
+    and how many distinct worker processes were seen.
+    """
+
+    def __init__(self, interval: float = 0.2, markers: Iterable[str] = WORKER_MARKERS) -> None:
+        self.interval = interval
+        self.markers = tuple(markers)
+        self.max_single = 0
+        self.max_total = 0
+        self.samples = 0
+        self.pids: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+        # pid -> (psutil.Process, or None when not a worker; when first seen). A process is
+        # looked at again during its first seconds: between fork and exec it still shows
+        # its parent's command line.
+        self._known: dict[int, tuple[Any, float]] = {}
+
+    def __enter__(self) -> WorkerRssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            now = time.monotonic()
+            total = 0
+            live = set(psutil.pids())
+            for pid in list(self._known):
+                if pid not in live:
+                    del self._known[pid]
+            for pid in live:
+                proc, first_seen = self._known.get(pid, (None, now))
+                if proc is None and now - first_seen < 3.0:
+                    try:
+                        candidate = psutil.Process(pid)
+                        cmdline = " ".join(candidate.cmdline())
+                    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                        continue
+                    proc = candidate if any(m in cmdline for m in self.markers) else None
+                    self._known[pid] = (proc, first_seen)
+                if proc is None:
+                    continue
+                try:
+                    rss = proc.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                    continue
+                self.pids.add(pid)
+                total += rss
+                self.max_single = max(self.max_single, rss)
+            self.max_total = max(self.max_total, total)
+            self.samples += 1
+            self._stop.wait(self.interval)
