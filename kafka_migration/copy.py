@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import producer_settings
-from kafka_migration.exceptions import CopyError, ForeignRecordsError, describe_failure
+from kafka_migration.exceptions import CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
@@ -32,6 +32,10 @@ class PartitionCopyResult:
     seconds: float
     resumed_records: int = 0  # found already on the target from an interrupted attempt
     error: str | None = None
+
+    @classmethod
+    def failed(cls, task: PartitionSlice, message: str) -> PartitionCopyResult:
+        return cls(task.source_topic, task.target_topic, task.partition, task.start, task.end, 0, 0, 0.0, error=message)
 
 
 def reconcile(
@@ -194,23 +198,8 @@ def copy_partition_safely(
     progress_address: tuple[str, int] | None = None,
 ) -> PartitionCopyResult:
     """``copy_partition`` that reports its failure instead of raising, so sibling partitions finish."""
-    from kafka_migration.progress import ProgressSender
+    from kafka_migration.progress import run_guarded
 
-    sender = ProgressSender(progress_address, task.source_topic, task.partition)
-    try:
-        return copy_partition(task, source_settings, target_settings, progress=sender.update)
-    except Exception as exc:
-        message = describe_failure(exc)
-        return PartitionCopyResult(
-            source_topic=task.source_topic,
-            target_topic=task.target_topic,
-            partition=task.partition,
-            start=task.start,
-            end=task.end,
-            records=0,
-            bytes=0,
-            seconds=0.0,
-            error=message,
-        )
-    finally:
-        sender.close()
+    return run_guarded(
+        copy_partition, PartitionCopyResult.failed, task, source_settings, target_settings, progress_address
+    )

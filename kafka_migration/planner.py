@@ -74,7 +74,7 @@ def build_plan(
     source_states = source.topic_states(selection.selected)
     target_states = target.topic_states(names.values())
     checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}
-    pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id) if ledger else {}
+    pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id, checkpoints) if ledger else {}
     first_start = parse_start(options.start)
     skipped = dict(selection.skipped)
     warnings: list[str] = []
@@ -108,7 +108,7 @@ def build_plan(
         raise TopicConflictError(problems)
     disappeared: dict[str, str] = {}
     if ledger is not None:
-        known = ledger.known_topics(source_info.cluster_id, target_info.cluster_id)
+        known = {topic: target for topic, _, target in checkpoints}  # topics copied before
         in_scope = select_topics(known, options.include, options.exclude).selected
         disappeared = {t: known[t] for t in in_scope if t not in all_topics}
         warnings.extend(

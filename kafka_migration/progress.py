@@ -128,5 +128,21 @@ class ProgressCollector:
             last_time, last_records, last_bytes = now, records, size
 
 
-def sender_factory(address: Address | None) -> Callable[[str, int], ProgressSender]:
-    return lambda topic, partition: ProgressSender(address, topic, partition)
+def run_guarded(
+    work: Callable[..., Any],
+    failed: Callable[[Any, str], Any],
+    task: Any,
+    source: Any,
+    target: Any,
+    progress_address: Address | None,
+) -> Any:
+    """Run one slice's ``work`` with progress; a failure becomes ``failed(task, message)``, so siblings finish."""
+    from kafka_migration.exceptions import describe_failure
+
+    sender = ProgressSender(progress_address, task.source_topic, task.partition)
+    try:
+        return work(task, source, target, progress=sender.update)
+    except Exception as exc:
+        return failed(task, describe_failure(exc))
+    finally:
+        sender.close()

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_migration.exceptions import describe_failure
 from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import records
@@ -41,6 +40,28 @@ class PartitionVerification:
     seconds: float
     offset_map: list[tuple[int, int]] = field(default_factory=list)
     error: str | None = None
+
+    @classmethod
+    def failed(cls, task: PartitionSlice, message: str) -> PartitionVerification:
+        return cls(
+            source_topic=task.source_topic,
+            target_topic=task.target_topic,
+            partition=task.partition,
+            source_start=task.start,
+            source_end=task.end,
+            target_start=task.target_start,
+            target_end=task.target_start,
+            source_records=0,
+            target_records=0,
+            source_checksum="",
+            target_checksum="",
+            match=False,
+            first_difference=f"verification could not read: {message}",
+            first_source_offset=None,
+            first_target_offset=None,
+            seconds=0.0,
+            error=message,
+        )
 
 
 def verify_partition(
@@ -106,31 +127,8 @@ def verify_partition_safely(
     progress_address: tuple[str, int] | None = None,
 ) -> PartitionVerification:
     """``verify_partition`` that reports a failed read as a failed verification instead of raising."""
-    from kafka_migration.progress import ProgressSender
+    from kafka_migration.progress import run_guarded
 
-    sender = ProgressSender(progress_address, task.source_topic, task.partition)
-    try:
-        return verify_partition(task, source_settings, target_settings, progress=sender.update)
-    except Exception as exc:
-        message = describe_failure(exc)
-        return PartitionVerification(
-            source_topic=task.source_topic,
-            target_topic=task.target_topic,
-            partition=task.partition,
-            source_start=task.start,
-            source_end=task.end,
-            target_start=task.target_start,
-            target_end=task.target_start,
-            source_records=0,
-            target_records=0,
-            source_checksum="",
-            target_checksum="",
-            match=False,
-            first_difference=f"verification could not read: {message}",
-            first_source_offset=None,
-            first_target_offset=None,
-            seconds=0.0,
-            error=message,
-        )
-    finally:
-        sender.close()
+    return run_guarded(
+        verify_partition, PartitionVerification.failed, task, source_settings, target_settings, progress_address
+    )

@@ -9,7 +9,7 @@ from typing import Any
 from kafka_migration.airflow import settings
 from kafka_migration.config import MigrationOptions
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import StepResults, TopicOutcome
+from kafka_migration.results import StepResults, TopicOutcome, merge
 from kafka_migration.summary import (
     VERIFIED,
     all_verified,
@@ -139,10 +139,7 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
 
 
 def _step_outcomes(plan_path: Path, step: str) -> dict[str, TopicOutcome]:
-    outcomes: dict[str, TopicOutcome] = {}
-    for path in sorted(plan_path.parent.glob(f"{step}-job*.json")):
-        outcomes.update(StepResults.read(path).topics)
-    return outcomes
+    return merge([StepResults.read(path) for path in sorted(plan_path.parent.glob(f"{step}-job*.json"))])
 
 
 def topic_result(plan_path: str, topic: str) -> dict[str, Any]:

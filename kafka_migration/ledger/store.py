@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import Engine, and_, create_engine, delete, event, insert, select, update
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError
@@ -208,10 +208,12 @@ class Ledger:
                 for r in result
             }
 
-    def pending_segments(self, source_cluster_id: str, target_cluster_id: str) -> dict[Key, PendingSegment]:
+    def pending_segments(
+        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Mapping[Key, Checkpoint] | None = None
+    ) -> dict[Key, PendingSegment]:
         """Per partition, the oldest segment not verified since the last checkpoint (where a retry must resume)."""
         out: dict[Key, PendingSegment] = {}
-        cps = self.checkpoints(source_cluster_id, target_cluster_id)
+        cps = self.checkpoints(source_cluster_id, target_cluster_id) if checkpoints is None else checkpoints
         with self.engine.connect() as c:
             result = c.execute(
                 select(segments)
@@ -390,10 +392,6 @@ class Ledger:
             source_cluster_id=seg.source_cluster_id,
             target_cluster_id=seg.target_cluster_id,
         )
-
-    def segment_count(self) -> int:
-        with self.engine.connect() as c:
-            return int(c.execute(select(func.count()).select_from(segments)).scalar_one())
 
 
 def _segment_status(
