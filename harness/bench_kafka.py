@@ -48,7 +48,7 @@ BASELINE_CONSUMER = {
     "enable.auto.commit": False,
     "enable.partition.eof": True,
     "auto.offset.reset": "earliest",
-    "fetch.wait.max.ms": 100,  # as the project: the end of a partition is seen after an empty fetch
+    "fetch.wait.max.ms": 10,  # as the project: the end of a partition is seen after an empty fetch
 }
 
 

@@ -44,8 +44,9 @@ def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Reader settings: bounded prefetch memory, no group membership, fail on missing offsets."""
     defaults = {
         "queued.max.messages.kbytes": 16384,
-        # The end of a partition is only seen after an empty fetch; do not wait long for it.
-        "fetch.wait.max.ms": 100,
+        # The end of a partition is only seen after an empty fetch, which the broker holds this
+        # long: the reader never waits for new records, so keep it short.
+        "fetch.wait.max.ms": 10,
         "fetch.max.bytes": 16 * 1024 * 1024,
         "receive.message.max.bytes": 32 * 1024 * 1024,
         "socket.connection.setup.timeout.ms": 15000,

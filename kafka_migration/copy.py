@@ -16,7 +16,7 @@ from typing import Any
 from kafka_migration.clients import producer_settings
 from kafka_migration.exceptions import CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import read_range, records
+from kafka_migration.reader import end_offset, read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
 
 
@@ -46,8 +46,10 @@ def reconcile(
     An interrupted copy leaves a prefix of the planned range on the target (the
     idempotent producer keeps order). Anything else there was written by someone
     else, and the partition is left alone. Counters from before a crash are not
-    trusted: the target itself is read.
+    trusted: the target itself is read, unless it ends where the plan starts writing.
     """
+    if end_offset(target_settings, task.target_topic, task.partition, what="target") == task.target_start:
+        return 0, task.start
     present = 0
     resume_from = task.start
     where = f"target {task.target_topic}[{task.partition}]"

@@ -16,8 +16,9 @@ from kafka_migration.clients import consumer_settings
 from kafka_migration.exceptions import CopyError
 
 BATCH = 1000
-# consume() waits for a full batch or this long: short, so small ranges do not wait.
-POLL_SECONDS = 0.05
+# consume() returns once it has the number of messages asked for, else after this long
+# (also after the partition end was seen): short, so the end of a range costs no wait.
+POLL_SECONDS = 0.01
 
 
 def records(
@@ -47,8 +48,11 @@ def read_range(
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
         last_progress = time.monotonic()
+        next_offset = start
         while True:
-            messages = consumer.consume(num_messages=BATCH, timeout=POLL_SECONDS)
+            # Never ask for more than the range still holds: consume() would wait for them.
+            wanted = BATCH if end is None else max(1, min(BATCH, end - next_offset))
+            messages = consumer.consume(num_messages=wanted, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
                     raise CopyError(
@@ -78,6 +82,7 @@ def read_range(
                         )
                     )
                 offset = msg.offset()
+                next_offset = offset + 1
                 if end is not None and offset >= end:
                     done = True
                     break
@@ -89,5 +94,21 @@ def read_range(
                 yield batch
             if done:
                 return
+    finally:
+        consumer.close()
+
+
+def end_offset(settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float = 15.0) -> int:
+    """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer(consumer_settings(settings))
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1])
+    except KafkaException as exc:
+        raise CopyError(
+            f"Could not read the end offset of {what} {topic}[{partition}]: {exc.args[0].str()}. Check that the "
+            f"{what} cluster is reachable and the topic exists, then rerun."
+        ) from exc
     finally:
         consumer.close()
