@@ -6,7 +6,7 @@ one session, alternating and repeated (medians reported):
 1. copy: N records of 200 bytes (10-byte key + 190-byte value, no headers) in one
    topic of 8 partitions. Baseline: one Python process, confluent-kafka consume ->
    produce (harness/bench_kafka.py). Project: build_plan + create_target_topics +
-   spark.submit.run_step("copy") with ``local[*]``. Steady state = time inside the
+   spark.submit.run_step("copy") with the product's default master. Steady state = time inside the
    Spark application (StepResults.seconds); with start-up = plan + topics +
    spark-submit wall time.
 2. many topics: T topics x 4 partitions x 1,000 records, the whole run
@@ -62,6 +62,7 @@ MANY_PARTITIONS = 4
 MANY_RECORDS = 1000
 BIG_TOPIC = "bench.copy"
 HALF_TOPIC = "bench.half"
+WARMUP_TOPIC = "bench.warmup"
 MANY_PREFIX = "many.t"
 MB = 1_000_000
 
@@ -74,6 +75,24 @@ TARGETS = {
 }
 
 _started = time.monotonic()
+
+
+class _Spark:
+    """The Spark settings of every project run: the product's defaults, as ``kafka-migrate run`` uses them."""
+
+    def __init__(self) -> None:
+        from kafka_migration.spark.submit import SparkSettings
+
+        self.settings = SparkSettings()
+
+    def use(self, master: str | None) -> None:
+        from kafka_migration.spark.submit import SparkSettings
+
+        if master:
+            self.settings = SparkSettings(master=master)
+
+
+SPARK = _Spark()
 
 
 def say(message: str) -> None:
@@ -189,7 +208,7 @@ def project_copy(source: str, target: str, topic: str, run_dir: Path, verbose: b
     from kafka_migration.config import MigrationOptions
     from kafka_migration.ledger import Ledger
     from kafka_migration.planner import build_plan
-    from kafka_migration.spark.submit import SparkSettings, run_step
+    from kafka_migration.spark.submit import run_step
     from kafka_migration.topics import create_target_topics
 
     src_cfg, tgt_cfg = _clusters(source, target)
@@ -204,9 +223,7 @@ def project_copy(source: str, target: str, topic: str, run_dir: Path, verbose: b
     create_target_topics(plan, tgt_cluster)
     planned = time.monotonic()
     with WorkerRssSampler() as rss:
-        results = run_step(
-            "copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, SparkSettings(master="local[*]"), on_line=output
-        )
+        results = run_step("copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, SPARK.settings, on_line=output)
     done = time.monotonic()
     ledger.engine.dispose()
     outcome = results.topics[topic]
@@ -234,15 +251,13 @@ def project_copy(source: str, target: str, topic: str, run_dir: Path, verbose: b
 
 
 def project_verify(source: str, target: str, plan_path: Path, run_dir: Path, verbose: bool) -> dict[str, Any]:
-    from kafka_migration.spark.submit import SparkSettings, run_step
+    from kafka_migration.spark.submit import run_step
 
     src_cfg, tgt_cfg = _clusters(source, target)
     output = SparkOutput(verbose)
     load = load1()
     started = time.monotonic()
-    results = run_step(
-        "verify", plan_path, run_dir / "verify.json", src_cfg, tgt_cfg, SparkSettings(master="local[*]"), on_line=output
-    )
+    results = run_step("verify", plan_path, run_dir / "verify.json", src_cfg, tgt_cfg, SPARK.settings, on_line=output)
     done = time.monotonic()
     if not results.ok:
         errors = [t.error for t in results.topics.values() if t.error]
@@ -266,7 +281,6 @@ def project_whole_run(source: str, target: str, include: str, run_dir: Path, ver
     from kafka_migration.ledger import Ledger
     from kafka_migration.pipeline import run_migration
     from kafka_migration.results import StepResults
-    from kafka_migration.spark.submit import SparkSettings
 
     src_cfg, tgt_cfg = _clusters(source, target)
     output = SparkOutput(verbose)
@@ -279,7 +293,7 @@ def project_whole_run(source: str, target: str, include: str, run_dir: Path, ver
         MigrationOptions(include=include),
         run_dir,
         ledger,
-        spark=SparkSettings(master="local[*]"),
+        spark=SPARK.settings,
         on_line=output,
         on_step=lambda step: say(f"    project: {step} step (spark-submit)"),
     )
@@ -528,7 +542,7 @@ def print_table(summary: dict[str, Any], machine: dict[str, Any], json_path: Pat
         )
         row(
             "",
-            "project (Spark local[*])",
+            f"project (Spark {SPARK.settings.master})",
             c["records"],
             c["project"]["median_seconds"],
             c["project"]["median_wall_seconds"],
@@ -569,7 +583,7 @@ def print_table(summary: dict[str, Any], machine: dict[str, Any], json_path: Pat
         )
         row(
             "",
-            "project (Spark local[*])",
+            f"project (Spark {SPARK.settings.master})",
             v["records"],
             v["project"]["median_seconds"],
             v["project"]["median_wall_seconds"],
@@ -604,6 +618,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
     parser.add_argument("--scenarios", default="copy,many", help="comma list of: copy (with verify, memory), many")
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
+    parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show all Spark output")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (plans, results, broker logs)")
     return parser.parse_args(argv)
@@ -668,6 +683,15 @@ class Session:
             self.seeding["many"] = round(seed_topics(self.source, self.many, MANY_RECORDS, rng_seed=13), 2)
             say(f"  seeded in {self.seeding['many']:.1f} s")
 
+    def warm_up(self) -> None:
+        """One small project copy, not measured: Spark's jars in the page cache and the driver's class
+        archive written (kafka_migration/spark/startup.py), as after a user's first run."""
+        archive = SPARK.settings.archive_dir
+        had_archive = archive is not None and any(archive.glob("*.jsa"))
+        say(f"warm-up: one small Spark copy, not measured (class archive {'present' if had_archive else 'created'})")
+        seed_topics(self.source, {WARMUP_TOPIC: 1}, 100, rng_seed=14)
+        project_copy(self.source, self.target.fresh(), WARMUP_TOPIC, self.run_dir(), self.verbose)
+
     def copy_and_verify(self, repeat: int) -> None:
         """Scenarios 1 and 3, and the worker memory at two sizes."""
         source = self.source
@@ -728,6 +752,7 @@ class Session:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    SPARK.use(args.master)
     repeat = args.repeat or (2 if args.quick else 3)
     records = args.records or (200_000 if args.quick else 2_000_000)
     sizes = {
@@ -750,6 +775,7 @@ def main(argv: list[str] | None = None) -> int:
     session = Session(work, sizes, args.verbose)
     try:
         session.seed(scenarios)
+        session.warm_up()
         if "copy" in scenarios:
             session.copy_and_verify(repeat)
         if "many" in scenarios:
@@ -776,7 +802,7 @@ def main(argv: list[str] | None = None) -> int:
             "partitions": PARTITIONS,
             "many_partitions": MANY_PARTITIONS,
             "many_records_per_topic": MANY_RECORDS,
-            "spark_master": "local[*]",
+            "spark_master": SPARK.settings.master,
             "scenarios": sorted(scenarios),
             "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "
             "> 1 means the project is faster",

@@ -18,7 +18,7 @@ from pathlib import Path
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.spark.submit import SparkSettings
+from kafka_migration.spark.submit import SparkSettings, default_master
 from kafka_migration.summary import render_plan, render_table
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
@@ -63,8 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--master",
-        default=os.environ.get("KAFKA_MIGRATION_SPARK_MASTER", "local[*]"),
-        help="Spark master (default local[*])",
+        default=default_master(),
+        help="Spark master (default local[2 x cores]: tasks mostly wait on the brokers; or "
+        "$KAFKA_MIGRATION_SPARK_MASTER)",
     )
     run.add_argument(
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable"

@@ -54,6 +54,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> None:
         from kafka_migration.airflow.hooks import KafkaClusterHook
+        from kafka_migration.spark.startup import default_archive_dir, driver_startup
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
         target = KafkaClusterHook(self.target_conn_id, "target").get_cluster_config()
@@ -92,6 +93,10 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 f"{env_var('source')} / {env_var('target')} to the driver through the cluster's secret "
                 "mechanism (e.g. spark.kubernetes.driver.secretKeyRef) and use connections without secrets."
             )
+        # Shorter driver start-up (spark/startup.py); the class archive only when the driver runs here.
+        startup = driver_startup(default_archive_dir() if hook._connection.get("deploy_mode") != "cluster" else None)
+        self.conf = startup.conf(dict(self.conf or {}))
+        self._hook = self._get_hook()
         self.log.info(
             "%s job %s of run %s: topics %s",
             self.step,
@@ -99,4 +104,9 @@ class MigrationSparkOperator(SparkSubmitOperator):
             self.job["run_id"],
             ", ".join(self.job["topics"]),
         )
-        super().execute(context)
+        succeeded = False
+        try:
+            super().execute(context)
+            succeeded = True
+        finally:
+            startup.finish(succeeded)

@@ -1,1 +1,1 @@
-"""Spark side of the pipeline: functions that take a SparkSession, and the job entry logic."""
+"""Spark side of the pipeline: functions that take a SparkContext, and the job entry logic."""

@@ -89,8 +89,3 @@ class FakeContext:
         if self.fail is not None:
             raise self.fail
         return list(reversed(self.rows))  # the driver must not rely on task order
-
-
-class FakeSpark:
-    def __init__(self, context: FakeContext) -> None:
-        self.sparkContext = context

@@ -13,7 +13,7 @@ import pytest
 from kafka_migration.cli import _PROGRESS, EXIT_BAD_INPUT, _parser, _spark_conf, main
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.spark import jobs
-from tests.unit.factories import FakeContext, FakeSpark, migration_plan, topic_plan
+from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
 DOCUMENTED_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -155,7 +155,7 @@ def test_jobs_log_format_is_the_documented_one() -> None:
 def test_progress_regex_matches_run_step_lines(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (0,), target_topic="eu.orders"), topic_plan("payments", (0, 0))]
     plan = migration_plan(*topics)
-    jobs.run_step(FakeSpark(FakeContext()), "copy", plan, topics, {}, {}, parallel_topics=1)
+    jobs.run_step(FakeContext(), "copy", plan, topics, {}, {}, parallel_topics=1)
 
     lines = _progress_lines(spark_log_lines)
     assert len(lines) == 2
@@ -171,7 +171,7 @@ def test_progress_regex_matches_run_step_lines(spark_log_lines: list[str]) -> No
 def test_progress_regex_matches_failed_topic_line_with_error(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (5,))]
     failing = FakeContext(fail=Exception("Traceback\nkafka_migration.exceptions.CopyError: orders[0]: (1/9) boom"))
-    jobs.run_step(FakeSpark(failing), "copy", migration_plan(*topics), topics, {}, {})
+    jobs.run_step(failing, "copy", migration_plan(*topics), topics, {}, {})
 
     (line,) = _progress_lines(spark_log_lines)
     match = _PROGRESS.match(line)
@@ -181,7 +181,7 @@ def test_progress_regex_matches_failed_topic_line_with_error(spark_log_lines: li
 
 def test_progress_regex_matches_verify_lines(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", ())]  # no partitions: verification runs no task
-    jobs.run_step(FakeSpark(FakeContext()), "verify", migration_plan(*topics), topics, {}, {})
+    jobs.run_step(FakeContext(), "verify", migration_plan(*topics), topics, {}, {})
     (line,) = _progress_lines(spark_log_lines)
     match = _PROGRESS.match(line)
     assert match is not None and match.group(1, 3, 4, 5) == ("verify", "ok", "1", "1")

@@ -8,7 +8,7 @@ import pytest
 
 from kafka_migration.results import FAILED, MISMATCH, OK
 from kafka_migration.spark.jobs import _task_error, run_step, run_topic, select_jobs
-from tests.unit.factories import FakeContext, FakeSpark, migration_plan, topic_plan
+from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
 
 def _plan_with_jobs(n: int):  # type: ignore[no-untyped-def]
@@ -99,7 +99,7 @@ class VerifyRow:
 class TestRunTopic:
     def test_copy_ok_sorted_by_partition(self) -> None:
         ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 4, 40)])
-        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)), {}, {})
         assert outcome.status == OK and outcome.error is None
         assert [p["partition"] for p in outcome.partitions] == [0, 1]
         assert (outcome.records, outcome.bytes) == (7, 70)
@@ -107,32 +107,32 @@ class TestRunTopic:
 
     def test_copy_skips_empty_slices_verify_keeps_them(self) -> None:
         ctx = FakeContext()
-        run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 0)), {}, {})
+        run_topic(ctx, "copy", topic_plan("a", (3, 0)), {}, {})
         assert [s.partition for s in ctx.parallelized] == [0]
-        run_topic(FakeSpark(ctx), "verify", topic_plan("a", (3, 0)), {}, {})
+        run_topic(ctx, "verify", topic_plan("a", (3, 0)), {}, {})
         assert [s.partition for s in ctx.parallelized] == [0, 1]
 
     def test_nothing_to_copy_runs_no_tasks(self) -> None:
         ctx = FakeContext(fail=AssertionError("no task expected"))
-        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (0, 0)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (0, 0)), {}, {})
         assert outcome.status == OK and outcome.partitions == []
 
     def test_copy_partition_errors_fail_the_topic(self) -> None:
         ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 0, 0, "broker down")])
-        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)), {}, {})
         assert outcome.status == FAILED
         assert outcome.error == "partition 1: broker down"
 
     def test_failed_task_keeps_the_python_error(self) -> None:
         ctx = FakeContext(fail=Exception(PY4J_TEXT))
-        outcome = run_topic(FakeSpark(ctx), "copy", topic_plan("orders", (3,)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("orders", (3,)), {}, {})
         assert outcome.status == FAILED
         assert outcome.error is not None and outcome.error.startswith("CopyError: orders[2]")
         assert outcome.partitions == []
 
     def test_verify_mismatch_names_partition_and_offsets(self) -> None:
         rows = [VerifyRow(0, 3, 3, True), VerifyRow(1, 4, 4, False, "value", 12, 10)]
-        outcome = run_topic(FakeSpark(FakeContext(rows)), "verify", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
         assert outcome.status == MISMATCH
         assert outcome.error == (
             "partition 1: value at source offset 12 / target offset 10 (source 4 records, target 4)"
@@ -142,14 +142,14 @@ class TestRunTopic:
 class TestRunStep:
     def test_unknown_step(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'move'"):
-            run_step(FakeSpark(FakeContext()), "move", migration_plan(), [], {}, {})
+            run_step(FakeContext(), "move", migration_plan(), [], {}, {})
 
     def test_results_keyed_in_plan_order_with_callback(self) -> None:
         topics = [topic_plan("small", (0,)), topic_plan("big", (0,))]
         plan = migration_plan(*topics, run_id="run-9")
         done: list[str] = []
         results = run_step(
-            FakeSpark(FakeContext()), "copy", plan, topics, {}, {}, on_topic_done=lambda o: done.append(o.source_topic)
+            FakeContext(), "copy", plan, topics, {}, {}, on_topic_done=lambda o: done.append(o.source_topic)
         )
         assert results.step == "copy" and results.run_id == "run-9"
         assert list(results.topics) == ["small", "big"]
