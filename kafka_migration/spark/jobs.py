@@ -1,9 +1,9 @@
 """Copy and verify topics inside one Spark application.
 
-Each topic is its own Spark job (its own job group, visible in the Spark UI),
-with one task per partition slice. The application runs several topics at once
-so that many small topics share a single Spark start-up; the driver only ever
-sees per-partition summaries, never record data.
+Each big topic is its own Spark job (its own job group, visible in the Spark UI),
+with one task per partition slice; small topics share jobs, small slices share tasks.
+The application runs several jobs at once, and many small topics share a single
+Spark start-up; the driver only ever sees per-partition summaries, never record data.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.config import ClusterConfig, env_var
-from kafka_migration.plan import MigrationPlan, TopicPlan
+from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome
 
 log = logging.getLogger("kafka_migration.spark")
@@ -41,6 +41,109 @@ def _task_error(exc: BaseException) -> str:
     return text.strip().splitlines()[-1] if text.strip() else repr(exc)
 
 
+# Topics up to this many offsets share Spark jobs: a job costs ~120 ms of driver time
+# however small it is, which dominated copying many small topics (100 topics x 4
+# partitions: ~12 s of job overhead per step).
+SMALL_TOPIC_OFFSETS = 50_000
+BUNDLE_SLICES = 64
+# Slices up to this many offsets share a Spark task (run one after another): a task costs
+# ~55 ms of slot time in local mode even when it does nothing, more than a small slice's copy.
+SMALL_SLICE_OFFSETS = 5_000
+SLICES_PER_TASK = 16
+
+
+def group_slices(slices: Sequence[PartitionSlice]) -> list[list[PartitionSlice]]:
+    """Tasks: each big slice alone, consecutive small ones together up to SMALL_SLICE_OFFSETS in all."""
+    tasks: list[list[PartitionSlice]] = []
+    current: list[PartitionSlice] = []
+    offsets = 0
+    for piece in slices:
+        span = piece.end - piece.start
+        if span > SMALL_SLICE_OFFSETS:
+            tasks.append([piece])
+            continue
+        if current and (offsets + span > SMALL_SLICE_OFFSETS or len(current) >= SLICES_PER_TASK):
+            tasks.append(current)
+            current, offsets = [], 0
+        current.append(piece)
+        offsets += span
+    if current:
+        tasks.append(current)
+    return tasks
+
+
+def bundle_topics(topics: Sequence[TopicPlan], step: str) -> list[list[TopicPlan]]:
+    """Each big topic alone (its own job group in the Spark UI); small ones packed up to BUNDLE_SLICES tasks."""
+    include_empty = step == "verify"
+    bundles: list[list[TopicPlan]] = []
+    open_bundle: list[TopicPlan] = []
+    open_slices = 0
+    for topic in topics:
+        if topic.offset_span > SMALL_TOPIC_OFFSETS:
+            bundles.append([topic])
+            continue
+        slices = len(topic.slices(include_empty=include_empty))
+        if open_bundle and open_slices + slices > BUNDLE_SLICES:
+            bundles.append(open_bundle)
+            open_bundle, open_slices = [], 0
+        open_bundle.append(topic)
+        open_slices += slices
+    if open_bundle:
+        bundles.append(open_bundle)
+    return bundles
+
+
+def run_topics(
+    sc: Any,
+    step: str,
+    topics: Sequence[TopicPlan],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> list[TopicOutcome]:
+    """One Spark job for some topics: a task per partition slice; one outcome per topic."""
+    started = time.monotonic()
+    slices = [s for topic in topics for s in topic.slices(include_empty=step == "verify")]
+    source = dict(source)
+    target = dict(target)
+    first = topics[0]
+    more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
+    sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
+    if step == "copy":
+        from kafka_migration.copy import copy_partition_safely as work
+    else:
+        from kafka_migration.verify import verify_partition_safely as work
+    try:
+        tasks = group_slices(slices)
+        rows: list[Any] = (
+            sc.parallelize(tasks, len(tasks))
+            .flatMap(lambda task: [work(piece, source, target, progress_address) for piece in task])
+            .collect()
+            if tasks
+            else []
+        )
+    except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
+        error = _task_error(exc)
+        log.error("%s of topic(s) %s failed: %s", step, ", ".join(t.source_topic for t in topics), error)
+        seconds = round(time.monotonic() - started, 3)
+        return [
+            TopicOutcome(
+                source_topic=t.source_topic,
+                target_topic=t.target_topic,
+                status=FAILED,
+                seconds=seconds,
+                error=error,
+            )
+            for t in topics
+        ]
+    seconds = round(time.monotonic() - started, 3)
+    by_topic: dict[str, list[dict[str, Any]]] = {t.source_topic: [] for t in topics}
+    for row in rows:
+        fields = asdict(row)
+        by_topic[fields.get("source_topic", first.source_topic)].append(fields)
+    return [_outcome(step, t, by_topic[t.source_topic], seconds) for t in topics]
+
+
 def run_topic(
     sc: Any,
     step: str,
@@ -49,33 +152,12 @@ def run_topic(
     target: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
 ) -> TopicOutcome:
-    """One Spark job for one topic: a task per partition slice."""
-    started = time.monotonic()
-    slices = topic.slices(include_empty=step == "verify")
-    source = dict(source)
-    target = dict(target)
-    sc.setJobGroup(f"{step}:{topic.source_topic}", f"{step} {topic.source_topic} -> {topic.target_topic}")
-    if step == "copy":
-        from kafka_migration.copy import copy_partition_safely as work
-    else:
-        from kafka_migration.verify import verify_partition_safely as work
-    try:
-        rows: list[Any] = (
-            sc.parallelize(slices, len(slices)).map(lambda t: work(t, source, target, progress_address)).collect()
-            if slices
-            else []
-        )
-    except Exception as exc:  # a failed task: keep the topic's error, let other topics finish
-        error = _task_error(exc)
-        log.error("%s of topic %s failed: %s", step, topic.source_topic, error)
-        return TopicOutcome(
-            source_topic=topic.source_topic,
-            target_topic=topic.target_topic,
-            status=FAILED,
-            seconds=round(time.monotonic() - started, 3),
-            error=error,
-        )
-    partitions = sorted((asdict(r) for r in rows), key=lambda r: r["partition"])
+    """One Spark job for one topic."""
+    return run_topics(sc, step, [topic], source, target, progress_address)[0]
+
+
+def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: float) -> TopicOutcome:
+    partitions = sorted(rows, key=lambda r: r["partition"])
     status = OK
     error = None
     failed = [p for p in partitions if p.get("error")]
@@ -96,7 +178,7 @@ def run_topic(
         source_topic=topic.source_topic,
         target_topic=topic.target_topic,
         status=status,
-        seconds=round(time.monotonic() - started, 3),
+        seconds=seconds,
         partitions=partitions,
         error=error,
     )
@@ -112,7 +194,7 @@ def run_step(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
 ) -> StepResults:
-    """Run ``step`` for every topic, several topics at a time, each its own Spark job."""
+    """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled."""
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -125,25 +207,25 @@ def run_step(
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     collector = ProgressCollector(step, sum(t.offset_span for t in topics), host=driver_host)
 
-    def one(topic: TopicPlan) -> None:
-        outcome = run_topic(sc, step, topic, source, target, collector.address)
-        collector.topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
-        with lock:
-            outcomes[topic.source_topic] = outcome
-            log.info(
-                "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
-                step,
-                topic.source_topic,
-                topic.target_topic,
-                outcome.status,
-                outcome.records,
-                outcome.seconds,
-                len(outcomes),
-                len(topics),
-                f": {outcome.error}" if outcome.error else "",
-            )
-        if on_topic_done is not None:
-            on_topic_done(outcome)
+    def one(bundle: list[TopicPlan]) -> None:
+        for topic, outcome in zip(bundle, run_topics(sc, step, bundle, source, target, collector.address), strict=True):
+            collector.topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
+            with lock:
+                outcomes[topic.source_topic] = outcome
+                log.info(
+                    "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
+                    step,
+                    topic.source_topic,
+                    topic.target_topic,
+                    outcome.status,
+                    outcome.records,
+                    outcome.seconds,
+                    len(outcomes),
+                    len(topics),
+                    f": {outcome.error}" if outcome.error else "",
+                )
+            if on_topic_done is not None:
+                on_topic_done(outcome)
 
     # Biggest topics first so they do not end up as the long tail.
     ordered = sorted(topics, key=lambda t: -t.offset_span)
@@ -151,7 +233,7 @@ def run_step(
         collector,
         ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic") as pool,
     ):
-        for future in [pool.submit(one, t) for t in ordered]:
+        for future in [pool.submit(one, b) for b in bundle_topics(ordered, step)]:
             future.result()
     return StepResults(
         step=step,

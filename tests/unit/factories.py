@@ -71,6 +71,7 @@ class FakeContext:
         self.fail = fail
         self.groups: list[str] = []
         self.parallelized: list[Any] = []
+        self.tasks: list[list[Any]] = []
 
     def setJobGroup(self, group: str, description: str) -> None:
         self.groups.append(group)
@@ -79,10 +80,11 @@ class FakeContext:
         return {}
 
     def parallelize(self, data: list[Any], slices: int) -> FakeContext:
-        self.parallelized = list(data)
+        self.tasks = [list(task) for task in data]
+        self.parallelized = [piece for task in data for piece in task]
         return self
 
-    def map(self, fn: Callable[[Any], Any]) -> FakeContext:
+    def flatMap(self, fn: Callable[[Any], Any]) -> FakeContext:
         return self
 
     def collect(self) -> list[Any]:

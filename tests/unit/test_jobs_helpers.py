@@ -7,7 +7,19 @@ from dataclasses import dataclass
 import pytest
 
 from kafka_migration.results import FAILED, MISMATCH, OK
-from kafka_migration.spark.jobs import _task_error, run_step, run_topic, select_jobs
+from kafka_migration.spark.jobs import (
+    BUNDLE_SLICES,
+    SLICES_PER_TASK,
+    SMALL_SLICE_OFFSETS,
+    SMALL_TOPIC_OFFSETS,
+    _task_error,
+    bundle_topics,
+    group_slices,
+    run_step,
+    run_topic,
+    run_topics,
+    select_jobs,
+)
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
 
@@ -85,6 +97,15 @@ class CopyRow:
 
 
 @dataclass
+class TopicCopyRow:
+    source_topic: str
+    partition: int
+    records: int
+    bytes: int
+    error: str | None = None
+
+
+@dataclass
 class VerifyRow:
     partition: int
     source_records: int
@@ -137,6 +158,45 @@ class TestRunTopic:
         assert outcome.error == (
             "partition 1: value at source offset 12 / target offset 10 (source 4 records, target 4)"
         )
+
+
+class TestBundles:
+    def test_big_topics_alone_small_ones_packed(self) -> None:
+        big = topic_plan("big", (SMALL_TOPIC_OFFSETS + 1,))
+        small = [topic_plan(f"s{i}", (10, 10, 10, 10)) for i in range(40)]
+        bundles = bundle_topics([big, *small], "copy")
+        assert bundles[0] == [big]
+        assert [len(b) for b in bundles[1:]] == [16, 16, 8]  # 64 slices a job at most
+        assert [t for b in bundles[1:] for t in b] == small  # order kept
+
+    def test_verify_counts_empty_partitions_as_tasks(self) -> None:
+        small = [topic_plan(f"s{i}", (0, 0, 0, 5)) for i in range(20)]
+        assert [len(b) for b in bundle_topics(small, "copy")] == [20]  # one copy task each
+        assert [len(b) for b in bundle_topics(small, "verify")] == [BUNDLE_SLICES // 4, 20 - BUNDLE_SLICES // 4]
+
+    def test_small_slices_share_tasks_big_ones_do_not(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        slices = topic_plan("a", (big, 2000, 2000, 2000, big, 0, 0)).slices(include_empty=True)
+        tasks = group_slices(slices)
+        assert [[s.partition for s in t] for t in tasks] == [[0], [1, 2], [4], [3, 5, 6]]
+        many = topic_plan("b", (0,) * (SLICES_PER_TASK + 1)).slices(include_empty=True)
+        assert [len(t) for t in group_slices(many)] == [SLICES_PER_TASK, 1]
+
+    def test_rows_go_back_to_their_topics(self) -> None:
+        rows = [TopicCopyRow("b", 0, 5, 50), TopicCopyRow("a", 1, 2, 20), TopicCopyRow("a", 0, 1, 10, "broker down")]
+        ctx = FakeContext(rows)
+        a, b = run_topics(ctx, "copy", [topic_plan("a", (3, 4)), topic_plan("b", (5,))], {}, {})
+        assert ctx.groups == ["copy:a and 1 more topics"]
+        assert [[s.source_topic for s in task] for task in ctx.tasks] == [["a", "a", "b"]]
+        assert (a.status, a.records, [p["partition"] for p in a.partitions]) == (FAILED, 3, [0, 1])
+        assert a.error == "partition 0: broker down"
+        assert (b.status, b.records) == (OK, 5)
+
+    def test_a_failed_job_fails_each_of_its_topics(self) -> None:
+        ctx = FakeContext(fail=Exception(PY4J_TEXT))
+        outcomes = run_topics(ctx, "copy", [topic_plan("a"), topic_plan("b")], {}, {})
+        assert [(o.source_topic, o.status) for o in outcomes] == [("a", FAILED), ("b", FAILED)]
+        assert all(o.error and o.error.startswith("CopyError: orders[2]") for o in outcomes)
 
 
 class TestRunStep:
