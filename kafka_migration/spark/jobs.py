@@ -19,13 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kafka_migration.config import ClusterConfig, env_var
 from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome
 
 log = logging.getLogger("kafka_migration.spark")
+T = TypeVar("T")
 
 STEPS = ("copy", "verify")
 
@@ -52,45 +53,43 @@ SMALL_SLICE_OFFSETS = 5_000
 SLICES_PER_TASK = 16
 
 
+def _pack(
+    items: Sequence[T], size: Callable[[T], int], big: Callable[[T], bool], budget: int, most: int
+) -> list[list[T]]:
+    """Big items alone; consecutive small ones together while their sizes fit ``budget`` and ``most`` items."""
+    groups: list[list[T]] = []
+    current: list[T] = []
+    used = 0
+    for item in items:
+        if big(item):
+            groups.append([item])
+            continue
+        n = size(item)
+        if current and (used + n > budget or len(current) >= most):
+            groups.append(current)
+            current, used = [], 0
+        current.append(item)
+        used += n
+    if current:
+        groups.append(current)
+    return groups
+
+
 def group_slices(slices: Sequence[PartitionSlice]) -> list[list[PartitionSlice]]:
     """Tasks: each big slice alone, consecutive small ones together up to SMALL_SLICE_OFFSETS in all."""
-    tasks: list[list[PartitionSlice]] = []
-    current: list[PartitionSlice] = []
-    offsets = 0
-    for piece in slices:
-        span = piece.end - piece.start
-        if span > SMALL_SLICE_OFFSETS:
-            tasks.append([piece])
-            continue
-        if current and (offsets + span > SMALL_SLICE_OFFSETS or len(current) >= SLICES_PER_TASK):
-            tasks.append(current)
-            current, offsets = [], 0
-        current.append(piece)
-        offsets += span
-    if current:
-        tasks.append(current)
-    return tasks
+    span: Callable[[PartitionSlice], int] = lambda piece: piece.end - piece.start  # noqa: E731
+    return _pack(slices, span, lambda piece: span(piece) > SMALL_SLICE_OFFSETS, SMALL_SLICE_OFFSETS, SLICES_PER_TASK)
 
 
 def bundle_topics(topics: Sequence[TopicPlan], step: str) -> list[list[TopicPlan]]:
     """Each big topic alone (its own job group in the Spark UI); small ones packed up to BUNDLE_SLICES tasks."""
-    include_empty = step == "verify"
-    bundles: list[list[TopicPlan]] = []
-    open_bundle: list[TopicPlan] = []
-    open_slices = 0
-    for topic in topics:
-        if topic.offset_span > SMALL_TOPIC_OFFSETS:
-            bundles.append([topic])
-            continue
-        slices = len(topic.slices(include_empty=include_empty))
-        if open_bundle and open_slices + slices > BUNDLE_SLICES:
-            bundles.append(open_bundle)
-            open_bundle, open_slices = [], 0
-        open_bundle.append(topic)
-        open_slices += slices
-    if open_bundle:
-        bundles.append(open_bundle)
-    return bundles
+    return _pack(
+        topics,
+        lambda topic: len(topic.slices(include_empty=step == "verify")),
+        lambda topic: topic.offset_span > SMALL_TOPIC_OFFSETS,
+        BUNDLE_SLICES,
+        BUNDLE_SLICES,
+    )
 
 
 def run_topics(
