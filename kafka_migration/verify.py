@@ -17,7 +17,7 @@ from typing import Any
 from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import records
-from kafka_migration.records import RangeChecksum, difference, encode_record
+from kafka_migration.records import RangeChecksum, difference, encode_record, message_fields
 
 
 @dataclass(frozen=True)
@@ -83,13 +83,13 @@ def verify_partition(
     for src, tgt in itertools.zip_longest(source_iter, target_iter):
         src_fields = tgt_fields = src_bytes = tgt_bytes = None
         if src is not None:
-            src_fields = (src.key(), src.value(), src.headers(), src.timestamp()[1])
+            src_fields = message_fields(src)
             src_bytes = encode_record(*src_fields)
             add_source(src_bytes)
             if progress is not None and not source_sum.count % 1000:
                 progress(source_sum.count, source_sum.bytes)
         if tgt is not None:
-            tgt_fields = (tgt.key(), tgt.value(), tgt.headers(), tgt.timestamp()[1])
+            tgt_fields = message_fields(tgt)
             # Equal fields encode to equal bytes: encode the target record only when it differs.
             tgt_bytes = src_bytes if tgt_fields == src_fields else encode_record(*tgt_fields)
             add_target(tgt_bytes)

@@ -93,8 +93,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 f"{env_var('source')} / {env_var('target')} to the driver through the cluster's secret "
                 "mechanism (e.g. spark.kubernetes.driver.secretKeyRef) and use connections without secrets."
             )
-        # Shorter driver start-up (spark/startup.py); the class archive only when the driver runs here.
-        startup = driver_startup(default_archive_dir() if hook._connection.get("deploy_mode") != "cluster" else None)
+        # Shorter driver start-up (spark/startup.py).
+        startup = driver_startup(default_archive_dir(), hook._connection.get("deploy_mode"))
         self.conf = startup.conf(dict(self.conf or {}))
         self._hook = self._get_hook()
         self.log.info(

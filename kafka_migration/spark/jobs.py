@@ -143,18 +143,6 @@ def run_topics(
     return [_outcome(step, t, by_topic[t.source_topic], seconds) for t in topics]
 
 
-def run_topic(
-    sc: Any,
-    step: str,
-    topic: TopicPlan,
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
-    progress_address: tuple[str, int] | None = None,
-) -> TopicOutcome:
-    """One Spark job for one topic."""
-    return run_topics(sc, step, [topic], source, target, progress_address)[0]
-
-
 def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: float) -> TopicOutcome:
     partitions = sorted(rows, key=lambda r: r["partition"])
     status = OK

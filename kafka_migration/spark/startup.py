@@ -97,9 +97,10 @@ def _path_option(name: str, path: Path) -> str:
     return f'"{option}"' if any(c.isspace() for c in option) else option  # Spark splits the options on spaces
 
 
-def driver_startup(archive_dir: Path | None) -> DriverStartup:
-    """Options for the next submit; ``archive_dir=None`` (e.g. a driver on another machine) skips the archive."""
-    if archive_dir is None:
+def driver_startup(archive_dir: Path | None, deploy_mode: str | None = "client") -> DriverStartup:
+    """Options for the next submit. The archive only when the driver runs on this machine (client deploy
+    mode, spark-submit's default) and ``archive_dir`` is set."""
+    if archive_dir is None or deploy_mode == "cluster":
         return DriverStartup(C1_ONLY)
     archive = archive_path(archive_dir)
     if archive is None:

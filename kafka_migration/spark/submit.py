@@ -73,9 +73,7 @@ class SparkSettings:
     archive_dir: Path | None = field(default_factory=default_archive_dir)
 
     def driver_startup(self) -> DriverStartup:
-        """JVM start-up options; the archive only when the driver runs here (client deploy mode)."""
-        here = self.conf.get("spark.submit.deployMode", "client") == "client"
-        return driver_startup(self.archive_dir if here else None)
+        return driver_startup(self.archive_dir, self.conf.get("spark.submit.deployMode"))
 
 
 def spark_env(source: ClusterConfig, target: ClusterConfig, base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
-from kafka_migration.results import FAILED, MISMATCH, OK
+from kafka_migration.plan import TopicPlan
+from kafka_migration.results import FAILED, MISMATCH, OK, TopicOutcome
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
     SLICES_PER_TASK,
@@ -16,7 +18,6 @@ from kafka_migration.spark.jobs import (
     bundle_topics,
     group_slices,
     run_step,
-    run_topic,
     run_topics,
     select_jobs,
 )
@@ -85,7 +86,13 @@ class TestTaskError:
         assert _task_error(TimeoutError()) == "TimeoutError()"
 
 
-# --- run_topic / run_step with a stand-in SparkContext: aggregation only, the task function is not run.
+# --- run_topics / run_step with a stand-in SparkContext: aggregation only, the task function is not run.
+
+
+def run_topic(
+    sc: FakeContext, step: str, topic: TopicPlan, source: dict[str, Any], target: dict[str, Any]
+) -> TopicOutcome:
+    return run_topics(sc, step, [topic], source, target)[0]
 
 
 @dataclass
