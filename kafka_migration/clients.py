@@ -9,18 +9,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
 from kafka_migration.plan import ClusterInfo
+from kafka_migration.state import ConfigValue, TopicState
 
 log = logging.getLogger(__name__)
 _rdkafka_log = logging.getLogger("kafka_migration.librdkafka")
 
-# Kafka's own default for max.message.bytes, used when a broker does not report it.
-KAFKA_DEFAULT_MAX_MESSAGE_BYTES = 1048588
 # ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
 _DYNAMIC_TOPIC_CONFIG = 1
 
@@ -76,38 +74,6 @@ def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> di
     merged["message.max.bytes"] = max(int(merged.get("message.max.bytes", 0)), max_message_bytes + 1024)
     merged.update({"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5})
     return client_settings(merged)
-
-
-@dataclass(frozen=True)
-class ConfigValue:
-    value: str | None
-    set_on_topic: bool
-    read_only: bool = False
-    sensitive: bool = False
-
-
-@dataclass(frozen=True)
-class TopicState:
-    """What a cluster holds for one topic, as read at planning time."""
-
-    name: str
-    partitions: int
-    replication_factor: int
-    configs: dict[str, ConfigValue]
-    earliest: dict[int, int]
-    latest: dict[int, int]
-
-    def config(self, name: str) -> str | None:
-        entry = self.configs.get(name)
-        return entry.value if entry else None
-
-    def topic_settings(self) -> dict[str, str]:
-        """Entries set on the topic itself (not broker defaults), secrets and read-only ones left out."""
-        return {
-            name: entry.value
-            for name, entry in self.configs.items()
-            if entry.set_on_topic and entry.value is not None and not entry.read_only and not entry.sensitive
-        }
 
 
 class KafkaCluster:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.naming import validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
 _SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential)", re.I)
@@ -121,8 +122,6 @@ class MigrationOptions:
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
 
     def __post_init__(self) -> None:
-        from kafka_migration.topics import validate_rename_template
-
         compile_pattern("include", self.include)
         if self.exclude:
             compile_pattern("exclude", self.exclude)

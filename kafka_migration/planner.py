@@ -13,9 +13,10 @@ from kafka_migration.config import MigrationOptions, parse_start
 from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import NoTopicsMatchedError, TopicConflictError
 from kafka_migration.ledger import Ledger
+from kafka_migration.naming import target_topic_name
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.positions import partition_positions
-from kafka_migration.topics import plan_topic, target_topic_name
+from kafka_migration.topics import plan_topic
 
 log = logging.getLogger(__name__)
 

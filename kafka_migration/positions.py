@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_migration.clients import TopicState
 from kafka_migration.ledger.store import Checkpoint, Key, PendingSegment
+from kafka_migration.state import TopicState
 
 
 @dataclass(frozen=True)

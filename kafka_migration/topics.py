@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import logging
-import re
-import string
 from collections.abc import Mapping
 
-from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, KafkaCluster, TopicState
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.clients import KafkaCluster
 from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.positions import Position
+from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
 
 log = logging.getLogger(__name__)
-
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 # Configs never copied to the target, and why. Follows MirrorMaker 2's
 # DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
@@ -35,42 +31,6 @@ EXCLUDED_CONFIGS: dict[str, str] = {
     "local.retention.ms": "tiered storage depends on the target cluster's set-up",
     "local.retention.bytes": "tiered storage depends on the target cluster's set-up",
 }
-
-
-def validate_rename_template(template: str) -> None:
-    try:
-        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"Rename template {template!r} is malformed ({exc}); example: 'src.{{topic}}'."
-        ) from None
-    if [f for f, _, _ in parsed] != ["topic"]:
-        raise ConfigurationError(
-            f"Rename template {template!r} must contain the placeholder {{topic}} exactly once and no other "
-            "placeholder, e.g. '{topic}' (same names) or 'src.{topic}'."
-        )
-    if parsed[0][1] or parsed[0][2]:
-        # '{topic:.3}' would truncate names (two topics into one target), '{topic:x}' would crash format().
-        raise ConfigurationError(
-            f"Rename template {template!r} must use the plain placeholder {{topic}}, without a conversion "
-            "('!r') or format spec (':...'), e.g. 'src.{topic}'."
-        )
-    sample = template.format(topic="t")
-    if not _LEGAL_TOPIC.fullmatch(sample.replace("t", "a")):
-        raise ConfigurationError(
-            f"Rename template {template!r} makes illegal topic names; Kafka allows letters, digits, '.', '_' "
-            "and '-' only."
-        )
-
-
-def target_topic_name(template: str, topic: str) -> str:
-    name = template.format(topic=topic)
-    if not _LEGAL_TOPIC.fullmatch(name) or name in {".", ".."}:
-        raise ConfigurationError(
-            f"Rename template {template!r} turns {topic!r} into {name!r}, which is not a legal Kafka topic "
-            "name (letters, digits, '.', '_', '-'; at most 249 characters)."
-        )
-    return name
 
 
 def split_configs(settings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:

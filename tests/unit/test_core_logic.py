@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_migration.clients import ConfigValue, TopicState
 from kafka_migration.config import ClusterConfig, MigrationOptions, redact
 from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.naming import target_topic_name
 from kafka_migration.plan import ClusterInfo, MigrationPlan, group_into_jobs
 from kafka_migration.records import RangeChecksum, encode_record
+from kafka_migration.state import ConfigValue, TopicState
 from kafka_migration.topics import (
     EXCLUDED_CONFIGS,
     compatibility_problems,
     plan_topic,
     split_configs,
-    target_topic_name,
 )
 
 

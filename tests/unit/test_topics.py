@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_migration.clients import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.naming import target_topic_name, validate_rename_template
 from kafka_migration.plan import ClusterInfo
 from kafka_migration.positions import Position
+from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
 from kafka_migration.topics import (
     EXCLUDED_CONFIGS,
     compatibility_problems,
     plan_topic,
     split_configs,
-    target_topic_name,
-    validate_rename_template,
 )
 from tests.unit.factories import TARGET, topic_state
 
@@ -284,8 +283,8 @@ class TestPlanTopic:
 
 
 def test_raised_broker_level_record_limit_travels_to_the_new_target_topic() -> None:
-    from kafka_migration.clients import ConfigValue, TopicState
     from kafka_migration.plan import ClusterInfo
+    from kafka_migration.state import ConfigValue, TopicState
     from kafka_migration.topics import plan_topic
 
     # Apache Kafka reports the effective limit with a broker source when the topic does not override it.

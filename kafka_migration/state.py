@@ -1,0 +1,41 @@
+"""What planning reads from a cluster, as plain values. Imports nothing of the package, so that
+clients, topics, positions and the pure logic can all share these types without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kafka's own default for max.message.bytes, used when a broker does not report it.
+KAFKA_DEFAULT_MAX_MESSAGE_BYTES = 1048588
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    value: str | None
+    set_on_topic: bool
+    read_only: bool = False
+    sensitive: bool = False
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """What a cluster holds for one topic, as read at planning time."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, ConfigValue]
+    earliest: dict[int, int]
+    latest: dict[int, int]
+
+    def config(self, name: str) -> str | None:
+        entry = self.configs.get(name)
+        return entry.value if entry else None
+
+    def topic_settings(self) -> dict[str, str]:
+        """Entries set on the topic itself (not broker defaults), secrets and read-only ones left out."""
+        return {
+            name: entry.value
+            for name, entry in self.configs.items()
+            if entry.set_on_topic and entry.value is not None and not entry.read_only and not entry.sensitive
+        }
