@@ -14,9 +14,10 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from kafka_migration import __version__
-from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
+from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.spark.submit import SparkSettings, default_master
 from kafka_migration.summary import render_plan, render_table
@@ -32,46 +33,94 @@ def default_state_dir() -> Path:
     return Path(os.environ.get("KAFKA_MIGRATION_STATE_DIR", Path.home() / ".kafka-migration"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a usage error is one line on stderr and exit 2, like every other refusal."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {message} (see '{self.prog} --help')\n")
+
+
+# Option types: an empty value or a number out of range is a usage error, never a silent default.
+def _text(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must not be empty (leave the option out to use its default)")
+    return value
+
+
+def _path(value: str) -> Path:
+    return Path(_text(value))
+
+
+def _whole(value: str, least: int) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if number < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {number}")
+    return number
+
+
+def _positive(value: str) -> int:
+    return _whole(value, 1)
+
+
+def _not_negative(value: str) -> int:
+    return _whole(value, 0)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kafka-migrate", description="Bounded, verified Kafka cluster-to-cluster migration."
-    )
+    parser = _Parser(prog="kafka-migrate", description="Bounded, verified Kafka cluster-to-cluster migration.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="plan, create topics, copy with Spark and verify")
-    run.add_argument("--source", help="source bootstrap servers HOST:PORT[,...]")
-    run.add_argument("--target", help="target bootstrap servers HOST:PORT[,...]")
+    run.add_argument("--source", type=_text, help="source bootstrap servers HOST:PORT[,...]")
+    run.add_argument("--target", type=_text, help="target bootstrap servers HOST:PORT[,...]")
     run.add_argument(
-        "--source-config", type=Path, help="JSON file of librdkafka settings for the source (security goes here)"
+        "--source-config", type=_path, help="JSON file of librdkafka settings for the source (security goes here)"
     )
-    run.add_argument("--target-config", type=Path, help="JSON file of librdkafka settings for the target")
-    run.add_argument("--include", default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)")
-    run.add_argument("--exclude", help="regex of topic names to leave out")
+    run.add_argument("--target-config", type=_path, help="JSON file of librdkafka settings for the target")
     run.add_argument(
-        "--rename", default=DEFAULT_RENAME, help="target name template, e.g. 'src.{topic}' (default: same name)"
+        "--include", type=_text, default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)"
+    )
+    run.add_argument("--exclude", type=_text, help="regex of topic names to leave out")
+    run.add_argument(
+        "--rename",
+        type=_text,
+        default=DEFAULT_RENAME,
+        help="target name template, e.g. 'src.{topic}' (default: same name)",
     )
     run.add_argument(
-        "--replication-factor", type=int, help="target replication factor (default: min(source, target brokers))"
+        "--replication-factor", type=_positive, help="target replication factor (default: min(source, target brokers))"
     )
-    run.add_argument("--topics-per-job", type=int, default=25, help="topics sharing one Spark application (default 25)")
+    run.add_argument(
+        "--topics-per-job", type=_positive, default=25, help="topics sharing one Spark application (default 25)"
+    )
     run.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
     run.add_argument(
         "--state-dir",
-        type=Path,
+        type=_path,
         default=None,
         help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)",
     )
     run.add_argument(
         "--master",
+        type=_text,
         default=default_master(),
         help="Spark master (default local[2 x cores]: tasks mostly wait on the brokers; or "
         "$KAFKA_MIGRATION_SPARK_MASTER)",
     )
     run.add_argument(
-        "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable"
+        "--spark-conf",
+        type=_text,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable",
     )
     run.add_argument(
         "--start",
+        type=_text,
         default="earliest",
         help="where partitions without a checkpoint start: earliest (default), latest, or a time "
         "(ISO 8601 or epoch ms)",
@@ -79,47 +128,62 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
     )
-    run.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
-    run.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
+    run.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    run.add_argument("--report-dir", type=_path, help="where reports go (default: <state dir>/reports)")
     run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
     report = sub.add_parser(
         "report",
         help="regenerate a run's report from the ledger (report RUN_ID), or check a report (report verify FILE)",
     )
-    report.add_argument("what", nargs="+", metavar="RUN_ID | verify FILE")
-    report.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
-    report.add_argument("--state-dir", type=Path, default=None)
-    report.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
+    report.add_argument("what", nargs="+", type=_text, metavar="RUN_ID | verify FILE")
+    report.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    report.add_argument("--state-dir", type=_path, default=None)
+    report.add_argument("--report-dir", type=_path, help="where reports go (default: <state dir>/reports)")
 
     history = sub.add_parser("history", help="list the runs in the ledger")
-    history.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
-    history.add_argument("--state-dir", type=Path, default=None)
-    history.add_argument("--limit", type=int, default=30)
+    history.add_argument(
+        "--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)"
+    )
+    history.add_argument("--state-dir", type=_path, default=None)
+    history.add_argument("--limit", type=_positive, default=30, help="at most this many runs (default 30)")
 
     offsets = sub.add_parser("offsets", help="offset translation from the ledger")
     offsets_sub = offsets.add_subparsers(dest="offsets_command", required=True)
     translate = offsets_sub.add_parser("translate", help="the target offset of a copied source offset")
-    translate.add_argument("--topic", required=True, help="source topic")
-    translate.add_argument("--partition", required=True, type=int)
-    translate.add_argument("--offset", required=True, type=int, help="source offset (e.g. a consumer group position)")
-    translate.add_argument("--target-topic", help="target topic, when the topic was copied to several")
-    translate.add_argument("--source-cluster", help="source cluster id, when several were migrated")
-    translate.add_argument("--target-cluster", help="target cluster id, when several were migrated")
-    translate.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
-    translate.add_argument("--state-dir", type=Path, default=None)
+    translate.add_argument("--topic", type=_text, required=True, help="source topic")
+    translate.add_argument("--partition", required=True, type=_not_negative)
+    translate.add_argument(
+        "--offset", required=True, type=_not_negative, help="source offset (e.g. a consumer group position)"
+    )
+    translate.add_argument("--target-topic", type=_text, help="target topic, when the topic was copied to several")
+    translate.add_argument("--source-cluster", type=_text, help="source cluster id, when several were migrated")
+    translate.add_argument("--target-cluster", type=_text, help="target cluster id, when several were migrated")
+    translate.add_argument(
+        "--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)"
+    )
+    translate.add_argument("--state-dir", type=_path, default=None)
     return parser
 
 
-def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from kafka_migration.ledger import Ledger, default_ledger_url
+def _ledger_url(args: argparse.Namespace) -> str:
+    """--ledger, $KAFKA_MIGRATION_LEDGER_URL, or SQLite in the state dir; refused here if it cannot work."""
+    from kafka_migration.ledger import default_ledger_url
+    from kafka_migration.ledger.store import check_ledger_url
 
     url = (
         args.ledger
         or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
         or default_ledger_url(args.state_dir or default_state_dir())
     )
-    return Ledger.open(url)
+    check_ledger_url(url)
+    return url
+
+
+def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kafka_migration.ledger import Ledger
+
+    return Ledger.open(_ledger_url(args))
 
 
 def _reports_dir(args: argparse.Namespace) -> Path:
@@ -129,11 +193,15 @@ def _reports_dir(args: argparse.Namespace) -> Path:
 def _report(args: argparse.Namespace) -> int:
     from kafka_migration.report import generate_report, verify_report
 
-    ledger = _ledger(args)
     if args.what[0] == "verify":
         if len(args.what) != 2:
             raise ConfigurationError("usage: kafka-migrate report verify FILE")
         path = Path(args.what[1])
+        if not path.is_file() or not os.access(path, os.R_OK):
+            raise ConfigurationError(
+                f"{path} is not a readable file; give the path of a report.json written by kafka-migrate."
+            )
+        ledger = _ledger(args)
         try:
             run_id = json.loads(path.read_text())["run"]["run_id"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -144,8 +212,9 @@ def _report(args: argparse.Namespace) -> int:
         print(message)
         return EXIT_OK if ok else EXIT_MISMATCH
     if len(args.what) != 1:
-        raise ConfigurationError("usage: kafka-migrate report RUN_ID")
-    files = generate_report(ledger, args.what[0], _reports_dir(args))
+        raise ConfigurationError("usage: kafka-migrate report RUN_ID, or kafka-migrate report verify FILE")
+    reports = writable_dir(_reports_dir(args), "The report directory (--report-dir)")
+    files = generate_report(_ledger(args), args.what[0], reports)
     print(f"Report of run {args.what[0]}: {files.html} ({files.sha256} recorded in the ledger)")
     return EXIT_OK
 
@@ -196,7 +265,7 @@ def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise MigrationError(f"--spark-conf {pair!r} must look like KEY=VALUE")
+            raise ConfigurationError(f"--spark-conf {pair!r} must look like KEY=VALUE, e.g. spark.executor.memory=2g")
         conf[key] = value
     return conf
 
@@ -205,11 +274,12 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from kafka_migration.clients import check_client_settings
+    from kafka_migration.ledger import Ledger
     from kafka_migration.pipeline import run_migration
 
     console = Console(stderr=True)
-    source = ClusterConfig.build("source", args.source, args.source_config)
-    target = ClusterConfig.build("target", args.target, args.target_config)
+    # Everything that can be checked without a cluster is checked before anything is written.
     options = MigrationOptions(
         include=args.include,
         exclude=args.exclude,
@@ -220,8 +290,16 @@ def _run(args: argparse.Namespace) -> int:
         start=args.start,
         allow_gaps=args.allow_gaps,
     )
-    ledger = _ledger(args)
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
     spark = SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
+    state_dir = writable_dir(
+        args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
+    )
+    writable_dir(_reports_dir(args), "The report directory (--report-dir)")
+    check_client_settings(source)
+    check_client_settings(target)
+    ledger = Ledger.open(_ledger_url(args))
     progress = Progress(
         TextColumn("{task.description:<8}"),
         BarColumn(),
@@ -260,7 +338,7 @@ def _run(args: argparse.Namespace) -> int:
             source,
             target,
             options,
-            args.state_dir or default_state_dir(),
+            state_dir,
             ledger,
             spark=spark,
             on_plan=on_plan,

@@ -11,8 +11,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_migration.config import ClusterConfig
-from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
+from kafka_migration.config import ClusterConfig, is_secret_setting
+from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
 from kafka_migration.plan import ClusterInfo
 from kafka_migration.state import ConfigValue, TopicState
 
@@ -71,9 +71,45 @@ def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> di
         "socket.connection.setup.timeout.ms": 15000,
     }
     merged = {**defaults, **settings}
-    merged["message.max.bytes"] = max(int(merged.get("message.max.bytes", 0)), max_message_bytes + 1024)
+    try:
+        wanted = int(merged.get("message.max.bytes", 0))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f'Invalid value "{merged["message.max.bytes"]}" for configuration property "message.max.bytes"'
+        ) from None
+    merged["message.max.bytes"] = max(wanted, max_message_bytes + 1024)
     merged.update({"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5})
     return client_settings(merged)
+
+
+def refused_settings(config: ClusterConfig, exc: BaseException) -> ConfigurationError:
+    """librdkafka's reason for refusing a client's settings, secrets masked, and where to fix them."""
+    error = exc.args[0] if exc.args else exc
+    reason = error.str() if hasattr(error, "str") else str(error)
+    for key, value in config.settings.items():
+        if is_secret_setting(key) and str(value):
+            reason = reason.replace(str(value), "***")
+    return ConfigurationError(
+        f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}. Fix or remove that "
+        f"setting in {config.where} (librdkafka's CONFIGURATION.md lists the valid keys and values)."
+    )
+
+
+def check_client_settings(config: ClusterConfig) -> None:
+    """Create, and drop, a producer and a consumer with these settings before anything is written.
+
+    librdkafka refuses unknown keys and bad values only when a client is created; that must not
+    happen for the first time in a Spark task halfway through a run. No client connects:
+    ``bootstrap.servers`` is left out of the check.
+    """
+    from confluent_kafka import Consumer, KafkaException, Producer
+
+    settings = {k: v for k, v in config.settings.items() if k != "bootstrap.servers"}
+    try:
+        Producer(producer_settings(settings, 1)).flush(0)
+        Consumer(consumer_settings(settings)).close()
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise refused_settings(config, exc) from None
 
 
 class KafkaCluster:
@@ -87,13 +123,17 @@ class KafkaCluster:
     @property
     def admin(self) -> Any:
         if self._admin is None:
+            from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
 
-            self._admin = AdminClient(
-                client_settings(
-                    {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
+            try:
+                self._admin = AdminClient(
+                    client_settings(
+                        {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
+                    )
                 )
-            )
+            except (KafkaException, ValueError, TypeError) as exc:
+                raise refused_settings(self.config, exc) from None
         return self._admin
 
     def _unreachable(self, exc: BaseException) -> ClusterUnreachableError:

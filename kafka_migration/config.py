@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,11 @@ _SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|j
 
 DEFAULT_INCLUDE = ".*"
 DEFAULT_RENAME = "{topic}"
+
+# One bootstrap address as librdkafka reads it: [PROTOCOL://]HOST[:PORT], HOST a name, IPv4 or [IPv6].
+_BOOTSTRAP_ADDRESS = re.compile(r"(?:[A-Za-z_]+://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/,\[\]]+)(?::(\d{1,5}))?")
+# The largest time --start takes: 9999-12-31T23:59:59.999Z in epoch milliseconds.
+_LAST_START_MS = 253_402_300_799_999
 
 
 def is_secret_setting(name: str) -> bool:
@@ -37,6 +43,8 @@ class ClusterConfig:
 
     role: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # Where the settings came from, for messages that say where to fix them (not compared, never secret).
+    origin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not str(self.settings.get("bootstrap.servers", "")).strip():
@@ -45,11 +53,23 @@ class ClusterConfig:
                 f"or set 'bootstrap.servers' in the {self.role} connection's librdkafka settings."
             )
         for key, value in self.settings.items():
-            if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
+            if not isinstance(key, str) or not key.strip() or not isinstance(value, (str, int, float, bool)):
                 raise ConfigurationError(
                     f"The {self.role} cluster setting {key!r} must be a string, number or boolean "
-                    "(librdkafka settings are flat key/value pairs)."
+                    f"(librdkafka settings are flat key/value pairs); fix it in {self.where}."
                 )
+        for address in str(self.settings["bootstrap.servers"]).split(","):
+            match = _BOOTSTRAP_ADDRESS.fullmatch(address.strip())
+            if match is None or not 0 < int(match.group(1) or 9092) < 65536:
+                raise ConfigurationError(
+                    f"The {self.role} bootstrap address {address.strip()!r} is not HOST:PORT; give the brokers as "
+                    f"HOST:PORT[,HOST:PORT...], e.g. broker1:9092,broker2:9092, in {self.where}."
+                )
+
+    @property
+    def where(self) -> str:
+        """Where a user fixes these settings: an option, a file or an Airflow connection."""
+        return self.origin or f"the {self.role} cluster's settings"
 
     @property
     def bootstrap(self) -> str:
@@ -72,11 +92,18 @@ class ClusterConfig:
     def build(cls, role: str, bootstrap: str | None, config_file: str | Path | None = None) -> ClusterConfig:
         """Merge a JSON settings file with a bootstrap address given on the command line."""
         settings: dict[str, Any] = {}
-        if config_file:
+        origin = f"--{role}"
+        if config_file is not None:
             settings.update(load_settings_file(role, Path(config_file)))
-        if bootstrap:
+            origin = f"--{role} / --{role}-config {config_file}"
+        if bootstrap is not None:
+            if not bootstrap.strip():
+                raise ConfigurationError(
+                    f"--{role} is empty; give the {role} brokers as HOST:PORT[,HOST:PORT...] or leave the option "
+                    f"out to use 'bootstrap.servers' from --{role}-config."
+                )
             settings["bootstrap.servers"] = bootstrap
-        return cls(role=role, settings=settings)
+        return cls(role=role, settings=settings, origin=origin)
 
 
 def env_var(role: str) -> str:
@@ -85,20 +112,59 @@ def env_var(role: str) -> str:
 
 def load_settings_file(role: str, path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigurationError(f"--{role}-config file {path} does not exist.") from None
+        raise ConfigurationError(
+            f"--{role}-config file {path} does not exist; give the path of a JSON file of librdkafka settings."
+        ) from None
+    except IsADirectoryError:
+        raise ConfigurationError(
+            f"--{role}-config {path} is a directory; give the path of a JSON file of librdkafka settings."
+        ) from None
+    except PermissionError:
+        raise ConfigurationError(
+            f"--{role}-config file {path} cannot be read (permission denied); make it readable by this user."
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"--{role}-config file {path} is not UTF-8 text (byte {exc.start}); save it as a UTF-8 JSON file."
+        ) from None
+    except OSError as exc:
+        raise ConfigurationError(f"--{role}-config file {path} cannot be read ({exc.strerror}).") from None
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
             f"--{role}-config file {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
             'It must be one object of librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
         ) from None
     if not isinstance(data, dict):
-        raise ConfigurationError(f"--{role}-config file {path} must hold one JSON object of librdkafka settings.")
+        raise ConfigurationError(
+            f"--{role}-config file {path} holds a JSON {type(data).__name__}; it must hold one JSON object of "
+            'librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
+        )
     return data
 
 
+def writable_dir(path: Path, what: str) -> Path:
+    """Refuse a directory the run could not write into, before anything is written anywhere.
+
+    Checks the directory, or the nearest existing parent that would hold it, without creating anything.
+    """
+    path = Path(path).expanduser()
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ConfigurationError(f"{what} {path} is not a directory ({probe} is a file); give a directory path.")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{what} {path} is not writable by this user ({probe}); give a writable directory.")
+    return path
+
+
 def compile_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str):
+        raise ConfigurationError(f"The {kind} pattern must be a string (a regular expression), got {pattern!r}.")
     try:
         return re.compile(pattern)
     except re.error as exc:
@@ -122,52 +188,104 @@ class MigrationOptions:
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
 
     def __post_init__(self) -> None:
+        if isinstance(self.include, str) and not self.include.strip():
+            raise ConfigurationError(
+                "The include pattern is empty; give a regular expression that topic names must fully match, "
+                "e.g. '.*' (every topic) or 'orders\\..*'."
+            )
         compile_pattern("include", self.include)
         if self.exclude:
             compile_pattern("exclude", self.exclude)
         validate_rename_template(self.rename)
-        if self.replication_factor is not None and self.replication_factor < 1:
-            raise ConfigurationError(f"replication factor must be at least 1, got {self.replication_factor}.")
-        if self.topics_per_job < 1:
-            raise ConfigurationError(f"topics per job must be at least 1, got {self.topics_per_job}.")
+        if self.replication_factor is not None and (
+            isinstance(self.replication_factor, bool) or self.replication_factor < 1
+        ):
+            raise ConfigurationError(
+                f"The target replication factor must be at least 1, got {self.replication_factor}; leave it "
+                "empty for min(source replication factor, target broker count)."
+            )
+        if isinstance(self.topics_per_job, bool) or self.topics_per_job < 1:
+            raise ConfigurationError(
+                f"The topics per job must be at least 1, got {self.topics_per_job}; the default is 25."
+            )
         parse_start(self.start)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
-        """Build from loosely typed input (DAG Params, JSON), treating blanks as defaults."""
-
-        def text(name: str) -> str | None:
-            value = values.get(name)
-            return None if value is None or str(value).strip() == "" else str(value)
-
-        rf = values.get("replication_factor")
+        """Build from loosely typed input (DAG Params, JSON): missing or null means the default;
+        a value of the wrong type is refused with its name, never guessed at (``bool("false")`` is True)."""
+        include = _param_text(values, "include")
+        if include is not None and not include.strip():
+            include = ""  # refused by __post_init__: an empty include must not widen to every topic
+        exclude = _param_text(values, "exclude")
+        rename = _param_text(values, "rename")
+        start = _param_text(values, "start")
+        topics_per_job = _param_count(values, "topics_per_job")
         return cls(
-            include=text("include") or DEFAULT_INCLUDE,
-            exclude=text("exclude"),
-            rename=text("rename") or DEFAULT_RENAME,
-            dry_run=bool(values.get("dry_run", False)),
-            replication_factor=int(rf) if rf not in (None, "", 0) else None,
-            topics_per_job=int(values.get("topics_per_job") or 25),
-            start=text("start") or "earliest",
-            allow_gaps=bool(values.get("allow_gaps", False)),
+            include=DEFAULT_INCLUDE if include is None else include,
+            exclude=exclude if exclude and exclude.strip() else None,
+            rename=rename if rename and rename.strip() else DEFAULT_RENAME,
+            dry_run=_param_flag(values, "dry_run"),
+            replication_factor=_param_count(values, "replication_factor"),
+            topics_per_job=25 if topics_per_job is None else topics_per_job,
+            start=start if start and start.strip() else "earliest",
+            allow_gaps=_param_flag(values, "allow_gaps"),
         )
+
+
+def _param_text(values: Mapping[str, Any], name: str) -> str | None:
+    value = values.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise ConfigurationError(f"Param {name!r} must be a string, got {type(value).__name__} {value!r}.")
+
+
+def _param_flag(values: Mapping[str, Any], name: str) -> bool:
+    value = values.get(name)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise ConfigurationError(
+        f"Param {name!r} must be true or false (a JSON boolean), got {type(value).__name__} {value!r}."
+    )
+
+
+def _param_count(values: Mapping[str, Any], name: str) -> int | None:
+    """A whole number, or None for missing, null or blank; '7' and 7.0 are 7 (JSON Schema's integers)."""
+    value = values.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
+        return int(value)
+    raise ConfigurationError(f"Param {name!r} must be a whole number, got {type(value).__name__} {value!r}.")
 
 
 def parse_start(value: str) -> str | int:
     """``earliest``, ``latest``, or a timestamp (ISO 8601, or epoch milliseconds) as epoch ms."""
     if value in ("earliest", "latest"):
         return value
-    if value.isdigit():
-        return int(value)
     from datetime import UTC, datetime
 
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
+    way_out = "must be 'earliest', 'latest', an ISO 8601 time such as 2026-11-01T00:00:00Z, or epoch milliseconds"
+    if not isinstance(value, str):
+        raise ConfigurationError(f"--start {value!r} {way_out}.")
+    if re.fullmatch(r"[0-9]+", value):
+        millis = int(value)
+    else:
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise ConfigurationError(f"--start {value!r} {way_out}.") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        millis = int(moment.timestamp() * 1000)
+    if not 0 <= millis <= _LAST_START_MS:
+        # Kafka reads negative times as "latest" (-1) and "earliest" (-2): never pass one on.
         raise ConfigurationError(
-            f"--start {value!r} must be 'earliest', 'latest', an ISO 8601 time such as 2026-11-01T00:00:00Z, "
-            "or epoch milliseconds."
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+            f"--start {value!r} is before 1970 or after 9999; give 'earliest', 'latest', or a time between "
+            "1970-01-01 and 9999-12-31 (ISO 8601 or epoch milliseconds)."
+        )
+    return millis

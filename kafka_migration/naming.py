@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable
 
 from kafka_migration.exceptions import ConfigurationError
 
@@ -44,3 +45,46 @@ def target_topic_name(template: str, topic: str) -> str:
             "name (letters, digits, '.', '_', '-'; at most 249 characters)."
         )
     return name
+
+
+def collision_key(name: str) -> str:
+    """Kafka refuses a new topic whose name equals an existing one once '.' and '_' are made the same
+    (both become '_' in metric names): 'orders.eu' and 'orders_eu' cannot live on one cluster."""
+    return name.replace(".", "_")
+
+
+def name_collisions(new_names: Iterable[str], existing: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs (new name, other name) that Kafka would refuse to create side by side: a new name that
+    collides with an existing topic, or with another new name. Equal names are no collision."""
+    seen: dict[str, str] = {collision_key(name): name for name in existing}
+    pairs = []
+    for name in sorted(set(new_names)):
+        other = seen.get(collision_key(name))
+        if other is not None and other != name:
+            pairs.append((name, other))
+        else:
+            seen[collision_key(name)] = name
+    return pairs
+
+
+def target_names(template: str, topics: Iterable[str]) -> dict[str, str]:
+    """Source topic -> target topic for every topic; refuses names Kafka would refuse, and any two
+    topics that would land in one target (impossible with a valid template; checked, not assumed)."""
+    names = {topic: target_topic_name(template, topic) for topic in topics}
+    by_target: dict[str, list[str]] = {}
+    for topic, name in names.items():
+        by_target.setdefault(name, []).append(topic)
+    doubled = {name: sources for name, sources in by_target.items() if len(sources) > 1}
+    if doubled:
+        name, sources = sorted(doubled.items())[0]
+        raise ConfigurationError(
+            f"Rename template {template!r} maps {len(sources)} source topics ({', '.join(sorted(sources))}) onto "
+            f"one target topic {name!r}; use a template that keeps names apart, e.g. 'src.{{topic}}'."
+        )
+    return names
+
+
+def same_cluster_exclude_hint(template: str) -> str:
+    """An exclude pattern that leaves out the copies a template makes, e.g. 'copy\\..*' for 'copy.{topic}'."""
+    prefix, _, suffix = template.partition("{topic}")
+    return re.escape(prefix) + ".*" + re.escape(suffix)

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import MigrationOptions, parse_start
 from kafka_migration.discovery import select_topics
-from kafka_migration.exceptions import NoTopicsMatchedError, TopicConflictError
+from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, TopicConflictError
 from kafka_migration.ledger import Ledger
-from kafka_migration.naming import target_topic_name
+from kafka_migration.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.positions import partition_positions
 from kafka_migration.topics import plan_topic
@@ -29,6 +29,34 @@ def new_run_id(prefix: str = "cli") -> str:
 def safe_run_id(raw: str) -> str:
     """A run id usable as a directory name (Airflow run ids contain ':' and '+')."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_") or new_run_id()
+
+
+def _refuse_name_clashes(
+    names: dict[str, str], selected: set[str], target: KafkaCluster, same_cluster: bool, template: str
+) -> None:
+    """Refuse, before any topic is created, target names that would fail or loop half-way through a run."""
+    if same_cluster:
+        loops = sorted((name, topic) for topic, name in names.items() if name in selected)
+        if loops:
+            shown = ", ".join(f"{name!r} (the copy of {topic!r})" for name, topic in loops[:5])
+            raise ConfigurationError(
+                f"Source and target are the same cluster and {len(loops)} topic(s) would be both copied and "
+                f"written to in this run: {shown}{' ...' if len(loops) > 5 else ''}. Exclude the copies, e.g. "
+                f"exclude pattern {same_cluster_exclude_hint(template)!r}."
+            )
+    existing = set(target.topic_names())
+    source_of = {name: topic for topic, name in names.items()}
+    clashes = name_collisions([n for n in names.values() if n not in existing], existing)
+    if clashes:
+        shown = ", ".join(
+            f"{new!r} (from {source_of[new]!r}) with {'existing' if other in existing else 'new'} {other!r}"
+            for new, other in clashes[:5]
+        )
+        raise ConfigurationError(
+            f"{len(clashes)} target topic name(s) would collide on the target, where Kafka treats '.' and '_' "
+            f"as the same character: {shown}{' ...' if len(clashes) > 5 else ''}. Exclude one topic of each pair "
+            "or use another rename; nothing was created."
+        )
 
 
 def build_plan(
@@ -52,6 +80,14 @@ def build_plan(
         "Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count
     )
 
+    same_cluster = source_info.cluster_id == target_info.cluster_id
+    if same_cluster and target_topic_name(options.rename, "t") == "t":
+        raise ConfigurationError(
+            f"Source and target are the same cluster (id {source_info.cluster_id}) and the rename "
+            f"{options.rename!r} keeps every name: each topic would be copied onto itself. Give a rename such as "
+            "'copy.{topic}', or a target that is another cluster."
+        )
+
     all_topics = source.topic_names()
     selection = select_topics(all_topics, options.include, options.exclude)
     if not selection.selected:
@@ -63,15 +99,9 @@ def build_plan(
             + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
             + ". Nothing was written; check the patterns (they must match the whole topic name)."
         )
-    names = {topic: target_topic_name(options.rename, topic) for topic in selection.selected}
+    names = target_names(options.rename, selection.selected)
+    _refuse_name_clashes(names, set(selection.selected), target, same_cluster, options.rename)
     problems: list[str] = []
-    if source_info.cluster_id == target_info.cluster_id:
-        for topic, name in names.items():
-            if topic == name:
-                problems.append(
-                    f"source and target are the same cluster ({source_info.cluster_id}) and topic {topic!r} "
-                    "would be copied onto itself; use --rename, e.g. 'copy.{topic}'."
-                )
     source_states = source.topic_states(selection.selected)
     target_states = target.topic_states(names.values())
     checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}

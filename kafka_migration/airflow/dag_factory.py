@@ -13,14 +13,26 @@ from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import tasks
 from kafka_migration.airflow.operators import MigrationSparkOperator
+from kafka_migration.config import MigrationOptions
+from kafka_migration.exceptions import ConfigurationError
 
 
 def migration_params(include: str = ".*", exclude: str = "", rename: str = "{topic}") -> dict[str, Param]:
+    """The trigger form. Invalid defaults (the nightly DAG reads them from airflow.cfg) are an import
+    error that names the value, not a run that fails later."""
+    try:
+        MigrationOptions(include=include, exclude=exclude or None, rename=rename)
+    except ConfigurationError as exc:
+        raise ConfigurationError(
+            f"{exc} (a default Param of the DAG; kafka_nightly_sync reads it from [kafka_migration] "
+            "nightly_include, nightly_exclude or nightly_rename)"
+        ) from None
     return {
         "include": Param(
             include,
             type="string",
             minLength=1,
+            format="regex",
             title="Include topics",
             description="Regular expression a source topic name must fully match. Internal topics are only "
             "copied when named in it.",
@@ -28,6 +40,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
         "exclude": Param(
             exclude,
             type="string",
+            format="regex",
             title="Exclude topics",
             description="Regular expression of topic names to leave out (empty: none).",
         ),
@@ -92,6 +105,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
 
 
 def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], description: str, doc_md: str) -> DAG:
+    declared = tuple(params)
     with DAG(
         dag_id=dag_id,
         description=description,
@@ -105,7 +119,12 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
 
         @task
         def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            planned = tasks.plan_run(params or {}, run_id or "manual", dag_id=dag_id)
+            from airflow.exceptions import AirflowFailException
+
+            try:
+                planned = tasks.plan_run(params or {}, run_id or "manual", dag_id=dag_id, declared=declared)
+            except ConfigurationError as exc:  # bad input: fail at once, a retry would meet the same input
+                raise AirflowFailException(str(exc)) from None
             ti.xcom_push(key="plan", value=planned["plan"])
             return planned["jobs"]
 

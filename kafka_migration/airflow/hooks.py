@@ -7,9 +7,11 @@ included. Host and port are used as the bootstrap address when the extra has non
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from airflow.sdk import BaseHook
+from airflow.sdk.log import mask_secret
 
 from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ConfigurationError
@@ -35,20 +37,29 @@ class KafkaClusterHook(BaseHook):
                 "Create it with type 'kafka' and the librdkafka settings as JSON in the extra field, e.g. "
                 '{"bootstrap.servers": "broker:9092"}.'
             ) from None
+        where = f"Airflow connection {self.kafka_conn_id!r} (its extra field)"
         try:
-            settings: dict[str, Any] = dict(conn.extra_dejson)
-        except Exception:
+            # Parsed here, not with extra_dejson, which logs a traceback and returns {} for invalid JSON.
+            settings: Any = json.loads(conn.extra) if conn.extra else {}
+        except ValueError as exc:
             raise ConfigurationError(
-                f"The extra field of Airflow connection {self.kafka_conn_id!r} is not a JSON object "
-                "of librdkafka settings."
+                f"The extra field of Airflow connection {self.kafka_conn_id!r} is not valid JSON ({exc}); it must "
+                'be one JSON object of librdkafka settings, e.g. {"bootstrap.servers": "broker:9092"}.'
             ) from None
+        if not isinstance(settings, dict):
+            raise ConfigurationError(
+                f"The extra field of Airflow connection {self.kafka_conn_id!r} holds a JSON "
+                f"{type(settings).__name__}; it must be one JSON object of librdkafka settings, e.g. "
+                '{"bootstrap.servers": "broker:9092"}.'
+            )
+        mask_secret(settings)  # as extra_dejson does: the values are masked in task logs
         if "bootstrap.servers" not in settings and conn.host:
             settings["bootstrap.servers"] = f"{conn.host}:{conn.port}" if conn.port else conn.host
         if conn.login and "sasl.username" not in settings:
             settings["sasl.username"] = conn.login
         if conn.password and "sasl.password" not in settings:
             settings["sasl.password"] = conn.password
-        return ClusterConfig(role=self.role, settings=settings)
+        return ClusterConfig(role=self.role, settings=settings, origin=where)
 
     def test_connection(self) -> tuple[bool, str]:
         from kafka_migration.clients import KafkaCluster

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from kafka_migration.airflow import settings
-from kafka_migration.config import MigrationOptions
+from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import StepResults, TopicOutcome, merge
 from kafka_migration.summary import (
@@ -73,23 +75,66 @@ def _label(topics: list[str]) -> str:
     return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
 
 
-def plan_run(params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration") -> dict[str, Any]:
-    """Plan the run and return the small descriptors the mapped tasks expand over."""
+def validated_inputs(
+    params: dict[str, Any], declared: Iterable[str] | None = None
+) -> tuple[MigrationOptions, ClusterConfig, ClusterConfig, Path, str]:
+    """Turn a run's Params and connections into checked values before anything is written.
+
+    Refuses, with one line naming the problem and the fix: Params that are not declared (a typo
+    would otherwise fall back to a default such as include '.*'), Params of the wrong type or value,
+    missing or malformed connections, settings librdkafka refuses, an unwritable state or report
+    directory and a ledger URL of an unsupported scheme.
+    """
     from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.clients import check_client_settings
+    from kafka_migration.ledger.store import check_ledger_url
+
+    if declared is not None:
+        unknown = sorted(set(params) - set(declared))
+        if unknown:
+            raise ConfigurationError(
+                f"Unknown Param(s) {', '.join(map(repr, unknown))} in the run configuration; this DAG takes "
+                f"{', '.join(sorted(declared))} (check the spelling)."
+            )
+    options = MigrationOptions.from_mapping(params)
+    conn_ids = {}
+    for role in ("source", "target"):
+        conn_id = params.get(f"{role}_conn_id")
+        if conn_id is not None and (not isinstance(conn_id, str) or not conn_id.strip()):
+            raise ConfigurationError(
+                f"Param '{role}_conn_id' must name an Airflow connection, got {conn_id!r}; the default is "
+                f"'kafka_{role}'."
+            )
+        conn_ids[role] = conn_id or f"kafka_{role}"
+    source = KafkaClusterHook(conn_ids["source"], "source").get_cluster_config()
+    target = KafkaClusterHook(conn_ids["target"], "target").get_cluster_config()
+    check_client_settings(source)
+    check_client_settings(target)
+    directory = writable_dir(state_dir(), f"The state directory (Variable {STATE_DIR_VARIABLE} or [kafka_migration])")
+    writable_dir(settings.reports_dir(), "The report directory ([kafka_migration] reports_dir)")
+    url = ledger_url()
+    check_ledger_url(url)
+    return options, source, target, directory, url
+
+
+def plan_run(
+    params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration", declared: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """Plan the run and return the small descriptors the mapped tasks expand over.
+
+    ``declared``: the DAG's Param names; anything else in ``params`` is refused as a likely typo.
+    """
     from kafka_migration.clients import KafkaCluster
+    from kafka_migration.ledger import Ledger
     from kafka_migration.pipeline import run_dir
     from kafka_migration.planner import build_plan, safe_run_id
 
-    options = MigrationOptions.from_mapping(params)
-    source = KafkaCluster(
-        KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config()
-    )
-    target = KafkaCluster(
-        KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config()
-    )
-    ledger = open_ledger()
+    options, source_config, target_config, state, url = validated_inputs(params, declared)
+    source = KafkaCluster(source_config)
+    target = KafkaCluster(target_config)
+    ledger = Ledger.open(url)
     plan = build_plan(source, target, options, run_id=safe_run_id(f"{dag_id}__{run_id}"), ledger=ledger)
-    directory = run_dir(state_dir(), plan.run_id)
+    directory = run_dir(state, plan.run_id)
     plan_path = directory / "plan.json"
     plan.write(plan_path)
     ledger.start_run(plan, trigger="airflow", dag_id=dag_id, dag_run_id=run_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_migration.config import ClusterConfig, env_var
-from kafka_migration.exceptions import SparkJobError
+from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.results import StepResults
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
 
@@ -64,6 +65,15 @@ def default_master() -> str:
     return f"local[{LOCAL_SLOTS_PER_CORE * cores}]"
 
 
+# Master URLs spark-submit accepts (Spark 4): local threads, a standalone cluster, YARN, Kubernetes.
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?"
+    r"|local-cluster\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]"
+    r"|spark://[^\s/,:]+(:[0-9]{1,5})?(,[^\s/,:]+(:[0-9]{1,5})?)*"
+    r"|yarn|k8s://\S+"
+)
+
+
 @dataclass(frozen=True)
 class SparkSettings:
     master: str = field(default_factory=default_master)
@@ -71,6 +81,20 @@ class SparkSettings:
     parallel_topics: int = 4
     # Where the driver's class-data archive lives (spark/startup.py); None: no archive.
     archive_dir: Path | None = field(default_factory=default_archive_dir)
+
+    def __post_init__(self) -> None:
+        """A master or setting spark-submit would refuse is refused here, before topics are created."""
+        if not _MASTER.fullmatch(self.master or ""):
+            raise ConfigurationError(
+                f"Spark master {self.master!r} (--master or $KAFKA_MIGRATION_SPARK_MASTER) is not one spark-submit "
+                "accepts; use local[N], local[*], spark://HOST:7077, yarn or k8s://https://HOST:PORT."
+            )
+        for key in self.conf:
+            if not key.startswith("spark."):
+                raise ConfigurationError(
+                    f"--spark-conf {key!r}: Spark only reads settings whose key starts with 'spark.', "
+                    "e.g. --spark-conf spark.executor.memory=2g."
+                )
 
     def driver_startup(self) -> DriverStartup:
         return driver_startup(self.archive_dir, self.conf.get("spark.submit.deployMode"))

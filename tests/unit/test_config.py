@@ -145,9 +145,13 @@ class TestMigrationOptions:
 
     def test_from_mapping_blanks_are_defaults(self) -> None:
         options = MigrationOptions.from_mapping(
-            {"include": "  ", "exclude": "", "rename": None, "replication_factor": "", "topics_per_job": None}
+            {"include": None, "exclude": "", "rename": None, "replication_factor": "", "topics_per_job": None}
         )
         assert options == MigrationOptions()
+
+    def test_from_mapping_blank_include_is_refused_not_widened_to_every_topic(self) -> None:
+        with pytest.raises(ConfigurationError, match="include pattern is empty"):
+            MigrationOptions.from_mapping({"include": "  "})
 
     def test_from_mapping_converts_loose_types(self) -> None:
         options = MigrationOptions.from_mapping(
@@ -169,8 +173,9 @@ class TestMigrationOptions:
             topics_per_job=7,
         )
 
-    def test_from_mapping_zero_replication_factor_means_default(self) -> None:
-        assert MigrationOptions.from_mapping({"replication_factor": 0}).replication_factor is None
+    def test_from_mapping_zero_replication_factor_is_refused(self) -> None:
+        with pytest.raises(ConfigurationError, match="replication factor must be at least 1, got 0"):
+            MigrationOptions.from_mapping({"replication_factor": 0})
 
     def test_from_mapping_still_validates(self) -> None:
         with pytest.raises(ConfigurationError, match="include pattern"):
