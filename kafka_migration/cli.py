@@ -181,9 +181,10 @@ def _ledger_url(args: argparse.Namespace) -> str:
 
 
 def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The ledger of a command that reads it: refused, not created, when it does not exist."""
     from kafka_migration.ledger import Ledger
 
-    return Ledger.open(_ledger_url(args))
+    return Ledger.open(_ledger_url(args), create=False)
 
 
 def _reports_dir(args: argparse.Namespace) -> Path:

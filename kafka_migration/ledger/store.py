@@ -110,9 +110,18 @@ class Ledger:
         self.engine = engine
 
     @classmethod
-    def open(cls, url: str) -> Ledger:
-        """Connect and bring the schema up to date (Alembic)."""
+    def open(cls, url: str, create: bool = True) -> Ledger:
+        """Connect and bring the schema up to date (Alembic).
+
+        ``create=False`` (commands that only read): a SQLite ledger that does not exist is refused,
+        not created empty, so a mistyped path is not answered with "no runs".
+        """
         url = check_ledger_url(url)
+        if url.startswith("sqlite:///") and not create and not Path(url.removeprefix("sqlite:///")).is_file():
+            raise ConfigurationError(
+                f"There is no ledger at {url.removeprefix('sqlite:///')}; give the --ledger URL or the "
+                "--state-dir that your runs used (a run creates the ledger)."
+            )
         if url.startswith("sqlite:///"):
             folder = Path(url.removeprefix("sqlite:///")).parent
             try:
