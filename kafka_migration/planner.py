@@ -137,6 +137,13 @@ def build_plan(
         topics.append(topic_plan)
     if problems:
         raise TopicConflictError(problems)
+    rf = options.replication_factor
+    if rf is not None and rf > target_info.broker_count and any(t.create for t in topics):
+        raise ConfigurationError(
+            f"The target replication factor {rf} exceeds the {target_info.broker_count} broker(s) of the target "
+            f"cluster {target_info.cluster_id}, so its topics could not be created; give at most "
+            f"{target_info.broker_count}, or leave it out for min(source replication factor, target brokers)."
+        )
     disappeared: dict[str, str] = {}
     if ledger is not None:
         known = {topic: target for topic, _, target in checkpoints}  # topics copied before

@@ -1,48 +1,179 @@
-"""Secrets stay out of what the CLI prints, even when it fails (real brokers).
+"""The bad-input matrix, part 2: refusals that need real clusters (cluster ids, topic names on the target).
 
-The other bad-input cases are in test_planner.py and test_cli.py."""
+Each case runs through the CLI (``kafka-migrate run``, in-process) and through the Airflow plan task
+(``tasks.plan_run``, connections from the environment) and must stop before anything is created,
+written or recorded: exit 2 / ConfigurationError, one line naming the problem and the fix, no target
+topic, no run directory, no run in the ledger. The cases without a cluster are in
+tests/unit/test_bad_input_matrix.py.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from kafka_migration.clients import KafkaCluster, client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.planner import build_plan
+from harness.seed import create_topic
+from kafka_migration.cli import EXIT_BAD_INPUT, main
+from kafka_migration.clients import client_settings
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.ledger import Ledger
 
 pytestmark = pytest.mark.integration
 
 CLI = [sys.executable, "-m", "kafka_migration.cli"]
 
 
-def _target_topics(bootstrap: str) -> set[str]:
+def _topics(bootstrap: str) -> set[str]:
     return set(AdminClient(client_settings({"bootstrap.servers": bootstrap})).list_topics(timeout=10).topics)
 
 
-def _plan(source: str, target: str, **options: object):  # type: ignore[no-untyped-def]
-    return build_plan(
-        KafkaCluster(ClusterConfig("source", {"bootstrap.servers": source})),
-        KafkaCluster(ClusterConfig("target", {"bootstrap.servers": target})),
-        MigrationOptions(**options),  # type: ignore[arg-type]
-    )
+@dataclass(frozen=True)
+class ClusterCase:
+    """Topics to create first ({p} = a prefix unique to the test), the run's options, the expected line.
+
+    ``same_cluster``: the target is the source cluster (same cluster id)."""
+
+    id: str
+    source_topics: tuple[str, ...]
+    options: dict[str, Any]
+    expect: str
+    target_topics: tuple[str, ...] = ()
+    same_cluster: bool = False
 
 
-def _cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "run", *args, "--state-dir", str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
-    )
+CASES = [
+    ClusterCase(
+        "same cluster, identity rename",
+        ("{p}.a",),
+        {"include": r"{p}\..*"},
+        "and the rename '{topic}' keeps every name: each topic would be copied onto itself",
+        same_cluster=True,
+    ),
+    ClusterCase(
+        "same cluster, a copy is also a source",
+        ("{p}.a", "copy.{p}.a"),
+        {"include": r"(copy\.)?{p}\..*", "rename": "copy.{topic}"},
+        "1 topic(s) would be both copied and written to in this run: 'copy.{p}.a' (the copy of '{p}.a')",
+        same_cluster=True,
+    ),
+    ClusterCase(
+        "'.' and '_' collide with an existing target topic",
+        ("{p}.orders",),
+        {"include": r"{p}\..*"},
+        "'{p}.orders' (from '{p}.orders') with existing '{p}_orders'",
+        target_topics=("{p}_orders",),
+    ),
+    ClusterCase(
+        "'.' and '_' collide between two new target topics",
+        ("{p}.x.y", "{p}.x_y"),
+        {"include": r"{p}\..*", "rename": "eu.{topic}"},
+        "'eu.{p}.x_y' (from '{p}.x_y') with new 'eu.{p}.x.y'",
+    ),
+    ClusterCase(
+        "target name longer than Kafka allows",
+        ("{p}." + "n" * 220,),
+        {"include": r"{p}\..*", "rename": "migrated-from-the-old-cluster.{topic}"},
+        "which is not a legal Kafka topic name",
+    ),
+    ClusterCase(
+        "replication factor above the target's broker count",
+        ("{p}.a",),
+        {"include": r"{p}\..*", "replication_factor": 3},
+        "The target replication factor 3 exceeds the 1 broker(s) of the target cluster test-target",
+    ),
+    ClusterCase("no topic matches", ("{p}.a",), {"include": r"{p}\.b.*"}, "No topic on the source cluster"),
+]
+
+
+def _cli_args(options: dict[str, Any]) -> list[str]:
+    args = []
+    for name, value in options.items():
+        args += [f"--{name.replace('_', '-')}", str(value)]
+    return args
+
+
+@pytest.fixture
+def prepared(request: pytest.FixtureRequest, clusters, unique: str, tmp_path: Path, monkeypatch):  # type: ignore[no-untyped-def]
+    case: ClusterCase = request.param
+    prefix = f"bad{unique}"
+    target = clusters.source if case.same_cluster else clusters.target
+    for name in case.source_topics:
+        create_topic(clusters.source, name.format(p=prefix), 1)
+    for name in case.target_topics:
+        create_topic(target, name.format(p=prefix), 1)
+    monkeypatch.setenv("KAFKA_MIGRATION_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("KAFKA_MIGRATION_LEDGER_URL", f"sqlite:///{tmp_path / 'state' / 'ledger.db'}")
+    monkeypatch.setattr(logging, "basicConfig", lambda **_: None)
+    options = {k: v.replace("{p}", prefix) if isinstance(v, str) else v for k, v in case.options.items()}
+    return case, options, target, case.expect.replace("{p}", prefix), tmp_path / "state", _topics(target)
+
+
+def _nothing_written(state: Path, target: str, before: set[str]) -> None:
+    assert _topics(target) == before, "a target topic was created"
+    assert not (state / "runs").exists(), "a run directory was written"
+    assert not (state / "reports").exists(), "a report was written"
+    if (state / "ledger.db").exists():  # opened (schema) for the checkpoints, but nothing recorded
+        assert Ledger.open(f"sqlite:///{state / 'ledger.db'}").runs() == []
+
+
+@pytest.mark.parametrize("prepared", CASES, ids=[c.id for c in CASES], indirect=True)
+def test_cli_refuses_before_writing(prepared, clusters, capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    _case, options, target, expect, state, before = prepared
+    code = main(["run", "--source", clusters.source, "--target", target, *_cli_args(options)])
+    out, err = capfd.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == EXIT_BAD_INPUT, f"exit {code}\n{out}\n{err}"
+    assert len(lines) == 1 and expect in lines[0], err
+    _nothing_written(state, target, before)
+
+
+@pytest.mark.parametrize("prepared", CASES, ids=[c.id for c in CASES], indirect=True)
+def test_plan_task_refuses_before_writing(prepared, clusters, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from kafka_migration.airflow.dag_factory import migration_params
+    from kafka_migration.airflow.tasks import plan_run
+
+    _case, options, target, expect, state, before = prepared
+    for conn_id, bootstrap in (("KAFKA_SOURCE", clusters.source), ("KAFKA_TARGET", target)):
+        monkeypatch.setenv(
+            f"AIRFLOW_CONN_{conn_id}", json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": bootstrap}})
+        )
+    declared = migration_params()
+    params = {name: param.value for name, param in declared.items()} | options
+    with pytest.raises(ConfigurationError) as refused:
+        plan_run(params, "manual__bad_input", declared=declared)
+    assert "\n" not in str(refused.value) and expect in str(refused.value)
+    _nothing_written(state, target, before)
 
 
 def test_cli_exit_2_on_unreachable_cluster_without_secrets_in_output(clusters, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The real entry point, as a subprocess: secrets stay out of what it prints, even when it fails."""
     config = tmp_path / "target.json"
     config.write_text('{"sasl.password": "s3cr3t-value", "security.protocol": "PLAINTEXT"}')
-    result = _cli(
-        "--source", clusters.source, "--target", "127.0.0.1:1", "--target-config", str(config), tmp_path=tmp_path
+    result = subprocess.run(
+        [
+            *CLI,
+            "run",
+            "--source",
+            clusters.source,
+            "--target",
+            "127.0.0.1:1",
+            "--target-config",
+            str(config),
+            "--state-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 2
     assert "Cannot reach the target cluster at 127.0.0.1:1" in result.stderr
