@@ -119,7 +119,7 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
 
         @task
         def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            from airflow.exceptions import AirflowFailException
+            from airflow.sdk.exceptions import AirflowFailException
 
             try:
                 planned = tasks.plan_run(params or {}, run_id or "manual", dag_id=dag_id, declared=declared)

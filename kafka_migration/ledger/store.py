@@ -157,7 +157,8 @@ class Ledger:
                 command.upgrade(config, "head")
         except OperationalError as exc:
             raise ConfigurationError(
-                f"Cannot open the ledger at {redact_url(str(self.engine.url))}: {exc.orig}. Check the URL, that the "
+                f"Cannot open the ledger at {redact_url(str(self.engine.url))}: {' '.join(str(exc.orig).split())}. "
+                "Check the URL, that the "
                 "database server is up and that the user may create tables."
             ) from None
 

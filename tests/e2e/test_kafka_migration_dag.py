@@ -89,8 +89,36 @@ def test_dry_run_dag_writes_nothing(migration_dag, clusters, kafka_connections, 
     assert _topics(clusters.target) == before
 
 
-def test_dag_run_fails_on_bad_pattern_and_writes_nothing(migration_dag, clusters, kafka_connections) -> None:  # type: ignore[no-untyped-def]
+def test_dag_run_with_a_bad_pattern_is_refused_when_triggered(migration_dag, clusters, kafka_connections) -> None:  # type: ignore[no-untyped-def]
+    """The include Param is a JSON Schema 'regex': the trigger itself is refused, no run starts."""
+    from airflow.sdk.exceptions import ParamValidationError
+
     before = _topics(clusters.target)
-    run = migration_dag.test(run_conf={"include": "orders(", "dry_run": False})
-    assert str(run.state) == "failed"
+    with pytest.raises(ParamValidationError, match=r"Invalid input for param include: 'orders\(' is not a 'regex'"):
+        migration_dag.test(run_conf={"include": "orders(", "dry_run": False})
     assert _topics(clusters.target) == before
+
+
+def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-untyped-def]
+    migration_dag, clusters, kafka_connections, unique, capfd
+) -> None:
+    """The bad-input matrix through real Airflow: run conf keys reach the plan task even when the DAG
+    does not declare them, so a typo ('inclde') would silently copy every topic; the plan task refuses it."""
+    from kafka_migration.airflow.tasks import ledger_url, state_dir
+    from kafka_migration.ledger import Ledger
+
+    prefix = f"typo{unique}"
+    _seed(clusters.source, prefix)
+    before = _topics(clusters.target)
+    runs_before = {r["run_id"] for r in Ledger.open(ledger_url()).runs(limit=1000)}
+    run_dirs_before = set((state_dir() / "runs").glob("*"))
+
+    run = migration_dag.test(run_conf={"inclde": f"{prefix}\\..*"})
+
+    assert str(run.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert states["plan"] == "failed" and states["create_topics"] == "upstream_failed", states
+    assert "Unknown Param(s) 'inclde' in the run configuration" in capfd.readouterr().out
+    assert _topics(clusters.target) == before
+    assert {r["run_id"] for r in Ledger.open(ledger_url()).runs(limit=1000)} == runs_before
+    assert set((state_dir() / "runs").glob("*")) == run_dirs_before

@@ -159,6 +159,7 @@ CLI_CASES: list[Case] = [
     run("--ledger", "--ledger", "ledger.db", expect="not a database URL"),
     run("--ledger", "--ledger", "sqlite://", expect="names no database file"),
     run("--ledger", "--ledger", "", expect="argument --ledger: must not be empty"),
+    run("--ledger", "--ledger", "postgresql://postgres@127.0.0.1:1/km", expect="Cannot open the ledger at postgresql"),
     run(
         "--ledger",
         "--ledger",

@@ -19,6 +19,7 @@ from kafka_migration.config import (
     load_settings_file,
     parse_start,
     redact,
+    writable_dir,
 )
 from kafka_migration.exceptions import ConfigurationError
 
@@ -98,6 +99,18 @@ class TestSettingsFile:
         path.write_text('{\n  "a": 1,\n  oops\n}')
         with pytest.raises(ConfigurationError, match=r"--target-config file .*bad\.json is not valid JSON \(line 3"):
             load_settings_file("target", path)
+
+    def test_unreadable_file(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Simulated: the tests run as root, who can read a file whatever its mode.
+        path = tmp_path / "secret.json"
+        path.write_text("{}")
+
+        def denied(*_: object, **__: object) -> str:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(Path, "read_text", denied)
+        with pytest.raises(ConfigurationError, match=r"secret\.json cannot be read \(permission denied\)"):
+            load_settings_file("source", path)
 
     def test_not_an_object(self, tmp_path: Path) -> None:
         path = tmp_path / "list.json"
@@ -205,3 +218,20 @@ class TestParseStart:
     def test_options_validate_start(self) -> None:
         with pytest.raises(ConfigurationError, match="--start 'soon'"):
             MigrationOptions(start="soon")
+
+
+class TestWritableDir:
+    def test_missing_directory_under_a_writable_parent_is_fine_and_not_created(self, tmp_path: Path) -> None:
+        assert writable_dir(tmp_path / "a" / "b", "--state-dir") == tmp_path / "a" / "b"
+        assert not (tmp_path / "a").exists()
+
+    def test_a_file_in_the_way(self, tmp_path: Path) -> None:
+        (tmp_path / "f").write_text("")
+        with pytest.raises(ConfigurationError, match=r"--state-dir .*f/runs is not a directory"):
+            writable_dir(tmp_path / "f" / "runs", "--state-dir")
+
+    def test_not_writable(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Simulated: the tests run as root, for whom every directory is writable.
+        monkeypatch.setattr("os.access", lambda *_: False)
+        with pytest.raises(ConfigurationError, match="is not writable by this user"):
+            writable_dir(tmp_path / "state", "--state-dir")
