@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, and_, create_engine, delete, event, insert, select, update
 from sqlalchemy.exc import OperationalError
 
-from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger.schema import checkpoints, offset_map, runs, segments
 from kafka_migration.offsets import translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
@@ -404,7 +404,7 @@ class Ledger:
         with self.engine.connect() as c:
             found = c.execute(select(segments).where(*conditions).order_by(segments.c.source_start)).all()
             if not found:
-                raise MigrationError(
+                raise ConfigurationError(
                     f"The ledger has no verified copy of {source_topic}[{partition}]"
                     + (f" to {target_topic}" if target_topic else "")
                     + "; run a migration first."
@@ -412,7 +412,7 @@ class Ledger:
             pairs = {(r.source_cluster_id, r.target_cluster_id, r.target_topic) for r in found}
             if len(pairs) > 1:
                 options = ", ".join(f"{s} -> {t} topic {n}" for s, t, n in sorted(pairs))
-                raise MigrationError(
+                raise ConfigurationError(
                     f"{source_topic}[{partition}] was copied to several places ({options}); "
                     "name --target-topic and/or the clusters."
                 )
@@ -420,7 +420,7 @@ class Ledger:
             if not covering:
                 low = min(r.source_start for r in found)
                 high = max(r.source_end for r in found)
-                raise MigrationError(
+                raise ConfigurationError(
                     f"Source offset {offset} of {source_topic}[{partition}] is outside the verified copies "
                     f"(offsets {low}..{high}); it was not copied yet or expired before the first run."
                 )

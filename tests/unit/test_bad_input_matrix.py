@@ -39,6 +39,7 @@ class Case:
     argv: tuple[str, ...]
     expect: str
     files: Mapping[str, str | bytes] = field(default_factory=dict)
+    ledger: bool = False  # an empty ledger exists in the state dir first
 
     @property
     def command(self) -> str:
@@ -54,8 +55,8 @@ def run(option: str, *args: str, expect: str, without: str | None = None, **file
     return Case(option, (*base, *args), expect, files)
 
 
-def cmd(option: str, *argv: str, expect: str, **files: str | bytes) -> Case:
-    return Case(option, argv, expect, files)
+def cmd(option: str, *argv: str, expect: str, ledger: bool = False, **files: str | bytes) -> Case:
+    return Case(option, argv, expect, files, ledger)
 
 
 NOT_OBJECT = '["bootstrap.servers", "b:9092"]'
@@ -188,6 +189,7 @@ CLI_CASES: list[Case] = [
     cmd("what", "report", "verify", "{tmp}", expect="is not a readable file"),
     cmd("what", "report", "a", "b", expect="usage: kafka-migrate report RUN_ID"),
     cmd("what", "report", "run-1", expect="There is no ledger at"),
+    cmd("what", "report", "run-1", expect="The ledger has no run 'run-1'", ledger=True),
     cmd("--ledger", "report", "run-1", "--ledger", "oracle://h/db", expect="scheme 'oracle'"),
     cmd("--ledger", "report", "run-1", "--ledger", "", expect="argument --ledger: must not be empty"),
     cmd("--state-dir", "report", "run-1", "--state-dir", "{tmp}/elsewhere", expect="There is no ledger at"),
@@ -275,6 +277,19 @@ CLI_CASES: list[Case] = [
         "{tmp}/typo",
         expect="There is no ledger at",
     ),
+    cmd(
+        "--topic",
+        "offsets",
+        "translate",
+        "--topic",
+        "a",
+        "--partition",
+        "0",
+        "--offset",
+        "1",
+        expect="The ledger has no verified copy of a[0]",
+        ledger=True,
+    ),
     cmd("(usage)", "offsets", expect="required: offsets_command"),
 ]
 
@@ -283,7 +298,13 @@ NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--verbose", "--help", "--version"}
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+    """Every file and directory under root with its bytes. SQLite's shared-memory index and an empty
+    write-ahead log are left out: opening a ledger to read it makes them, and they hold no data."""
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+        if not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)
+    }
 
 
 @pytest.fixture
@@ -307,6 +328,10 @@ def test_cli_refuses_before_writing(case: Case, isolated: Path, capfd: pytest.Ca
     for name, content in case.files.items():
         path = isolated / name.replace("_json", ".json")
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    if case.ledger:
+        from kafka_migration.ledger import Ledger
+
+        Ledger.open(f"sqlite:///{isolated / 'state' / 'ledger.db'}").engine.dispose()
     before = _tree(isolated)
     argv = [a.replace("{tmp}", str(isolated)) for a in case.argv]
 
