@@ -33,3 +33,9 @@ class TestTargetNames:
     def test_hint_excludes_exactly_the_copies(self) -> None:
         hint = re.compile(same_cluster_exclude_hint("copy.{topic}-v2"))
         assert hint.fullmatch("copy.orders-v2") and not hint.fullmatch("copyXorders-v2")
+
+    def test_two_topics_onto_one_target_are_refused(self) -> None:
+        # A valid template cannot do this (validate_rename_template refuses format specs); a truncating
+        # one shows that planning checks it anyway.
+        with pytest.raises(ConfigurationError, match=r"maps 2 source topics \(ab, ac\) onto one target topic 'a'"):
+            target_names("{topic:.1}", ["ab", "ac"])
