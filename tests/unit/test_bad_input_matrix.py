@@ -43,8 +43,15 @@ class Case:
 
     @property
     def command(self) -> str:
-        words = [w for w in self.argv[:2] if not w.startswith("-")]
-        return " ".join(words[:2] if words[:1] == ["offsets"] else words[:1])
+        """The subcommand path the case exercises ('run', 'offsets translate', ...), read off the parser."""
+        parser, words = _parser(), []
+        for word in self.argv:
+            subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if not subcommands or word not in subcommands[0].choices:
+                break
+            parser = subcommands[0].choices[word]
+            words.append(word)
+        return " ".join(words)
 
 
 def run(option: str, *args: str, expect: str, without: str | None = None, **files: str | bytes) -> Case:
