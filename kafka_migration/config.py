@@ -110,35 +110,37 @@ def env_var(role: str) -> str:
     return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
 
 
-def load_settings_file(role: str, path: Path) -> dict[str, Any]:
+def load_settings_file(role: str, path: Path, what: str | None = None) -> dict[str, Any]:
+    """One JSON object of librdkafka settings from a file; ``what`` names the file in messages."""
+    what = what or f"--{role}-config file"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigurationError(
-            f"--{role}-config file {path} does not exist; give the path of a JSON file of librdkafka settings."
+            f"{what} {path} does not exist; give the path of a JSON file of librdkafka settings."
         ) from None
     except IsADirectoryError:
         raise ConfigurationError(
-            f"--{role}-config {path} is a directory; give the path of a JSON file of librdkafka settings."
+            f"{what} {path} is a directory; give the path of a JSON file of librdkafka settings."
         ) from None
     except PermissionError:
         raise ConfigurationError(
-            f"--{role}-config file {path} cannot be read (permission denied); make it readable by this user."
+            f"{what} {path} cannot be read (permission denied); make it readable by this user."
         ) from None
     except UnicodeDecodeError as exc:
         raise ConfigurationError(
-            f"--{role}-config file {path} is not UTF-8 text (byte {exc.start}); save it as a UTF-8 JSON file."
+            f"{what} {path} is not UTF-8 text (byte {exc.start}); save it as a UTF-8 JSON file."
         ) from None
     except OSError as exc:
-        raise ConfigurationError(f"--{role}-config file {path} cannot be read ({exc.strerror}).") from None
+        raise ConfigurationError(f"{what} {path} cannot be read ({exc.strerror}).") from None
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
-            f"--{role}-config file {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
+            f"{what} {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
             'It must be one object of librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
         ) from None
     if not isinstance(data, dict):
         raise ConfigurationError(
-            f"--{role}-config file {path} holds a JSON {type(data).__name__}; it must hold one JSON object of "
+            f"{what} {path} holds a JSON {type(data).__name__}; it must hold one JSON object of "
             'librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
         )
     return data
