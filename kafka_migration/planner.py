@@ -80,7 +80,8 @@ def build_plan(
         "Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count
     )
 
-    same_cluster = source_info.cluster_id == target_info.cluster_id
+    # A broker that reports no cluster id (some Kafka-compatible services) cannot be told apart: not "same".
+    same_cluster = source_info.cluster_id == target_info.cluster_id and source_info.cluster_id not in ("", "None")
     if same_cluster and target_topic_name(options.rename, "t") == "t":
         raise ConfigurationError(
             f"Source and target are the same cluster (id {source_info.cluster_id}) and the rename "
