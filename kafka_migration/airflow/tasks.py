@@ -60,6 +60,11 @@ def ledger_url() -> str:
                 database=conn.schema,
             ).render_as_string(hide_password=False)
         if conn.conn_type == "sqlite":
+            if not conn.host:
+                raise ConfigurationError(
+                    f"Airflow connection {LEDGER_CONNECTION!r} (type sqlite) names no database file; put the "
+                    "ledger file's absolute path in its host field."
+                )
             return f"sqlite:///{conn.host}"
         return conn.get_uri()
     return Variable.get(LEDGER_VARIABLE, default=None) or settings.configured_ledger_url()

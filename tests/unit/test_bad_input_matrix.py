@@ -463,6 +463,35 @@ def test_plan_task_refuses_before_writing(case: ParamCase, airflow_env: Path) ->
     assert _tree(airflow_env) == before, "something was written"
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "expect"),
+    [
+        ("KAFKA_MIGRATION_LEDGER_URL", "mysql://u@h/db", "has the scheme 'mysql', which the ledger does not support"),
+        ("KAFKA_MIGRATION_LEDGER_URL", "sqlite://", "names no database file"),
+        ("AIRFLOW_CONN_KAFKA_MIGRATION_LEDGER", '{"conn_type": "sqlite"}', "(type sqlite) names no database file"),
+        ("AIRFLOW_CONN_KAFKA_MIGRATION_LEDGER", '{"conn_type": "mysql", "host": "h"}', "the scheme 'mysql'"),
+        ("KAFKA_MIGRATION_STATE_DIR", "{tmp}/file/state", "is not a directory"),
+        ("KAFKA_MIGRATION_REPORTS_DIR", "{tmp}/file", "The report directory ([kafka_migration] reports_dir)"),
+    ],
+)
+def test_plan_task_refuses_bad_deployment_settings(
+    variable: str, value: str, expect: str, airflow_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the ledger, run files and reports go comes from the deployment, not the Params: checked too."""
+    from kafka_migration.airflow.tasks import plan_run
+
+    (airflow_env / "file").write_text("x")
+    monkeypatch.setenv(variable, value.replace("{tmp}", str(airflow_env)))
+    if variable == "AIRFLOW_CONN_KAFKA_MIGRATION_LEDGER":
+        monkeypatch.delenv("KAFKA_MIGRATION_LEDGER_URL")
+    declared = _params()
+    before = _tree(airflow_env)
+    with pytest.raises(ConfigurationError) as refused:
+        plan_run({name: param.value for name, param in declared.items()}, "manual__1", declared=declared)
+    assert expect in _one_line(str(refused.value))
+    assert _tree(airflow_env) == before, "something was written"
+
+
 @pytest.mark.parametrize("case", PARAM_CASES, ids=[f"{c.param}={c.value!r}"[:60] for c in PARAM_CASES])
 def test_param_schema(case: ParamCase) -> None:
     """The trigger form (JSON Schema of each Param) refuses what it can; the plan task refuses the rest."""
