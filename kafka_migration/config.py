@@ -13,7 +13,11 @@ from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.naming import validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
-_SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential)", re.I)
+_SECRET_KEY = re.compile(
+    r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential|oauthbearer\.config)", re.I
+)
+# Secret values shorter than this are not scrubbed from messages (they would mangle ordinary words).
+_SCRUB_MIN = 4
 
 DEFAULT_INCLUDE = ".*"
 DEFAULT_RENAME = "{topic}"
@@ -26,6 +30,18 @@ def is_secret_setting(name: str) -> bool:
 def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``settings`` that is safe to log: secret values replaced by ``***``."""
     return {k: ("***" if is_secret_setting(k) else v) for k, v in settings.items()}
+
+
+def scrub(text: str, settings: Mapping[str, Any]) -> str:
+    """``text`` with every secret value of ``settings`` replaced by ``***``.
+
+    For messages built from what a library reported, which may quote a setting's value.
+    """
+    for key, value in settings.items():
+        secret = str(value)
+        if is_secret_setting(key) and len(secret) >= _SCRUB_MIN:
+            text = text.replace(secret, "***")
+    return text
 
 
 @dataclass(frozen=True)
