@@ -45,14 +45,31 @@ def scrub(text: str, settings: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class SecretSource:
+    """Where a Spark driver that cannot be handed secrets in its environment finds them.
+
+    On YARN and Kubernetes the environment of spark-submit becomes ``--conf`` arguments, so
+    secret settings travel there by reference instead: a settings file mounted at the same
+    path where the settings are resolved and where the driver runs, or a Kubernetes secret
+    (``name:key``) whose value is the JSON object of the secret settings.
+    """
+
+    settings_file: str | None = None
+    file_keys: frozenset[str] = frozenset()  # the settings the file provides
+    kubernetes_secret: str | None = None
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """How to reach one cluster: a role name for messages and librdkafka settings.
 
-    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them.
+    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them;
+    ``secrets`` says where a remote Spark driver can read the secret ones (see SecretSource).
     """
 
     role: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    secrets: SecretSource = field(default_factory=SecretSource)
 
     def __post_init__(self) -> None:
         if not str(self.settings.get("bootstrap.servers", "")).strip():
@@ -67,6 +84,9 @@ class ClusterConfig:
                     "(librdkafka settings are flat key/value pairs)."
                 )
 
+    def __repr__(self) -> str:  # never the secret values, wherever a config ends up printed
+        return f"ClusterConfig(role={self.role!r}, settings={redact(self.settings)!r}, secrets={self.secrets!r})"
+
     @property
     def bootstrap(self) -> str:
         return str(self.settings["bootstrap.servers"])
@@ -77,12 +97,29 @@ class ClusterConfig:
 
     @classmethod
     def from_env(cls, role: str, value: str | None) -> ClusterConfig:
-        if not value:
+        return cls.from_environment(role, {env_var(role): value} if value else {})
+
+    @classmethod
+    def from_environment(cls, role: str, environ: Mapping[str, str]) -> ClusterConfig:
+        """The Spark driver's view: settings JSON, then a settings file, then secret settings JSON.
+
+        ``KAFKA_MIGRATION_<ROLE>_CONFIG`` (JSON), ``..._CONFIG_FILE`` (path of a JSON file, e.g. a
+        mounted secret) and ``..._SECRET_CONFIG`` (JSON, e.g. from a Kubernetes secret); later wins.
+        """
+        inline, path, secret = (environ.get(name) for name in (env_var(role), file_env_var(role), secret_env_var(role)))
+        if not (inline or path or secret):
             raise ConfigurationError(
-                f"The {role} cluster settings are missing from the environment "
-                f"({env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
+                f"The {role} cluster settings are missing from the environment ({env_var(role)}, "
+                f"{file_env_var(role)} or {secret_env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
             )
-        return cls(role=role, settings=json.loads(value))
+        settings: dict[str, Any] = {}
+        if inline:
+            settings.update(_json_object(role, inline, env_var(role)))
+        if path:
+            settings.update(load_settings_file(role, Path(path), what=f"{file_env_var(role)} file"))
+        if secret:
+            settings.update(_json_object(role, secret, secret_env_var(role)))
+        return cls(role=role, settings=settings)
 
     @classmethod
     def build(cls, role: str, bootstrap: str | None, config_file: str | Path | None = None) -> ClusterConfig:
@@ -99,18 +136,44 @@ def env_var(role: str) -> str:
     return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
 
 
-def load_settings_file(role: str, path: Path) -> dict[str, Any]:
+def file_env_var(role: str) -> str:
+    """Path of a JSON settings file the Spark driver reads (a mounted secret)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_CONFIG_FILE"
+
+
+def secret_env_var(role: str) -> str:
+    """JSON of secret settings set on the Spark driver by the platform (a Kubernetes secret reference)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_SECRET_CONFIG"
+
+
+def _json_object(role: str, value: str, name: str) -> dict[str, Any]:
+    """Parse settings JSON without ever quoting it: it may hold secrets."""
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{name} of the {role} cluster is not valid JSON (line {exc.lineno}: {exc.msg})."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{name} of the {role} cluster must be one JSON object of librdkafka settings.")
+    return data
+
+
+def load_settings_file(role: str, path: Path, what: str | None = None) -> dict[str, Any]:
+    what = what or f"--{role}-config file"
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ConfigurationError(f"--{role}-config file {path} does not exist.") from None
+        raise ConfigurationError(f"{what} {path} does not exist.") from None
+    except PermissionError:
+        raise ConfigurationError(f"{what} {path} is not readable by this user.") from None
     except json.JSONDecodeError as exc:
         raise ConfigurationError(
-            f"--{role}-config file {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
+            f"{what} {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
             'It must be one object of librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
         ) from None
     if not isinstance(data, dict):
-        raise ConfigurationError(f"--{role}-config file {path} must hold one JSON object of librdkafka settings.")
+        raise ConfigurationError(f"{what} {path} must hold one JSON object of librdkafka settings.")
     return data
 
 
