@@ -175,9 +175,11 @@ class KafkaCluster:
 
     def _connected(self, future: Any) -> Any:
         """Wait for the first admin call, failing fast on TLS and authentication errors."""
+        from concurrent.futures import wait
+
         deadline = time.monotonic() + self.timeout + 5
-        while not future.done():
-            self.admin.poll(0.1)
+        while not wait([future], timeout=0.1).done:
+            self.admin.poll(0)  # serves the error callback and the log
             if self._watch.fatal is not None:
                 raise self._unreachable(self._watch.fatal)
             if self._watch.all_down and not self._probed and uses_tls(self.config.settings):
