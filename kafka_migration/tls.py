@@ -62,7 +62,8 @@ def check_tls_settings(role: str, settings: Mapping[str, Any]) -> None:
             )
         if path is not None and str(path) != "probe" and not Path(str(path)).exists():
             raise ConfigurationError(
-                f"{path_key} of the {role} cluster names {path}, which does not exist on this machine. "
+                f"{path_key} of the {role} cluster names {path}, which does not exist on this machine "
+                f"({socket.gethostname()}). "
                 f"Files named by path must exist on this machine, the Spark driver and every executor; "
                 f"to ship the {what} with the job instead, put its PEM text in {pem_key}."
             )

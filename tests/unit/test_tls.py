@@ -6,6 +6,7 @@ proxies in tests/integration/test_tls.py.
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,56 @@ def test_uses_tls(protocol: str, tls: bool) -> None:
 def test_probe_gives_no_verdict_without_tls_or_a_listener() -> None:
     assert diagnose_tls({"bootstrap.servers": "127.0.0.1:1"}) is None
     assert diagnose_tls({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SSL"}, timeout=1) is None
+
+
+def test_a_path_missing_on_an_executor_fails_its_reads_and_writes_clearly(tmp_path: Path) -> None:
+    from kafka_migration.copy import _producer
+    from kafka_migration.reader import read_range
+
+    settings = {"bootstrap.servers": "b:9093", "security.protocol": "SSL", "ssl.ca.location": str(tmp_path / "x")}
+    with pytest.raises(ConfigurationError, match=r"ssl\.ca\.location of the source cluster .* every executor"):
+        next(read_range(settings, "t", 0, 0, 10, what="source"))
+    with pytest.raises(ConfigurationError, match=r"ssl\.ca\.location of the target cluster"):
+        _producer(settings, 1024)
+
+
+def _ssl_error(reason: str) -> ssl.SSLError:
+    error = ssl.SSLError(1, f"[SSL: {reason}] alert")
+    error.reason = reason
+    return error
+
+
+@pytest.mark.parametrize(
+    ("reason", "identity", "cause"),
+    [
+        # Apache Kafka with ssl.client.auth=required answers a client without certificate with an alert
+        ("TLSV13_ALERT_CERTIFICATE_REQUIRED", False, "requires a client certificate"),
+        ("SSLV3_ALERT_HANDSHAKE_FAILURE", False, "requires a client certificate"),  # TLS 1.2
+        ("SSLV3_ALERT_CERTIFICATE_EXPIRED", True, "rejected the client certificate"),
+        ("TLSV1_ALERT_UNKNOWN_CA", True, "rejected the client certificate"),
+        ("WRONG_VERSION_NUMBER", False, "TLS handshake failed (wrong version number)"),
+    ],
+)
+def test_broker_alerts_are_named(reason: str, identity: bool, cause: str) -> None:
+    from kafka_migration.tls import _rejected
+
+    settings = {"ssl.certificate.pem": PEM} if identity else {}
+    assert cause in _rejected(_ssl_error(reason), False, settings)
+
+
+@pytest.mark.parametrize(
+    ("code", "cause"),
+    [
+        (10, "has expired"),
+        (9, "not valid yet"),
+        (20, "not signed by a trusted CA"),
+        (62, "does not name kafka-1"),
+        (50, "was rejected"),
+    ],
+)
+def test_certificate_verification_failures_are_named(code: int, cause: str) -> None:
+    from kafka_migration.tls import _verify_cause
+
+    error = ssl.SSLCertVerificationError(1, "certificate verify failed")
+    error.verify_code, error.verify_message = code, "openssl says"
+    assert cause in _verify_cause(error, "kafka-1")
