@@ -104,3 +104,30 @@ def test_unknown_kafka_migration_extra_is_named(monkeypatch: pytest.MonkeyPatch)
     )
     with pytest.raises(ConfigurationError, match=r"unknown extra keys \['kafka_migration\.setings_file'\]"):
         KafkaClusterHook("kafka_typo").get_cluster_config()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"kafka_migration.kubernetes_secret": "no-key"}, "must look like SECRET_NAME:KEY"),
+        ({"kafka_migration.settings_file": "/nonexistent/source.json"}, "/nonexistent/source.json does not exist"),
+    ],
+)
+def test_bad_secret_references_are_named(monkeypatch: pytest.MonkeyPatch, extra: dict[str, str], message: str) -> None:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.exceptions import ConfigurationError
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_REF", json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": "b:1", **extra}})
+    )
+    with pytest.raises(ConfigurationError, match=message) as info:
+        KafkaClusterHook("kafka_ref").get_cluster_config()
+    assert "'kafka_ref'" in str(info.value)
+
+
+def test_settings_file_is_merged_over_the_extra(connections: Path) -> None:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+
+    config = KafkaClusterHook("kafka_source").get_cluster_config()
+    assert config.settings["sasl.password"] == SECRET and "kafka_migration.settings_file" not in config.settings
+    assert config.secrets.settings_file == str(connections) and config.secrets.file_keys == {"sasl.password"}
