@@ -129,10 +129,11 @@ class KafkaCluster:
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else exc
                 text = error.str() if hasattr(error, "str") else str(error)
+                hint = " (a wrong or missing ssl.key.password shows as a key that cannot be read)"
                 raise ConfigurationError(
                     f"The {self.config.role} cluster settings are not usable: "
                     f"{scrub(text, self.config.settings)}. Fix the {self.config.role} connection's librdkafka "
-                    "settings (a wrong ssl.key.password shows here as a key that cannot be read)."
+                    f"settings{hint if 'ssl.key' in text else ''}."
                 ) from None
         return self._admin
 

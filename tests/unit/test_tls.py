@@ -126,3 +126,24 @@ def test_certificate_verification_failures_are_named(code: int, cause: str) -> N
     error = ssl.SSLCertVerificationError(1, "certificate verify failed")
     error.verify_code, error.verify_message = code, "openssl says"
     assert cause in _verify_cause(error, "kafka-1")
+
+
+def test_wrong_key_password_fails_before_connecting_without_quoting_it(tmp_path: Path) -> None:
+    from harness.certs import make_pki
+    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.config import ClusterConfig
+
+    pki = make_pki(tmp_path, client_key_password="the-right-one")
+    settings = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "security.protocol": "SSL",
+        "ssl.ca.pem": pki.ca_pem,
+        "ssl.certificate.pem": pki.client.cert_pem,
+        "ssl.key.pem": pki.client.key_pem,
+        "ssl.key.password": "Wrong-Pass-4711",
+    }
+    with pytest.raises(ConfigurationError) as info:
+        KafkaCluster(ClusterConfig("target", settings)).describe()
+    message = str(info.value)
+    assert message.startswith("The target cluster settings are not usable: ") and "ssl.key.password" in message
+    assert "Wrong-Pass-4711" not in message and "ENCRYPTED" not in message
