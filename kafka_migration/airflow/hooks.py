@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from airflow.sdk import BaseHook
+from airflow.sdk.log import mask_secret
 
-from kafka_migration.config import ClusterConfig, SecretSource, load_settings_file
+from kafka_migration.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 from kafka_migration.exceptions import ConfigurationError
 
 SETTINGS_FILE_EXTRA = "kafka_migration.settings_file"
@@ -81,6 +82,9 @@ class KafkaClusterHook(BaseHook):
             what = f"{SETTINGS_FILE_EXTRA} of Airflow connection {self.kafka_conn_id!r}:"
             from_file = load_settings_file(self.role, Path(str(settings_file)), what=what)
             settings.update(from_file)
+            for key, value in from_file.items():  # masked in task logs, like the connection's own secrets
+                if is_secret_setting(key):
+                    mask_secret(str(value), key)
         return SecretSource(
             settings_file=str(settings_file) if settings_file else None,
             file_keys=frozenset(from_file),
