@@ -1,6 +1,8 @@
 """Secrets never leak: a whole migration through the CLI and through Airflow, then a search everywhere.
 
-Both clusters sit behind mutual-TLS proxies (harness/tls.py). A unique password is planted as
+Both clusters sit behind mutual-TLS proxies (harness/tls.py); the CLI run is also the full
+migration over mutual TLS (certificates by path for the source, inline for the target, the
+copy read back independently). A unique password is planted as
 ``ssl.key.password`` (the client key is really encrypted with it, so the run cannot succeed
 without it) and as ``sasl.password`` (unused with security.protocol=SSL, so only its
 handling is tested), and the encrypted key travels inline (``ssl.key.pem``). After each run
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.data import read_partition, without_offsets
 from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
@@ -47,8 +50,8 @@ def _key_mark(tls: TlsClusters) -> str:
     return lines[len(lines) // 2]
 
 
-def _settings(tls: TlsClusters, role: str) -> dict[str, object]:
-    settings = tls.source_settings(inline=True) if role == "source" else tls.target_settings(inline=True)
+def _settings(tls: TlsClusters, role: str, *, inline: bool = True) -> dict[str, object]:
+    settings = tls.source_settings(inline=inline) if role == "source" else tls.target_settings(inline=inline)
     assert settings["ssl.key.password"] == SECRET
     return {**settings, "sasl.username": "migrator", "sasl.password": SECRET, "sasl.mechanism": "SCRAM-SHA-512"}
 
@@ -148,10 +151,13 @@ def spark_conf_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_conf_dir: Path, unique: str) -> None:
+    """The one full CLI migration over mutual TLS: source certificates by path, target inline."""
     topic = f"leak{unique}.t"
-    seed_topic(tls.source_settings(inline=True), topic, partitions=2, records=200)
-    for role in ("source", "target"):
-        (tmp_path / f"{role}.json").write_text(json.dumps(_settings(tls, role)))
+    source, target = _settings(tls, "source", inline=False), _settings(tls, "target", inline=True)
+    assert "ssl.key.location" in source and "ENCRYPTED PRIVATE KEY" in str(target["ssl.key.pem"])
+    seed_topic(tls.source_settings(), topic, partitions=2, records=200)
+    (tmp_path / "source.json").write_text(json.dumps(source))
+    (tmp_path / "target.json").write_text(json.dumps(target))
     state = tmp_path / "state"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
     with ArgsSampler() as ps:
@@ -179,7 +185,10 @@ def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_c
         )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verified" in result.stdout and "SparkContext" in result.stderr  # Spark's own output was captured
-    assert topic in topic_names(tls.target_settings())
+    for partition in range(2):  # the copy, read back independently over mutual TLS
+        copied = read_partition(tls.target.bootstrap, topic, partition, settings=tls.target_settings())
+        original = read_partition(tls.source.bootstrap, topic, partition, settings=tls.source_settings())
+        assert without_offsets(copied) == without_offsets(original) and len(original) > 90
     (run_id,) = [p.name for p in (state / "runs").iterdir()]
     ledger_url = f"sqlite:///{state / 'ledger.db'}"
 
