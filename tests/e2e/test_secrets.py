@@ -16,8 +16,10 @@ and its API. Each check first proves it looked at something real.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -67,9 +69,20 @@ class ArgsSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            out = subprocess.run(["ps", "-eww", "-o", "args="], capture_output=True, text=True, check=False).stdout
-            self.lines.update(out.splitlines())
+            self.lines.update(self._sample())
             self._stop.wait(0.5)
+
+    @staticmethod
+    def _sample() -> list[str]:
+        if shutil.which("ps"):
+            return subprocess.run(
+                ["ps", "-eww", "-o", "args="], capture_output=True, text=True, check=False
+            ).stdout.splitlines()
+        lines = []  # no procps (slim images): read what ps would show
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):
+                lines.append(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace").strip())
+        return lines
 
     def __enter__(self) -> ArgsSampler:
         self._thread.start()
