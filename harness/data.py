@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
@@ -10,14 +11,23 @@ from kafka_migration.clients import client_settings
 
 
 def read_partition(
-    bootstrap: str, topic: str, partition: int, start: int = 0, timeout: float = 20.0
+    bootstrap: str,
+    topic: str,
+    partition: int,
+    start: int = 0,
+    timeout: float = 20.0,
+    settings: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every record from ``start`` to the high watermark, as plain dicts (offset, key, value, headers, timestamp)."""
+    """Every record from ``start`` to the high watermark, as plain dicts (offset, key, value, headers, timestamp).
+
+    ``settings``: extra librdkafka settings, e.g. TLS for a cluster behind a TLS proxy.
+    """
     import time
 
     consumer = Consumer(
         client_settings(
             {
+                **(settings or {}),
                 "bootstrap.servers": bootstrap,
                 "group.id": "harness-reader",
                 "enable.auto.commit": False,

@@ -16,6 +16,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
+
+    from harness.proxy import LoopbackProxy
 
 
 def free_port() -> int:
@@ -32,17 +38,22 @@ def broker_binary() -> str:
 
 @dataclass
 class EmbeddedCluster:
-    """A running embedded broker; ``bootstrap`` is what clients connect to."""
+    """A running embedded broker; ``bootstrap`` is what clients connect to.
+
+    ``port`` is where the broker listens; ``advertised_port`` (when set, e.g. a proxy's port)
+    is what it tells clients to use, and so what ``bootstrap`` names.
+    """
 
     name: str
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
     _log_file: object = field(repr=False, default=None)
+    advertised_port: int | None = None
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"127.0.0.1:{self.advertised_port or self.port}"
 
     def client_config(self) -> dict[str, str]:
         return {"bootstrap.servers": self.bootstrap}
@@ -57,14 +68,25 @@ class EmbeddedCluster:
             self._log_file = None
 
 
-def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0) -> EmbeddedCluster:
-    """Start one broker on a free loopback port and wait until it accepts connections."""
-    port = free_port()
+def start_cluster(
+    name: str,
+    log_dir: Path | None = None,
+    timeout: float = 20.0,
+    *,
+    port: int | None = None,
+    advertised_port: int | None = None,
+) -> EmbeddedCluster:
+    """Start one broker on a free loopback port and wait until it accepts connections.
+
+    ``advertised_port`` makes the broker send clients to another port (a proxy in front of it).
+    """
+    port = port or free_port()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-migration-broker-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}.log"
     log_file = log_path.open("wb")
     url = f"tcp://127.0.0.1:{port}"
+    advertised = f"tcp://127.0.0.1:{advertised_port or port}"
     # A new cluster id per start: each process is a new, empty cluster, and the ledger keys
     # checkpoints by cluster id (a reused id would look like a cluster whose topics were recreated).
     cluster_id = f"{name}-{uuid.uuid4().hex[:8]}"
@@ -75,7 +97,7 @@ def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0)
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            advertised,
             "--cluster-id",
             cluster_id,
         ],
@@ -85,7 +107,9 @@ def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0)
         env={**os.environ, "RUST_LOG": os.environ.get("TANSU_LOG", "warn")},
         start_new_session=True,
     )
-    cluster = EmbeddedCluster(name=name, port=port, process=process, log_path=log_path, _log_file=log_file)
+    cluster = EmbeddedCluster(
+        name=name, port=port, process=process, log_path=log_path, _log_file=log_file, advertised_port=advertised_port
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -109,3 +133,53 @@ def embedded_clusters(*names: str, log_dir: Path | None = None) -> Iterator[list
     finally:
         for cluster in clusters:
             cluster.stop()
+
+
+@dataclass
+class ProxiedCluster:
+    """An embedded broker reachable only through a loopback proxy (harness/proxy.py).
+
+    The broker advertises the proxy's port, so bootstrap and every partition leader connection
+    go through ``proxy``: cutting or slowing the proxy cuts or slows the whole cluster.
+    """
+
+    cluster: EmbeddedCluster
+    proxy: LoopbackProxy
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def bootstrap(self) -> str:
+        return self.proxy.address
+
+    def client_config(self) -> dict[str, str]:
+        return {"bootstrap.servers": self.bootstrap}
+
+
+@contextlib.contextmanager
+def proxied_cluster(
+    name: str, log_dir: Path | None = None, *, server_ssl: ssl.SSLContext | None = None
+) -> Iterator[ProxiedCluster]:
+    """Start a proxy, then a broker that advertises the proxy's port; stop both on exit.
+
+    ``server_ssl`` makes the proxy TLS-terminating (clients speak TLS to it, it speaks plaintext
+    to the broker), since the embedded broker has no TLS listener of its own.
+    """
+    from harness.proxy import LoopbackProxy
+
+    broker_port = free_port()
+    with LoopbackProxy("127.0.0.1", broker_port, server_ssl=server_ssl) as proxy:
+        cluster = start_cluster(name, log_dir=log_dir, port=broker_port, advertised_port=proxy.port)
+        try:
+            yield ProxiedCluster(cluster=cluster, proxy=proxy)
+        finally:
+            cluster.stop()
+
+
+@contextlib.contextmanager
+def proxied_clusters(*names: str, log_dir: Path | None = None) -> Iterator[list[ProxiedCluster]]:
+    """One proxied broker per name (e.g. a source and a target whose network a test can cut)."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(proxied_cluster(name, log_dir=log_dir)) for name in names]

@@ -11,10 +11,11 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_migration.config import ClusterConfig, is_secret_setting
+from kafka_migration.config import ClusterConfig, scrub
 from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
 from kafka_migration.plan import ClusterInfo
 from kafka_migration.state import ConfigValue, TopicState
+from kafka_migration.tls import check_tls_settings, diagnose_tls, uses_tls
 
 log = logging.getLogger(__name__)
 _rdkafka_log = logging.getLogger("kafka_migration.librdkafka")
@@ -32,6 +33,35 @@ class _QuietRdkafkaLogger:
 
     def log(self, level: int, msg: str, *args: Any) -> None:
         _rdkafka_log.debug(msg, *args)
+
+
+class _ConnectionWatch(_QuietRdkafkaLogger):
+    """librdkafka's connection failures for one admin client, kept to explain a failed first call.
+
+    A failed TLS handshake or SASL login reaches the application only through the error callback
+    and the log; the admin call itself just times out. Served by ``AdminClient.poll``.
+    """
+
+    # KafkaError codes that no retry can fix: wrong certificates, wrong credentials.
+    FATAL = ("_SSL", "_AUTHENTICATION")
+
+    def __init__(self) -> None:
+        self.fatal: str | None = None
+        self.all_down = False
+        self.last_failure: str | None = None
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        super().log(level, msg, *args)
+        if args and args[0] == "FAIL":
+            self.last_failure = str(args[-1])
+
+    def on_error(self, error: Any) -> None:
+        if error.name() in self.FATAL:
+            self.fatal = self.fatal or error.str()
+        elif error.name() == "_ALL_BROKERS_DOWN":
+            self.all_down = True
+        else:
+            self.last_failure = error.str()
 
 
 def client_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,13 +115,11 @@ def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> di
 def refused_settings(config: ClusterConfig, exc: BaseException) -> ConfigurationError:
     """librdkafka's reason for refusing a client's settings, secrets masked, and where to fix them."""
     error = exc.args[0] if exc.args else exc
-    reason = error.str() if hasattr(error, "str") else str(error)
-    for key, value in config.settings.items():
-        if is_secret_setting(key) and str(value):
-            reason = reason.replace(str(value), "***")
+    reason = scrub(error.str() if hasattr(error, "str") else str(error), config.settings)
+    hint = " (a wrong or missing ssl.key.password shows as a key that cannot be read)" if "ssl.key" in reason else ""
     return ConfigurationError(
-        f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}. Fix or remove that "
-        f"setting in {config.where} (librdkafka's CONFIGURATION.md lists the valid keys and values)."
+        f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}{hint}. Fix or remove "
+        f"that setting in {config.where} (librdkafka's CONFIGURATION.md lists the valid keys and values)."
     )
 
 
@@ -119,6 +147,8 @@ class KafkaCluster:
         self.config = config
         self.timeout = timeout
         self._admin: Any = None
+        self._watch = _ConnectionWatch()
+        self._probed = False
 
     @property
     def admin(self) -> Any:
@@ -126,33 +156,76 @@ class KafkaCluster:
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
 
+            check_tls_settings(self.config.role, self.config.settings)
+            settings = {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
             try:
-                self._admin = AdminClient(
-                    client_settings(
-                        {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
-                    )
-                )
+                self._admin = AdminClient({**settings, "logger": self._watch, "error_cb": self._watch.on_error})
             except (KafkaException, ValueError, TypeError) as exc:
                 raise refused_settings(self.config, exc) from None
         return self._admin
 
-    def _unreachable(self, exc: BaseException) -> ClusterUnreachableError:
+    def _unreachable(self, exc: BaseException | str) -> ClusterUnreachableError:
+        cause = self._tls_cause()
+        if cause is not None:
+            return self._refused(cause)
+        if self._watch.fatal is not None:
+            return self._refused(
+                f"{self._watch.fatal}; check the security settings (security.protocol, ssl.*, sasl.*) of the "
+                f"{self.config.role} connection"
+            )
+        last = f"; last connection error: {self._watch.last_failure}" if self._watch.last_failure else ""
+        if "APIVERSION_QUERY" in last and not uses_tls(self.config.settings):
+            last += " - a broker that expects TLS closes plaintext connections like this: check security.protocol"
         return ClusterUnreachableError(
-            f"Cannot reach the {self.config.role} cluster at {self.config.bootstrap} within "
-            f"{self.timeout:.0f}s ({exc}). Check the bootstrap address, that the brokers are up and "
-            f"reachable from here, and the security settings of the {self.config.role} connection."
+            scrub(
+                f"Cannot reach the {self.config.role} cluster at {self.config.bootstrap} within "
+                f"{self.timeout:.0f}s ({exc}{last}). Check the bootstrap address, that the brokers are up and "
+                f"reachable from here, and the security settings of the {self.config.role} connection.",
+                self.config.settings,
+            )
         )
+
+    def _refused(self, cause: str) -> ClusterUnreachableError:
+        return ClusterUnreachableError(
+            scrub(
+                f"Cannot connect to the {self.config.role} cluster at {self.config.bootstrap}: {cause}. "
+                "Nothing was written.",
+                self.config.settings,
+            )
+        )
+
+    def _tls_cause(self) -> str | None:
+        """Probe the TLS handshake once (after a failure only) for a cause librdkafka does not name."""
+        if self._probed or not uses_tls(self.config.settings):
+            return None
+        self._probed = True
+        return diagnose_tls(self.config.settings)
+
+    def _connected(self, future: Any) -> Any:
+        """Wait for the first admin call, failing fast on TLS and authentication errors."""
+        from concurrent.futures import wait
+
+        deadline = time.monotonic() + self.timeout + 5
+        while not wait([future], timeout=0.1).done:
+            self.admin.poll(0)  # serves the error callback and the log
+            if self._watch.fatal is not None:
+                raise self._unreachable(self._watch.fatal)
+            if self._watch.all_down and not self._probed and uses_tls(self.config.settings):
+                cause = self._tls_cause()
+                if cause is not None:
+                    raise self._refused(cause)
+            if time.monotonic() > deadline:
+                raise self._unreachable(TimeoutError("no answer"))
+        return future.result()
 
     def describe(self) -> ClusterInfo:
         """Cluster id and broker count; the first call, so it doubles as the reachability check."""
         from confluent_kafka import KafkaException
 
         try:
-            result = self.admin.describe_cluster(request_timeout=self.timeout).result(timeout=self.timeout + 5)
+            result = self._connected(self.admin.describe_cluster(request_timeout=self.timeout))
         except KafkaException as exc:
             raise self._unreachable(exc.args[0] if exc.args else exc) from None
-        except TimeoutError as exc:
-            raise self._unreachable(exc) from None
         return ClusterInfo(
             role=self.config.role,
             bootstrap=self.config.bootstrap,

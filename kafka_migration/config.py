@@ -14,7 +14,11 @@ from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.naming import validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
-_SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential)", re.I)
+_SECRET_KEY = re.compile(
+    r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential|oauthbearer\.config)", re.I
+)
+# Secret values shorter than this are not scrubbed from messages (they would mangle ordinary words).
+_SCRUB_MIN = 4
 
 DEFAULT_INCLUDE = ".*"
 DEFAULT_RENAME = "{topic}"
@@ -34,17 +38,46 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {k: ("***" if is_secret_setting(k) else v) for k, v in settings.items()}
 
 
+def scrub(text: str, settings: Mapping[str, Any]) -> str:
+    """``text`` with every secret value of ``settings`` replaced by ``***``.
+
+    For messages built from what a library reported, which may quote a setting's value.
+    """
+    for key, value in settings.items():
+        secret = str(value)
+        if is_secret_setting(key) and len(secret) >= _SCRUB_MIN:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class SecretSource:
+    """Where a Spark driver that cannot be handed secrets in its environment finds them.
+
+    On YARN and Kubernetes the environment of spark-submit becomes ``--conf`` arguments, so
+    secret settings travel there by reference instead: a settings file mounted at the same
+    path where the settings are resolved and where the driver runs, or a Kubernetes secret
+    (``name:key``) whose value is the JSON object of the secret settings.
+    """
+
+    settings_file: str | None = None
+    file_keys: frozenset[str] = frozenset()  # the settings the file provides
+    kubernetes_secret: str | None = None
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     """How to reach one cluster: a role name for messages and librdkafka settings.
 
-    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them.
+    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them;
+    ``secrets`` says where a remote Spark driver can read the secret ones (see SecretSource).
     """
 
     role: str
     settings: Mapping[str, Any] = field(default_factory=dict)
     # Where the settings came from, for messages that say where to fix them (not compared, never secret).
     origin: str = field(default="", compare=False)
+    secrets: SecretSource = field(default_factory=SecretSource)
 
     def __post_init__(self) -> None:
         if not str(self.settings.get("bootstrap.servers", "")).strip():
@@ -71,6 +104,9 @@ class ClusterConfig:
         """Where a user fixes these settings: an option, a file or an Airflow connection."""
         return self.origin or f"the {self.role} cluster's settings"
 
+    def __repr__(self) -> str:  # never the secret values, wherever a config ends up printed
+        return f"ClusterConfig(role={self.role!r}, settings={redact(self.settings)!r}, secrets={self.secrets!r})"
+
     @property
     def bootstrap(self) -> str:
         return str(self.settings["bootstrap.servers"])
@@ -81,12 +117,29 @@ class ClusterConfig:
 
     @classmethod
     def from_env(cls, role: str, value: str | None) -> ClusterConfig:
-        if not value:
+        return cls.from_environment(role, {env_var(role): value} if value else {})
+
+    @classmethod
+    def from_environment(cls, role: str, environ: Mapping[str, str]) -> ClusterConfig:
+        """The Spark driver's view: settings JSON, then a settings file, then secret settings JSON.
+
+        ``KAFKA_MIGRATION_<ROLE>_CONFIG`` (JSON), ``..._CONFIG_FILE`` (path of a JSON file, e.g. a
+        mounted secret) and ``..._SECRET_CONFIG`` (JSON, e.g. from a Kubernetes secret); later wins.
+        """
+        inline, path, secret = (environ.get(name) for name in (env_var(role), file_env_var(role), secret_env_var(role)))
+        if not (inline or path or secret):
             raise ConfigurationError(
-                f"The {role} cluster settings are missing from the environment "
-                f"({env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
+                f"The {role} cluster settings are missing from the environment ({env_var(role)}, "
+                f"{file_env_var(role)} or {secret_env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
             )
-        return cls(role=role, settings=json.loads(value))
+        settings: dict[str, Any] = {}
+        if inline:
+            settings.update(_json_object(role, inline, env_var(role)))
+        if path:
+            settings.update(load_settings_file(role, Path(path), what=f"{file_env_var(role)} file"))
+        if secret:
+            settings.update(_json_object(role, secret, secret_env_var(role)))
+        return cls(role=role, settings=settings)
 
     @classmethod
     def build(cls, role: str, bootstrap: str | None, config_file: str | Path | None = None) -> ClusterConfig:
@@ -108,6 +161,29 @@ class ClusterConfig:
 
 def env_var(role: str) -> str:
     return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
+
+
+def file_env_var(role: str) -> str:
+    """Path of a JSON settings file the Spark driver reads (a mounted secret)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_CONFIG_FILE"
+
+
+def secret_env_var(role: str) -> str:
+    """JSON of secret settings set on the Spark driver by the platform (a Kubernetes secret reference)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_SECRET_CONFIG"
+
+
+def _json_object(role: str, value: str, name: str) -> dict[str, Any]:
+    """Parse settings JSON without ever quoting it: it may hold secrets."""
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{name} of the {role} cluster is not valid JSON (line {exc.lineno}: {exc.msg})."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{name} of the {role} cluster must be one JSON object of librdkafka settings.")
+    return data
 
 
 def load_settings_file(role: str, path: Path, what: str | None = None) -> dict[str, Any]:

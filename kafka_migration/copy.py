@@ -18,6 +18,7 @@ from kafka_migration.exceptions import CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import end_offset, read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
+from kafka_migration.tls import check_tls_settings
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tup
 
     key = json.dumps([sorted(target_settings.items()), max_message_bytes], default=str)
     if key not in _PRODUCERS:
+        check_tls_settings("target", target_settings)
         errors = _DeliveryErrors()
         producer = Producer(
             {

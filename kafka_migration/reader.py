@@ -14,6 +14,7 @@ from typing import Any
 
 from kafka_migration.clients import consumer_settings
 from kafka_migration.exceptions import CopyError
+from kafka_migration.tls import check_tls_settings
 
 BATCH = 1000
 # consume() returns once it has the number of messages asked for, else after this long
@@ -44,6 +45,7 @@ def read_range(
 
     if end is not None and end <= start:
         return
+    check_tls_settings(what, settings)  # on an executor: a certificate path missing here, named clearly
     consumer = Consumer(consumer_settings(settings))
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
@@ -102,6 +104,7 @@ def end_offset(settings: Mapping[str, Any], topic: str, partition: int, *, what:
     """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+    check_tls_settings(what, settings)
     consumer = Consumer(consumer_settings(settings))
     try:
         return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1])

@@ -3,18 +3,28 @@
 Convention of apache-airflow-providers-apache-kafka: a connection of type ``kafka``
 whose extra field is the librdkafka configuration as JSON, ``bootstrap.servers``
 included. Host and port are used as the bootstrap address when the extra has none.
+
+Two extra keys are ours, not librdkafka's, for Spark on YARN and Kubernetes (see
+kafka_migration/spark/driver_env.py): ``kafka_migration.settings_file``, a JSON file of
+(secret) settings merged over the extra, read here and by the Spark driver (a mounted
+secret, same path on both); ``kafka_migration.kubernetes_secret``, ``NAME:KEY`` of a
+Kubernetes secret whose value is the JSON of the secret settings, for the driver pod.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
 
-from kafka_migration.config import ClusterConfig
+from kafka_migration.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 from kafka_migration.exceptions import ConfigurationError
+
+SETTINGS_FILE_EXTRA = "kafka_migration.settings_file"
+KUBERNETES_SECRET_EXTRA = "kafka_migration.kubernetes_secret"
 
 
 class KafkaClusterHook(BaseHook):
@@ -53,13 +63,43 @@ class KafkaClusterHook(BaseHook):
                 '{"bootstrap.servers": "broker:9092"}.'
             )
         mask_secret(settings)  # as extra_dejson does: the values are masked in task logs
+        secrets = self._secret_source(settings)  # and the settings file merged into ``settings``
         if "bootstrap.servers" not in settings and conn.host:
             settings["bootstrap.servers"] = f"{conn.host}:{conn.port}" if conn.port else conn.host
         if conn.login and "sasl.username" not in settings:
             settings["sasl.username"] = conn.login
         if conn.password and "sasl.password" not in settings:
             settings["sasl.password"] = conn.password
-        return ClusterConfig(role=self.role, settings=settings, origin=where)
+        return ClusterConfig(role=self.role, settings=settings, origin=where, secrets=secrets)
+
+    def _secret_source(self, settings: dict[str, Any]) -> SecretSource:
+        """Take our own keys out of the extra (librdkafka rejects unknown settings); merge the file."""
+        settings_file = settings.pop(SETTINGS_FILE_EXTRA, None)
+        k8s_secret = settings.pop(KUBERNETES_SECRET_EXTRA, None)
+        unknown = sorted(k for k in settings if k.startswith("kafka_migration."))
+        if unknown:
+            raise ConfigurationError(
+                f"Airflow connection {self.kafka_conn_id!r} has unknown extra keys {unknown}; "
+                f"the kafka_migration.* keys are {SETTINGS_FILE_EXTRA} and {KUBERNETES_SECRET_EXTRA}."
+            )
+        if k8s_secret is not None and (str(k8s_secret).count(":") != 1 or "" in str(k8s_secret).split(":")):
+            raise ConfigurationError(
+                f"{KUBERNETES_SECRET_EXTRA} of Airflow connection {self.kafka_conn_id!r} must look like "
+                "SECRET_NAME:KEY (a Kubernetes secret in the driver's namespace and the key holding the JSON)."
+            )
+        from_file: dict[str, Any] = {}
+        if settings_file:
+            what = f"{SETTINGS_FILE_EXTRA} of Airflow connection {self.kafka_conn_id!r}:"
+            from_file = load_settings_file(self.role, Path(str(settings_file)), what=what)
+            settings.update(from_file)
+            for key, value in from_file.items():  # masked in task logs, like the connection's own secrets
+                if is_secret_setting(key):
+                    mask_secret(str(value), key)
+        return SecretSource(
+            settings_file=str(settings_file) if settings_file else None,
+            file_keys=frozenset(from_file),
+            kubernetes_secret=str(k8s_secret) if k8s_secret else None,
+        )
 
     def test_connection(self) -> tuple[bool, str]:
         from kafka_migration.clients import KafkaCluster

@@ -3,7 +3,9 @@
 A ``SparkSubmitOperator`` that submits one of the ``spark_jobs`` entry points for
 one job of the plan. Kafka settings (secrets included) reach spark-submit through
 its environment, resolved from the Airflow connections at run time; they are
-never rendered into templates, arguments or XCom.
+never rendered into templates, arguments or XCom. On YARN and Kubernetes, where the
+provider turns that environment into ``--conf`` arguments, secrets go by reference
+(kafka_migration/spark/driver_env.py).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-from kafka_migration.config import env_var, is_secret_setting
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.submit import entry_point
+
+if TYPE_CHECKING:
+    from kafka_migration.spark.startup import DriverStartup
 
 
 class MigrationSparkOperator(SparkSubmitOperator):
@@ -53,6 +57,23 @@ class MigrationSparkOperator(SparkSubmitOperator):
         self.parallel_topics = parallel_topics
 
     def execute(self, context: Any) -> None:
+        startup = self.prepare()
+        self.log.info(
+            "%s job %s of run %s: topics %s",
+            self.step,
+            self.job["job"],
+            self.job["run_id"],
+            ", ".join(self.job["topics"]),
+        )
+        succeeded = False
+        try:
+            super().execute(context)
+            succeeded = True
+        finally:
+            startup.finish(succeeded)
+
+    def prepare(self) -> DriverStartup:
+        """Arguments, environment and confs of the submit (no secret in a conf); the driver start-up."""
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.spark.startup import default_archive_dir, driver_startup
 
@@ -69,9 +90,12 @@ class MigrationSparkOperator(SparkSubmitOperator):
             "--parallel-topics",
             str(self.parallel_topics),
         ]
+        hook = self._get_hook()
+        # On YARN and Kubernetes the provider passes spark-submit's environment as --conf arguments.
+        is_yarn, is_k8s = bool(getattr(hook, "_is_yarn", False)), bool(getattr(hook, "_is_kubernetes", False))
+        delivery = driver_env([source, target], env_becomes_conf=is_yarn or is_k8s, kubernetes=is_k8s)
         env = {
-            env_var("source"): source.to_env(),
-            env_var("target"): target.to_env(),
+            **delivery.env,
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
         }
@@ -83,30 +107,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 [os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")]
             )
         self.env_vars = env
-        self._hook = self._get_hook()
-        hook = self._hook
-        secrets = [k for cfg in (source, target) for k in cfg.settings if is_secret_setting(k)]
-        if secrets and (getattr(hook, "_is_yarn", False) or getattr(hook, "_is_kubernetes", False)):
-            raise ConfigurationError(
-                "On YARN and Kubernetes the Spark provider turns environment variables into --conf arguments, "
-                f"which would expose {sorted(set(secrets))}. Provide "
-                f"{env_var('source')} / {env_var('target')} to the driver through the cluster's secret "
-                "mechanism (e.g. spark.kubernetes.driver.secretKeyRef) and use connections without secrets."
-            )
         # Shorter driver start-up (spark/startup.py).
         startup = driver_startup(default_archive_dir(), hook._connection.get("deploy_mode"))
-        self.conf = startup.conf(dict(self.conf or {}))
+        self.conf = startup.conf({**dict(self.conf or {}), **delivery.conf})
         self._hook = self._get_hook()
-        self.log.info(
-            "%s job %s of run %s: topics %s",
-            self.step,
-            self.job["job"],
-            self.job["run_id"],
-            ", ".join(self.job["topics"]),
-        )
-        succeeded = False
-        try:
-            super().execute(context)
-            succeeded = True
-        finally:
-            startup.finish(succeeded)
+        return startup

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kafka_migration.config import ClusterConfig, env_var
+from kafka_migration.config import ClusterConfig
 from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome
 
@@ -261,8 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = MigrationPlan.read(args.plan)
     jobs = select_jobs(plan, args.job)
     topics = [t for j in jobs for t in plan.job_topics(j)]
-    source = ClusterConfig.from_env("source", os.environ.get(env_var("source"))).settings
-    target = ClusterConfig.from_env("target", os.environ.get(env_var("target"))).settings
+    # Settings file and secret settings (YARN, Kubernetes) are merged here, on the driver; executors
+    # get the merged settings with their tasks.
+    source = ClusterConfig.from_environment("source", os.environ).settings
+    target = ClusterConfig.from_environment("target", os.environ).settings
 
     # A bare SparkContext: the jobs use RDDs only, and a SparkSession's SQL start-up costs ~3 s per submit.
     conf = (

@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_migration.config import ClusterConfig, env_var
+from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.results import StepResults
+from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py"}
@@ -102,8 +103,8 @@ class SparkSettings:
 
 def spark_env(source: ClusterConfig, target: ClusterConfig, base: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
-    env[env_var("source")] = source.to_env()
-    env[env_var("target")] = target.to_env()
+    # spark-submit's environment is the driver's here (local or client mode): the settings travel whole.
+    env.update(driver_env([source, target], env_becomes_conf=False, kubernetes=False).env)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     return env

@@ -235,3 +235,19 @@ class TestWritableDir:
         monkeypatch.setattr("os.access", lambda *_: False)
         with pytest.raises(ConfigurationError, match="is not writable by this user"):
             writable_dir(tmp_path / "state", "--state-dir")
+
+
+class TestSecretsInMessages:
+    def test_scrub_replaces_every_secret_value(self) -> None:
+        from kafka_migration.config import scrub
+
+        settings = {"sasl.password": "hunter22", "ssl.key.password": "k3y-pass", "sasl.username": "alice"}
+        text = "login alice with hunter22 failed; key k3y-pass unreadable"
+        assert scrub(text, settings) == "login alice with *** failed; key *** unreadable"
+
+    def test_repr_of_a_cluster_config_hides_secret_values(self) -> None:
+        cfg = ClusterConfig("source", {"bootstrap.servers": "b:9092", "sasl.password": "hunter22"})
+        assert "hunter22" not in repr(cfg) and "'sasl.password': '***'" in repr(cfg)
+
+    def test_oauthbearer_config_is_secret(self) -> None:
+        assert is_secret_setting("sasl.oauthbearer.config")

@@ -1,0 +1,269 @@
+"""Secrets never leak: a whole migration through the CLI and through Airflow, then a search everywhere.
+
+Both clusters sit behind mutual-TLS proxies (harness/tls.py); the CLI run is also the full
+migration over mutual TLS (certificates by path for the source, inline for the target, the
+copy read back independently). A unique password is planted as
+``ssl.key.password`` (the client key is really encrypted with it, so the run cannot succeed
+without it) and as ``sasl.password`` (unused with security.protocol=SSL, so only its
+handling is tested), and the encrypted key travels inline (``ssl.key.pem``). After each run
+the password and a piece of the key must be absent from: the CLI output and Airflow task
+logs (Spark driver and executor output included: local mode prints both), the Spark event
+log, the process arguments sampled with ``ps`` while the run goes, the run directory (plan,
+results, reports in json/html/md, the SQLite ledger file), every table of the ledger, every
+table of the Airflow metadata DB (XCom, rendered templates...), and the Kafka migrations page
+and its API. Each check first proves it looked at something real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.data import read_partition, without_offsets
+from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
+
+SECRET = f"Planted-{uuid.uuid4().hex}"
+KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsClusters]:
+    with tls_clusters(
+        tmp_path_factory.mktemp("secrets"), source_mutual=True, target_mutual=True, key_password=SECRET
+    ) as clusters:
+        yield clusters
+
+
+def _key_mark(tls: TlsClusters) -> str:
+    """A line from the middle of the encrypted client key: the key itself must not leak either."""
+    lines = tls.pki.client.key_pem.splitlines()
+    return lines[len(lines) // 2]
+
+
+def _settings(tls: TlsClusters, role: str, *, inline: bool = True) -> dict[str, object]:
+    settings = tls.source_settings(inline=inline) if role == "source" else tls.target_settings(inline=inline)
+    assert settings["ssl.key.password"] == SECRET
+    return {**settings, "sasl.username": "migrator", "sasl.password": SECRET, "sasl.mechanism": "SCRAM-SHA-512"}
+
+
+class ArgsSampler:
+    """Every distinct command line ``ps`` shows while the run goes (sampled twice a second in a thread;
+    each spark-submit lives for seconds)."""
+
+    def __init__(self) -> None:
+        self.lines: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.lines.update(self._sample())
+            self._stop.wait(0.5)
+
+    @staticmethod
+    def _sample() -> list[str]:
+        if shutil.which("ps"):
+            return subprocess.run(
+                ["ps", "-eww", "-o", "args="], capture_output=True, text=True, check=False
+            ).stdout.splitlines()
+        lines = []  # no procps (slim images): read what ps would show
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            with contextlib.suppress(OSError):
+                lines.append(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace").strip())
+        return lines
+
+    def __enter__(self) -> ArgsSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def text(self) -> str:
+        assert any("org.apache.spark.deploy.SparkSubmit" in line for line in self.lines), "ps never saw Spark"
+        return "\n".join(sorted(self.lines))
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _event_logs(directory: Path) -> dict[str, bytes]:
+    """The Spark event logs: one per application, copy and verify."""
+    assert len([p for p in directory.iterdir() if p.name.startswith("eventlog")]) == 2, list(directory.iterdir())
+    return _files(directory)
+
+
+def _tables(url: str) -> dict[str, str]:
+    """Every row of every table of a database, as text."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        metadata = sa.MetaData()
+        metadata.reflect(engine)
+        with engine.connect() as conn:
+            return {
+                name: "\n".join(repr(tuple(row)) for row in conn.execute(table.select()))
+                for name, table in metadata.tables.items()
+            }
+    finally:
+        engine.dispose()
+
+
+def _web(ledger_url: str, reports: Path, run_id: str) -> dict[str, str]:
+    """The Kafka migrations page, its API and the served reports (the plugin's FastAPI app)."""
+    from fastapi.testclient import TestClient
+
+    from kafka_migration.airflow.webapp import create_app
+
+    client = TestClient(create_app(lambda: ledger_url, lambda: reports))
+    pages = {
+        path: client.get(path)
+        for path in ("/", "/api/runs", *(f"/runs/{run_id}/report.{f}" for f in ("html", "json", "md")))
+    }
+    for path, response in pages.items():
+        assert response.status_code == 200, path
+    assert run_id in pages["/"].text and run_id in pages["/api/runs"].text
+    return {f"web {path}": response.text for path, response in pages.items()}
+
+
+def _leaks(tls: TlsClusters, places: dict[str, str | bytes]) -> list[str]:
+    marks = (SECRET, _key_mark(tls))
+    found = []
+    for place, content in places.items():
+        for mark in marks:
+            if (mark.encode() in content) if isinstance(content, bytes) else (mark in content):
+                found.append(f"{'password' if mark == SECRET else 'client key'} in {place}")
+    return found
+
+
+@pytest.fixture
+def spark_conf_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Spark event logs on, for the search (spark-defaults.conf is read by every spark-submit)."""
+    events = tmp_path / "spark-events"
+    events.mkdir()
+    conf_dir = tmp_path / "spark-conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(f"spark.eventLog.enabled true\nspark.eventLog.dir file://{events}\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(conf_dir))
+    return events
+
+
+def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_conf_dir: Path, unique: str) -> None:
+    """The one full CLI migration over mutual TLS: source certificates by path, target inline."""
+    topic = f"leak{unique}.t"
+    source, target = _settings(tls, "source", inline=False), _settings(tls, "target", inline=True)
+    assert "ssl.key.location" in source and "ENCRYPTED PRIVATE KEY" in str(target["ssl.key.pem"])
+    seed_topic(tls.source_settings(), topic, partitions=2, records=200)
+    (tmp_path / "source.json").write_text(json.dumps(source))
+    (tmp_path / "target.json").write_text(json.dumps(target))
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
+    with ArgsSampler() as ps:
+        result = subprocess.run(
+            [
+                KAFKA_MIGRATE,
+                "run",
+                "-v",
+                "--source-config",
+                str(tmp_path / "source.json"),
+                "--target-config",
+                str(tmp_path / "target.json"),
+                "--include",
+                f"leak{unique}\\..*",
+                "--state-dir",
+                str(state),
+                "--master",
+                "local[2]",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            check=False,
+            env=env,
+        )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verified" in result.stdout and "SparkContext" in result.stderr  # Spark's own output was captured
+    for partition in range(2):  # the copy, read back independently over mutual TLS
+        copied = read_partition(tls.target.bootstrap, topic, partition, settings=tls.target_settings())
+        original = read_partition(tls.source.bootstrap, topic, partition, settings=tls.source_settings())
+        assert without_offsets(copied) == without_offsets(original) and len(original) > 90
+    (run_id,) = [p.name for p in (state / "runs").iterdir()]
+    ledger_url = f"sqlite:///{state / 'ledger.db'}"
+
+    places: dict[str, str | bytes] = {"CLI stdout": result.stdout, "CLI stderr": result.stderr, "ps": ps.text()}
+    places.update(_files(state))  # plan, results, reports (json, html, md), the ledger file
+    assert any(name.endswith("report.md") for name in places) and any(name.endswith("plan.json") for name in places)
+    places.update(_event_logs(spark_conf_dir))
+    places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
+    places.update(_web(ledger_url, state / "reports", run_id))
+    assert _leaks(tls, places) == []
+
+
+def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
+    tls: TlsClusters,
+    tmp_path: Path,
+    spark_conf_dir: Path,
+    migration_dag,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    unique: str,
+) -> None:
+    topic = f"leakaf{unique}.t"
+    seed_topic(tls.source_settings(inline=True), topic, partitions=2, records=200)
+    state = tmp_path / "state"
+    monkeypatch.setenv("KAFKA_MIGRATION_STATE_DIR", str(state))
+    monkeypatch.delenv("KAFKA_MIGRATION_LEDGER_URL", raising=False)
+    monkeypatch.delenv("KAFKA_MIGRATION_REPORTS_DIR", raising=False)
+    source = _settings(tls, "source")
+    password = source.pop("sasl.password")  # the source's SASL password as the connection's password field
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_SOURCE", json.dumps({"conn_type": "kafka", "password": password, "extra": source})
+    )
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_TARGET", json.dumps({"conn_type": "kafka", "extra": _settings(tls, "target")})
+    )
+
+    with ArgsSampler() as ps:
+        run = migration_dag.test(run_conf={"include": f"leakaf{unique}\\..*"})
+    assert str(run.state) == "success"
+    assert topic in topic_names(tls.target_settings())
+    output = capfd.readouterr()
+    assert "SparkContext" in output.out + output.err + caplog.text  # the Spark output is in the task logs
+
+    (run_id,) = [p.name for p in (state / "runs").iterdir()]
+    ledger_url = f"sqlite:///{state / 'ledger.db'}"
+    home = Path(os.environ["AIRFLOW_HOME"])
+    metadata = _tables(f"sqlite:///{home / 'airflow.db'}")
+    assert unique in metadata["xcom"] and unique in metadata["rendered_task_instance_fields"]
+
+    places: dict[str, str | bytes] = {
+        "task output (stdout)": output.out,
+        "task output (stderr)": output.err,
+        "task logs (logging)": caplog.text,
+        "ps": ps.text(),
+    }
+    if (home / "logs").exists():
+        places.update(_files(home / "logs"))
+    places.update(_files(state))
+    assert any(name.endswith("report.json") for name in places)
+    places.update(_event_logs(spark_conf_dir))
+    places.update({f"Airflow metadata table {t}": rows for t, rows in metadata.items()})
+    places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
+    places.update(_web(ledger_url, state / "reports", run_id))
+    assert _leaks(tls, places) == []

@@ -1,0 +1,133 @@
+"""The spark-submit command the DAG's Spark operator builds: no secret on it, on any master.
+
+Builds the command with the Spark provider's own hook (no Spark, no cluster needed). YARN and
+Kubernetes cannot run on this machine, so these tests stop at the command they would run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SECRET = "pw-unit-5d1e"
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("KAFKA_MIGRATION_CLASS_ARCHIVE_DIR", "off")
+    secrets_file = tmp_path / "source-secrets.json"
+    secrets_file.write_text(json.dumps({"sasl.password": SECRET}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_SOURCE",
+        json.dumps(
+            {
+                "conn_type": "kafka",
+                "extra": {
+                    "bootstrap.servers": "src:9093",
+                    "security.protocol": "SASL_SSL",
+                    "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.username": "migrator",
+                    "kafka_migration.settings_file": str(secrets_file),
+                },
+            }
+        ),
+    )
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_TARGET",
+        json.dumps(
+            {
+                "conn_type": "kafka",
+                "password": SECRET,
+                "extra": {"bootstrap.servers": "dst:9093", "kafka_migration.kubernetes_secret": "kafka-dst:json"},
+            }
+        ),
+    )
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_PLAIN",
+        json.dumps({"conn_type": "kafka", "password": SECRET, "extra": {"bootstrap.servers": "dst:9093"}}),
+    )
+    masters = {"SPARK_K8S": "k8s://https://k8s.example:6443", "SPARK_YARN": "yarn", "SPARK_LOCAL": "local[2]"}
+    for name, master in masters.items():
+        monkeypatch.setenv(f"AIRFLOW_CONN_{name}", json.dumps({"conn_type": "spark", "host": master}))
+    # The Spark provider wants the cncf.kubernetes provider for k8s:// masters, which this project does not
+    # install; building the command never calls it (only tracking a submitted driver pod would), so a
+    # stand-in module object is enough here.
+    import airflow.providers.apache.spark.hooks.spark_submit as spark_submit_hook
+
+    monkeypatch.setattr(spark_submit_hook, "kube_client", object(), raising=False)
+    return secrets_file
+
+
+def _operator(conn_id: str, target_conn_id: str = "kafka_target"):  # type: ignore[no-untyped-def]
+    from kafka_migration.airflow.operators import MigrationSparkOperator
+
+    job = {"run_id": "r1", "job": 0, "topics": ["t"], "plan_path": "/runs/r1/plan.json", "copy_results": "/runs/c.json"}
+    return MigrationSparkOperator(task_id="copy", step="copy", job=job, conn_id=conn_id, target_conn_id=target_conn_id)
+
+
+def test_kubernetes_command_carries_references_not_secrets(connections: Path) -> None:
+    op = _operator("spark_k8s")
+    op.prepare()
+    command = op._hook._build_spark_submit_command(op.application)
+    assert SECRET not in " ".join(command)
+    assert "spark.kubernetes.driver.secretKeyRef.KAFKA_MIGRATION_TARGET_SECRET_CONFIG=kafka-dst:json" in command
+    assert f"spark.kubernetes.driverEnv.KAFKA_MIGRATION_SOURCE_CONFIG_FILE={connections}" in command
+    source = next(c for c in command if c.startswith("spark.kubernetes.driverEnv.KAFKA_MIGRATION_SOURCE_CONFIG="))
+    assert json.loads(source.split("=", 1)[1])["sasl.username"] == "migrator"
+
+
+def test_yarn_refuses_a_secret_with_no_reference(connections: Path) -> None:
+    from kafka_migration.exceptions import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"target connection's \['sasl\.password'\]") as info:
+        _operator("spark_yarn", target_conn_id="kafka_plain").prepare()
+    assert SECRET not in str(info.value)
+
+
+def test_local_master_passes_settings_in_the_environment_only(connections: Path) -> None:
+    op = _operator("spark_local")
+    op.prepare()
+    command = op._hook._build_spark_submit_command(op.application)
+    assert SECRET not in " ".join(command)
+    assert json.loads(op.env_vars["KAFKA_MIGRATION_SOURCE_CONFIG"])["sasl.password"] == SECRET
+
+
+def test_unknown_kafka_migration_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.exceptions import ConfigurationError
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_TYPO",
+        json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": "b:1", "kafka_migration.setings_file": "x"}}),
+    )
+    with pytest.raises(ConfigurationError, match=r"unknown extra keys \['kafka_migration\.setings_file'\]"):
+        KafkaClusterHook("kafka_typo").get_cluster_config()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"kafka_migration.kubernetes_secret": "no-key"}, "must look like SECRET_NAME:KEY"),
+        ({"kafka_migration.settings_file": "/nonexistent/source.json"}, "/nonexistent/source.json does not exist"),
+    ],
+)
+def test_bad_secret_references_are_named(monkeypatch: pytest.MonkeyPatch, extra: dict[str, str], message: str) -> None:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.exceptions import ConfigurationError
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_REF", json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": "b:1", **extra}})
+    )
+    with pytest.raises(ConfigurationError, match=message) as info:
+        KafkaClusterHook("kafka_ref").get_cluster_config()
+    assert "'kafka_ref'" in str(info.value)
+
+
+def test_settings_file_is_merged_over_the_extra(connections: Path) -> None:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+
+    config = KafkaClusterHook("kafka_source").get_cluster_config()
+    assert config.settings["sasl.password"] == SECRET and "kafka_migration.settings_file" not in config.settings
+    assert config.secrets.settings_file == str(connections) and config.secrets.file_keys == {"sasl.password"}
