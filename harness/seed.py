@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 OLD_TIMESTAMP = 946684800000  # 2000-01-01T00:00:00Z
@@ -178,13 +178,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     names = {t.name for t in sample_topics()}
-    if args.if_empty:
-        admin = AdminClient({"bootstrap.servers": bootstrap, **settings, **_quiet()})
-        existing = sorted(names & set(admin.list_topics(timeout=30).topics))
-        if existing:
-            print(f"harness.seed: {bootstrap} already has sample topics ({', '.join(existing)}); nothing seeded")
-            return 0
-    topics = seed_sample_dataset(bootstrap, scale=args.scale, settings=settings)
+    try:
+        if args.if_empty:
+            admin = AdminClient({"bootstrap.servers": bootstrap, **settings, **_quiet()})
+            existing = sorted(names & set(admin.list_topics(timeout=30).topics))
+            if existing:
+                print(f"harness.seed: {bootstrap} already has sample topics ({', '.join(existing)}); nothing seeded")
+                return 0
+        topics = seed_sample_dataset(bootstrap, scale=args.scale, settings=settings)
+    except KafkaException as exc:
+        print(f"harness.seed: seeding {bootstrap} failed: {exc}", file=sys.stderr)
+        return 1
     print(f"harness.seed: seeded {len(topics)} topics on {bootstrap}: {', '.join(t.name for t in topics)}")
     return 0
 
