@@ -22,6 +22,8 @@ USER root
 COPY --from=java /opt/java/openjdk /opt/java/openjdk
 ENV JAVA_HOME=/opt/java/openjdk \
     PATH="/opt/java/openjdk/bin:${PATH}"
+# The project's source tree (pip builds in it) and the mount point of the CA volume.
+RUN mkdir -p /opt/kafka-migration/ca && chown -R airflow:0 /opt/kafka-migration
 
 USER airflow
 WORKDIR /opt/kafka-migration
@@ -45,6 +47,6 @@ COPY --chown=airflow:0 plugins /opt/airflow/plugins
 COPY --chown=airflow:0 harness ./harness
 
 # Mount points of the named volumes, owned by airflow so that new volumes are writable.
-RUN mkdir -p /opt/airflow/kafka-migration /opt/airflow/auth /opt/kafka-migration/ca
+RUN mkdir -p /opt/airflow/kafka-migration /opt/airflow/auth
 
 WORKDIR /opt/airflow
