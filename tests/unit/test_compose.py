@@ -10,6 +10,7 @@ and the image is built from the repository's code and the lock.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -205,6 +206,7 @@ def test_scripts_get_the_environment_they_require(project: ComposeProject) -> No
 # --- the connections point at the services that serve them --------------------------------------
 
 
+@functools.cache
 def _dag_connection_ids() -> dict[str, str]:
     """The connection ids the repository's DAGs use, read from the DAG objects themselves."""
     from kafka_migration.airflow import tasks
@@ -229,7 +231,7 @@ def _dag_connection_ids() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def connection_ids() -> dict[str, str]:
-    return _dag_connection_ids()
+    return dict(_dag_connection_ids())
 
 
 def _listeners(env: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -257,7 +259,7 @@ def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPa
         if key.startswith("AIRFLOW_CONN_"):
             json.loads(value)  # the JSON form, not a URI
             monkeypatch.setenv(key, value)
-    ids = _dag_connection_ids()
+    ids = dict(_dag_connection_ids())
     return {
         "source": KafkaClusterHook(ids["source"], "source").get_cluster_config().settings,
         "target": KafkaClusterHook(ids["target"], "target").get_cluster_config().settings,
