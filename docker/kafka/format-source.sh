@@ -30,7 +30,16 @@ sasl.mechanism.inter.broker.protocol=$KAFKA_SASL_MECHANISM_INTER_BROKER_PROTOCOL
 log.dirs=$KAFKA_LOG_DIRS
 PROPS
 
+# kafka-storage.sh splits a SCRAM spec at commas, and the values also go into JSON and JAAS
+# files: refuse what would be cut or misread, before anything is written.
+for value in "$SOURCE_SASL_USERNAME" "$SOURCE_SASL_PASSWORD" "$SOURCE_BROKER_USERNAME" "$SOURCE_BROKER_PASSWORD"; do
+  if [[ ! "$value" =~ ^[A-Za-z0-9_.+=/-]+$ ]]; then
+    echo "kafka-source-format: SCRAM user names and passwords in .env may only use letters, digits and _ . + = / -" >&2
+    exit 2
+  fi
+done
+
 scram() { printf 'SCRAM-SHA-512=[name=%s,password=%s]' "$1" "$2"; }
-/opt/kafka/bin/kafka-storage.sh format --ignore-formatted --cluster-id "$CLUSTER_ID" --config "$props" \
+"${KAFKA_HOME:-/opt/kafka}/bin/kafka-storage.sh" format --ignore-formatted --cluster-id "$CLUSTER_ID" --config "$props" \
   --add-scram "$(scram "$SOURCE_BROKER_USERNAME" "$SOURCE_BROKER_PASSWORD")" \
   --add-scram "$(scram "$SOURCE_SASL_USERNAME" "$SOURCE_SASL_PASSWORD")"

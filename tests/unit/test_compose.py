@@ -74,6 +74,8 @@ def test_env_file_is_marked_demo_only_and_its_secrets_are_demo_values(project: C
     header = (REPO / ".env").read_text().split("\n\n")[0]
     assert "DEMO ONLY" in header
     for key, value in project.env.items():
+        # Values are embedded in JSON, JAAS files and SCRAM specs as they are.
+        assert re.fullmatch(r"[A-Za-z0-9_.+=/-]+", value), f"{key} in .env: use letters, digits and _ . + = / -"
         if re.search(r"PASSWORD|SECRET", key):
             assert value.startswith("demo-only"), f"{key} in .env must be an obvious demo value"
 
