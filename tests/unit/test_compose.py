@@ -10,6 +10,7 @@ and the image is built from the repository's code and the lock.
 
 from __future__ import annotations
 
+import base64
 import functools
 import importlib.util
 import json
@@ -308,7 +309,13 @@ def test_kafka_connections_reach_the_broker_listeners(project: ComposeProject, m
     assert project.mounts("kafka-source-format")[source_env["KAFKA_LOG_DIRS"]] == "kafka-source-data"
     assert project.mounts("kafka-source")[source_env["KAFKA_LOG_DIRS"]] == "kafka-source-data"
 
+    # KRaft cluster ids: base64url of 16 bytes, and two clusters (the ledger keys checkpoints by id).
     target_env = project.environment("kafka-target")
+    ids = {source_env["CLUSTER_ID"], target_env["CLUSTER_ID"]}
+    assert len(ids) == 2
+    for cluster_id in ids:
+        assert len(base64.urlsafe_b64decode(cluster_id + "==")) == 16, cluster_id
+
     _, protocol = _listeners(target_env)[target["bootstrap.servers"]]
     assert protocol == target.get("security.protocol", "PLAINTEXT") == "PLAINTEXT"
     assert target["bootstrap.servers"].split(":")[0] == project.services["kafka-target"]["hostname"]
