@@ -2,10 +2,11 @@
 
 No Docker engine here, so the containers cannot start; but their commands and environment
 can. airflow-init's own script (migrate the metadata DB, write the login) runs with
-airflow-init's environment, and the API server then starts with airflow-apiserver's: its
-health check answers, the login from .env works, and the Kafka migrations page reads the
-ledger through the URL the compose file gives it. Only what points at other containers is
-redirected: database host and name (a fresh local database), and the paths of volumes.
+airflow-init's environment; then the API server, scheduler, DAG processor and triggerer run
+with theirs: each passes its compose health check, the login from .env works, the DAGs
+parse, and the Kafka migrations page reads the ledger through the URL the compose file
+gives it. Only what points at other containers is redirected: database host and name
+(fresh local databases), the API server's address, ports, and the paths of volumes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -135,56 +138,135 @@ def test_airflow_init_migrates_the_metadata_db_and_writes_the_login(initialised:
         assert conn.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
 
 
-def test_api_server_starts_with_the_compose_settings(initialised: tuple[Path, dict[str, str]]) -> None:
+COMPONENTS = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
+
+
+@dataclass
+class Stack:
+    base_url: str
+    ports: dict[str, int]
+    env: dict[str, dict[str, str]]
+    logs: dict[str, Path]
+    processes: dict[str, subprocess.Popen[bytes]]
+
+    def tails(self) -> str:
+        return "\n".join(f"--- {name}:\n{log_tail(path, 30)}" for name, path in self.logs.items())
+
+
+@pytest.fixture(scope="module")
+def stack(initialised: tuple[Path, dict[str, str]]) -> Iterator[Stack]:
+    """The four Airflow services, each with its compose command and environment; only ports
+    (free ones instead of the containers' own) and the API server's address are changed."""
     home, databases = initialised
     project = load()
-    env = _environment(project, "airflow-apiserver", home, databases)
-    port = free_port()
-    env.update({"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port), "AIRFLOW__API__WORKERS": "1"})
-    base_url = f"http://127.0.0.1:{port}"
-    # The container's health check, pointed at this port.
-    check = " ".join(project.services["airflow-apiserver"]["healthcheck"]["test"])
-    health_path = re.search(r"http://localhost:8080(/[^']*)", check).group(1)  # type: ignore[union-attr]
-    log_path = home / "api-server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [str(VENV_BIN / "airflow"), *project.services["airflow-apiserver"]["command"].split()],
-            env=env,
-            cwd=home,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            deadline = time.monotonic() + 240
-            while True:
-                assert process.poll() is None, f"api-server exited:\n{log_tail(log_path)}"
-                try:
-                    if httpx.get(base_url + health_path, timeout=5).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, f"api-server not healthy in time:\n{log_tail(log_path)}"
-                time.sleep(2)
+    ports = {
+        "api": free_port(),
+        "scheduler-health": free_port(),
+        "worker-logs": free_port(),
+        "trigger-logs": free_port(),
+    }
+    base_url = f"http://127.0.0.1:{ports['api']}"
+    from airflow.utils.net import get_hostname
 
-            client = AirflowClient.login(
-                base_url, project.env["AIRFLOW_ADMIN_USERNAME"], project.env["AIRFLOW_ADMIN_PASSWORD"]
-            )
-            try:
-                wrong = httpx.post(
-                    f"{base_url}/auth/token",
-                    json={"username": project.env["AIRFLOW_ADMIN_USERNAME"], "password": "not-the-password"},
-                    timeout=30,
+    envs, logs, processes = {}, {}, {}
+    for service in COMPONENTS:
+        env = _environment(project, service, home, databases)
+        env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] = env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].replace(
+            "http://airflow-apiserver:8080", base_url
+        )
+        env.update(
+            {
+                "AIRFLOW__API__HOST": "127.0.0.1",
+                "AIRFLOW__API__PORT": str(ports["api"]),
+                "AIRFLOW__API__WORKERS": "1",
+                "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_SERVER_HOST": "127.0.0.1",
+                "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_SERVER_PORT": str(ports["scheduler-health"]),
+                "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(ports["worker-logs"]),
+                "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(ports["trigger-logs"]),
+                # In a container, $HOSTNAME is the `hostname:` that Airflow records for its jobs.
+                "HOSTNAME": get_hostname(),
+            }
+        )
+        envs[service] = env
+    try:
+        for service in COMPONENTS:
+            logs[service] = home / f"{service}.log"
+            with logs[service].open("wb") as log:
+                processes[service] = subprocess.Popen(
+                    [str(VENV_BIN / "airflow"), *project.services[service]["command"].split()],
+                    env=envs[service],
+                    cwd=home,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
-                assert wrong.status_code in (401, 403)
-                # The Kafka migrations page reads the ledger through KAFKA_MIGRATION_LEDGER_URL.
-                page = client.request("GET", "/kafka-migrations/")
-                assert "Kafka migrations" in page.text
-                with _admin_connect(databases["ledger"]) as conn:
-                    tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables")}
-                assert {"km_runs", "km_checkpoints"} <= tables, tables
-            finally:
-                client.close()
-        finally:
-            stop_process_tree(process)
+        yield Stack(base_url, ports, envs, logs, processes)
+    finally:
+        with ThreadPoolExecutor(max_workers=len(COMPONENTS)) as pool:  # each may take its grace period
+            list(pool.map(stop_process_tree, processes.values()))
+
+
+def _health_check(project: ComposeProject, service: str, stack: Stack) -> subprocess.CompletedProcess[str]:
+    """The service's compose health check, pointed at this test's ports."""
+    test = project.services[service]["healthcheck"]["test"]
+    ports = {"8080": stack.ports["api"], "8974": stack.ports["scheduler-health"]}
+
+    def local(text: str) -> str:
+        return re.sub(r"localhost:(\d+)", lambda m: f"127.0.0.1:{ports[m.group(1)]}", text)
+
+    argv = [local(a) for a in test[1:]] if test[0] == "CMD" else ["bash", "-c", local(test[1])]
+    return subprocess.run(argv, env=stack.env[service], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_every_airflow_component_passes_its_compose_health_check(stack: Stack) -> None:
+    project = load()
+    waiting = set(COMPONENTS)
+    results: dict[str, subprocess.CompletedProcess[str]] = {}
+    deadline = time.monotonic() + 300
+    while waiting:
+        for service in sorted(waiting):
+            process = stack.processes[service]
+            assert process.poll() is None, f"{service} exited:\n{stack.tails()}"
+            results[service] = _health_check(project, service, stack)
+            if results[service].returncode == 0:
+                waiting.discard(service)
+        if not waiting:
+            break
+        assert time.monotonic() < deadline, (
+            f"not healthy in time: {sorted(waiting)}: "
+            f"{[(s, results[s].stdout[-300:], results[s].stderr[-300:]) for s in waiting]}\n{stack.tails()}"
+        )
+        time.sleep(3)
+
+
+def test_login_from_env_dags_and_the_migrations_page(stack: Stack, initialised: tuple[Path, dict[str, str]]) -> None:
+    _, databases = initialised
+    project = load()
+    deadline = time.monotonic() + 240
+    while True:
+        try:
+            if httpx.get(f"{stack.base_url}/api/v2/version", timeout=5).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"api-server not up:\n{stack.tails()}"
+        time.sleep(2)
+    user, password = project.env["AIRFLOW_ADMIN_USERNAME"], project.env["AIRFLOW_ADMIN_PASSWORD"]
+    wrong = httpx.post(f"{stack.base_url}/auth/token", json={"username": user, "password": "not-it"}, timeout=30)
+    assert wrong.status_code in (401, 403)
+    client = AirflowClient.login(stack.base_url, user, password)
+    try:
+        # The dag-processor parses the repository's DAGs with the compose settings.
+        for dag_id in ("kafka_migration", "kafka_nightly_sync"):
+            dag = client.wait_for_dag(dag_id, timeout=240)
+            assert dag["is_paused"] is True  # DAGS_ARE_PAUSED_AT_CREATION: the nightly sync waits for the user
+        assert client.get_json("/api/v2/importErrors")["total_entries"] == 0
+        # The Kafka migrations page reads the ledger through KAFKA_MIGRATION_LEDGER_URL.
+        page = client.request("GET", "/kafka-migrations/")
+        assert "Kafka migrations" in page.text
+        with _admin_connect(databases["ledger"]) as conn:
+            tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables")}
+        assert {"km_runs", "km_checkpoints"} <= tables, tables
+    finally:
+        client.close()
