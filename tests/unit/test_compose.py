@@ -274,12 +274,9 @@ def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPa
 def test_every_airflow_component_has_the_connections_the_dags_use(
     project: ComposeProject, connection_ids: dict[str, str]
 ) -> None:
-    assert connection_ids == {
-        "source": "kafka_source",
-        "target": "kafka_target",
-        "spark": "spark_default",
-        "ledger": "kafka_migration_ledger",
-    }, "the DAGs changed their connection ids: update docker-compose.yaml and the README"
+    readme = (REPO / "README.md").read_text()
+    for conn_id in connection_ids.values():
+        assert f"`{conn_id}`" in readme, f"README does not name connection {conn_id}"
     for service in (*AIRFLOW_SERVICES, "airflow-init"):
         env = project.environment(service)
         for conn_id in connection_ids.values():
