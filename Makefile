@@ -7,7 +7,7 @@ LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c
 STAMP := $(VENV)/.installed-$(LOCK_HASH)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv system-deps demo test test-unit test-integration test-e2e lint format lock clean bench
+.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -23,15 +23,25 @@ $(STAMP): requirements-lock.txt pyproject.toml
 
 venv: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
 
-system-deps: ## headless Chromium for the browser tests (Debian's chromium; installed when missing and run as root)
-	@if command -v chromium >/dev/null 2>&1; then \
-		echo "chromium: $$(command -v chromium)"; \
+system-deps: ## Debian packages the tests use: chromium (browser tests), docker-compose (compose file check); as root
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || missing="$$missing docker-compose"; \
+	if [ -z "$$missing" ]; then \
+		echo "system-deps: chromium and docker compose present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
 	else \
-		echo "chromium is missing; as root run: apt-get update && apt-get install -y --no-install-recommends chromium"; \
-		echo "(without it the browser test is skipped, or fails when CI is set)"; \
+		echo "missing:$$missing; as root run: apt-get update && apt-get install -y --no-install-recommends$$missing"; \
+		echo "(without them the browser and compose-config tests are skipped, or fail when CI is set)"; \
 	fi
+
+compose-config: ## validate docker-compose.yaml (docker compose config, no engine needed) and its unit tests
+	@if docker compose version >/dev/null 2>&1; then docker compose config --quiet; \
+	elif command -v docker-compose >/dev/null 2>&1; then docker-compose config --quiet; \
+	else echo "docker compose / docker-compose missing: make system-deps"; exit 1; fi
+	$(MAKE) --no-print-directory venv
+	$(PY) -m pytest -q tests/unit/test_compose.py tests/unit/test_compose_scripts.py
 
 demo: venv ## run the kafka_migration DAG on two embedded clusters and verify it
 	$(PY) harness/demo.py

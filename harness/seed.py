@@ -7,11 +7,15 @@ partition with a record sent alone (``seal_partitions``).
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import random
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 OLD_TIMESTAMP = 946684800000  # 2000-01-01T00:00:00Z
@@ -23,14 +27,29 @@ def _quiet() -> dict[str, object]:
     return client_settings({})
 
 
-def create_topic(bootstrap: str, name: str, partitions: int, config: Mapping[str, str] | None = None) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap, **_quiet()})
+def create_topic(
+    bootstrap: str,
+    name: str,
+    partitions: int,
+    config: Mapping[str, str] | None = None,
+    settings: Mapping[str, object] | None = None,
+) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(settings or {}), **_quiet()})
     futures = admin.create_topics([NewTopic(name, partitions, 1, config=dict(config or {}))], operation_timeout=10)
     futures[name].result(timeout=15)
 
 
-def producer(bootstrap: str, **extra: object) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 10, "enable.idempotence": True, **_quiet(), **extra})
+def producer(bootstrap: str, settings: Mapping[str, object] | None = None, **extra: object) -> Producer:
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 10,
+            "enable.idempotence": True,
+            **(settings or {}),
+            **_quiet(),
+            **extra,
+        }
+    )
 
 
 def send(p: Producer, topic: str, partition: int, key: bytes | None, value: bytes | None, **kw: object) -> None:
@@ -42,9 +61,13 @@ def send(p: Producer, topic: str, partition: int, key: bytes | None, value: byte
             p.poll(0.05)
 
 
-def seal_partitions(bootstrap: str, topic: str, partitions: Iterable[int]) -> None:
+def seal_partitions(
+    bootstrap: str, topic: str, partitions: Iterable[int], settings: Mapping[str, object] | None = None
+) -> None:
     """Send one record per partition in a batch of its own (see module docstring)."""
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1, **_quiet()})
+    p = Producer(
+        {"bootstrap.servers": bootstrap, **(settings or {}), "linger.ms": 0, "batch.num.messages": 1, **_quiet()}
+    )
     for partition in partitions:
         p.produce(topic, partition=partition, key=b"seal", value=f"seal-{partition}".encode())
         p.flush(10)
@@ -57,10 +80,8 @@ class SeededTopic:
     config: dict[str, str]
 
 
-def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> list[SeededTopic]:
-    """Several topics covering what a migration must preserve; ``scale`` multiplies record counts."""
-    rng = random.Random(rng_seed)
-    topics = [
+def sample_topics() -> list[SeededTopic]:
+    return [
         SeededTopic("orders", 6, {"retention.ms": "604800000", "cleanup.policy": "delete"}),
         SeededTopic("customers", 3, {"cleanup.policy": "compact", "min.insync.replicas": "1"}),
         SeededTopic("events.headers", 2, {}),
@@ -71,9 +92,20 @@ def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> li
         SeededTopic("_schemas", 1, {"cleanup.policy": "compact"}),
         SeededTopic("scratch.tmp", 1, {}),
     ]
+
+
+def seed_sample_dataset(
+    bootstrap: str, scale: int = 1, rng_seed: int = 7, settings: Mapping[str, object] | None = None
+) -> list[SeededTopic]:
+    """Several topics covering what a migration must preserve; ``scale`` multiplies record counts.
+
+    ``settings``: further librdkafka settings for every client (security for a real cluster).
+    """
+    rng = random.Random(rng_seed)
+    topics = sample_topics()
     for topic in topics:
-        create_topic(bootstrap, topic.name, topic.partitions, topic.config)
-    p = producer(bootstrap)
+        create_topic(bootstrap, topic.name, topic.partitions, topic.config, settings)
+    p = producer(bootstrap, settings)
 
     for i in range(2000 * scale):  # keyed orders spread over partitions
         send(
@@ -108,7 +140,8 @@ def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> li
     send(p, "scratch.tmp", 0, b"tmp", b"not to be copied")
     p.flush(30)
 
-    tx = producer(bootstrap, **{"transactional.id": "seed-payments"})  # committed transactions leave offset gaps
+    # committed transactions leave offset gaps
+    tx = producer(bootstrap, settings, **{"transactional.id": "seed-payments"})
     tx.init_transactions(10)
     for t in range(5 * scale):
         tx.begin_transaction()
@@ -118,5 +151,47 @@ def seed_sample_dataset(bootstrap: str, scale: int = 1, rng_seed: int = 7) -> li
 
     for topic in topics:
         if topic.name != "audit.empty":
-            seal_partitions(bootstrap, topic.name, range(topic.partitions))
+            seal_partitions(bootstrap, topic.name, range(topic.partitions), settings)
     return topics
+
+
+SEED_CONFIG_ENV = "KAFKA_MIGRATION_SEED_CONFIG"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Seed a running cluster (the docker-compose ``kafka-seed`` service).
+
+    The librdkafka settings, ``bootstrap.servers`` and any secrets included, come as a JSON
+    object in ``$KAFKA_MIGRATION_SEED_CONFIG``: never on the command line.
+    """
+    parser = argparse.ArgumentParser(prog="python -m harness.seed", description=main.__doc__)
+    parser.add_argument("--scale", type=int, default=1, help="multiplies the record counts")
+    parser.add_argument("--if-empty", action="store_true", help="do nothing when a sample topic already exists")
+    args = parser.parse_args(argv)
+    try:
+        settings = json.loads(os.environ[SEED_CONFIG_ENV])
+        bootstrap = settings.pop("bootstrap.servers")
+    except (KeyError, ValueError, AttributeError, TypeError):
+        print(
+            f"harness.seed: set {SEED_CONFIG_ENV} to a JSON object of librdkafka settings with bootstrap.servers",
+            file=sys.stderr,
+        )
+        return 2
+    names = {t.name for t in sample_topics()}
+    try:
+        if args.if_empty:
+            admin = AdminClient({"bootstrap.servers": bootstrap, **settings, **_quiet()})
+            existing = sorted(names & set(admin.list_topics(timeout=30).topics))
+            if existing:
+                print(f"harness.seed: {bootstrap} already has sample topics ({', '.join(existing)}); nothing seeded")
+                return 0
+        topics = seed_sample_dataset(bootstrap, scale=args.scale, settings=settings)
+    except KafkaException as exc:
+        print(f"harness.seed: seeding {bootstrap} failed: {exc}", file=sys.stderr)
+        return 1
+    print(f"harness.seed: seeded {len(topics)} topics on {bootstrap}: {', '.join(t.name for t in topics)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
