@@ -23,6 +23,7 @@ VERDICTS = {
     "verified": "VERIFIED",
     "up_to_date": "UP TO DATE",
     "mismatch": "NOT VERIFIED",
+    "unverified": "COULD NOT VERIFY",
     "failed": "FAILED",
     "running": "INCOMPLETE",
     "dry_run": "DRY RUN",
@@ -44,6 +45,8 @@ def _topic_verdict(statuses: Sequence[str]) -> str:
         return "failed"
     if any(s == "mismatch" for s in statuses):
         return "mismatch"
+    if any(s == "unverified" for s in statuses):
+        return "could not verify"
     if all(s in ("verified", "nothing_new") for s in statuses):
         return "verified"
     return "incomplete"
@@ -93,7 +96,7 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
                 "verify_seconds": seg["verify_seconds"],
             }
             partitions.append(row)
-            if seg["status"] in ("mismatch", "failed"):
+            if seg["status"] in ("mismatch", "failed", "unverified"):
                 differences.append(
                     {
                         "source_topic": name,
@@ -168,7 +171,7 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
             "bytes_copied": sum(t["bytes_copied"] for t in topics),
             "records_verified": sum(t["records_verified"] for t in topics),
             "partitions_verified": sum(1 for p in all_parts if p["status"] == "verified"),
-            "partitions_not_verified": sum(1 for p in all_parts if p["status"] in ("mismatch", "failed")),
+            "partitions_not_verified": sum(1 for p in all_parts if p["status"] in ("mismatch", "failed", "unverified")),
             "expired_offsets": sum(p["expired_offsets"] for p in all_parts),
         },
         "topics": topics,
