@@ -129,6 +129,8 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
                 "replication_factor": tp.get("replication_factor"),
                 "configs_copied": dict(sorted(tp.get("configs", {}).items())),
                 "configs_skipped": dict(sorted(tp.get("skipped_configs", {}).items())),
+                # How each config was decided (set on the source topic, effective value, pinned, not copied).
+                "config_decisions": dict(sorted(tp.get("config_decisions", {}).items())),
                 "verdict": _topic_verdict([p["status"] for p in partitions]),
                 "records_copied": copied,
                 "bytes_copied": copied_bytes,
@@ -290,9 +292,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
     lines += ["", "## Partitions", ""]
     for t in report["topics"]:
+        lines += [f"### `{t['source_topic']}` → `{t['target_topic']}`", ""]
+        if t["config_decisions"]:
+            lines += [f"- config `{k}`: {v}" for k, v in t["config_decisions"].items()] + [""]
         lines += [
-            f"### `{t['source_topic']}` → `{t['target_topic']}`",
-            "",
             "| partition | source offsets | target offsets | copied | source records | target records | source checksum | target checksum | verdict |",
             "|---:|---|---|---:|---:|---:|---|---|---|",
         ]
@@ -426,6 +429,12 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"{_e(', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or 'none')}. Not copied: "
             f"{_e(', '.join(f'{k} ({v})' for k, v in t['configs_skipped'].items()) or 'none')}.</p>"
         )
+        if t["config_decisions"]:
+            out.append(
+                "<ul class='muted'>"
+                + "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in t["config_decisions"].items())
+                + "</ul>"
+            )
         out.append(
             "<table><tr><th>partition</th><th>source offsets</th><th>target offsets</th><th>copied</th>"
             "<th>source records</th><th>target records</th><th>source checksum</th><th>target checksum</th><th>verdict</th></tr>"

@@ -133,6 +133,12 @@ def render_plan(plan: MigrationPlan) -> str:
         )
         if topic.configs:
             out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
+        decided: dict[str, list[str]] = {}
+        for name in topic.configs:
+            if name in topic.config_decisions:
+                decided.setdefault(topic.config_decisions[name], []).append(name)
+        for how, names in decided.items():
+            out.append(f"        {', '.join(names)}: {how}")
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:
