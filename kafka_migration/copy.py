@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import cluster_label, delivery_timeout, producer_settings
-from kafka_migration.exceptions import CopyError, ForeignRecordsError
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import end_offset, read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
@@ -85,16 +85,21 @@ class _DeliveryErrors:
     def __init__(self) -> None:
         self.count = 0
         self.first: str | None = None
+        self.timed_out = False
 
     def reset(self) -> None:
         self.count = 0
         self.first = None
+        self.timed_out = False
 
     def __call__(self, err: Any, msg: Any) -> None:
         if err is not None:
             self.count += 1
             if self.first is None:
+                from confluent_kafka import KafkaError
+
                 self.first = f"{err.str()} (target {msg.topic()}[{msg.partition()}])"
+                self.timed_out = err.code() in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT)
 
 
 # One idempotent producer per target and Python worker: its start-up (producer id,
@@ -181,13 +186,13 @@ def copy_partition(
     if errors.count or remaining:
         _PRODUCERS.clear()  # do not reuse a producer in an unknown state
     if errors.count:
-        raise CopyError(
+        raise (ClusterTimeoutError if errors.timed_out else CopyError)(
             f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
             f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
             "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
         )
     if remaining:
-        raise CopyError(
+        raise ClusterTimeoutError(
             f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
             "the target cluster is slow or unreachable. Rerun when it is healthy."
         )
@@ -204,15 +209,15 @@ def copy_partition(
     )
 
 
-def copy_partition_safely(
-    task: PartitionSlice,
+def copy_partitions_safely(
+    tasks: list[PartitionSlice],
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
-) -> PartitionCopyResult:
-    """``copy_partition`` that reports its failure instead of raising, so sibling partitions finish."""
-    from kafka_migration.progress import run_guarded
+) -> list[PartitionCopyResult]:
+    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted."""
+    from kafka_migration.progress import run_guarded_all
 
-    return run_guarded(
-        copy_partition, PartitionCopyResult.failed, task, source_settings, target_settings, progress_address
+    return run_guarded_all(
+        copy_partition, PartitionCopyResult.failed, tasks, source_settings, target_settings, progress_address
     )

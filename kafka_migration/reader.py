@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
-from kafka_migration.exceptions import CopyError
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 
 BATCH = 1000
 # consume() returns once it has the number of messages asked for, else after this long
@@ -61,7 +61,7 @@ def read_range(
             messages = consumer.consume(num_messages=wanted, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
-                    raise CopyError(
+                    raise ClusterTimeoutError(
                         f"The {cluster_label(what, settings)} sent nothing for {idle_timeout:.0f}s "
                         f"(socket.timeout.ms) while reading {what} {topic}[{partition}] at offset {next_offset} "
                         f"(range {start}..{'end' if end is None else end - 1}): it is unreachable or not answering. "
@@ -110,14 +110,15 @@ def end_offset(
     settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float | None = None
 ) -> int:
     """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     timeout = stall_timeout(settings) if timeout is None else timeout
     consumer = Consumer(consumer_settings(settings))
     try:
         return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1])
     except KafkaException as exc:
-        raise CopyError(
+        lost = exc.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+        raise (ClusterTimeoutError if lost else CopyError)(
             f"Could not read the end offset of {what} {topic}[{partition}] from the {cluster_label(what, settings)} "
             f"within {timeout:.0f}s: {exc.args[0].str()}. Check that the {what} cluster is reachable and the topic "
             "exists, then rerun."

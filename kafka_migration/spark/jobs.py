@@ -109,14 +109,14 @@ def run_topics(
     more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
     if step == "copy":
-        from kafka_migration.copy import copy_partition_safely as work
+        from kafka_migration.copy import copy_partitions_safely as work
     else:
-        from kafka_migration.verify import verify_partition_safely as work
+        from kafka_migration.verify import verify_partitions_safely as work
     try:
         tasks = group_slices(slices)
         rows: list[Any] = (
             sc.parallelize(tasks, len(tasks))
-            .flatMap(lambda task: [work(piece, source, target, progress_address) for piece in task])
+            .flatMap(lambda task: work(task, source, target, progress_address))
             .collect()
             if tasks
             else []
