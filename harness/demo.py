@@ -109,7 +109,6 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     from harness.data import read_partition, without_offsets
     from harness.embedded import embedded_clusters
-    from harness.quirks import topic_configs_marked_as_set
     from harness.seed import seed_sample_dataset
     from kafka_migration.plan import MigrationPlan
     from kafka_migration.results import StepResults
@@ -124,10 +123,8 @@ def main() -> int:
         print(f"Seeded {len(topics)} topics on the source")
         prepare_airflow(airflow_env(home, source.bootstrap, target.bootstrap))
         conf = {"include": ".*", "exclude": "scratch\\..*", "rename": "{topic}", "dry_run": False}
-        # Embedded broker only: report topic configs the way Apache Kafka does (harness/quirks.py).
-        with topic_configs_marked_as_set():
-            print(f"Running DAG kafka_migration with {conf} (Airflow output: {home / 'dag-run.log'})")
-            state, run_id = run_dag(conf, home / "dag-run.log")
+        print(f"Running DAG kafka_migration with {conf} (Airflow output: {home / 'dag-run.log'})")
+        state, run_id = run_dag(conf, home / "dag-run.log")
         state_dir = Path(os.environ["KAFKA_MIGRATION_STATE_DIR"])
         plan_path = max((state_dir / "runs").glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
         plan = MigrationPlan.read(plan_path)

@@ -1,7 +1,8 @@
 """``kafka-migrate``: the pipeline without Airflow.
 
 Exit codes: 0 copied and verified; 1 verification found differences; 2 bad input
-or configuration (nothing written); 3 any other failure (a copy error, Spark).
+or configuration (nothing written); 3 any other failure (a copy error, Spark, a cluster that
+could not be read during verification).
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.results import UNVERIFIED
 from kafka_migration.spark.submit import SparkSettings, default_master
-from kafka_migration.summary import render_plan, render_table
+from kafka_migration.summary import render_plan, render_table, run_status
+
+if TYPE_CHECKING:
+    from kafka_migration.pipeline import RunOutcome
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 _RECORDS = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
@@ -365,13 +370,26 @@ def _run(args: argparse.Namespace) -> int:
 
     files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
     print(f"Report: {files.html} (report.json {files.sha256})")
+    return _verdict_exit(outcome)
+
+
+def _verdict_exit(outcome: RunOutcome) -> int:
+    """The closing line of a run and its exit code."""
+    run_id = outcome.plan.run_id
     if outcome.verified:
-        print(f"Migration {outcome.plan.run_id} verified: every partition matches on count and checksum.")
+        print(f"Migration {run_id} verified: every partition matches on count and checksum.")
         return EXIT_OK
-    if any(r.verdict.startswith("copy") for r in outcome.rows):
-        print(f"Migration {outcome.plan.run_id} FAILED: a copy did not complete (see above).")
+    status = run_status(outcome.rows)
+    if status == "failed":
+        print(f"Migration {run_id} FAILED: a copy did not complete (see above).")
         return EXIT_FAILED
-    print(f"Migration {outcome.plan.run_id} NOT verified: source and target differ (see above).")
+    if status == UNVERIFIED:
+        print(
+            f"Migration {run_id} could NOT be verified: a cluster could not be read during verification "
+            "(see above). Nothing is known to differ; rerun when both clusters are reachable."
+        )
+        return EXIT_FAILED
+    print(f"Migration {run_id} NOT verified: source and target differ (see above).")
     return EXIT_MISMATCH
 
 

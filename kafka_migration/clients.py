@@ -64,6 +64,33 @@ class _ConnectionWatch(_QuietRdkafkaLogger):
             self.last_failure = error.str()
 
 
+# Bounded waits when a cluster stops answering (README, "Timeouts"). Each comes from the
+# cluster's librdkafka settings, so users tune them where they tune everything else.
+DEFAULT_SOCKET_TIMEOUT_MS = 60_000  # librdkafka's socket.timeout.ms default
+DEFAULT_MESSAGE_TIMEOUT_MS = 120_000  # librdkafka's own default is 300,000: a dead target would hold a task 5 min
+
+
+def stall_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds a reader may go without any answer from its cluster before it gives up: socket.timeout.ms.
+
+    A consumer whose brokers are gone reports nothing at all (it reconnects forever), so the
+    reader itself must notice that nothing arrives; a cluster back within this time is used again.
+    """
+    return int(settings.get("socket.timeout.ms", DEFAULT_SOCKET_TIMEOUT_MS)) / 1000.0
+
+
+def delivery_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds after which a record the target has not acknowledged fails: message.timeout.ms."""
+    value = settings.get("message.timeout.ms", settings.get("delivery.timeout.ms", DEFAULT_MESSAGE_TIMEOUT_MS))
+    return int(value) / 1000.0
+
+
+def cluster_label(role: str, settings: Mapping[str, Any]) -> str:
+    """``source cluster host:port`` for messages: which cluster, by role and address (never a secret)."""
+    bootstrap = settings.get("bootstrap.servers")
+    return f"{role} cluster {bootstrap}" if bootstrap else f"{role} cluster"
+
+
 def client_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {**settings, "logger": _QuietRdkafkaLogger()}
 
@@ -108,6 +135,8 @@ def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> di
             f'Invalid value "{merged["message.max.bytes"]}" for configuration property "message.max.bytes"'
         ) from None
     merged["message.max.bytes"] = max(wanted, max_message_bytes + 1024)
+    if "message.timeout.ms" not in merged and "delivery.timeout.ms" not in merged:
+        merged["message.timeout.ms"] = DEFAULT_MESSAGE_TIMEOUT_MS
     merged.update({"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5})
     return client_settings(merged)
 

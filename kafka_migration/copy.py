@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_migration.clients import producer_settings
-from kafka_migration.exceptions import CopyError, ForeignRecordsError
+from kafka_migration.clients import cluster_label, delivery_timeout, producer_settings
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import end_offset, read_range, records
 from kafka_migration.records import difference, encode_record, message_fields
@@ -86,16 +86,21 @@ class _DeliveryErrors:
     def __init__(self) -> None:
         self.count = 0
         self.first: str | None = None
+        self.timed_out = False
 
     def reset(self) -> None:
         self.count = 0
         self.first = None
+        self.timed_out = False
 
     def __call__(self, err: Any, msg: Any) -> None:
         if err is not None:
             self.count += 1
             if self.first is None:
+                from confluent_kafka import KafkaError
+
                 self.first = f"{err.str()} (target {msg.topic()}[{msg.partition()}])"
+                self.timed_out = err.code() in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT)
 
 
 # One idempotent producer per target and Python worker: its start-up (producer id,
@@ -129,11 +134,13 @@ def copy_partition(
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress: Callable[[int, int], None] | None = None,
-    flush_timeout: float = 120.0,
 ) -> PartitionCopyResult:
     """Copy ``[task.start, task.end)`` of the source partition to the same target partition.
 
-    Resumes after whatever an interrupted attempt already wrote (see ``reconcile``).
+    Resumes after whatever an interrupted attempt already wrote (see ``reconcile``). Bounded
+    when a cluster stops answering: a silent source fails the read after socket.timeout.ms, an
+    unacknowledged record fails after the target's message.timeout.ms, and then the records
+    still queued are dropped instead of waited for (the rerun reconciles with the target).
     """
     started = time.monotonic()
     resumed, resume_from = reconcile(task, source_settings, target_settings)
@@ -161,6 +168,10 @@ def copy_partition(
                     break
                 except BufferError:
                     poll(0.05)
+                    if errors.count:
+                        break  # the target stopped acknowledging: no use queueing more
+            if errors.count:
+                break
             written += 1
             size += (len(key) if key else 0) + (len(value) if value else 0)
         poll(0)
@@ -168,18 +179,23 @@ def copy_partition(
             break
         if progress is not None:
             progress(written, size)
-    remaining = producer.flush(flush_timeout)
+    timeout = delivery_timeout(target_settings)
+    if errors.count:
+        producer.purge(in_queue=True, in_flight=False)  # queued ones would only time out in turn
+    remaining = producer.flush(timeout + 30.0)
     where = f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]"
+    target = cluster_label("target", target_settings)
     if errors.count or remaining:
         _PRODUCERS.clear()  # do not reuse a producer in an unknown state
     if errors.count:
-        raise CopyError(
-            f"Copy {where} failed: {errors.count} record(s) were not delivered to the target; first error: "
-            f"{errors.first}. Nothing after the failure was confirmed; rerun after fixing the cause."
+        raise (ClusterTimeoutError if errors.timed_out else CopyError)(
+            f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
+            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
+            "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
         )
     if remaining:
-        raise CopyError(
-            f"Copy {where}: {remaining} record(s) still unconfirmed by the target after {flush_timeout:.0f}s; "
+        raise ClusterTimeoutError(
+            f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
             "the target cluster is slow or unreachable. Rerun when it is healthy."
         )
     return PartitionCopyResult(
@@ -195,15 +211,15 @@ def copy_partition(
     )
 
 
-def copy_partition_safely(
-    task: PartitionSlice,
+def copy_partitions_safely(
+    tasks: list[PartitionSlice],
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
-) -> PartitionCopyResult:
-    """``copy_partition`` that reports its failure instead of raising, so sibling partitions finish."""
-    from kafka_migration.progress import run_guarded
+) -> list[PartitionCopyResult]:
+    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted."""
+    from kafka_migration.progress import run_guarded_all
 
-    return run_guarded(
-        copy_partition, PartitionCopyResult.failed, task, source_settings, target_settings, progress_address
+    return run_guarded_all(
+        copy_partition, PartitionCopyResult.failed, tasks, source_settings, target_settings, progress_address
     )

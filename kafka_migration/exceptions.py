@@ -36,6 +36,14 @@ class CopyError(MigrationError):
     """A copy task could not read or write all of its planned range."""
 
 
+class ClusterTimeoutError(CopyError):
+    """A cluster stopped answering for longer than its timeout (socket.timeout.ms, message.timeout.ms).
+
+    The partitions queued behind this one in the same Spark task are not attempted: they would
+    each wait out the same timeout.
+    """
+
+
 class ForeignRecordsError(CopyError):
     """The target partition holds records the pipeline did not write; nothing more is written there."""
 

@@ -67,6 +67,8 @@ class TopicPlan:
     skipped_configs: dict[str, str]
     create: bool
     warnings: tuple[str, ...] = ()
+    # How each entry of ``configs`` and ``skipped_configs`` was decided (topic_configs.decide_configs).
+    config_decisions: dict[str, str] = field(default_factory=dict)
 
     @property
     def offset_span(self) -> int:

@@ -128,21 +128,36 @@ class ProgressCollector:
             last_time, last_records, last_bytes = now, records, size
 
 
-def run_guarded(
+def run_guarded_all(
     work: Callable[..., Any],
     failed: Callable[[Any, str], Any],
-    task: Any,
+    tasks: list[Any],
     source: Any,
     target: Any,
     progress_address: Address | None,
-) -> Any:
-    """Run one slice's ``work`` with progress; a failure becomes ``failed(task, message)``, so siblings finish."""
-    from kafka_migration.exceptions import describe_failure
+) -> list[Any]:
+    """Run each slice of one Spark task with progress; a failure becomes ``failed(slice, message)``, so siblings finish.
 
-    sender = ProgressSender(progress_address, task.source_topic, task.partition)
-    try:
-        return work(task, source, target, progress=sender.update)
-    except Exception as exc:
-        return failed(task, describe_failure(exc))
-    finally:
-        sender.close()
+    Once a cluster has stopped answering (ClusterTimeoutError), the slices after it are
+    reported failed without being attempted: each would wait out the same timeout, and a
+    task of many small slices would take that many times longer to fail.
+    """
+    from kafka_migration.exceptions import ClusterTimeoutError, describe_failure
+
+    results = []
+    lost: str | None = None
+    for task in tasks:
+        if lost is not None:
+            results.append(failed(task, f"not attempted: {lost}"))
+            continue
+        sender = ProgressSender(progress_address, task.source_topic, task.partition)
+        try:
+            results.append(work(task, source, target, progress=sender.update))
+        except ClusterTimeoutError as exc:
+            lost = f"{task.source_topic}[{task.partition}] found: {exc}"
+            results.append(failed(task, describe_failure(exc)))
+        except Exception as exc:
+            results.append(failed(task, describe_failure(exc)))
+        finally:
+            sender.close()
+    return results

@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kafka_migration.clients import consumer_settings
-from kafka_migration.exceptions import CopyError
+from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.tls import check_tls_settings
 
 BATCH = 1000
@@ -37,15 +37,21 @@ def read_range(
     start: int,
     end: int | None,
     *,
-    idle_timeout: float = 60.0,
+    idle_timeout: float | None = None,
     what: str = "source",
 ) -> Iterator[list[Any]]:
-    """Yield lists of confluent_kafka messages from ``[start, end)``; always closes the consumer."""
+    """Yield lists of confluent_kafka messages from ``[start, end)``; always closes the consumer.
+
+    Fails when nothing at all arrives for ``idle_timeout`` seconds (default: the cluster's
+    socket.timeout.ms): a consumer cut off from its brokers stays silent and would wait forever.
+    """
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     if end is not None and end <= start:
         return
     check_tls_settings(what, settings)  # on an executor: a certificate path missing here, named clearly
+    if idle_timeout is None:
+        idle_timeout = stall_timeout(settings)
     consumer = Consumer(consumer_settings(settings))
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
@@ -57,10 +63,11 @@ def read_range(
             messages = consumer.consume(num_messages=wanted, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
-                    raise CopyError(
-                        f"No records from {what} {topic}[{partition}] for {idle_timeout:.0f}s while reading "
-                        f"offsets {start}..{'end' if end is None else end - 1}; the cluster may be down or the "
-                        "records deleted. Retry the run once the cluster is healthy."
+                    raise ClusterTimeoutError(
+                        f"The {cluster_label(what, settings)} sent nothing for {idle_timeout:.0f}s "
+                        f"(socket.timeout.ms) while reading {what} {topic}[{partition}] at offset {next_offset} "
+                        f"(range {start}..{'end' if end is None else end - 1}): it is unreachable or not answering. "
+                        "Rerun when it is reachable; the rerun resumes from what the target holds."
                     )
                 continue
             last_progress = time.monotonic()
@@ -75,7 +82,8 @@ def read_range(
                             break
                         continue
                     raise CopyError(
-                        f"Reading {what} {topic}[{partition}] at offset {msg.offset()} failed: {error.str()}"
+                        f"Reading {what} {topic}[{partition}] on the {cluster_label(what, settings)} at offset "
+                        f"{msg.offset()} failed: {error.str()}"
                         + (
                             f" (offset {start} is not on the {what}: deleted by retention, or the topic was "
                             "truncated or recreated)"
@@ -100,18 +108,23 @@ def read_range(
         consumer.close()
 
 
-def end_offset(settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float = 15.0) -> int:
+def end_offset(
+    settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float | None = None
+) -> int:
     """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     check_tls_settings(what, settings)
+    timeout = stall_timeout(settings) if timeout is None else timeout
     consumer = Consumer(consumer_settings(settings))
     try:
         return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1])
     except KafkaException as exc:
-        raise CopyError(
-            f"Could not read the end offset of {what} {topic}[{partition}]: {exc.args[0].str()}. Check that the "
-            f"{what} cluster is reachable and the topic exists, then rerun."
+        lost = exc.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+        raise (ClusterTimeoutError if lost else CopyError)(
+            f"Could not read the end offset of {what} {topic}[{partition}] from the {cluster_label(what, settings)} "
+            f"within {timeout:.0f}s: {exc.args[0].str()}. Check that the {what} cluster is reachable and the topic "
+            "exists, then rerun."
         ) from exc
     finally:
         consumer.close()

@@ -23,6 +23,7 @@ VERDICTS = {
     "verified": "VERIFIED",
     "up_to_date": "UP TO DATE",
     "mismatch": "NOT VERIFIED",
+    "unverified": "COULD NOT VERIFY",
     "failed": "FAILED",
     "running": "INCOMPLETE",
     "dry_run": "DRY RUN",
@@ -44,6 +45,8 @@ def _topic_verdict(statuses: Sequence[str]) -> str:
         return "failed"
     if any(s == "mismatch" for s in statuses):
         return "mismatch"
+    if any(s == "unverified" for s in statuses):
+        return "could not verify"
     if all(s in ("verified", "nothing_new") for s in statuses):
         return "verified"
     return "incomplete"
@@ -93,7 +96,7 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
                 "verify_seconds": seg["verify_seconds"],
             }
             partitions.append(row)
-            if seg["status"] in ("mismatch", "failed"):
+            if seg["status"] in ("mismatch", "failed", "unverified"):
                 differences.append(
                     {
                         "source_topic": name,
@@ -126,6 +129,8 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
                 "replication_factor": tp.get("replication_factor"),
                 "configs_copied": dict(sorted(tp.get("configs", {}).items())),
                 "configs_skipped": dict(sorted(tp.get("skipped_configs", {}).items())),
+                # How each config was decided (set on the source topic, effective value, pinned, not copied).
+                "config_decisions": dict(sorted(tp.get("config_decisions", {}).items())),
                 "verdict": _topic_verdict([p["status"] for p in partitions]),
                 "records_copied": copied,
                 "bytes_copied": copied_bytes,
@@ -168,7 +173,7 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
             "bytes_copied": sum(t["bytes_copied"] for t in topics),
             "records_verified": sum(t["records_verified"] for t in topics),
             "partitions_verified": sum(1 for p in all_parts if p["status"] == "verified"),
-            "partitions_not_verified": sum(1 for p in all_parts if p["status"] in ("mismatch", "failed")),
+            "partitions_not_verified": sum(1 for p in all_parts if p["status"] in ("mismatch", "failed", "unverified")),
             "expired_offsets": sum(p["expired_offsets"] for p in all_parts),
         },
         "topics": topics,
@@ -287,9 +292,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
     lines += ["", "## Partitions", ""]
     for t in report["topics"]:
+        lines += [f"### `{t['source_topic']}` → `{t['target_topic']}`", ""]
+        if t["config_decisions"]:
+            lines += [f"- config `{k}`: {v}" for k, v in t["config_decisions"].items()] + [""]
         lines += [
-            f"### `{t['source_topic']}` → `{t['target_topic']}`",
-            "",
             "| partition | source offsets | target offsets | copied | source records | target records | source checksum | target checksum | verdict |",
             "|---:|---|---|---:|---:|---:|---|---|---|",
         ]
@@ -423,6 +429,12 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"{_e(', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or 'none')}. Not copied: "
             f"{_e(', '.join(f'{k} ({v})' for k, v in t['configs_skipped'].items()) or 'none')}.</p>"
         )
+        if t["config_decisions"]:
+            out.append(
+                "<ul class='muted'>"
+                + "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in t["config_decisions"].items())
+                + "</ul>"
+            )
         out.append(
             "<table><tr><th>partition</th><th>source offsets</th><th>target offsets</th><th>copied</th>"
             "<th>source records</th><th>target records</th><th>source checksum</th><th>target checksum</th><th>verdict</th></tr>"

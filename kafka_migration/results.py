@@ -10,6 +10,8 @@ from typing import Any
 OK = "ok"
 FAILED = "failed"
 MISMATCH = "mismatch"
+# Verification could not read a side (a cluster unreachable): nothing is known, neither match nor mismatch.
+UNVERIFIED = "unverified"
 
 
 @dataclass

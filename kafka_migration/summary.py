@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, TopicOutcome
+from kafka_migration.results import OK, UNVERIFIED, TopicOutcome
 
 VERIFIED = "verified"
+COULD_NOT_VERIFY = "could not verify"
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ def topic_verdict(copy: TopicOutcome | None, verify: TopicOutcome | None) -> tup
         return f"copy {copy.status}", copy.error
     if verify is None:
         return "not verified", None
+    if verify.status == UNVERIFIED:
+        return COULD_NOT_VERIFY, verify.error
     if verify.status != OK:
         return f"verify {verify.status}", verify.error
     return VERIFIED, None
@@ -65,12 +68,14 @@ def all_verified(rows: Sequence[TopicSummary]) -> bool:
 
 
 def run_status(rows: Sequence[TopicSummary]) -> str:
-    """verified, failed (a copy or read did not complete) or mismatch."""
+    """verified, failed (a copy did not complete), mismatch, or unverified (a cluster could not be read)."""
     if all_verified(rows):
         return "verified"
     if any(r.verdict.startswith("copy") or r.verdict == "not verified" for r in rows):
         return "failed"
-    return "mismatch"
+    if any(r.verdict not in (VERIFIED, COULD_NOT_VERIFY) for r in rows):
+        return "mismatch"
+    return UNVERIFIED
 
 
 def _num(value: int | None) -> str:
@@ -128,6 +133,12 @@ def render_plan(plan: MigrationPlan) -> str:
         )
         if topic.configs:
             out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
+        decided: dict[str, list[str]] = {}
+        for name in topic.configs:
+            if name in topic.config_decisions:
+                decided.setdefault(topic.config_decisions[name], []).append(name)
+        for how, names in decided.items():
+            out.append(f"        {', '.join(names)}: {how}")
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:

@@ -8,50 +8,18 @@ from collections.abc import Mapping
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.positions import Position
-from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
+from kafka_migration.state import TopicState
+from kafka_migration.topic_configs import (
+    EXCLUDED_CONFIGS,
+    cleanup_policy,
+    decide_configs,
+    max_message_bytes,
+    split_configs,
+)
+
+__all__ = ["EXCLUDED_CONFIGS", "compatibility_problems", "create_target_topics", "plan_topic", "split_configs"]
 
 log = logging.getLogger(__name__)
-
-# Configs never copied to the target, and why. Follows MirrorMaker 2's
-# DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
-# that describe the source cluster rather than the data.
-EXCLUDED_CONFIGS: dict[str, str] = {
-    "follower.replication.throttled.replicas": "replication throttling of the source cluster",
-    "leader.replication.throttled.replicas": "replication throttling of the source cluster",
-    "message.timestamp.type": "the copy keeps source timestamps; LogAppendTime would replace them",
-    "message.timestamp.difference.max.ms": "would reject the old source timestamps on the target",
-    "message.timestamp.before.max.ms": "would reject the old source timestamps on the target",
-    "message.timestamp.after.max.ms": "would reject the source timestamps on the target",
-    "unclean.leader.election.enable": "durability policy belongs to the target cluster",
-    "min.insync.replicas": "depends on the target's replication factor",
-    "confluent.placement.constraints": "rack placement of the source cluster",
-    "message.format.version": "version setting; the target broker decides",
-    "message.downconversion.enable": "version setting; the target broker decides",
-    "remote.storage.enable": "tiered storage depends on the target cluster's set-up",
-    "local.retention.ms": "tiered storage depends on the target cluster's set-up",
-    "local.retention.bytes": "tiered storage depends on the target cluster's set-up",
-}
-
-
-def split_configs(settings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(configs to set on the target, configs skipped with the reason)."""
-    copied: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    for name, value in sorted(settings.items()):
-        if name in EXCLUDED_CONFIGS:
-            skipped[name] = EXCLUDED_CONFIGS[name]
-        else:
-            copied[name] = value
-    return copied, skipped
-
-
-def _max_message_bytes(state: TopicState) -> int:
-    value = state.config("max.message.bytes")
-    return int(value) if value else KAFKA_DEFAULT_MAX_MESSAGE_BYTES
-
-
-def _cleanup_policy(state: TopicState) -> set[str]:
-    return set((state.config("cleanup.policy") or "delete").replace(" ", "").split(","))
 
 
 def compatibility_problems(
@@ -70,16 +38,16 @@ def compatibility_problems(
             f"{source.partitions}; add partitions on the target (kafka-topics --alter --partitions "
             f"{source.partitions}) or delete the target topic."
         )
-    if _max_message_bytes(target) < _max_message_bytes(source):
+    if max_message_bytes(target) < max_message_bytes(source):
         problems.append(
-            f"{where} accepts records up to {_max_message_bytes(target)} bytes but source topic "
-            f"{source.name!r} allows {_max_message_bytes(source)}; raise max.message.bytes on the target "
-            f"topic to at least {_max_message_bytes(source)}."
+            f"{where} accepts records up to {max_message_bytes(target)} bytes but source topic "
+            f"{source.name!r} allows {max_message_bytes(source)}; raise max.message.bytes on the target "
+            f"topic to at least {max_message_bytes(source)}."
         )
-    if _cleanup_policy(target) != _cleanup_policy(source):
+    if cleanup_policy(target) != cleanup_policy(source):
         problems.append(
-            f"{where} has cleanup.policy={','.join(sorted(_cleanup_policy(target)))} but source topic "
-            f"{source.name!r} has {','.join(sorted(_cleanup_policy(source)))}; a mismatch loses data later. "
+            f"{where} has cleanup.policy={','.join(sorted(cleanup_policy(target)))} but source topic "
+            f"{source.name!r} has {','.join(sorted(cleanup_policy(source)))}; a mismatch loses data later. "
             "Align the target topic's cleanup.policy or delete it."
         )
     for partition in range(min(source.partitions, target.partitions)):
@@ -110,10 +78,7 @@ def plan_topic(
     ``positions`` says where each partition starts (ledger checkpoint, interrupted
     run, or first-run rule); without it a partition starts at its earliest offset.
     """
-    copied, skipped = split_configs(source.topic_settings())
-    if "max.message.bytes" not in copied and _max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
-        # raised on the source broker, not the topic: the target's default would reject the largest records
-        copied["max.message.bytes"] = str(_max_message_bytes(source))
+    decision = decide_configs(source, create=existing is None)
     warnings: list[str] = []
     if source.config("message.timestamp.type") == "LogAppendTime":
         warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
@@ -149,18 +114,16 @@ def plan_topic(
         for p in range(source.partitions)
         if p in positions
     )
-    if existing is None:
-        # Pin CreateTime on topics we create: a broker default of LogAppendTime would replace the copied timestamps.
-        copied["message.timestamp.type"] = "CreateTime"
     plan = TopicPlan(
         source_topic=source.name,
         target_topic=target_name,
         partitions=partitions,
         replication_factor=existing.replication_factor if existing else rf,
-        configs=copied,
-        skipped_configs=skipped,
+        configs=decision.configs,
+        skipped_configs=decision.skipped,
         create=existing is None,
         warnings=tuple(warnings),
+        config_decisions=decision.how,
     )
     return plan, problems
 

@@ -126,15 +126,15 @@ def verify_partition(
     )
 
 
-def verify_partition_safely(
-    task: PartitionSlice,
+def verify_partitions_safely(
+    tasks: list[PartitionSlice],
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
-) -> PartitionVerification:
-    """``verify_partition`` that reports a failed read as a failed verification instead of raising."""
-    from kafka_migration.progress import run_guarded
+) -> list[PartitionVerification]:
+    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted."""
+    from kafka_migration.progress import run_guarded_all
 
-    return run_guarded(
-        verify_partition, PartitionVerification.failed, task, source_settings, target_settings, progress_address
+    return run_guarded_all(
+        verify_partition, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
     )

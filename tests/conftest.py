@@ -60,15 +60,6 @@ def unique() -> str:
     return uuid.uuid4().hex[:8]
 
 
-@pytest.fixture
-def embedded_topic_configs() -> Iterator[None]:
-    """Relabel the embedded broker's topic configs as Apache Kafka reports them (harness/quirks.py)."""
-    from harness.quirks import topic_configs_marked_as_set
-
-    with topic_configs_marked_as_set():
-        yield
-
-
 def _postgres_url() -> str:
     return os.environ.get("KAFKA_MIGRATION_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 

@@ -32,7 +32,7 @@ code{font:12px ui-monospace,Menlo,monospace}.pill{padding:.1rem .5rem;border-rad
 def _status_class(status: str) -> str:
     if status in ("verified", "up_to_date"):
         return "ok"
-    if status in ("mismatch", "failed"):
+    if status in ("mismatch", "failed", "unverified"):
         return "bad"
     return "neutral"
 

@@ -270,7 +270,7 @@ class Ledger:
                 .where(
                     segments.c.source_cluster_id == source_cluster_id,
                     segments.c.target_cluster_id == target_cluster_id,
-                    segments.c.status.in_(("planned", "copied", "failed", "mismatch")),
+                    segments.c.status.in_(("planned", "copied", "failed", "mismatch", "unverified")),
                 )
                 .order_by(segments.c.id)
             )
@@ -453,6 +453,8 @@ def _segment_status(
         return "failed"
     if verified is None:
         return "copied" if copied is not None else "planned"
+    if verified.get("error"):
+        return "unverified"  # the verification could not read a side: no verdict on the records
     return "verified" if verified["match"] else "mismatch"
 
 

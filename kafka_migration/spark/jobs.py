@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from kafka_migration.config import ClusterConfig
 from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome
+from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
@@ -109,14 +109,14 @@ def run_topics(
     more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
     if step == "copy":
-        from kafka_migration.copy import copy_partition_safely as work
+        from kafka_migration.copy import copy_partitions_safely as work
     else:
-        from kafka_migration.verify import verify_partition_safely as work
+        from kafka_migration.verify import verify_partitions_safely as work
     try:
         tasks = group_slices(slices)
         rows: list[Any] = (
             sc.parallelize(tasks, len(tasks))
-            .flatMap(lambda task: [work(piece, source, target, progress_address) for piece in task])
+            .flatMap(lambda task: work(task, source, target, progress_address))
             .collect()
             if tasks
             else []
@@ -129,7 +129,8 @@ def run_topics(
             TopicOutcome(
                 source_topic=t.source_topic,
                 target_topic=t.target_topic,
-                status=FAILED,
+                # A verification that did not run proves nothing either way.
+                status=UNVERIFIED if step == "verify" else FAILED,
                 seconds=seconds,
                 error=error,
             )
@@ -152,14 +153,19 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
         status = FAILED
         error = "; ".join(f"partition {p['partition']}: {p['error']}" for p in failed)
     if step == "verify":
-        bad = [p for p in partitions if not p["match"]]
-        if bad:
-            status = MISMATCH
+        # A partition that could not be read is unverified, never a mismatch: its records may be fine.
+        bad = [p for p in partitions if not p["match"] and not p.get("error")]
+        unread = [p for p in partitions if p.get("error")]
+        if bad or unread:
+            status = MISMATCH if bad else UNVERIFIED
             error = "; ".join(
-                f"partition {p['partition']}: {p['first_difference']} at source offset "
-                f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
-                f"(source {p['source_records']} records, target {p['target_records']})"
-                for p in bad
+                [
+                    f"partition {p['partition']}: {p['first_difference']} at source offset "
+                    f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
+                    f"(source {p['source_records']} records, target {p['target_records']})"
+                    for p in bad
+                ]
+                + [f"partition {p['partition']}: could not verify: {p['error']}" for p in unread]
             )
     return TopicOutcome(
         source_topic=topic.source_topic,

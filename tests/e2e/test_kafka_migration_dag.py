@@ -50,9 +50,7 @@ def test_dag_has_no_import_errors_and_documented_params(migration_dag) -> None: 
     assert migration_dag.schedule is None or str(migration_dag.timetable.summary) in {"None", "Never"}
 
 
-def test_migration_dag_copies_and_verifies(
-    migration_dag, clusters, kafka_connections, embedded_topic_configs, unique
-) -> None:  # type: ignore[no-untyped-def]
+def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]
     prefix = f"e2e{unique}"
     _seed(clusters.source, prefix)
     run = migration_dag.test(

@@ -8,6 +8,7 @@ also shows that records arriving after planning stay on the source.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,12 +21,13 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
 from kafka_migration.plan import MigrationPlan
+from kafka_migration.topic_configs import EFFECTIVE_VALUE, LISTED_AS_OVERRIDE
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -52,13 +54,15 @@ def topic_partitions(bootstrap: str) -> dict[str, int]:
 
 # -- the one full run --------------------------------------------------------------------------
 
-PARTITIONS = {"orders": 3, "empty": 2, "skewed": 4, "tx": 2, "busy": 3, "excluded": 1}
-COPIED = ("orders", "empty", "skewed", "tx", "busy")
+PARTITIONS = {"orders": 3, "empty": 2, "skewed": 4, "tx": 2, "busy": 3, "excluded": 1, "compacted": 2, "big": 1}
+COPIED = ("orders", "empty", "skewed", "tx", "busy", "compacted", "big")
+# Topic configs that must land on the target whatever labels the broker puts on them (topic_configs.py).
+CONFIGS = {"compacted": {"cleanup.policy": "compact"}, "big": {"max.message.bytes": "2097152"}}
 
 
 def seed(bootstrap: str, prefix: str) -> None:
     for name, n in PARTITIONS.items():
-        create_topic(bootstrap, f"{prefix}.{name}", n)
+        create_topic(bootstrap, f"{prefix}.{name}", n, CONFIGS.get(name))
     p = producer(bootstrap)
     for i in range(900):  # null/empty keys and values, tombstones, repeated headers, old timestamps
         key = [None, b"", f"order-{i}".encode()][i % 3]
@@ -70,7 +74,12 @@ def seed(bootstrap: str, prefix: str) -> None:
     for i in range(300):
         send(p, f"{prefix}.busy", i % 3, f"early-{i}".encode(), b"before the run")
     send(p, f"{prefix}.excluded", 0, b"k", b"must not be copied")
+    for i in range(60):  # keyed, with updates of the same keys and tombstones: what compaction is for
+        send(p, f"{prefix}.compacted", i % 2, f"user-{i % 7}".encode(), None if i % 11 == 0 else f"v{i}".encode())
     p.flush(30)
+    big = producer(bootstrap, **{"message.max.bytes": 2_200_000})
+    send(big, f"{prefix}.big", 0, b"blob", b"x" * 1_500_000)  # above Kafka's default limit of 1 MB
+    big.flush(30)
     tx = producer(bootstrap, **{"transactional.id": f"{prefix}-tx"})  # commit markers leave offset gaps
     tx.init_transactions(10)
     for t in range(4):
@@ -80,7 +89,7 @@ def seed(bootstrap: str, prefix: str) -> None:
         tx.commit_transaction(10)
     # Embedded broker: ListOffsets "latest" is right only after a single-record batch (harness/seed.py).
     # Empty partitions need no seal: with no batch at all, latest is 0 as it should be.
-    for name in ("orders", "busy", "tx", "excluded"):
+    for name in ("orders", "busy", "tx", "excluded", "compacted", "big"):
         seal_partitions(bootstrap, f"{prefix}.{name}", range(PARTITIONS[name]))
     seal_partitions(bootstrap, f"{prefix}.skewed", [0, 3])
 
@@ -204,6 +213,37 @@ def test_records_produced_during_the_run_stay_on_the_source(run: Run, clusters) 
     # The writer kept going through planning, copy and verification: many records came
     # after the planned end (the run takes several seconds; the writer sends ~100/s).
     assert beyond > 0 and beyond >= run.late_records // 2, (beyond, run.late_records, run.seconds)
+
+
+def test_compacted_and_large_record_topics_land_with_their_configs(run: Run, clusters) -> None:  # type: ignore[no-untyped-def]
+    """The embedded broker lists a topic's overrides labelled as defaults; they are copied all the same."""
+    admin = AdminClient(client_settings({"bootstrap.servers": clusters.target}))
+    resources = [ConfigResource(ResourceType.TOPIC, run.name(short)) for short in CONFIGS]
+    on_target = {
+        r.name: {k: e.value for k, e in f.result(15).items()} for r, f in admin.describe_configs(resources).items()
+    }
+    assert on_target[run.name("compacted")]["cleanup.policy"] == "compact"
+    assert on_target[run.name("big")]["max.message.bytes"] == "2097152"
+    # Each config's decision is reported: in the plan, the printed plan and the report.
+    compacted = run.plan.topic(run.name("compacted"))
+    assert compacted.config_decisions["cleanup.policy"] == LISTED_AS_OVERRIDE
+    assert compacted.config_decisions["max.message.bytes"] == EFFECTIVE_VALUE
+    assert f"cleanup.policy: {LISTED_AS_OVERRIDE}" in run.result.stdout
+    (report,) = run.state_dir.glob(f"reports/{run.plan.run_id}/report.json")
+    topics = {t["source_topic"]: t for t in json.loads(report.read_text())["topics"]}
+    assert topics[run.name("big")]["config_decisions"]["max.message.bytes"] == LISTED_AS_OVERRIDE
+
+
+def test_a_second_run_accepts_its_own_compacted_target_topic(run: Run, clusters) -> None:  # type: ignore[no-untyped-def]
+    """Before, the compacted topic landed with the target's default policy and the next run refused it."""
+    result = kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target,
+        "--include", f"{run.prefix}\\.(compacted|big)", "--master", "local[2]",
+        state_dir=run.state_dir,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "conflict" not in result.stderr
+    assert "nothing new on the source since the last verified run" in result.stdout
 
 
 # -- runs without Spark -------------------------------------------------------------------------

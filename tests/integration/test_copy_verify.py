@@ -91,12 +91,9 @@ def _seed_rich(bootstrap: str, topic: str) -> None:
     seal_partitions(bootstrap, topic, range(2))
 
 
-def test_copy_keeps_every_record_field_through_gaps_and_large_records(  # type: ignore[no-untyped-def]
-    clusters, unique, embedded_topic_configs
-) -> None:
-    # embedded_topic_configs: the embedded broker labels topic configs as defaults, so the
-    # product would copy none of them; relabelled as Apache Kafka reports them, the plan
-    # carries max.message.bytes to the target topic and to the copy's producer.
+def test_copy_keeps_every_record_field_through_gaps_and_large_records(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    # The plan carries the source topic's max.message.bytes to the target topic and to the
+    # copy's producer (the embedded broker lists only topic overrides: topic_configs.py).
     topic = f"rich{unique}"
     _seed_rich(clusters.source, topic)
     plan = _plan_and_create(clusters, topic)

@@ -104,11 +104,9 @@ def test_selection_internal_topics_rename_and_partition_counts(clusters, unique)
     assert [t.source_topic for t in named.topics] == [f"{prefix}.mm2.replica"]
 
 
-def test_topic_configs_are_copied_except_excluded_ones(clusters, unique, embedded_topic_configs) -> None:  # type: ignore[no-untyped-def]
-    # embedded_topic_configs: the embedded broker reports the configs set on a topic as
-    # defaults (source DEFAULT_CONFIG), so the product, which copies only entries set on
-    # the topic, would copy none. The fixture relabels them as Apache Kafka reports them
-    # (DYNAMIC_TOPIC_CONFIG); only then can config sync be exercised here.
+def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    # The embedded broker lists only the configs set on a topic, labelled as defaults: the
+    # product reads such an answer as overrides-only (topic_configs.py), with no relabelling.
     topic = f"cfg{unique}"
     copied = {"retention.ms": "604800000", "cleanup.policy": "compact", "max.message.bytes": "2097152"}
     excluded = {"min.insync.replicas": "1", "message.timestamp.type": "LogAppendTime"}

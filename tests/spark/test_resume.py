@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 def _cli(clusters, topic: str, tmp_path: Path, ledger_url: str, **popen) -> list[str]:  # type: ignore[no-untyped-def]
     return [
-        sys.executable, "-m", "harness.cli", "run",
+        sys.executable, "-m", "kafka_migration.cli", "run",
         "--source", clusters.source, "--target", clusters.target,
         "--include", topic, "--state-dir", str(tmp_path), "--ledger", ledger_url, "--master", "local[2]",
     ]  # fmt: skip

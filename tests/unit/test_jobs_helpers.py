@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kafka_migration.plan import TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, TopicOutcome
+from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
     SLICES_PER_TASK,
@@ -165,6 +165,22 @@ class TestRunTopic:
         assert outcome.error == (
             "partition 1: value at source offset 12 / target offset 10 (source 4 records, target 4)"
         )
+
+    def test_unreadable_partition_is_unverified_not_a_mismatch(self) -> None:
+        rows = [VerifyRow(0, 3, 3, True), VerifyRow(1, 0, 0, False, "verification could not read", error="source down")]
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
+        assert outcome.status == UNVERIFIED
+        assert outcome.error == "partition 1: could not verify: source down"
+
+    def test_a_real_difference_outweighs_an_unreadable_partition(self) -> None:
+        rows = [VerifyRow(0, 3, 3, False, "value", 1, 1), VerifyRow(1, 0, 0, False, "unread", error="target down")]
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
+        assert outcome.status == MISMATCH
+        assert outcome.error is not None and "partition 1: could not verify: target down" in outcome.error
+
+    def test_a_failed_verify_job_is_unverified(self) -> None:
+        outcome = run_topic(FakeContext(fail=Exception(PY4J_TEXT)), "verify", topic_plan("a", (3,)), {}, {})
+        assert outcome.status == UNVERIFIED
 
 
 class TestBundles:

@@ -76,3 +76,31 @@ def test_cli_report_regenerates_and_verify_catches_tampering(tmp_path: Path, cap
     assert main(["report", "verify", str(path), *common[:2]]) == 1
     assert "is NOT the recorded report" in capsys.readouterr().out
     assert main(["report", "no-such-run", *common]) == 2
+
+
+def test_a_verification_that_could_not_read_is_could_not_verify(tmp_path: Path) -> None:
+    """The ledger and the report keep "could not verify" apart from a mismatch, and a rerun picks it up."""
+    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    p = plan("run-1", 0, 100, 0)
+    ledger.start_run(p, trigger="cli")
+    copy, verify = outcomes(p, {0: True, 1: True})
+    verify.partitions[1] = {
+        **verify.partitions[1],
+        "match": False,
+        "error": "The source cluster s:9092 sent nothing for 5s",
+        "first_difference": "verification could not read: The source cluster s:9092 sent nothing for 5s",
+        "source_records": 0,
+        "target_records": 0,
+    }
+    verify.status = "unverified"
+    ledger.record_topic(p, p.topics[0], copy, verify)
+    ledger.finish_run(p.run_id, "unverified", 200)
+    report = build_report(ledger.run("run-1"), ledger.run_segments("run-1"))
+    assert report["verdict"] == "COULD NOT VERIFY"
+    (topic,) = report["topics"]
+    assert topic["verdict"] == "could not verify"
+    assert [x["status"] for x in topic["partition_details"]] == ["verified", "unverified"]
+    assert report["totals"]["partitions_not_verified"] == 1
+    assert "sent nothing" in report["differences"][0]["first_difference"]
+    # The partition that could not be verified has no checkpoint: the next run starts it again.
+    assert set(ledger.pending_segments("src-cluster", "tgt-cluster")) == {("orders", 1, "copy.orders")}

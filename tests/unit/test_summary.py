@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kafka_migration.plan import PartitionPlan, TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, TopicOutcome
+from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.summary import (
     VERIFIED,
     TopicSummary,
@@ -62,6 +62,13 @@ class TestTopicVerdict:
         outcome = verified("a", ((1, 2),), MISMATCH, "partition 0: value")
         assert topic_verdict(copied("a", (1,)), outcome) == ("verify mismatch", "partition 0: value")
 
+    def test_unreadable_cluster_could_not_verify(self) -> None:
+        outcome = verified("a", ((0, 0),), UNVERIFIED, "partition 0: could not verify: source down")
+        assert topic_verdict(copied("a", (1,)), outcome) == (
+            "could not verify",
+            "partition 0: could not verify: source down",
+        )
+
     def test_verify_without_copy(self) -> None:
         # Nothing to copy (empty ranges) still needs a verification.
         assert topic_verdict(None, verified("a", ((0, 0),))) == (VERIFIED, None)
@@ -102,6 +109,17 @@ class TestSummarize:
         (r,) = summarize(plan, {"a": copied("a", (5,))}, {"a": verified("a", ((5, 6),), MISMATCH, "count")})
         assert (r.source_records, r.target_records, r.verdict) == (5, 6, "verify mismatch")
         assert run_status([r]) == "mismatch"
+
+
+class TestRunStatus:
+    def test_could_not_verify_is_its_own_status_never_verified_nor_mismatch(self) -> None:
+        assert run_status([row("a"), row("b", "could not verify")]) == "unverified"
+
+    def test_a_mismatch_elsewhere_wins(self) -> None:
+        assert run_status([row("a", "verify mismatch"), row("b", "could not verify")]) == "mismatch"
+
+    def test_a_failed_copy_wins(self) -> None:
+        assert run_status([row("a", "copy failed"), row("b", "could not verify")]) == "failed"
 
 
 class TestAllVerified:

@@ -145,5 +145,6 @@ def test_wrong_key_password_fails_before_connecting_without_quoting_it(tmp_path:
     with pytest.raises(ConfigurationError) as info:
         KafkaCluster(ClusterConfig("target", settings)).describe()
     message = str(info.value)
-    assert message.startswith("The target cluster settings are refused by librdkafka: ") and "ssl.key.password" in message
+    assert message.startswith("The target cluster settings are refused by librdkafka: ")
+    assert "ssl.key.password" in message
     assert "Wrong-Pass-4711" not in message and "ENCRYPTED" not in message

@@ -237,7 +237,12 @@ class TestPlanTopic:
         assert problems == []
         assert plan.create
         assert (plan.source_topic, plan.target_topic) == ("orders", "eu.orders")
-        assert plan.configs == {"cleanup.policy": "compact", "message.timestamp.type": "CreateTime"}
+        # The configs the compatibility check compares are always set on created topics.
+        assert plan.configs == {
+            "cleanup.policy": "compact",
+            "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
+            "message.timestamp.type": "CreateTime",
+        }
         assert plan.skipped_configs == {"min.insync.replicas": EXCLUDED_CONFIGS["min.insync.replicas"]}
         assert [(p.partition, p.start, p.end, p.target_start) for p in plan.partitions] == [(0, 3, 10, 0), (1, 0, 0, 0)]
         assert plan.offset_span == 7
@@ -290,11 +295,14 @@ def test_raised_broker_level_record_limit_travels_to_the_new_target_topic() -> N
     # Apache Kafka reports the effective limit with a broker source when the topic does not override it.
     source = TopicState("big", 1, 1, {"max.message.bytes": ConfigValue("5242880", set_on_topic=False)}, {0: 0}, {0: 3})
     plan, problems = plan_topic(source, "big", None, ClusterInfo("target", "t:9092", "tgt", 1), None)
-    assert problems == [] and plan.configs == {"max.message.bytes": "5242880", "message.timestamp.type": "CreateTime"}
-    default = TopicState(
-        "small", 1, 1, {"max.message.bytes": ConfigValue("1048588", set_on_topic=False)}, {0: 0}, {0: 3}
-    )
-    assert (
-        "max.message.bytes"
-        not in plan_topic(default, "small", None, ClusterInfo("target", "t:9092", "tgt", 1), None)[0].configs
-    )
+    assert problems == []
+    assert plan.configs == {
+        "cleanup.policy": "delete",
+        "max.message.bytes": "5242880",
+        "message.timestamp.type": "CreateTime",
+    }
+    # An existing target topic keeps its configs; the plan still sizes the copy's producer for the largest records.
+    existing = TopicState("big", 1, 1, {"max.message.bytes": ConfigValue("8388608", set_on_topic=True)}, {0: 0}, {0: 0})
+    plan, problems = plan_topic(source, "big", existing, ClusterInfo("target", "t:9092", "tgt", 1), None)
+    assert problems == [] and plan.configs == {"max.message.bytes": "5242880"}
+    assert plan.slices(include_empty=True)[0].max_message_bytes == 5242880
