@@ -81,6 +81,7 @@ def plan_run(params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration
     from kafka_migration.planner import build_plan, safe_run_id
 
     options = MigrationOptions.from_mapping(params)
+    check_group_params(params)  # a bad group pattern must fail before anything is copied, not after
     source = KafkaCluster(
         KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config()
     )
@@ -181,6 +182,14 @@ def _write_report(ledger: Any, run_id: str) -> None:
 
     files = generate_report(ledger, run_id, settings.reports_dir())
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
+
+
+def check_group_params(params: dict[str, Any]) -> None:
+    """With Param sync_groups on, the group patterns must be valid regular expressions (ConfigurationError)."""
+    from kafka_migration.group_sync import select_groups
+
+    if params.get("sync_groups"):
+        select_groups((), str(params.get("groups") or ".*"), str(params.get("exclude_groups") or "") or None)
 
 
 def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any] | None) -> dict[str, Any]:

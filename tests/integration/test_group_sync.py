@@ -348,7 +348,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     before = Ledger.open(ledger).group_syncs()
     sync = ["groups", "sync", "--source", m.source, "--target", m.target]
     cases = {
-        "bad pattern": (_cli(*sync, "--group", "(", ledger=ledger), "--group pattern '(' is not a valid regular"),
+        "bad pattern": (_cli(*sync, "--group", "(", ledger=ledger), "Param groups) pattern '(' is not a valid"),
         "no group": (_cli(*sync, "--group", f"{m.prefix}-nobody", ledger=ledger), "No consumer group on the source"),
         "empty ledger": (
             _cli(*sync, "--group", group, ledger=f"sqlite:///{tmp_path / 'empty.db'}"),
