@@ -339,6 +339,12 @@ def test_active_target_group_is_untouched_and_no_rewind_without_allow_rewind(mig
     assert _committed(m.target, ahead) == {(target_orders, 0): 10, (target_orders, 1): 10}
     history = _cli("history", ledger=ledger)
     assert "Group syncs:" in history.stdout and history.stdout.count("groups-") >= 2
+    rewind_sync, first_sync = (s["sync_id"] for s in Ledger.open(ledger).group_syncs()[:2])
+    shown = _cli("groups", "show", rewind_sync, ledger=ledger)
+    assert shown.returncode == 0 and f"Group sync {rewind_sync}" in shown.stdout, shown.stdout + shown.stderr
+    assert f"{ahead}  {m.topic('orders')}[0]" in shown.stdout and "moved back from 50" in shown.stdout
+    shown = _cli("groups", "show", first_sync, ledger=ledger)
+    assert shown.returncode == 1 and TARGET_ACTIVE in shown.stdout and KEPT_AHEAD in shown.stdout
 
 
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, tmp_path: Path) -> None:
