@@ -292,33 +292,33 @@ class MigrationOptions:
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
         """Build from loosely typed input (DAG Params, JSON): missing or null means the default;
         a value of the wrong type is refused with its name, never guessed at (``bool("false")`` is True)."""
-        include = _param_text(values, "include")
+        include = param_text(values, "include")
         if include is not None and not include.strip():
             include = ""  # refused by __post_init__: an empty include must not widen to every topic
-        exclude = _param_text(values, "exclude")
-        rename = _param_text(values, "rename")
-        start = _param_text(values, "start")
-        topics_per_job = _param_count(values, "topics_per_job")
+        exclude = param_text(values, "exclude")
+        rename = param_text(values, "rename")
+        start = param_text(values, "start")
+        topics_per_job = param_count(values, "topics_per_job")
         return cls(
             include=DEFAULT_INCLUDE if include is None else include,
             exclude=exclude if exclude and exclude.strip() else None,
             rename=rename if rename and rename.strip() else DEFAULT_RENAME,
-            dry_run=_param_flag(values, "dry_run"),
-            replication_factor=_param_count(values, "replication_factor"),
+            dry_run=param_flag(values, "dry_run"),
+            replication_factor=param_count(values, "replication_factor"),
             topics_per_job=25 if topics_per_job is None else topics_per_job,
             start=start if start and start.strip() else "earliest",
-            allow_gaps=_param_flag(values, "allow_gaps"),
+            allow_gaps=param_flag(values, "allow_gaps"),
         )
 
 
-def _param_text(values: Mapping[str, Any], name: str) -> str | None:
+def param_text(values: Mapping[str, Any], name: str) -> str | None:
     value = values.get(name)
     if value is None or isinstance(value, str):
         return value
     raise ConfigurationError(f"Param {name!r} must be a string, got {type(value).__name__} {value!r}.")
 
 
-def _param_flag(values: Mapping[str, Any], name: str) -> bool:
+def param_flag(values: Mapping[str, Any], name: str) -> bool:
     value = values.get(name)
     if value is None or isinstance(value, bool):
         return bool(value)
@@ -327,7 +327,7 @@ def _param_flag(values: Mapping[str, Any], name: str) -> bool:
     )
 
 
-def _param_count(values: Mapping[str, Any], name: str) -> int | None:
+def param_count(values: Mapping[str, Any], name: str) -> int | None:
     """A whole number, or None for missing, null or blank; '7' and 7.0 are 7 (JSON Schema's integers)."""
     value = values.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):

@@ -40,6 +40,7 @@ BASE: dict[str, tuple[str, ...]] = {
     "history": ("history",),
     "offsets translate": ("offsets", "translate", "--topic", "a", "--partition", "0", "--offset", "1"),
     "groups sync": ("groups", "sync", "--source", S, "--target", T),
+    "groups show": ("groups", "show", "sync-1"),
     "cutover": ("cutover", "--source", S, "--target", T),
     "failback": ("failback", "--cutover", "c-1", "--source", S, "--target", T),
 }
@@ -234,6 +235,7 @@ def cmd(option: str, *argv: str, expect: str, ledger: bool = False, **files: str
 
 
 TRANSLATE = BASE["offsets translate"]
+GROUPS = BASE["groups sync"]
 
 # Refusals particular to one subcommand.
 SPECIFIC: list[Case] = [
@@ -270,6 +272,14 @@ SPECIFIC: list[Case] = [
     cmd("--offset", "offsets", "translate", "--topic", "a", "--partition", "0", expect="required: --offset"),
     cmd("--state-dir", *TRANSLATE, "--state-dir", "{tmp}/typo", expect="There is no ledger at"),
     cmd("(usage)", "offsets", expect="required: offsets_command"),
+    cmd("--group", *GROUPS, "--group", "", expect="argument --group: must not be empty"),
+    cmd("--group", *GROUPS, "--group", "app-(", expect="pattern 'app-(' is not a valid regular expression"),
+    cmd("--exclude-group", *GROUPS, "--exclude-group", "[a-", expect="pattern '[a-' is not a valid regular"),
+    cmd("--exclude-group", *GROUPS, "--exclude-group", "", expect="argument --exclude-group: must not be empty"),
+    cmd("--ledger", *GROUPS, expect="There is no ledger at"),
+    cmd("sync_id", "groups", "show", "", expect="argument SYNC_ID: must not be empty"),
+    cmd("sync_id", "groups", "show", "sync-1", expect="The ledger has no group sync 'sync-1'", ledger=True),
+    cmd("(usage)", "groups", expect="required: groups_command"),
 ]
 
 
@@ -297,7 +307,7 @@ def _options(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> It
 CLI_CASES: list[Case] = _shared_cases() + SPECIFIC
 
 # Options whose every value is valid: flags without a value, and --help / --version.
-NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--verbose", "--help", "--version"}
+NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--allow-rewind", "--verbose", "--help", "--version"}
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -423,6 +433,10 @@ PARAM_CASES: list[ParamCase] = [
     ParamCase("target_conn_id", 7, "Param 'target_conn_id' must name an Airflow connection", True),
     ParamCase("target_conn_id", "km_no_bootstrap", "target cluster has no 'bootstrap.servers'", False),
     ParamCase("(undeclared)", "x", "Unknown Param(s) '(undeclared)'", False),
+    ParamCase("sync_groups", "true", "Param 'sync_groups' must be true or false", True),
+    ParamCase("groups", "app-(", "pattern 'app-(' is not a valid regular expression", True),
+    ParamCase("groups", 3, "Param 'groups' must be a string, got int", True),
+    ParamCase("exclude_groups", "[a-", "pattern '[a-' is not a valid regular expression", True),
 ]
 
 CONNECTIONS = {  # Airflow connections from the environment (AIRFLOW_CONN_<ID>), as a deployment defines them
