@@ -312,12 +312,17 @@ NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--allow-rewind", "--verbose", "--h
 
 def _tree(root: Path) -> dict[str, bytes | None]:
     """Every file and directory under root with its bytes. SQLite's shared-memory index and an empty
-    write-ahead log are left out: opening a ledger to read it makes them, and they hold no data."""
-    return {
-        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
-        for p in sorted(root.rglob("*"))
-        if not p.name.endswith("-shm") and not (p.name.endswith("-wal") and p.stat().st_size == 0)
-    }
+    write-ahead log are left out: opening a ledger to read it makes them, and they hold no data; a
+    file that vanishes while being listed (SQLite removing its log on close) is left out too."""
+    tree: dict[str, bytes | None] = {}
+    for p in sorted(root.rglob("*")):
+        try:
+            if p.name.endswith("-shm") or (p.name.endswith("-wal") and p.stat().st_size == 0):
+                continue
+            tree[str(p.relative_to(root))] = p.read_bytes() if p.is_file() else None
+        except FileNotFoundError:
+            continue
+    return tree
 
 
 @pytest.fixture

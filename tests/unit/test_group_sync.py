@@ -168,7 +168,8 @@ def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
     pytest.importorskip("airflow")
     from kafka_migration.airflow.tasks import check_group_params
 
-    check_group_params({"sync_groups": False, "groups": "("})  # off: not used, not checked
+    with pytest.raises(ConfigurationError, match=r"Param groups\) pattern .\(. is not a valid"):
+        check_group_params({"sync_groups": False, "groups": "("})  # bad input even while off
     check_group_params({"sync_groups": True, "groups": "orders-.*", "exclude_groups": ""})
     with pytest.raises(ConfigurationError, match="Param exclude_groups\\) pattern '\\[' is not a valid"):
         check_group_params({"sync_groups": True, "groups": ".*", "exclude_groups": "["})
