@@ -18,6 +18,7 @@ from pathlib import Path
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.spark.submit import SparkSettings, default_master
 from kafka_migration.summary import render_plan, render_table
 
@@ -71,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting, repeatable"
     )
     run.add_argument(
+        "--executor-env",
+        metavar="ARCHIVE",
+        help="packed executor environment to ship to the executors (built by `kafka-migrate package-env`; a "
+        "local file or a URI Spark can fetch; default $KAFKA_MIGRATION_EXECUTOR_ENV; needed on a cluster)",
+    )
+    run.add_argument(
         "--start",
         default="earliest",
         help="where partitions without a checkpoint start: earliest (default), latest, or a time "
@@ -91,6 +98,22 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     report.add_argument("--state-dir", type=Path, default=None)
     report.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
+
+    package = sub.add_parser(
+        "package-env",
+        help="build the executor environment archive (confluent-kafka and this package) for Spark clusters",
+    )
+    package.add_argument(
+        "--output", type=Path, default=DEFAULT_OUTPUT, help=f"the archive to write (default {DEFAULT_OUTPUT})"
+    )
+    package.add_argument(
+        "--python",
+        help="interpreter the environment links to; it must exist at this path on every executor node "
+        "(default: the one running this command)",
+    )
+    package.add_argument(
+        "--project", type=Path, help="source tree or wheel of kafka-migration (default: where it was installed from)"
+    )
 
     history = sub.add_parser("history", help="list the runs in the ledger")
     history.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
@@ -191,6 +214,17 @@ def _translate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _package_env(args: argparse.Namespace) -> int:
+    from kafka_migration.executor_env import build_executor_env
+
+    output = build_executor_env(args.output, python=args.python, project=args.project)
+    print(
+        f"Ship it with: kafka-migrate run --executor-env {output} ... (or {EXECUTOR_ENV_VARIABLE}={output}); "
+        "it sets spark.archives and spark.pyspark.python."
+    )
+    return EXIT_OK
+
+
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     conf = {}
     for pair in pairs:
@@ -220,8 +254,12 @@ def _run(args: argparse.Namespace) -> int:
         start=args.start,
         allow_gaps=args.allow_gaps,
     )
+    spark = SparkSettings(
+        master=args.master,
+        conf=_spark_conf(args.spark_conf),
+        executor_env=configured_executor_env(args.executor_env),
+    )
     ledger = _ledger(args)
-    spark = SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
     progress = Progress(
         TextColumn("{task.description:<8}"),
         BarColumn(),
@@ -302,7 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    commands = {"run": _run, "report": _report, "history": _history, "offsets": _translate}
+    commands = {
+        "run": _run,
+        "package-env": _package_env,
+        "report": _report,
+        "history": _history,
+        "offsets": _translate,
+    }
     try:
         return commands[args.command](args)
     except MigrationError as exc:

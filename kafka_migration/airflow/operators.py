@@ -54,6 +54,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> None:
         from kafka_migration.airflow.hooks import KafkaClusterHook
+        from kafka_migration.airflow.tasks import executor_env
+        from kafka_migration.executor_env import executor_env_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
@@ -93,8 +95,13 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 f"{env_var('source')} / {env_var('target')} to the driver through the cluster's secret "
                 "mechanism (e.g. spark.kubernetes.driver.secretKeyRef) and use connections without secrets."
             )
+        deploy_mode = hook._connection.get("deploy_mode")
+        archive = executor_env()
+        if archive:  # the packed environment the executors run (executor_env.py)
+            self.conf = executor_env_conf(archive, dict(self.conf or {}), deploy_mode)
+            self.log.info("Executors run the shipped environment %s", self.conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
-        startup = driver_startup(default_archive_dir(), hook._connection.get("deploy_mode"))
+        startup = driver_startup(default_archive_dir(), deploy_mode)
         self.conf = startup.conf(dict(self.conf or {}))
         self._hook = self._get_hook()
         self.log.info(
