@@ -197,3 +197,30 @@ def _answers(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.spark_cluster``: a standalone cluster to try the README's commands on; Ctrl-C stops it."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="A Spark standalone master and workers on 127.0.0.1.")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cores", type=int, default=1, help="cores per worker")
+    parser.add_argument("--memory", default="1g", help="memory per worker")
+    parser.add_argument("--dir", type=Path, help="work and log directories (default: a new temporary directory)")
+    args = parser.parse_args(argv)
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="spark-standalone-"))
+    with standalone_cluster(directory, args.workers, args.cores, args.memory) as cluster:
+        print(
+            f"master {cluster.master_url} (web UI http://{cluster.host}:{cluster.webui_port}), workers in {directory}"
+        )
+        print("Ctrl-C (or SIGTERM) stops the cluster.", flush=True)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop the daemons on SIGTERM too
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.pause()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
