@@ -112,7 +112,7 @@ def build_executor_env(
 
     ``python``: the interpreter the environment links to (default: the one behind this process); it
     must exist at that path on the executor nodes. ``project``: a source tree or wheel of this package
-    (default: where it was installed from, else the installed files).
+    (default: the code this process runs, so that driver and executors run the same).
     """
     output = Path(output)
     if not str(output).lower().endswith((".tar.gz", ".tgz", ".zip")):
@@ -127,17 +127,17 @@ def build_executor_env(
         ) from exc
     requirements = [f"{name}=={importlib.metadata.version(name)}" for name in EXECUTOR_REQUIREMENTS]
     with tempfile.TemporaryDirectory(prefix="kafka-migration-env-") as work:
+        source = _project_source(project, Path(work))
         env = Path(work) / "env"
         on_line(f"Creating a virtualenv with {interpreter}")
         _run([interpreter, "-m", "venv", "--without-pip", str(env)])
         env_python = env / "bin" / "python"
-        source = _project_source(project, Path(work))
         pip = [sys.executable, "-m", "pip", "--python", str(env_python), "install", "--no-deps", "--no-input"]
         if source is not None:
             on_line(f"Installing {', '.join(requirements)} and {DISTRIBUTION} from {source}")
             _run([*pip, *requirements, str(source)])
         else:
-            on_line(f"Installing {', '.join(requirements)}; copying the installed {DISTRIBUTION}")
+            on_line(f"Installing {', '.join(requirements)}; copying {DISTRIBUTION} as installed here")
             _run([*pip, *requirements])
             _copy_installed(_site_packages(env_python))
         _run([str(env_python), "-c", f"import {', '.join(PACKAGES)}, confluent_kafka"], cwd=work)
@@ -183,37 +183,46 @@ def _run(command: list[str], cwd: str | None = None) -> None:
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd)
     if done.returncode != 0:
         output = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise ConfigurationError(f"Building the executor environment failed: {' '.join(command[:6])} ...\n{output}")
+        hint = "\n(pip 22.3 or newer is needed here: pip install --upgrade pip)" if "--python" in output else ""
+        raise ConfigurationError(
+            f"Building the executor environment failed: {' '.join(command[:6])} ...\n{output}{hint}"
+        )
 
 
 def _project_source(project: Path | None, work: Path) -> Path | None:
-    """What pip installs this package from: a wheel, or a copy of the source tree (pip would write build
-    files into the tree itself); None when neither is known (then the installed files are copied)."""
+    """What pip installs this package from: ``project`` (a wheel or a source tree), else the code the driver
+    itself runs: None for a regular install (its installed files are copied as they are), the source tree
+    of an editable install or of a run from the tree. A tree is copied first: pip would write build
+    files into it."""
     if project is not None:
         project = Path(project)
         if project.is_file() and project.suffix == ".whl":
             return project
-        if not (project / "pyproject.toml").is_file():
-            raise ConfigurationError(f"--project {project} is neither a wheel nor a source tree with pyproject.toml.")
+        if not _is_source_tree(project):
+            raise ConfigurationError(
+                f"--project {project} is neither a wheel nor a source tree of {DISTRIBUTION} (pyproject.toml, "
+                f"{', '.join(PACKAGES)})."
+            )
         return _copy_source(project, work)
     try:
-        direct = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+        direct = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json") or "{}"
+        editable = bool(json.loads(direct).get("dir_info", {}).get("editable"))
     except importlib.metadata.PackageNotFoundError:
-        direct = None
-    if direct:
-        url = json.loads(direct).get("url", "")
-        parsed = urllib.parse.urlparse(url)
-        path = Path(urllib.parse.unquote(parsed.path)) if parsed.scheme == "file" else None
-        if path is not None and path.is_file() and path.suffix == ".whl":
-            return path
-        if path is not None and (path / "pyproject.toml").is_file():
-            return _copy_source(path, work)
+        editable = True  # not installed: run from a source tree
+    if not editable:
+        return None
     import kafka_migration
 
     tree = Path(kafka_migration.__file__).resolve().parents[1]
-    if (tree / "pyproject.toml").is_file():  # run from a source tree
-        return _copy_source(tree, work)
-    return None
+    if not _is_source_tree(tree):
+        raise ConfigurationError(
+            f"Cannot find the source of {DISTRIBUTION} at {tree}; pass --project with its source tree or a wheel."
+        )
+    return _copy_source(tree, work)
+
+
+def _is_source_tree(tree: Path) -> bool:
+    return (tree / "pyproject.toml").is_file() and all((tree / package).is_dir() for package in PACKAGES)
 
 
 def _copy_source(tree: Path, work: Path) -> Path:

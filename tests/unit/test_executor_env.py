@@ -116,6 +116,8 @@ def test_package_env_refuses_bad_output_and_interpreter(tmp_path: Path) -> None:
         build_executor_env(tmp_path / "env.whl")
     with pytest.raises(ConfigurationError, match="no such interpreter"):
         build_executor_env(tmp_path / "env.tar.gz", python="/nowhere/python3.11")
+    with pytest.raises(ConfigurationError, match="neither a wheel nor a source tree"):
+        build_executor_env(tmp_path / "env.tar.gz", project=tmp_path)
 
 
 @dataclass(frozen=True)
