@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
         "--executor-env",
         metavar="ARCHIVE",
         help="packed executor environment to ship to the executors (built by `kafka-migrate package-env`; a "
-        "local file or a URI Spark can fetch; default $KAFKA_MIGRATION_EXECUTOR_ENV; needed on a cluster)",
+        "local file or a URI Spark can fetch; default $KAFKA_MIGRATION_EXECUTOR_ENV; needed on a cluster, "
+        "not shipped to a local[...] master)",
     )
     run.add_argument(
         "--start",
@@ -112,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the one running this command)",
     )
     package.add_argument(
-        "--project", type=Path, help="source tree or wheel of kafka-migration (default: where it was installed from)"
+        "--project",
+        type=Path,
+        help="source tree or wheel of kafka-migration (default: the code this command runs)",
     )
 
     history = sub.add_parser("history", help="list the runs in the ledger")

@@ -53,18 +53,25 @@ def configured_executor_env(value: str | None = None) -> str | None:
 
 
 def executor_env_conf(
-    archive: str, conf: Mapping[str, str] | None = None, deploy_mode: str | None = None
+    archive: str,
+    conf: Mapping[str, str] | None = None,
+    deploy_mode: str | None = None,
+    master: str | None = None,
 ) -> dict[str, str]:
     """``conf`` with the settings that ship ``archive`` to the executors; the user's own settings win.
 
     ``archive`` is a local file (checked here, before anything runs) or a URI Spark can fetch
     (``hdfs://``, ``s3a://``, ``https://``, ``local://``...), optionally with ``#name`` for the
     directory it is unpacked into (default ``env``). An archive in ``spark.archives`` already is kept.
+    With a ``local[...]`` master nothing is shipped: the executors are this process's Python (and
+    Spark would not find ``./env`` from their working directory).
     """
     conf = dict(conf or {})
     location, _, alias = archive.strip().partition("#")
     alias = alias or ALIAS
     _check_archive(location)
+    if master is not None and master.strip().lower().startswith("local"):
+        return conf
     scheme = urllib.parse.urlparse(location).scheme
     uri = str(Path(location).resolve()) if not scheme else location
     shipped = f"{uri}#{alias}"

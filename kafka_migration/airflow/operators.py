@@ -97,9 +97,10 @@ class MigrationSparkOperator(SparkSubmitOperator):
             )
         deploy_mode = hook._connection.get("deploy_mode")
         archive = executor_env()
-        if archive:  # the packed environment the executors run (executor_env.py)
-            self.conf = executor_env_conf(archive, dict(self.conf or {}), deploy_mode)
-            self.log.info("Executors run the shipped environment %s", self.conf["spark.archives"])
+        if archive:  # the packed environment the executors run (executor_env.py); not in local mode
+            self.conf = executor_env_conf(archive, dict(self.conf or {}), deploy_mode, hook._connection.get("master"))
+            if "spark.archives" in self.conf:
+                self.log.info("Executors run the shipped environment %s", self.conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
         startup = driver_startup(default_archive_dir(), deploy_mode)
         self.conf = startup.conf(dict(self.conf or {}))

@@ -83,7 +83,7 @@ class SparkSettings:
         """The user's Spark settings, with those that ship the executor environment (theirs win)."""
         if not self.executor_env:
             return dict(self.conf)
-        return executor_env_conf(self.executor_env, self.conf)
+        return executor_env_conf(self.executor_env, self.conf, master=self.master)
 
     def driver_startup(self) -> DriverStartup:
         return driver_startup(self.archive_dir, self.conf.get("spark.submit.deployMode"))

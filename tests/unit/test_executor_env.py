@@ -47,6 +47,13 @@ class TestExecutorEnvConf:
         assert conf["spark.archives"] == f"hdfs:///libs/extra.zip#extra,{archive}#pyenv"
         assert conf["spark.pyspark.python"] == "/opt/py/bin/python"
 
+    def test_nothing_is_shipped_to_a_local_master_but_the_archive_is_checked(self, archive: Path) -> None:
+        assert executor_env_conf(str(archive), {"spark.ui.enabled": "false"}, master="local[4]") == {
+            "spark.ui.enabled": "false"
+        }
+        with pytest.raises(ConfigurationError, match="does not exist"):
+            executor_env_conf("/nowhere/env.tar.gz", master="local[4]")
+
     def test_remote_uris_are_passed_through_unchecked(self) -> None:
         conf = executor_env_conf("hdfs:///apps/kafka-migration/env.tar.gz")
         assert conf["spark.archives"] == "hdfs:///apps/kafka-migration/env.tar.gz#env"
@@ -87,6 +94,11 @@ class TestSubmission:
         assert "spark.pyspark.python=./env/bin/python" in confs
         assert f"spark.pyspark.driver.python={sys.executable}" in confs
         assert "spark.executor.cores=2" in confs
+
+    def test_local_mode_ships_nothing(self, archive: Path, tmp_path: Path) -> None:
+        settings = SparkSettings(master="local[2]", executor_env=str(archive))
+        command = submit_command("copy", tmp_path / "p.json", tmp_path / "c.json", ["all"], settings)
+        assert not any(arg.startswith(("spark.archives", "spark.pyspark.python")) for arg in command)
 
     def test_without_an_archive_nothing_is_shipped(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("KAFKA_MIGRATION_EXECUTOR_ENV", raising=False)
