@@ -102,7 +102,8 @@ def _check_archive(location: str) -> None:
         if not path.is_file():
             raise ConfigurationError(
                 f"The executor environment {path} does not exist; build it with "
-                f"`kafka-migrate package-env --output {path}`, or unset {EXECUTOR_ENV_VARIABLE}."
+                f"`kafka-migrate package-env --output {path}`, or drop the setting (--executor-env, "
+                f"${EXECUTOR_ENV_VARIABLE}, Airflow Variable kafka_migration_executor_env)."
             )
 
 
