@@ -143,3 +143,16 @@ def test_every_task_row_names_the_python_that_ran_it() -> None:
     rows = _task_rows(lambda piece, *args: Row(piece.partition, 7), slices, {}, {}, None)
     assert [(r["partition"], r["records"]) for r in rows] == [(0, 7), (1, 7)]
     assert all(r["executor"]["python"] == sys.executable and r["executor"]["prefix"] == sys.prefix for r in rows)
+
+
+def test_airflow_settings_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[kafka_migration] executor_env in airflow.cfg (here through its AIRFLOW__ variable) before
+    $KAFKA_MIGRATION_EXECUTOR_ENV; the Airflow Variable, read by the tasks, comes first (tests/e2e)."""
+    pytest.importorskip("airflow")
+    from kafka_migration.airflow import settings
+
+    monkeypatch.delenv("AIRFLOW__KAFKA_MIGRATION__EXECUTOR_ENV", raising=False)
+    monkeypatch.setenv("KAFKA_MIGRATION_EXECUTOR_ENV", "/srv/from-env.tar.gz")
+    assert settings.executor_env() == "/srv/from-env.tar.gz"
+    monkeypatch.setenv("AIRFLOW__KAFKA_MIGRATION__EXECUTOR_ENV", "/srv/from-airflow-cfg.tar.gz")
+    assert settings.executor_env() == "/srv/from-airflow-cfg.tar.gz"
