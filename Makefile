@@ -7,7 +7,7 @@ LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c
 STAMP := $(VENV)/.installed-$(LOCK_HASH)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench
+.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -58,8 +58,11 @@ test-integration: venv ## tests against embedded brokers (and spark-submit)
 test-e2e: venv system-deps ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
 
-bench: venv ## benchmark: Spark copy/verify vs a single-process baseline (~15-25 min on 2 cores; ARGS=--quick: ~5 min)
+bench: venv ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
 	$(PY) -m harness.bench $(ARGS)
+
+executor-env: venv ## pack the executor environment for Spark clusters into dist/kafka-migration-executor-env.tar.gz
+	$(VENV)/bin/kafka-migrate package-env --output dist/kafka-migration-executor-env.tar.gz
 
 lint: venv ## ruff lint and format check
 	$(VENV)/bin/ruff check .

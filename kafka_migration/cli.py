@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.results import UNVERIFIED
 from kafka_migration.spark.submit import SparkSettings, default_master
 from kafka_migration.summary import render_plan, render_table, run_status
@@ -126,6 +127,14 @@ def _parser() -> argparse.ArgumentParser:
         help="extra Spark setting, repeatable",
     )
     run.add_argument(
+        "--executor-env",
+        type=_text,
+        metavar="ARCHIVE",
+        help="packed executor environment to ship to the executors (built by `kafka-migrate package-env`; a "
+        "local file or a URI Spark can fetch; default $KAFKA_MIGRATION_EXECUTOR_ENV; needed on a cluster, "
+        "not shipped to a local[...] master)",
+    )
+    run.add_argument(
         "--start",
         type=_text,
         default="earliest",
@@ -147,6 +156,25 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
     report.add_argument("--state-dir", type=_path, default=None)
     report.add_argument("--report-dir", type=_path, help="where reports go (default: <state dir>/reports)")
+
+    package = sub.add_parser(
+        "package-env",
+        help="build the executor environment archive (confluent-kafka and this package) for Spark clusters",
+    )
+    package.add_argument(
+        "--output", type=_path, default=DEFAULT_OUTPUT, help=f"the archive to write (default {DEFAULT_OUTPUT})"
+    )
+    package.add_argument(
+        "--python",
+        type=_text,
+        help="interpreter the environment links to; it must exist at this path on every executor node "
+        "(default: the one running this command)",
+    )
+    package.add_argument(
+        "--project",
+        type=_path,
+        help="source tree or wheel of kafka-migration (default: the code this command runs)",
+    )
 
     history = sub.add_parser("history", help="list the runs in the ledger")
     history.add_argument(
@@ -366,6 +394,17 @@ def _groups(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _package_env(args: argparse.Namespace) -> int:
+    from kafka_migration.executor_env import build_executor_env
+
+    output = build_executor_env(args.output, python=args.python, project=args.project)
+    print(
+        f"Ship it with: kafka-migrate run --executor-env {output} ... (or {EXECUTOR_ENV_VARIABLE}={output}); "
+        "it sets spark.archives and spark.pyspark.python."
+    )
+    return EXIT_OK
+
+
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     conf = {}
     for pair in pairs:
@@ -398,7 +437,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     source = ClusterConfig.build("source", args.source, args.source_config)
     target = ClusterConfig.build("target", args.target, args.target_config)
-    spark = SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
+    spark = SparkSettings(
+        master=args.master,
+        conf=_spark_conf(args.spark_conf),
+        executor_env=configured_executor_env(args.executor_env),
+    )
     state_dir = writable_dir(
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
     )
@@ -499,7 +542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    commands = {"run": _run, "report": _report, "history": _history, "offsets": _translate, "groups": _groups}
+    commands = {
+        "run": _run,
+        "package-env": _package_env,
+        "report": _report,
+        "history": _history,
+        "offsets": _translate,
+        "groups": _groups,
+    }
     try:
         return commands[args.command](args)
     except MigrationError as exc:

@@ -92,3 +92,31 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
             host=admin.host, port=admin.port or 5432, user=admin.username, dbname=admin.database, autocommit=True
         ) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def executor_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packed executor environment, built once per session by ``kafka-migrate package-env`` itself."""
+    import subprocess
+    import sys
+
+    archive = tmp_path_factory.mktemp("executor-env") / "executor-env.tar.gz"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "kafka-migrate"), "package-env", "--output", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"package-env failed:\n{done.stdout}\n{done.stderr}"
+    return archive
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real Spark standalone cluster on 127.0.0.1: a master and two workers of one core each
+    (harness/spark_cluster.py). Started only by the few tests that ask for it; stopped by process id."""
+    from harness.spark_cluster import standalone_cluster
+
+    with standalone_cluster(tmp_path_factory.mktemp("spark-standalone"), workers=2, cores=1) as cluster:
+        yield cluster

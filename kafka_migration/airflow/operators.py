@@ -75,6 +75,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
     def prepare(self) -> DriverStartup:
         """Arguments, environment and confs of the submit (no secret in a conf); the driver start-up."""
         from kafka_migration.airflow.hooks import KafkaClusterHook
+        from kafka_migration.airflow.tasks import executor_env
+        from kafka_migration.executor_env import executor_env_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
@@ -107,8 +109,15 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 [os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")]
             )
         self.env_vars = env
+        deploy_mode = hook._connection.get("deploy_mode")
+        conf = {**dict(self.conf or {}), **delivery.conf}
+        archive = executor_env()
+        if archive:  # the packed environment the executors run (executor_env.py); not in local mode
+            conf = executor_env_conf(archive, conf, deploy_mode, hook._connection.get("master"))
+            if "spark.archives" in conf:
+                self.log.info("Executors run the shipped environment %s", conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
-        startup = driver_startup(default_archive_dir(), hook._connection.get("deploy_mode"))
-        self.conf = startup.conf({**dict(self.conf or {}), **delivery.conf})
+        startup = driver_startup(default_archive_dir(), deploy_mode)
+        self.conf = startup.conf(conf)
         self._hook = self._get_hook()
         return startup

@@ -41,3 +41,10 @@ def configured_ledger_url() -> str:
     return (
         _airflow_option("ledger_url") or os.environ.get("KAFKA_MIGRATION_LEDGER_URL") or default_ledger_url(state_dir())
     )
+
+
+def executor_env() -> str | None:
+    """The packed executor environment to ship with every spark-submit (kafka_migration/executor_env.py)."""
+    from kafka_migration.executor_env import configured_executor_env
+
+    return configured_executor_env(_airflow_option("executor_env"))

@@ -34,6 +34,28 @@ def state_dir() -> Path:
     return Path(Variable.get(STATE_DIR_VARIABLE, default=None) or settings.state_dir())
 
 
+EXECUTOR_ENV_VARIABLE = "kafka_migration_executor_env"
+
+
+def executor_env() -> str | None:
+    """Variable ``kafka_migration_executor_env``, else ``[kafka_migration] executor_env`` in airflow.cfg,
+    else $KAFKA_MIGRATION_EXECUTOR_ENV: the archive shipped to the executors; None: nothing shipped."""
+    from airflow.sdk import Variable
+
+    from kafka_migration.executor_env import configured_executor_env
+
+    return configured_executor_env(Variable.get(EXECUTOR_ENV_VARIABLE, default=None)) or settings.executor_env()
+
+
+def check_executor_env() -> None:
+    """A configured archive that Spark cannot ship fails the plan, before anything is written."""
+    from kafka_migration.executor_env import executor_env_conf
+
+    archive = executor_env()
+    if archive:
+        executor_env_conf(archive)
+
+
 LEDGER_CONNECTION = "kafka_migration_ledger"
 LEDGER_VARIABLE = "kafka_migration_ledger_url"
 
@@ -136,6 +158,7 @@ def plan_run(
     from kafka_migration.planner import build_plan, safe_run_id
 
     options, source_config, target_config, state, url = validated_inputs(params, declared)
+    check_executor_env()
     source = KafkaCluster(source_config)
     target = KafkaCluster(target_config)
     ledger = Ledger.open(url)

@@ -31,6 +31,20 @@ T = TypeVar("T")
 STEPS = ("copy", "verify")
 
 
+def executor_identity() -> dict[str, str]:
+    """Where a task ran: host and Python, so the results show whether the executors used the shipped
+    environment (``spark.pyspark.python``) or some other interpreter."""
+    import socket
+
+    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix}
+
+
+def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
+    """Run one Spark task's slices (on an executor); each result as a dict with ``executor`` added."""
+    where = executor_identity()
+    return [{**asdict(result), "executor": where} for result in work(list(task), *args)]
+
+
 def _task_error(exc: BaseException) -> str:
     """The Python error raised inside an executor, without the JVM stack around it."""
     text = str(exc)
@@ -116,7 +130,7 @@ def run_topics(
         tasks = group_slices(slices)
         rows: list[Any] = (
             sc.parallelize(tasks, len(tasks))
-            .flatMap(lambda task: work(task, source, target, progress_address))
+            .flatMap(lambda task: _task_rows(work, task, source, target, progress_address))
             .collect()
             if tasks
             else []
@@ -139,7 +153,7 @@ def run_topics(
     seconds = round(time.monotonic() - started, 3)
     by_topic: dict[str, list[dict[str, Any]]] = {t.source_topic: [] for t in topics}
     for row in rows:
-        fields = asdict(row)
+        fields = row if isinstance(row, dict) else asdict(row)
         by_topic[fields.get("source_topic", first.source_topic)].append(fields)
     return [_outcome(step, t, by_topic[t.source_topic], seconds) for t in topics]
 

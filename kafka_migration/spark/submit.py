@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
+from kafka_migration.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
@@ -82,6 +83,15 @@ class SparkSettings:
     parallel_topics: int = 4
     # Where the driver's class-data archive lives (spark/startup.py); None: no archive.
     archive_dir: Path | None = field(default_factory=default_archive_dir)
+    # The packed executor environment shipped with every submit (executor_env.py); None: executors use
+    # the Python they have (local mode: this one).
+    executor_env: str | None = field(default_factory=configured_executor_env)
+
+    def submit_conf(self) -> dict[str, str]:
+        """The user's Spark settings, with those that ship the executor environment (theirs win)."""
+        if not self.executor_env:
+            return dict(self.conf)
+        return executor_env_conf(self.executor_env, self.conf, master=self.master)
 
     def __post_init__(self) -> None:
         """A master or setting spark-submit would refuse is refused here, before topics are created."""
@@ -96,6 +106,7 @@ class SparkSettings:
                     f"--spark-conf {key!r}: Spark only reads settings whose key starts with 'spark.', "
                     "e.g. --spark-conf spark.executor.memory=2g."
                 )
+        self.submit_conf()  # a missing or unusable archive fails here, before anything is planned or written
 
     def driver_startup(self) -> DriverStartup:
         return driver_startup(self.archive_dir, self.conf.get("spark.submit.deployMode"))
@@ -127,7 +138,8 @@ def submit_command(
         "--conf",
         "spark.ui.showConsoleProgress=false",
     ]
-    conf = dict(settings.conf) if startup is None else startup.conf(dict(settings.conf))
+    conf = settings.submit_conf()
+    conf = conf if startup is None else startup.conf(conf)
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
     command += [

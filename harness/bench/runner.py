@@ -1,0 +1,201 @@
+"""The one runner behind ``make bench``: a session of embedded clusters, the scenarios, the table and
+``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster) with the same
+functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from harness.bench import cluster, copy_verify, many
+from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
+from harness.bench_kafka import KEY_BYTES, seed_topics
+from harness.embedded import start_cluster
+
+SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster)}
+DEFAULT_SCENARIOS = "copy,many,cluster"
+WARMUP_TOPIC = "bench.warmup"
+
+
+class Session:
+    """One source cluster seeded once, a target restarted per repetition, and the samples taken."""
+
+    def __init__(self, work: Path, sizes: dict[str, int], verbose: bool) -> None:
+        self.work = work
+        self.sizes = sizes
+        self.verbose = verbose
+        self.raw: dict[str, Any] = {}
+        self.seeding: dict[str, float] = {}
+        self.source_cluster = start_cluster("bench-source", log_dir=work / "brokers")
+        self.source = self.source_cluster.bootstrap
+        self.target = Target(work / "brokers")
+        self.runs = 0
+
+    def close(self) -> None:
+        self.target.stop()
+        self.source_cluster.stop()
+
+    def run_dir(self) -> Path:
+        self.runs += 1
+        path = self.work / f"run-{self.runs:03d}"
+        path.mkdir(parents=True)
+        return path
+
+    def warm_up(self) -> None:
+        """One small project copy, not measured: Spark's jars in the page cache and the driver's class
+        archive written (kafka_migration/spark/startup.py), as after a user's first run."""
+        archive = SPARK.settings.archive_dir
+        had_archive = archive is not None and any(archive.glob("*.jsa"))
+        say(f"warm-up: one small Spark copy, not measured (class archive {'present' if had_archive else 'created'})")
+        seed_topics(self.source, {WARMUP_TOPIC: 1}, 100, rng_seed=14)
+        copy_verify.project_copy(self.source, self.target.fresh(), WARMUP_TOPIC, self.run_dir(), self.verbose)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="The project's Spark copy and verification against baselines.")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 200k records, 20 topics, 2 repetitions")
+    parser.add_argument("--repeat", type=int, help="repetitions of each run (default 3, --quick 2)")
+    parser.add_argument("--records", type=int, help="records in scenario 1 (default 2,000,000; --quick 200,000)")
+    parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
+    parser.add_argument("--cluster-records", type=int, help="records in scenario 4 (default 500,000; --quick 100,000)")
+    parser.add_argument(
+        "--scenarios",
+        default=DEFAULT_SCENARIOS,
+        help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local)",
+    )
+    parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
+    parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show all Spark output")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (plans, results, broker logs)")
+    return parser.parse_args(argv)
+
+
+def targets_met(summary: dict[str, Any], chosen: list[ModuleType]) -> dict[str, Any]:
+    met: dict[str, Any] = {}
+    for module in chosen:
+        for key, (target, check) in module.TARGETS.items():
+            section, name = key.split(".")
+            value = summary.get(section, {}).get(name)
+            met[key] = {"target": target, "value": value, "met": None if value is None else bool(check(value))}
+    return met
+
+
+def print_table(summary: dict[str, Any], machine: dict[str, Any], chosen: list[ModuleType], json_path: Path) -> None:
+    lines = [
+        "",
+        f"Machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['ram_gib']} GiB RAM; python "
+        f"{machine['python']}, pyspark {machine['pyspark']}, confluent-kafka {machine['confluent_kafka']} "
+        f"(librdkafka {machine['librdkafka']}); load average at start {machine['load_average_at_start']}",
+        f"Medians of {summary['repeat']} alternating repetitions; rec/s and MB/s use 'median s' (steady state: for "
+        "the project the time inside the Spark application); 'wall s' includes planning, topic creation and Spark "
+        "start-up.",
+        "",
+        TABLE_HEAD,
+        "-" * len(TABLE_HEAD),
+    ]
+    for module in chosen:
+        lines += module.table(summary)
+    for module in chosen:
+        lines += module.notes(summary)
+    lines += ["", f"Results: {json_path}"]
+    print("\n".join(lines), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    SPARK.use(args.master)
+    repeat = args.repeat or (2 if args.quick else 3)
+    records = args.records or (200_000 if args.quick else 2_000_000)
+    sizes = {
+        "records": records,
+        "half": records // 2,
+        "topics": args.topics or (20 if args.quick else 100),
+        "cluster_records": args.cluster_records or (100_000 if args.quick else 500_000),
+        "repeat": repeat,
+    }
+    names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    unknown = sorted(set(names) - set(SCENARIOS))
+    if unknown:
+        raise SystemExit(f"unknown scenarios: {unknown} (known: {', '.join(SCENARIOS)})")
+    chosen = [SCENARIOS[name] for name in SCENARIOS if name in names]  # always in the same order
+    machine = describe_machine()
+    say(
+        f"{machine['nproc']} CPUs, {machine['ram_gib']} GiB, load {machine['load_average_at_start']}; "
+        f"sizes {sizes}, scenarios {[m.NAME for m in chosen]}"
+    )
+    work = Path(tempfile.mkdtemp(prefix="kafka-migration-bench-"))
+    say(f"work directory {work}")
+    session = Session(work, sizes, args.verbose)
+    try:
+        for module in chosen:
+            module.seed(session)
+        session.warm_up()
+        for module in chosen:
+            module.run(session, repeat)
+    finally:
+        session.close()
+    if args.keep:
+        say(f"work directory kept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+    summary: dict[str, Any] = {}
+    for module in chosen:
+        summary.update(module.summarize(session.raw[module.NAME], sizes))
+    machine["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "total_seconds": elapsed(),
+        "machine": machine,
+        "config": {
+            **sizes,
+            "record_bytes": RECORD_BYTES,
+            "key_bytes": KEY_BYTES,
+            "partitions": copy_verify.PARTITIONS,
+            "many_partitions": many.PARTITIONS,
+            "many_records_per_topic": many.RECORDS,
+            "cluster_partitions": cluster.PARTITIONS,
+            "spark_master": SPARK.settings.master,
+            "scenarios": [m.NAME for m in chosen],
+            "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "
+            "> 1 means the project is faster",
+        },
+        "seeding_seconds": session.seeding,
+        **summary,
+        "targets": targets_met(summary, chosen),
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(_no_nan(result), indent=2, default=_json_default))
+    print_table({**summary, "repeat": repeat}, machine, chosen, args.output.resolve())
+    return 0
+
+
+def _no_nan(value: Any) -> Any:
+    """NaN (a ratio without data) is not JSON: write null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return asdict(value)
+    return str(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
