@@ -259,3 +259,68 @@ class KafkaCluster:
                 )
             if pending:
                 time.sleep(0.2)
+
+    # -- cutover checks ---------------------------------------------------------------------------
+
+    def log_ends(self, names: Iterable[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        """Per partition of the named topics (high watermark, last stable offset): where the next record
+        lands, and the end of what read_committed consumers see (lower while a transaction is open)."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        wanted = list(names)
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        partitions = [
+            TopicPartition(n, p) for n in wanted if n in metadata.topics for p in metadata.topics[n].partitions
+        ]
+        if not partitions:
+            return {}
+        found: dict[tuple[str, int], list[int]] = {}
+        for isolation in (IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED):
+            futures = self.admin.list_offsets(
+                {tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation, request_timeout=self.timeout
+            )
+            for tp, future in futures.items():
+                info = self._result(future, f"list the end offset of {tp.topic}[{tp.partition}]")
+                found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
+        return {key: (values[0], values[1]) for key, values in sorted(found.items())}
+
+    # -- consumer groups (read-only; what the cutover pre-flight needs) ---------------------------
+
+    def group_ids(self) -> list[str]:
+        """Every consumer group the cluster lists."""
+        from confluent_kafka import KafkaException
+
+        try:
+            result = self.admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        except TimeoutError as exc:
+            raise self._unreachable(exc) from None
+        return sorted({g.group_id for g in result.valid})
+
+    def states(self, group_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """Group id -> (state name, member count)."""
+        ids = sorted(set(group_ids))
+        if not ids:
+            return {}
+        futures = self.admin.describe_consumer_groups(ids, request_timeout=self.timeout)
+        out = {}
+        for group_id, future in futures.items():
+            description = self._result(future, f"describe consumer group {group_id!r}")
+            state = str(getattr(description.state, "name", description.state) or "UNKNOWN").upper()
+            out[group_id] = (state, len(description.members or []))
+        return out
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """The group's committed offsets (the next offset it will read) per partition."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        futures = self.admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id)], request_timeout=self.timeout
+        )
+        result = self._result(futures[group_id], f"read the committed offsets of group {group_id!r}")
+        return {(tp.topic, tp.partition): int(tp.offset) for tp in result.topic_partitions or [] if tp.offset >= 0}

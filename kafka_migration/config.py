@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.naming import validate_rename_template
+from kafka_migration.naming import target_topic_name, validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
 _SECRET_KEY = re.compile(r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential)", re.I)
@@ -120,6 +120,8 @@ class MigrationOptions:
     topics_per_job: int = 25
     start: str = "earliest"  # where a partition without checkpoint starts: earliest, latest or a timestamp
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
+    # Explicit target names (source -> target) where a template cannot say it, e.g. a failback's way back.
+    topic_map: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         compile_pattern("include", self.include)
@@ -131,6 +133,19 @@ class MigrationOptions:
         if self.topics_per_job < 1:
             raise ConfigurationError(f"topics per job must be at least 1, got {self.topics_per_job}.")
         parse_start(self.start)
+        for source, target in (self.topic_map or {}).items():
+            target_topic_name("{topic}", str(target))  # a legal Kafka topic name, or a clear error
+            if not isinstance(source, str) or not source:
+                raise ConfigurationError(f"topic map entry {source!r} -> {target!r} needs a source topic name.")
+        targets = list((self.topic_map or {}).values())
+        if len(set(targets)) != len(targets):
+            raise ConfigurationError(f"topic map {dict(self.topic_map or {})} sends two topics to one target topic.")
+
+    def target_name(self, topic: str) -> str:
+        """The target topic of a source topic: the explicit map first, else the rename template."""
+        if self.topic_map and topic in self.topic_map:
+            return str(self.topic_map[topic])
+        return target_topic_name(self.rename, topic)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
@@ -150,6 +165,7 @@ class MigrationOptions:
             topics_per_job=int(values.get("topics_per_job") or 25),
             start=text("start") or "earliest",
             allow_gaps=bool(values.get("allow_gaps", False)),
+            topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
         )
 
 

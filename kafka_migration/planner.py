@@ -13,7 +13,6 @@ from kafka_migration.config import MigrationOptions, parse_start
 from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import NoTopicsMatchedError, TopicConflictError
 from kafka_migration.ledger import Ledger
-from kafka_migration.naming import target_topic_name
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.positions import partition_positions
 from kafka_migration.topics import plan_topic
@@ -63,7 +62,7 @@ def build_plan(
             + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
             + ". Nothing was written; check the patterns (they must match the whole topic name)."
         )
-    names = {topic: target_topic_name(options.rename, topic) for topic in selection.selected}
+    names = {topic: options.target_name(topic) for topic in selection.selected}
     problems: list[str] = []
     if source_info.cluster_id == target_info.cluster_id:
         for topic, name in names.items():
