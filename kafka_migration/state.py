@@ -39,3 +39,34 @@ class TopicState:
             for name, entry in self.configs.items()
             if entry.set_on_topic and entry.value is not None and not entry.read_only and not entry.sensitive
         }
+
+
+# Consumer group states in which a group has no members (Kafka's ConsumerGroupState names).
+IDLE_GROUP_STATES = frozenset({"EMPTY", "DEAD"})
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    """A group's committed position in one partition: the next offset it will read, and its metadata string."""
+
+    offset: int
+    metadata: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    """What a cluster holds for one consumer group: its state, member count and committed offsets.
+
+    ``exists`` is False for a group the cluster does not know (no members, nothing committed).
+    """
+
+    group_id: str
+    state: str
+    members: int
+    offsets: dict[tuple[str, int], CommittedOffset]
+    exists: bool = True
+
+    @property
+    def active(self) -> bool:
+        """Members, or a state other than EMPTY/DEAD (a rebalance in progress counts as active)."""
+        return self.members > 0 or (self.exists and self.state not in IDLE_GROUP_STATES)

@@ -98,6 +98,33 @@ offset_map = Table(
     Column("target_offset", BigInteger, nullable=False),
 )
 
+group_syncs = Table(  # 0003_group_syncs: one row per consumer group partition a group sync looked at
+    "km_group_syncs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sync_id", String(250), nullable=False),  # one `groups sync` invocation or DAG task
+    Column("run_id", String(250)),  # the migration run the sync was part of (DAG run, cutover), else null
+    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("group_id", String(255), nullable=False),
+    Column("source_topic", String(250), nullable=False),
+    Column("partition", Integer, nullable=False),
+    Column("source_offset", BigInteger, nullable=False),  # the group's committed offset on the source
+    Column("source_end", BigInteger),  # the source partition's end at sync time (lag = end - offset)
+    Column("target_topic", String(250)),
+    Column("target_offset", BigInteger),  # translated; null when not translatable
+    Column("previous_target_offset", BigInteger),  # the target group's offset before the sync
+    Column("translation", String(20)),  # within, end, before, gap, beyond (kafka_migration.offsets)
+    Column("translated_by", String(250)),  # run id of the verified segment used
+    Column("outcome", String(30), nullable=False),
+    Column("proof", String(30)),
+    Column("reason", Text),
+    Index("ix_km_group_syncs_sync", "sync_id"),
+    Index("ix_km_group_syncs_run", "run_id"),
+    Index("ix_km_group_syncs_group", "source_cluster_id", "target_cluster_id", "group_id"),
+)
+
 # 0005_cutovers: one row per cutover attempt, and the failback that may follow it.
 cutovers = Table(
     "km_cutovers",

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, create_engine, delete, event, insert, select, update
+from sqlalchemy import Engine, and_, case, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.ledger.schema import checkpoints, cutovers, offset_map, runs, segments
-from kafka_migration.offsets import translate
+from kafka_migration.group_sync import GOOD_OUTCOMES, GroupSyncResult
+from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, offset_map, runs, segments
+from kafka_migration.offsets import MappedSegment, translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
 from kafka_migration.results import TopicOutcome
 
@@ -105,7 +106,7 @@ class Ledger:
         try:
             with self.engine.begin() as connection:
                 config.attributes["connection"] = connection
-                command.upgrade(config, "head")
+                command.upgrade(config, "heads")  # the migrations of parallel branches until they are chained
         except OperationalError as exc:
             raise ConfigurationError(
                 f"Cannot open the ledger at {redact_url(str(self.engine.url))}: {exc.orig}. Check the URL, that the "
@@ -392,6 +393,119 @@ class Ledger:
             source_cluster_id=seg.source_cluster_id,
             target_cluster_id=seg.target_cluster_id,
         )
+
+    def verified_segments(self, source_cluster_id: str, target_cluster_id: str) -> dict[Key, list[MappedSegment]]:
+        """Every verified segment between two clusters with its offset map, per (source topic, partition,
+        target topic), oldest first: the input of ``offsets.translate_position``."""
+        out: dict[Key, list[MappedSegment]] = {}
+        with self.engine.connect() as c:
+            found = c.execute(
+                select(segments)
+                .where(
+                    segments.c.source_cluster_id == source_cluster_id,
+                    segments.c.target_cluster_id == target_cluster_id,
+                    segments.c.status == "verified",
+                    segments.c.target_end.is_not(None),
+                )
+                .order_by(segments.c.source_start, segments.c.id)
+            ).all()
+            points: dict[int, list[tuple[int, int]]] = {}
+            if found:
+                rows = c.execute(
+                    select(offset_map)
+                    .join(segments, segments.c.id == offset_map.c.segment_id)
+                    .where(
+                        segments.c.source_cluster_id == source_cluster_id,
+                        segments.c.target_cluster_id == target_cluster_id,
+                        segments.c.status == "verified",
+                    )
+                    .order_by(offset_map.c.segment_id, offset_map.c.source_offset)
+                )
+                for r in rows:
+                    points.setdefault(r.segment_id, []).append((r.source_offset, r.target_offset))
+        for r in found:
+            out.setdefault((r.source_topic, r.partition, r.target_topic), []).append(
+                MappedSegment(
+                    run_id=r.run_id,
+                    source_start=r.source_start,
+                    source_end=r.source_end,
+                    target_start=r.target_start,
+                    target_end=r.target_end,
+                    points=tuple(points.get(r.id, ())),
+                )
+            )
+        return out
+
+    # -- consumer group syncs -------------------------------------------------------------------
+
+    def record_group_sync(self, result: GroupSyncResult) -> None:
+        """Store a group sync's rows, replacing an earlier record of the same sync id (a retried task)."""
+        now = _now()
+        rows = [
+            {
+                "sync_id": result.sync_id,
+                "run_id": result.run_id,
+                "synced_at": now,
+                "source_cluster_id": result.source_cluster_id,
+                "target_cluster_id": result.target_cluster_id,
+                "group_id": p.group_id,
+                "source_topic": p.source_topic,
+                "partition": p.partition,
+                "source_offset": p.source_offset,
+                "source_end": p.source_end,
+                "target_topic": p.target_topic,
+                "target_offset": p.target_offset,
+                "previous_target_offset": p.previous_target_offset,
+                "translation": p.translation,
+                "translated_by": p.translated_by,
+                "outcome": p.outcome,
+                "proof": p.proof,
+                "reason": p.reason,
+            }
+            for p in result.partitions
+        ]
+        with self.engine.begin() as c:
+            c.execute(delete(group_syncs).where(group_syncs.c.sync_id == result.sync_id))
+            if rows:
+                c.execute(insert(group_syncs), rows)
+
+    def group_sync_rows(self, *, sync_id: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Rows of one sync, or of every sync that was part of a run, by group, topic and partition."""
+        conditions = []
+        if sync_id is not None:
+            conditions.append(group_syncs.c.sync_id == sync_id)
+        if run_id is not None:
+            conditions.append(group_syncs.c.run_id == run_id)
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(group_syncs)
+                .where(*conditions)
+                .order_by(
+                    group_syncs.c.sync_id, group_syncs.c.group_id, group_syncs.c.source_topic, group_syncs.c.partition
+                )
+            )
+            return [dict(r._mapping) for r in result]
+
+    def group_syncs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
+        good = group_syncs.c.outcome.in_(sorted(GOOD_OUTCOMES))
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(
+                    group_syncs.c.sync_id,
+                    func.max(group_syncs.c.run_id).label("run_id"),
+                    func.max(group_syncs.c.synced_at).label("synced_at"),
+                    func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
+                    func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
+                    func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
+                    func.count().label("partitions"),
+                    func.sum(case((good, 0), else_=1)).label("not_ok"),
+                )
+                .group_by(group_syncs.c.sync_id)
+                .order_by(func.max(group_syncs.c.synced_at).desc())
+                .limit(limit)
+            )
+            return [dict(r._mapping) for r in result]
 
     # -- cutovers and failbacks -------------------------------------------------------------------
 

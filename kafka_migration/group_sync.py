@@ -1,0 +1,457 @@
+"""Consumer group offset sync, the pure part: what to write for each group and partition, and the verdict.
+
+A group's committed offset on the source is the next offset it will read. Through the
+ledger's verified segments of that partition (``offsets.translate_position``) it becomes
+the target offset of the same next record: exact across transaction markers, aborted
+batches, compaction gaps and runs that started at ``latest`` or a time. The rules users
+of MirrorMaker 2 know stay: a group with members on the target is never touched, and a
+target offset already ahead is never moved back unless rewinding is allowed.
+
+No Kafka imports: the inputs are plain values read by ``group_admin`` and the ledger, so
+every rule is tested on data; ``group_pipeline.sync_groups`` does the I/O around it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.offsets import AT_END, BEFORE, BEYOND, GAP, MappedSegment, translate_position
+from kafka_migration.state import CommittedOffset, ConsumerGroup
+
+# What the sync does with one partition.
+WRITE = "write"  # write the translated offset to the target group
+NONE = "none"  # the target group already holds it
+KEEP = "keep"  # the target group is ahead: not moved back
+SKIP = "skip"  # not translatable, or the target group is active
+
+# Outcomes, as stored in the ledger and shown in reports.
+SYNCED = "synced"  # written and proven
+WOULD_SYNC = "would_sync"  # dry run: would be written; the translation is proven
+UNCHANGED = "unchanged"  # the target already held the translated offset; proven
+KEPT_AHEAD = "kept_ahead"  # the target group is further ahead; not rewound
+TARGET_ACTIVE = "target_active"  # the group has members on the target; untouched
+NOT_TRANSLATABLE = "not_translatable"  # beyond the verified copy, or no verified copy
+NOT_PROVEN = "not_proven"  # the records at the two offsets differ, or could not be read
+WRITE_FAILED = "write_failed"  # the target refused the write
+PENDING = "pending"  # planned, before writing and proof
+
+GOOD_OUTCOMES = frozenset({SYNCED, WOULD_SYNC, UNCHANGED})
+
+# Proofs: what reading both clusters at the two offsets showed.
+SAME_RECORD = "same_record"
+BOTH_AT_END = "both_at_end"
+DIFFERENT = "different"
+UNREADABLE = "unreadable"
+
+EXIT_OK, EXIT_INCOMPLETE = 0, 1
+
+
+@dataclass(frozen=True)
+class PartitionSync:
+    """One group's position in one source partition, its translation, and what became of it."""
+
+    group_id: str
+    source_topic: str
+    partition: int
+    source_offset: int
+    metadata: str | None
+    source_end: int | None  # source log end when read (lag = end - offset)
+    target_topic: str | None
+    target_offset: int | None  # translated; None when not translatable
+    previous_target_offset: int | None  # the target group's committed offset before the sync
+    translation: str | None  # offsets.WITHIN / AT_END / BEFORE / GAP / BEYOND, None without a verified copy
+    translated_by: str | None  # run id of the verified segment used
+    action: str
+    outcome: str
+    reason: str | None = None
+    proof: str | None = None
+    # Where the proof reads: the source record the group reads next, within the verified ranges.
+    proof_source_offset: int | None = None
+    source_limit: int | None = None
+    target_limit: int | None = None
+
+    @property
+    def lag(self) -> int | None:
+        """Records the group still has to read on the source (not migrated ones included)."""
+        return None if self.source_end is None else max(0, self.source_end - self.source_offset)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in GOOD_OUTCOMES
+
+    @property
+    def needs_proof(self) -> bool:
+        return self.action in (WRITE, NONE)
+
+    def name(self) -> str:
+        return f"group {self.group_id} {self.source_topic}[{self.partition}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group_id": self.group_id,
+            "source_topic": self.source_topic,
+            "partition": self.partition,
+            "source_offset": self.source_offset,
+            "source_end": self.source_end,
+            "lag": self.lag,
+            "target_topic": self.target_topic,
+            "target_offset": self.target_offset,
+            "previous_target_offset": self.previous_target_offset,
+            "translation": self.translation,
+            "translated_by": self.translated_by,
+            "outcome": self.outcome,
+            "proof": self.proof,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class GroupSync:
+    """One consumer group: its state on both clusters and its partitions."""
+
+    group_id: str
+    source_state: str
+    source_active: bool
+    target_state: str
+    target_active: bool
+    partitions: tuple[PartitionSync, ...]
+    ignored_topics: tuple[str, ...] = ()  # committed offsets on topics this ledger did not migrate
+
+    @property
+    def ok(self) -> bool:
+        return all(p.ok for p in self.partitions)
+
+    def writes(self) -> dict[tuple[str, int], CommittedOffset]:
+        """Target (topic, partition) -> offset and metadata to write."""
+        return {
+            (p.target_topic, p.partition): CommittedOffset(p.target_offset, p.metadata)  # type: ignore[arg-type]
+            for p in self.partitions
+            if p.action == WRITE and p.target_topic is not None and p.target_offset is not None
+        }
+
+
+@dataclass(frozen=True)
+class GroupSyncResult:
+    """The outcome of one group sync.
+
+    ``sync_id`` identifies the sync in the ledger; ``run_id`` is the migration run it was part of
+    (a DAG run or a cutover), None for a standalone ``kafka-migrate groups sync``. ``exit_code``
+    is 0 when every partition of every selected group is synced (or unchanged) and proven, 1 otherwise.
+    """
+
+    sync_id: str
+    run_id: str | None
+    source_cluster_id: str
+    target_cluster_id: str
+    dry_run: bool
+    allow_rewind: bool
+    groups: tuple[GroupSync, ...]
+
+    @property
+    def partitions(self) -> list[PartitionSync]:
+        return [p for g in self.groups for p in g.partitions]
+
+    @property
+    def ok(self) -> bool:
+        return all(g.ok for g in self.groups)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_INCOMPLETE
+
+    def failures(self) -> list[PartitionSync]:
+        return [p for p in self.partitions if not p.ok]
+
+    def target_offsets(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Per group, the target offset each partition starts from after the sync (for cutover checklists)."""
+        out: dict[str, dict[tuple[str, int], int]] = {}
+        for p in self.partitions:
+            if p.ok and p.target_topic is not None and p.target_offset is not None:
+                out.setdefault(p.group_id, {})[(p.target_topic, p.partition)] = p.target_offset
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sync_id": self.sync_id,
+            "run_id": self.run_id,
+            "source_cluster_id": self.source_cluster_id,
+            "target_cluster_id": self.target_cluster_id,
+            "dry_run": self.dry_run,
+            "allow_rewind": self.allow_rewind,
+            "ok": self.ok,
+            "groups": [
+                {
+                    "group_id": g.group_id,
+                    "source_state": g.source_state,
+                    "source_active": g.source_active,
+                    "target_state": g.target_state,
+                    "target_active": g.target_active,
+                    "ignored_topics": list(g.ignored_topics),
+                    "partitions": [p.to_dict() for p in g.partitions],
+                }
+                for g in self.groups
+            ],
+        }
+
+
+# -- selection ----------------------------------------------------------------------------------
+
+
+def compile_group_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigurationError(
+            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. Group patterns are "
+            "Python regular expressions matched against the whole group id, e.g. 'orders-.*'."
+        ) from None
+
+
+def select_groups(group_ids: Iterable[str], include: str, exclude: str | None) -> list[str]:
+    """Group ids that fully match ``include`` and not ``exclude``, sorted."""
+    inc = compile_group_pattern("--group", include)
+    exc = compile_group_pattern("--exclude-group", exclude) if exclude else None
+    return sorted(g for g in set(group_ids) if inc.fullmatch(g) and not (exc and exc.fullmatch(g)))
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Where each migrated source topic went on this target cluster, from the ledger's verified segments."""
+
+    targets: dict[str, str]  # source topic -> target topic
+    ambiguous: dict[str, tuple[str, ...]]  # source topics copied to several target topics
+
+    @classmethod
+    def from_keys(cls, keys: Iterable[tuple[str, int, str]]) -> Routes:
+        seen: dict[str, set[str]] = {}
+        for source_topic, _partition, target_topic in keys:
+            seen.setdefault(source_topic, set()).add(target_topic)
+        return cls(
+            targets={s: next(iter(t)) for s, t in seen.items() if len(t) == 1},
+            ambiguous={s: tuple(sorted(t)) for s, t in seen.items() if len(t) > 1},
+        )
+
+    def migrated(self, topic: str) -> bool:
+        return topic in self.targets or topic in self.ambiguous
+
+
+# -- planning -------------------------------------------------------------------------------------
+
+
+def plan_group(
+    source: ConsumerGroup,
+    target: ConsumerGroup,
+    routes: Routes,
+    segments: Mapping[tuple[str, int, str], Sequence[MappedSegment]],
+    source_ends: Mapping[tuple[str, int], int],
+    allow_rewind: bool = False,
+) -> GroupSync:
+    """Decide, for every committed offset of ``source`` on a migrated topic, what the target group gets."""
+    partitions = []
+    ignored = sorted({t for (t, _p) in source.offsets if not routes.migrated(t)})
+    for (topic, partition), committed in sorted(source.offsets.items()):
+        if not routes.migrated(topic) or committed.offset < 0:
+            continue
+        partitions.append(
+            _plan_partition(source, target, topic, partition, committed, routes, segments, source_ends, allow_rewind)
+        )
+    return GroupSync(
+        group_id=source.group_id,
+        source_state=source.state,
+        source_active=source.active,
+        target_state=target.state if target.exists else "NONE",
+        target_active=target.active,
+        partitions=tuple(partitions),
+        ignored_topics=tuple(ignored),
+    )
+
+
+def _plan_partition(
+    source: ConsumerGroup,
+    target: ConsumerGroup,
+    topic: str,
+    partition: int,
+    committed: CommittedOffset,
+    routes: Routes,
+    segments: Mapping[tuple[str, int, str], Sequence[MappedSegment]],
+    source_ends: Mapping[tuple[str, int], int],
+    allow_rewind: bool,
+) -> PartitionSync:
+    base = PartitionSync(
+        group_id=source.group_id,
+        source_topic=topic,
+        partition=partition,
+        source_offset=committed.offset,
+        metadata=committed.metadata,
+        source_end=source_ends.get((topic, partition)),
+        target_topic=routes.targets.get(topic),
+        target_offset=None,
+        previous_target_offset=None,
+        translation=None,
+        translated_by=None,
+        action=SKIP,
+        outcome=NOT_TRANSLATABLE,
+    )
+    target_topic = routes.targets.get(topic)
+    segs = segments.get((topic, partition, target_topic)) if target_topic else None
+    if not segs:
+        return replace(base, reason=_no_copy_reason(topic, partition, routes))
+    t = translate_position(segs, committed.offset)
+    previous = target.offsets.get((target_topic, partition))
+    base = replace(
+        base,
+        target_offset=t.target_offset,
+        previous_target_offset=previous.offset if previous is not None else None,
+        translation=t.kind,
+        translated_by=t.run_id,
+        proof_source_offset=t.proof_source_offset,
+        source_limit=t.source_limit,
+        target_limit=t.target_limit,
+    )
+    if t.kind == BEYOND or t.target_offset is None:
+        return replace(
+            base,
+            reason=f"committed offset {committed.offset} is beyond the verified copy (verified up to offset "
+            f"{t.source_limit}); run the migration first, then sync again. The target group was not touched.",
+        )
+    notes = []
+    if t.kind == BEFORE:
+        notes.append(
+            f"offset {committed.offset} is before the first copied record (the copy starts at source offset "
+            f"{t.proof_source_offset}): mapped to the first copied record"
+        )
+    elif t.kind == GAP:
+        notes.append(
+            f"offset {committed.offset} lies in a range that expired before it was copied: mapped to the next "
+            "copied record"
+        )
+    elif t.kind == AT_END:
+        notes.append("at the end of the verified copy")
+    if source.active:
+        notes.append(f"the group is still active on the source ({source.state}): its offsets will move on")
+    if target.active:
+        return replace(
+            base,
+            action=SKIP,
+            outcome=TARGET_ACTIVE,
+            reason=f"the group has active members on the target ({target.state}); it is never touched while "
+            "consumers run there. Stop them and sync again.",
+        )
+    if previous is not None and previous.offset == t.target_offset:
+        return replace(base, action=NONE, outcome=PENDING, reason=_join(["already at the translated offset", *notes]))
+    if previous is not None and previous.offset > t.target_offset and not allow_rewind:
+        return replace(
+            base,
+            action=KEEP,
+            outcome=KEPT_AHEAD,
+            reason=f"the target group is at offset {previous.offset}, ahead of the translated {t.target_offset}; "
+            "not moved back. Rerun with --allow-rewind (Param allow_rewind) to move it back.",
+        )
+    if previous is not None and previous.offset > t.target_offset:
+        notes.append(f"moved back from {previous.offset} (rewind allowed)")
+    return replace(base, action=WRITE, outcome=PENDING, reason=_join(notes))
+
+
+def _no_copy_reason(topic: str, partition: int, routes: Routes) -> str:
+    if topic in routes.ambiguous:
+        return (
+            f"{topic} was copied to several target topics on this cluster ({', '.join(routes.ambiguous[topic])}); "
+            "the group's target topic is ambiguous. Sync it by hand with kafka-migrate offsets translate "
+            "--target-topic."
+        )
+    return (
+        f"{topic}[{partition}] has no verified copy in the ledger; run the migration (kafka-migrate run or the "
+        "kafka_migration DAG) first, then sync again."
+    )
+
+
+def _join(notes: Sequence[str | None]) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+# -- after writing and proving ----------------------------------------------------------------------
+
+
+def judge_proof(source_record: bytes | None, target_record: bytes | None) -> str:
+    """Compare the canonical encodings of the next record on each side (None: the verified range ends there)."""
+    if source_record is None and target_record is None:
+        return BOTH_AT_END
+    if source_record is not None and source_record == target_record:
+        return SAME_RECORD
+    return DIFFERENT
+
+
+def conclude(
+    partition: PartitionSync, proof: str | None, dry_run: bool, write_error: str | None = None
+) -> PartitionSync:
+    """The final outcome of a planned partition, from the write and the proof."""
+    if partition.outcome != PENDING:
+        return partition
+    if write_error is not None:
+        return replace(partition, outcome=WRITE_FAILED, reason=_join([write_error, partition.reason]))
+    if proof not in (SAME_RECORD, BOTH_AT_END):
+        detail = {
+            DIFFERENT: f"the record at target offset {partition.target_offset} is not the record at source offset "
+            f"{partition.proof_source_offset}",
+            UNREADABLE: "the records at the two offsets could not be read",
+        }.get(proof or "", "no proof")
+        return replace(
+            partition,
+            outcome=NOT_PROVEN,
+            proof=proof,
+            reason=_join([detail + "; check the ledger's verification of this partition", partition.reason]),
+        )
+    if partition.action == NONE:
+        return replace(partition, outcome=UNCHANGED, proof=proof)
+    return replace(partition, outcome=WOULD_SYNC if dry_run else SYNCED, proof=proof)
+
+
+# -- rendering --------------------------------------------------------------------------------------
+
+
+def render_sync(result: GroupSyncResult) -> str:
+    """A plain-text table of every group partition, for the CLI and task logs."""
+    header = ("group", "source partition", "offset", "lag", "target partition", "offset", "outcome", "proof")
+    rows = []
+    for p in result.partitions:
+        target = f"{p.target_topic}[{p.partition}]" if p.target_topic else "-"
+        rows.append(
+            (
+                p.group_id,
+                f"{p.source_topic}[{p.partition}]",
+                str(p.source_offset),
+                "-" if p.lag is None else str(p.lag),
+                target,
+                "-" if p.target_offset is None else str(p.target_offset),
+                p.outcome,
+                p.proof or "-",
+            )
+        )
+    if not rows:
+        return "No group partition to sync."
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in (header, *rows)]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"  {p.name()}: {p.reason}" for p in result.partitions if p.reason]
+    for g in result.groups:
+        if g.ignored_topics:
+            notes.append(f"  group {g.group_id}: ignored (not migrated here): {', '.join(g.ignored_topics)}")
+    return "\n".join(lines + (["", "Notes:", *notes] if notes else []))
+
+
+def verdict_line(result: GroupSyncResult) -> str:
+    parts = result.partitions
+    groups = len(result.groups)
+    if result.ok:
+        verb = "would be synced (dry run)" if result.dry_run else "synced"
+        return f"Group sync {result.sync_id}: {groups} group(s), {len(parts)} partition(s) {verb} and proven."
+    bad = result.failures()
+    named = ", ".join(f"{p.name()} ({p.outcome})" for p in bad[:5]) + (" ..." if len(bad) > 5 else "")
+    return (
+        f"Group sync {result.sync_id} INCOMPLETE: {len(bad)} of {len(parts)} partition(s) not synced and proven: "
+        f"{named}. See the notes above."
+    )
