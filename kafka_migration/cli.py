@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kafka_migration import __version__
 from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
@@ -96,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     history.add_argument("--state-dir", type=Path, default=None)
     history.add_argument("--limit", type=int, default=30)
+    history.add_argument("--cutovers", action="store_true", help="list the cutovers and their failbacks instead")
+
+    _cutover_parsers(sub)
 
     offsets = sub.add_parser("offsets", help="offset translation from the ledger")
     offsets_sub = offsets.add_subparsers(dest="offsets_command", required=True)
@@ -109,6 +113,47 @@ def _parser() -> argparse.ArgumentParser:
     translate.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     translate.add_argument("--state-dir", type=Path, default=None)
     return parser
+
+
+def _cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--source", required=required, help="source bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--target", required=required, help="target bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--source-config", type=Path, help="JSON file of librdkafka settings for the source")
+    parser.add_argument("--target-config", type=Path, help="JSON file of librdkafka settings for the target")
+    parser.add_argument(
+        "--quiet-seconds",
+        type=float,
+        default=30.0,
+        help="how long the topics must receive no record before the final run (default 30)",
+    )
+    parser.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    parser.add_argument("--state-dir", type=Path, default=None)
+    parser.add_argument("--report-dir", type=Path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument("--master", default=default_master(), help="Spark master (as for run)")
+    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--topics-per-job", type=int, default=25)
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+
+def _cutover_parsers(sub: Any) -> None:
+    cutover = sub.add_parser(
+        "cutover",
+        help="switch to the target: refuse while producers write or consumers run, final verified run, "
+        "group offsets with proof, cutover report",
+    )
+    _cluster_options(cutover, required=False)
+    cutover.add_argument("--include", default=DEFAULT_INCLUDE, help="regex a topic name must fully match")
+    cutover.add_argument("--exclude", help="regex of topic names to leave out")
+    cutover.add_argument("--rename", default=DEFAULT_RENAME, help="target name template, as for run")
+    cutover.add_argument("--group", help="regex a consumer group id must fully match (default: every group)")
+    cutover.add_argument("--exclude-group", help="regex of consumer group ids to leave out")
+    cutover.add_argument("--replication-factor", type=int)
+    failback = sub.add_parser(
+        "failback",
+        help="after a cutover: copy what the target received back to the source, verified, and move the groups back",
+    )
+    failback.add_argument("--cutover", required=True, metavar="CUTOVER_ID", help="the cutover to reverse")
+    _cluster_options(failback, required=False)
 
 
 def _ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -135,12 +180,15 @@ def _report(args: argparse.Namespace) -> int:
             raise ConfigurationError("usage: kafka-migrate report verify FILE")
         path = Path(args.what[1])
         try:
-            run_id = json.loads(path.read_text())["run"]["run_id"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            data = json.loads(path.read_text())
+            if data.get("kind") == "cutover":  # a cutover report: its digest is recorded on the cutover
+                found = ledger.cutover(data["cutover"]["cutover_id"])
+            else:
+                found = ledger.run(data["run"]["run_id"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             print(f"{path} is not a kafka-migration report.json ({exc})")
             return EXIT_MISMATCH
-        run = ledger.run(run_id)
-        ok, message = verify_report(path, run["report_sha256"] if run else None)
+        ok, message = verify_report(path, found["report_sha256"] if found else None)
         print(message)
         return EXIT_OK if ok else EXIT_MISMATCH
     if len(args.what) != 1:
@@ -150,7 +198,39 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    for line in (header, tuple("-" * w for w in widths), *body):
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+
+
+def _cutover_history(args: argparse.Namespace) -> int:
+    rows = _ledger(args).cutovers(limit=args.limit)
+    if not rows:
+        print("The ledger holds no cutovers yet.")
+        return EXIT_OK
+    header = ("cutover id", "started (UTC)", "status", "final run", "groups", "failback", "source -> target")
+    _table(
+        header,
+        [
+            (
+                r["cutover_id"],
+                r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "",
+                r["status"],
+                r["run_id"] or "",
+                str(len(r["groups"] or [])),
+                f"{r['failback_status']} ({r['failback_run_id']})" if r["failback_status"] else "",
+                f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
+            )
+            for r in rows
+        ],
+    )
+    return EXIT_OK
+
+
 def _history(args: argparse.Namespace) -> int:
+    if args.cutovers:
+        return _cutover_history(args)
     rows = _ledger(args).runs(limit=args.limit)
     if not rows:
         print("The ledger holds no runs yet.")
@@ -296,13 +376,113 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_MISMATCH
 
 
+def _run_quietly(args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions):  # type: ignore[no-untyped-def]
+    """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
+    from kafka_migration.pipeline import run_migration
+    from kafka_migration.report import generate_report
+
+    ledger = _ledger(args)
+
+    def on_line(line: str) -> None:
+        if args.verbose:
+            print(line, file=sys.stderr)
+
+    outcome = run_migration(
+        source,
+        target,
+        options,
+        args.state_dir or default_state_dir(),
+        ledger,
+        spark=SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf)),
+        on_plan=lambda plan: print(render_plan(plan)),
+        on_line=on_line,
+    )
+    if not outcome.nothing_new:
+        print(render_table(outcome.rows))
+    files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
+    print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
+    return outcome
+
+
+def _cutover(args: argparse.Namespace) -> int:
+    from kafka_migration.cutover import FAILED
+    from kafka_migration.cutover_steps import finish_cutover, prepare_cutover
+    from kafka_migration.exceptions import CutoverRefusedError
+    from kafka_migration.planner import new_run_id
+
+    if not args.source or not args.target:
+        raise ConfigurationError("kafka-migrate cutover needs --source and --target (HOST:PORT).")
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    options = MigrationOptions(
+        include=args.include,
+        exclude=args.exclude,
+        rename=args.rename,
+        replication_factor=args.replication_factor,
+        topics_per_job=args.topics_per_job,
+    )
+    ledger = _ledger(args)
+    cutover_id = new_run_id("cutover")
+    print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
+    checked = prepare_cutover(
+        source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
+    )
+    print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
+    try:
+        outcome = _run_quietly(args, source, target, options)
+    except CutoverRefusedError:
+        raise
+    except BaseException as exc:
+        ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
+        raise
+    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, _reports_dir(args))
+    print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
+    print(f"Cutover report (checklist, group start offsets): {result.report}")
+    print(f"To go back later: kafka-migrate failback --cutover {cutover_id}")
+    return EXIT_OK
+
+
+def _failback(args: argparse.Namespace) -> int:
+    from kafka_migration.cutover import FAILED
+    from kafka_migration.cutover_steps import finish_failback, load_cutover, prepare_failback
+
+    ledger = _ledger(args)
+    cutover = load_cutover(ledger, args.cutover)
+    source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
+    target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
+    print(
+        f"Failback of cutover {cutover.cutover_id}: checking that the target topics stay quiet for "
+        f"{args.quiet_seconds:g}s ..."
+    )
+    cutover, checked, options = prepare_failback(source, target, ledger, cutover.cutover_id, args.quiet_seconds)
+    options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
+    try:
+        outcome = _run_quietly(args, target, source, options)  # reverse: the target's records go back to the source
+    except BaseException as exc:
+        ledger.update_cutover(
+            cutover.cutover_id, failback_status=FAILED, failback_message=str(exc)[:4000] or type(exc).__name__
+        )
+        raise
+    result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, _reports_dir(args))
+    print(f"Failback of cutover {cutover.cutover_id} COMPLETED: {result.message}.")
+    print(f"Report: {result.report}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    commands = {"run": _run, "report": _report, "history": _history, "offsets": _translate}
+    commands = {
+        "run": _run,
+        "report": _report,
+        "history": _history,
+        "offsets": _translate,
+        "cutover": _cutover,
+        "failback": _failback,
+    }
     try:
         return commands[args.command](args)
     except MigrationError as exc:

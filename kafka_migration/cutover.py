@@ -16,6 +16,7 @@ from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger.store import Checkpoint, Key
+from kafka_migration.offsets import MappedSegment
 
 DEFAULT_QUIET_SECONDS = 30.0
 
@@ -162,3 +163,44 @@ def cutover_topics(
             ends.append(PartitionEnds(partition, cp.source_offset, cp.target_offset))
         topics.append(CutoverTopic(source_topic, target_topic, tuple(ends)))
     return tuple(topics), problems
+
+
+def invert(segment: MappedSegment) -> MappedSegment:
+    """A verified segment read backwards: target offset -> source offset of the same record.
+
+    Exact because the copy writes a target range densely (no markers, no gaps), so every target
+    offset in it holds a record whose source offset the change points give.
+    """
+    points = tuple((t, s) for s, t in segment.points)
+    first_source = segment.points[0][0] if segment.points else segment.source_end
+    return MappedSegment(
+        run_id=segment.run_id,
+        source_start=segment.target_start,
+        source_end=segment.target_end,
+        target_start=first_source,
+        target_end=segment.source_end,
+        points=points,
+    )
+
+
+def combine_segments(
+    reverse: Mapping[Key, list[MappedSegment]], forward: Mapping[Key, list[MappedSegment]], cutover: Cutover
+) -> dict[Key, list[MappedSegment]]:
+    """Everything that translates a position on the cutover's target back to its source, per reverse key.
+
+    Below the cutover point the records are the forward copy's (its segments, inverted); from there on
+    the failback runs copied them back (their own segments). A group that had not caught up on the target
+    when failing back thus resumes on the source exactly where it stopped, not at the cutover point.
+    """
+    out: dict[Key, list[MappedSegment]] = {key: list(found) for key, found in reverse.items()}
+    for topic in cutover.topics:
+        for ends in topic.partitions:
+            key = (topic.target_topic, ends.partition, topic.source_topic)
+            below = [
+                invert(seg)
+                for seg in forward.get((topic.source_topic, ends.partition, topic.target_topic), [])
+                if seg.target_end <= ends.target_end
+            ]
+            if below:
+                out[key] = below + out.get(key, [])
+    return out

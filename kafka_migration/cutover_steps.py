@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.cutover import COMPLETED, FAILED, REFUSED, RUNNING, Cutover, cutover_topics
-from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError
+from kafka_migration.config import ClusterConfig, MigrationOptions, compile_pattern
+from kafka_migration.cutover import COMPLETED, FAILED, REFUSED, RUNNING, Cutover, combine_segments, cutover_topics
+from kafka_migration.exceptions import ConfigurationError, MigrationError, VerificationError
+from kafka_migration.group_admin import GroupCluster
 from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.store import Key
+from kafka_migration.offsets import MappedSegment
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.preflight import Preflight, preflight, selected_topics, still_quiet
 
@@ -58,7 +60,10 @@ def prepare_cutover(
     dag_run_id: str | None = None,
 ) -> Preflight:
     """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``)."""
-    source_cluster, target_cluster = KafkaCluster(source), KafkaCluster(target)
+    compile_pattern("group", groups or ".*")  # bad input fails before anything is recorded
+    if exclude_groups:
+        compile_pattern("exclude-group", exclude_groups)
+    source_cluster, target_cluster = GroupCluster(source), GroupCluster(target)
     source_info, target_info = source_cluster.describe(), target_cluster.describe()
     topics = selected_topics(source_cluster, options.include, options.exclude)
     params = {
@@ -85,9 +90,6 @@ def prepare_cutover(
     log.info("Cutover %s: waiting %gs to see that %d source topic(s) are quiet", cutover_id, quiet_seconds, len(topics))
     try:
         checked = preflight(source_cluster, target_cluster, topics, quiet_seconds, groups, exclude_groups)
-    except CutoverRefusedError as exc:
-        ledger.update_cutover(cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000])
-        raise
     except MigrationError as exc:
         ledger.update_cutover(cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000])
         raise
@@ -100,21 +102,29 @@ def prepare_cutover(
     return checked
 
 
-def _fail(ledger: Ledger, cutover_id: str, problems: list[str], failback: bool = False) -> None:
+def _fail(
+    ledger: Ledger,
+    cutover_id: str,
+    problems: list[str],
+    failback: bool = False,
+    error: type[MigrationError] = MigrationError,
+) -> None:
     message = "; ".join(problems)
     if failback:
         ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message[:4000])
     else:
         ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message[:4000])
-    raise MigrationError(("Failback" if failback else "Cutover") + f" {cutover_id} FAILED: {message}")
+    raise error(("Failback of cutover" if failback else "Cutover") + f" {cutover_id} FAILED: {message}")
 
 
-def _run_problems(ledger: Ledger, run_id: str) -> list[str]:
+def _run_problems(ledger: Ledger, run_id: str) -> tuple[list[str], type[MigrationError]]:
+    """Problems of the final run, and the error class (a mismatch is exit 1, like ``run``)."""
     run = ledger.run(run_id)
     if run is None or run["status"] not in GOOD_RUN_STATUSES:
         status = run["status"] if run else "missing"
-        return [f"the final run {run_id} is {status}, not verified; see its report, fix the cause and run again"]
-    return []
+        problem = f"the final run {run_id} is {status}, not verified; see its report, fix the cause and run again"
+        return [problem], VerificationError if status == "mismatch" else MigrationError
+    return [], MigrationError
 
 
 def finish_cutover(
@@ -128,10 +138,13 @@ def finish_cutover(
 ) -> CutoverOutcome:
     """After the final run: still quiet, verified, groups synced and proven; record the ends; write the report."""
     ledger.update_cutover(cutover_id, run_id=plan.run_id)
-    problems = _run_problems(ledger, plan.run_id)
+    problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(source), checked)
+    unchecked = sorted({t.source_topic for t in plan.topics} - set(checked.topics))
+    if unchecked:
+        problems.append(f"topic(s) {', '.join(unchecked)} appeared after the pre-flight; run the cutover again")
     if problems:
-        _fail(ledger, cutover_id, problems)
+        _fail(ledger, cutover_id, problems, error=error)
     checkpoints = ledger.checkpoints(plan.source.cluster_id, plan.target.cluster_id)
     topics, problems = cutover_topics(
         ((t.source_topic, t.target_topic, [p.partition for p in t.partitions]) for t in plan.topics),
@@ -147,7 +160,9 @@ def finish_cutover(
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
     files = write_cutover_report(ledger, cutover_id, reports_dir)
     if problems:
-        raise MigrationError(f"Cutover {cutover_id} FAILED: {message}. Report: {files}")
+        raise VerificationError(
+            f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
+        )
     return CutoverOutcome(cutover_id, plan.run_id, True, message, files)
 
 
@@ -157,7 +172,7 @@ def sync_groups(
     ledger: Ledger,
     groups: Iterable[str],
     run_id: str,
-    segments: Any = None,
+    segments: Mapping[Key, list[MappedSegment]] | None = None,
 ) -> list[str]:
     """Move the selected groups with proof (``group_pipeline``); the problems, empty when every one is proven."""
     names = sorted(groups)
@@ -165,8 +180,7 @@ def sync_groups(
         return []
     from kafka_migration.group_pipeline import sync_groups as sync
 
-    kwargs = {"segments": segments} if segments is not None else {}
-    result = sync(source, target, ledger, groups=_exact(names), run_id=run_id, **kwargs)
+    result = sync(source, target, ledger, groups=_exact(names), run_id=run_id, segments=segments)
     return [f"{p.name()}: {p.outcome}" + (f" ({p.reason})" if p.reason else "") for p in result.failures()]
 
 
@@ -210,8 +224,8 @@ def prepare_failback(
     failback_clusters(cutover, source, target)
     topics = [t.target_topic for t in cutover.topics]
     checked = preflight(
-        KafkaCluster(target),
-        KafkaCluster(source),
+        GroupCluster(target),
+        GroupCluster(source),
         topics,
         quiet_seconds,
         _exact(cutover.groups) if cutover.groups else None,
@@ -243,9 +257,10 @@ def finish_failback(
 ) -> CutoverOutcome:
     """After the reverse run: target still quiet, verified, groups translated back with proof; report."""
     ledger.update_cutover(cutover.cutover_id, failback_run_id=plan.run_id)
-    problems = _run_problems(ledger, plan.run_id) + still_quiet(KafkaCluster(target), checked)
+    problems, error = _run_problems(ledger, plan.run_id)
+    problems += still_quiet(KafkaCluster(target), checked)
     if problems:
-        _fail(ledger, cutover.cutover_id, problems, failback=True)
+        _fail(ledger, cutover.cutover_id, problems, failback=True, error=error)
     groups = sorted(checked.groups)
     problems = sync_groups(target, source, ledger, groups, plan.run_id, segments=failback_segments(ledger, cutover))
     message = "; ".join(problems) if problems else "consumers may start on the source again"
@@ -254,15 +269,16 @@ def finish_failback(
     )
     files = write_cutover_report(ledger, cutover.cutover_id, reports_dir)
     if problems:
-        raise MigrationError(f"Failback of cutover {cutover.cutover_id} FAILED: {message}. Report: {files}")
+        raise VerificationError(
+            f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
+            f"Report: {files}"
+        )
     return CutoverOutcome(cutover.cutover_id, plan.run_id, True, message, files)
 
 
-def failback_segments(ledger: Ledger, cutover: Cutover) -> Any:
+def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[MappedSegment]]:
     """What translates a target position back to the source: the failback runs' own verified segments, and
     below the cutover point the forward segments read backwards (the same records on both clusters)."""
-    from kafka_migration.cutover import combine_segments
-
     return combine_segments(
         ledger.verified_segments(cutover.target_cluster_id, cutover.source_cluster_id),
         ledger.verified_segments(cutover.source_cluster_id, cutover.target_cluster_id),

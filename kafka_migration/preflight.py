@@ -18,9 +18,8 @@ from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import compile_pattern
 from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
-
-# Group states without members (Kafka's ConsumerGroupState); any other state, or a member, means consumers run.
-IDLE_STATES = frozenset({"EMPTY", "DEAD"})
+from kafka_migration.group_admin import GroupCluster
+from kafka_migration.state import IDLE_GROUP_STATES
 
 TopicPartitionKey = tuple[str, int]
 Ends = Mapping[TopicPartitionKey, tuple[int, int]]  # (high watermark, last stable offset)
@@ -98,7 +97,7 @@ def quiet_problems(
 
 def is_active(state: str, members: int) -> bool:
     """Decided by state: a group with members is never EMPTY or DEAD, whatever its member list says."""
-    return members > 0 or state.upper() not in IDLE_STATES
+    return members > 0 or state.upper() not in IDLE_GROUP_STATES
 
 
 def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -> list[str]:
@@ -117,7 +116,7 @@ def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -
 
 def select_groups(
     group_ids: Iterable[str],
-    offsets: Callable[[str], Mapping[TopicPartitionKey, int]],
+    offsets: Callable[[str], Mapping[TopicPartitionKey, object]],
     topics: Iterable[str],
     include: str | None,
     exclude: str | None,
@@ -148,8 +147,8 @@ def selected_topics(cluster: KafkaCluster, include: str, exclude: str | None) ->
 
 
 def preflight(
-    writers: KafkaCluster,
-    other: KafkaCluster,
+    writers: GroupCluster,
+    other: GroupCluster,
     topics: Iterable[str],
     quiet_seconds: float,
     group_include: str | None = None,
@@ -194,7 +193,7 @@ def preflight(
     )
 
 
-def _present(cluster: KafkaCluster, groups: Iterable[str]) -> dict[str, tuple[str, int]]:
+def _present(cluster: GroupCluster, groups: Iterable[str]) -> dict[str, tuple[str, int]]:
     """States of those groups that exist on the cluster (a group never seen there cannot be active)."""
     known = set(cluster.group_ids())
     return cluster.states([g for g in groups if g in known])

@@ -91,6 +91,71 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
     }
 
 
+def run_steps(
+    dag_id: str,
+    source_conn_id: str = "{{ params.source_conn_id }}",
+    target_conn_id: str = "{{ params.target_conn_id }}",
+    options_from: str | None = None,
+) -> tuple[Any, Any]:
+    """plan -> create_topics -> copy -> verify -> topic_result -> summary, inside a ``with DAG``: (plan, summary).
+
+    ``options_from`` names a task whose return value holds ``options`` and the connection ids
+    the run uses instead of the Params (the failback's reverse direction and topic map).
+    """
+
+    def _conns(ti: Any, params: dict | None) -> tuple[str | None, str | None, dict | None]:  # type: ignore[type-arg]
+        if options_from is None:
+            return None, None, None
+        prepared = ti.xcom_pull(task_ids=options_from) or {}
+        return prepared.get("source_conn_id"), prepared.get("target_conn_id"), prepared.get("options")
+
+    @task
+    def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+        source, target, options = _conns(ti, params)
+        planned = tasks.plan_run(
+            params or {},
+            run_id or "manual",
+            dag_id=dag_id,
+            options=options,
+            source_conn_id=source,
+            target_conn_id=target,
+        )
+        ti.xcom_push(key="plan", value=planned["plan"])
+        return planned["jobs"]
+
+    @task
+    def create_topics(jobs: list[dict], params: dict | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+        planned = ti.xcom_pull(task_ids="plan", key="plan")
+        _, target, _ = _conns(ti, params)
+        return tasks.create_topics(planned, target or (params or {}).get("target_conn_id") or "kafka_target")
+
+    @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
+    def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
+        from airflow.sdk import get_current_context
+
+        get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
+        return tasks.topic_result(plan_path, topic)
+
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def summary(ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        return tasks.summarize_run(ti.xcom_pull(task_ids="plan", key="plan"))
+
+    jobs = plan()
+    topics = create_topics(jobs)
+    spark_step = {
+        "source_conn_id": source_conn_id,
+        "target_conn_id": target_conn_id,
+        "conn_id": "spark_default",
+        "map_index_template": "{{ task.job['label'] }}",
+    }
+    copy = MigrationSparkOperator.partial(task_id="copy", step="copy", **spark_step).expand(job=jobs)
+    verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
+    results = topic_result.expand_kwargs(topics)
+    done = summary()
+    topics >> copy >> verify >> results >> done
+    return jobs, done
+
+
 def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], description: str, doc_md: str) -> DAG:
     with DAG(
         dag_id=dag_id,
@@ -102,39 +167,5 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
         tags=["kafka", "migration"],
         doc_md=doc_md,
     ) as dag:
-
-        @task
-        def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            planned = tasks.plan_run(params or {}, run_id or "manual", dag_id=dag_id)
-            ti.xcom_push(key="plan", value=planned["plan"])
-            return planned["jobs"]
-
-        @task
-        def create_topics(jobs: list[dict], params: dict | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            planned = ti.xcom_pull(task_ids="plan", key="plan")
-            return tasks.create_topics(planned, (params or {}).get("target_conn_id") or "kafka_target")
-
-        @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
-        def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
-            from airflow.sdk import get_current_context
-
-            get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-            return tasks.topic_result(plan_path, topic)
-
-        @task(trigger_rule=TriggerRule.ALL_DONE)
-        def summary(ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return tasks.summarize_run(ti.xcom_pull(task_ids="plan", key="plan"))
-
-        jobs = plan()
-        topics = create_topics(jobs)
-        spark_step = {
-            "source_conn_id": "{{ params.source_conn_id }}",
-            "target_conn_id": "{{ params.target_conn_id }}",
-            "conn_id": "spark_default",
-            "map_index_template": "{{ task.job['label'] }}",
-        }
-        copy = MigrationSparkOperator.partial(task_id="copy", step="copy", **spark_step).expand(job=jobs)
-        verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
-        results = topic_result.expand_kwargs(topics)
-        topics >> copy >> verify >> results >> summary()
+        run_steps(dag_id)
     return dag

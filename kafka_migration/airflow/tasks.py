@@ -73,19 +73,34 @@ def _label(topics: list[str]) -> str:
     return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
 
 
-def plan_run(params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration") -> dict[str, Any]:
-    """Plan the run and return the small descriptors the mapped tasks expand over."""
+def plan_run(
+    params: dict[str, Any],
+    run_id: str,
+    dag_id: str = "kafka_migration",
+    options: dict[str, Any] | None = None,
+    source_conn_id: str | None = None,
+    target_conn_id: str | None = None,
+) -> dict[str, Any]:
+    """Plan the run and return the small descriptors the mapped tasks expand over.
+
+    ``options`` and the connections default to the DAG's Params; a failback passes its own
+    (the reverse direction, an explicit topic map).
+    """
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.clients import KafkaCluster
     from kafka_migration.pipeline import run_dir
     from kafka_migration.planner import build_plan, safe_run_id
 
-    options = MigrationOptions.from_mapping(params)
+    options = MigrationOptions.from_mapping({**params, **(options or {})})
     source = KafkaCluster(
-        KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config()
+        KafkaClusterHook(
+            source_conn_id or params.get("source_conn_id") or "kafka_source", "source"
+        ).get_cluster_config()
     )
     target = KafkaCluster(
-        KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config()
+        KafkaClusterHook(
+            target_conn_id or params.get("target_conn_id") or "kafka_target", "target"
+        ).get_cluster_config()
     )
     ledger = open_ledger()
     plan = build_plan(source, target, options, run_id=safe_run_id(f"{dag_id}__{run_id}"), ledger=ledger)
