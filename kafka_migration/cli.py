@@ -2,6 +2,8 @@
 
 Exit codes: 0 copied and verified; 1 verification found differences; 2 bad input
 or configuration (nothing written); 3 any other failure (a copy error, Spark).
+``groups sync``: 0 every selected group synced and proven; 1 some partition not
+translatable or not proven; 2 and 3 as above.
 """
 
 from __future__ import annotations
@@ -112,6 +114,25 @@ def _parser() -> argparse.ArgumentParser:
     translate.add_argument("--target-cluster", help="target cluster id, when several were migrated")
     translate.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     translate.add_argument("--state-dir", type=Path, default=None)
+
+    groups = sub.add_parser("groups", help="consumer group offsets on the target")
+    groups_sub = groups.add_subparsers(dest="groups_command", required=True)
+    sync = groups_sub.add_parser(
+        "sync",
+        help="translate the source groups' committed offsets to the target exactly, write them and prove them",
+    )
+    sync.add_argument("--source", help="source bootstrap servers HOST:PORT[,...]")
+    sync.add_argument("--target", help="target bootstrap servers HOST:PORT[,...]")
+    sync.add_argument("--source-config", type=Path, help="JSON file of librdkafka settings for the source")
+    sync.add_argument("--target-config", type=Path, help="JSON file of librdkafka settings for the target")
+    sync.add_argument("--group", default=".*", help="regex a group id must fully match (default: all)")
+    sync.add_argument("--exclude-group", help="regex of group ids to leave out")
+    sync.add_argument("--dry-run", action="store_true", help="translate and prove, write nothing")
+    sync.add_argument(
+        "--allow-rewind", action="store_true", help="move a target group back when it is ahead of the translation"
+    )
+    sync.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    sync.add_argument("--state-dir", type=Path, default=None)
     return parser
 
 
@@ -198,19 +219,13 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    for line in (header, tuple("-" * w for w in widths), *body):
-        print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-
-
 def _cutover_history(args: argparse.Namespace) -> int:
     rows = _ledger(args).cutovers(limit=args.limit)
     if not rows:
         print("The ledger holds no cutovers yet.")
         return EXIT_OK
     header = ("cutover id", "started (UTC)", "status", "final run", "groups", "failback", "source -> target")
-    _table(
+    _print_table(
         header,
         [
             (
@@ -231,10 +246,37 @@ def _cutover_history(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     if args.cutovers:
         return _cutover_history(args)
-    rows = _ledger(args).runs(limit=args.limit)
-    if not rows:
+    ledger = _ledger(args)
+    rows = ledger.runs(limit=args.limit)
+    syncs = ledger.group_syncs(limit=args.limit)
+    if not rows and not syncs:
         print("The ledger holds no runs yet.")
         return EXIT_OK
+    if rows:
+        _runs_table(rows)
+    if syncs:
+        if rows:
+            print()
+        print("Group syncs:")
+        _print_table(
+            ("sync id", "run id", "synced (UTC)", "groups", "partitions", "not synced", "source -> target"),
+            [
+                (
+                    s["sync_id"],
+                    s["run_id"] or "-",
+                    s["synced_at"].strftime("%Y-%m-%d %H:%M:%S") if s["synced_at"] else "",
+                    str(s["groups"]),
+                    str(s["partitions"]),
+                    str(s["not_ok"] or 0),
+                    f"{s['source_cluster_id']} -> {s['target_cluster_id']}",
+                )
+                for s in syncs
+            ],
+        )
+    return EXIT_OK
+
+
+def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "source -> target")
     body = [
         (
@@ -248,10 +290,13 @@ def _history(args: argparse.Namespace) -> int:
         )
         for r in rows
     ]
+    _print_table(header, body)
+
+
+def _print_table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
     for line in (header, tuple("-" * w for w in widths), *body):
         print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-    return EXIT_OK
 
 
 def _translate(args: argparse.Namespace) -> int:
@@ -269,6 +314,29 @@ def _translate(args: argparse.Namespace) -> int:
         f"(verified by run {result.run_id})"
     )
     return EXIT_OK
+
+
+def _groups(args: argparse.Namespace) -> int:
+    from kafka_migration.group_pipeline import sync_groups
+    from kafka_migration.group_sync import render_sync, verdict_line
+
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    result = sync_groups(
+        source,
+        target,
+        _ledger(args),
+        groups=args.group,
+        exclude_groups=args.exclude_group,
+        dry_run=args.dry_run,
+        allow_rewind=args.allow_rewind,
+    )
+    print(render_sync(result))
+    print()
+    print(verdict_line(result))
+    if args.dry_run:
+        print("Dry run: no offset was written and nothing was recorded.")
+    return result.exit_code
 
 
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
@@ -480,6 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _report,
         "history": _history,
         "offsets": _translate,
+        "groups": _groups,
         "cutover": _cutover,
         "failback": _failback,
     }

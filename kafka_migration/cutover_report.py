@@ -1,4 +1,4 @@
-"""The cutover report: the final run's sign-off report, the consumer groups and a checklist.
+"""The cutover report: the final run's sign-off report (with its consumer groups section) and a checklist.
 
 Built from the ledger alone, like the run report (``report.py``), and written next to
 it as ``report.json`` / ``report.html`` / ``report.md`` in ``<reports>/<cutover id>/``;
@@ -17,6 +17,7 @@ from kafka_migration.report import (
     REPORT_VERSION,
     ReportFiles,
     build_report,
+    generate_report,
     render_html,
     render_markdown,
     report_json,
@@ -156,23 +157,6 @@ def _mark(done: bool | None) -> str:
     return {True: "[x]", False: "[ ] NOT DONE:", None: "[ ]"}[done]
 
 
-def _group_table_md(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    if not rows:
-        return ["No consumer group was moved."]
-    lines = [
-        "| group | source | source offset | lag left | target | target offset | outcome |",
-        "|---|---|---:|---:|---|---:|---|",
-    ]
-    for r in rows:
-        lag = None if r["source_end"] is None else max(0, r["source_end"] - r["source_offset"])
-        lines.append(
-            f"| `{r['group_id']}` | `{r['source_topic']}[{r['partition']}]` | {r['source_offset']} | "
-            f"{'–' if lag is None else lag} | `{r['target_topic']}[{r['partition']}]` | "
-            f"{'–' if r['target_offset'] is None else r['target_offset']} | {r['outcome']} |"
-        )
-    return lines
-
-
 def render_markdown_report(report: Mapping[str, Any]) -> str:
     c = report["cutover"]
     lines = [
@@ -196,7 +180,6 @@ def render_markdown_report(report: Mapping[str, Any]) -> str:
                 f"| `{t['source_topic']}[{p['partition']}]` | {p['source_end']} | "
                 f"`{t['target_topic']}[{p['partition']}]` | {p['target_end']} |"
             )
-    lines += ["", "## Consumer groups", "", *_group_table_md(report["groups"])]
     if report.get("failback"):
         f = report["failback"]
         lines += [
@@ -205,8 +188,6 @@ def render_markdown_report(report: Mapping[str, Any]) -> str:
             "",
             f"Run `{f['run_id']}` copied what the target received after the cutover back to the source "
             f"({f['started_at']} to {f['ended_at'] or 'unfinished'}). {f['message'] or ''}",
-            "",
-            *_group_table_md(f["groups"]),
         ]
         if f.get("run_report"):
             lines += ["", _demote(render_markdown(f["run_report"]))]
@@ -227,24 +208,6 @@ def _body(document: str) -> str:
 
 def _e(value: Any) -> str:
     return html.escape("–" if value is None else str(value))
-
-
-def _group_table_html(rows: Sequence[Mapping[str, Any]]) -> str:
-    if not rows:
-        return "<p class='muted'>No consumer group was moved.</p>"
-    out = [
-        "<table><tr><th>group</th><th>source</th><th>source offset</th><th>lag left</th><th>target</th>"
-        "<th>target offset</th><th>outcome</th></tr>"
-    ]
-    for r in rows:
-        lag = None if r["source_end"] is None else max(0, r["source_end"] - r["source_offset"])
-        out.append(
-            f"<tr><td><code>{_e(r['group_id'])}</code></td><td><code>{_e(r['source_topic'])}[{r['partition']}]</code>"
-            f"</td><td class='num'>{_e(r['source_offset'])}</td><td class='num'>{_e(lag)}</td>"
-            f"<td><code>{_e(r['target_topic'])}[{r['partition']}]</code></td><td class='num'>{_e(r['target_offset'])}"
-            f"</td><td>{_e(r['outcome'])}</td></tr>"
-        )
-    return "".join(out) + "</table>"
 
 
 def render_html_report(report: Mapping[str, Any]) -> str:
@@ -272,13 +235,12 @@ def render_html_report(report: Mapping[str, Any]) -> str:
                 f"{p['source_end']}</td><td><code>{_e(t['target_topic'])}[{p['partition']}]</code></td>"
                 f"<td class='num'>{p['target_end']}</td></tr>"
             )
-    out.append("</table><h2>Consumer groups</h2>" + _group_table_html(report["groups"]))
+    out.append("</table>")
     if report.get("failback"):
         f = report["failback"]
         out.append(
             f"<h2>Failback: {_e(str(f['status']).upper())}</h2><p>Run <code>{_e(f['run_id'])}</code> copied what "
             f"the target received after the cutover back to the source. {_e(f['message'] or '')}</p>"
-            + _group_table_html(f["groups"])
         )
         if f.get("run_report"):
             out.append("<h2>Failback run</h2>" + _body(render_html(f["run_report"])))
@@ -305,9 +267,14 @@ def write_cutover_report(report: Mapping[str, Any], directory: Path) -> ReportFi
     return files
 
 
-def _run_report(ledger: Any, run_id: str | None) -> dict[str, Any] | None:
+def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str, Any] | None:
+    """The run's own report, with the groups synced as part of it; rewritten so that its files and
+    recorded digest include them too."""
     run = ledger.run(run_id) if run_id else None
-    return build_report(run, ledger.run_segments(run_id)) if run else None
+    if run is None:
+        return None
+    generate_report(ledger, run["run_id"], reports_dir)
+    return build_report(ledger.run(run["run_id"]), ledger.run_segments(run_id), _sync_rows(ledger, run_id))
 
 
 def _sync_rows(ledger: Any, run_id: str | None) -> list[dict[str, Any]]:
@@ -323,9 +290,9 @@ def generate_cutover_report(ledger: Any, cutover_id: str, reports_dir: Path) -> 
         raise ConfigurationError(f"The ledger has no cutover {cutover_id!r}; list them with 'kafka-migrate history'.")
     report = build_cutover_report(
         cutover,
-        _run_report(ledger, cutover.get("run_id")),
+        _run_report(ledger, cutover.get("run_id"), reports_dir),
         _sync_rows(ledger, cutover.get("run_id")),
-        _run_report(ledger, cutover.get("failback_run_id")),
+        _run_report(ledger, cutover.get("failback_run_id"), reports_dir),
         _sync_rows(ledger, cutover.get("failback_run_id")),
     )
     files = write_cutover_report(report, Path(reports_dir) / cutover_id)

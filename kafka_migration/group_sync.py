@@ -349,7 +349,7 @@ def _plan_partition(
             action=KEEP,
             outcome=KEPT_AHEAD,
             reason=f"the target group is at offset {previous.offset}, ahead of the translated {t.target_offset}; "
-            "not moved back. Rerun with --allow-rewind (Param allow_rewind) to move it back.",
+            "not moved back. Rerun with --allow-rewind to move it back.",
         )
     if previous is not None and previous.offset > t.target_offset:
         notes.append(f"moved back from {previous.offset} (rewind allowed)")

@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.group_sync import GOOD_OUTCOMES
+
 REPORT_VERSION = 1
 
 VERDICTS = {
@@ -49,8 +51,13 @@ def _topic_verdict(statuses: Sequence[str]) -> str:
     return "incomplete"
 
 
-def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The report's content: scope, per-topic and per-partition evidence, differences, warnings, verdict."""
+def build_report(
+    run: Mapping[str, Any],
+    segments: Sequence[Mapping[str, Any]],
+    group_syncs: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The report's content: scope, per-topic and per-partition evidence, differences, warnings, verdict,
+    and the consumer groups synced as part of the run (a section only when there are any)."""
     plan = run.get("plan") or {}
     topic_plans = {t["source_topic"]: t for t in plan.get("topics", [])}
     partition_plans = {
@@ -138,7 +145,7 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
 
     all_parts = [p for t in topics for p in t["partition_details"]]
     options = run.get("params") or plan.get("options", {})
-    return {
+    report = {
         "report_version": REPORT_VERSION,
         "run": {
             "run_id": run["run_id"],
@@ -176,6 +183,39 @@ def build_report(run: Mapping[str, Any], segments: Sequence[Mapping[str, Any]]) 
         "warnings": warnings,
         "skipped_topics": dict(sorted(plan.get("skipped_topics", {}).items())),
         "disappeared_topics": dict(sorted(plan.get("disappeared_topics", {}).items())),
+    }
+    if group_syncs:
+        report["consumer_groups"] = consumer_groups_section(group_syncs)
+    return report
+
+
+def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per group and partition: source offset, target offset, lag left on the source, outcome and proof."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: (r["group_id"], r["source_topic"], r["partition"])):
+        end, offset = r.get("source_end"), r["source_offset"]
+        groups.setdefault(r["group_id"], []).append(
+            {
+                "source_topic": r["source_topic"],
+                "partition": r["partition"],
+                "source_offset": offset,
+                "target_topic": r.get("target_topic"),
+                "target_offset": r.get("target_offset"),
+                "previous_target_offset": r.get("previous_target_offset"),
+                "lag": None if end is None else max(0, end - offset),
+                "translation": r.get("translation"),
+                "translated_by": r.get("translated_by"),
+                "outcome": r["outcome"],
+                "proof": r.get("proof"),
+                "reason": r.get("reason"),
+            }
+        )
+    return {
+        "sync_ids": sorted({r["sync_id"] for r in rows}),
+        "synced_at": _iso(max((r["synced_at"] for r in rows if r.get("synced_at")), default=None)),
+        "groups": [{"group_id": g, "partitions": parts} for g, parts in groups.items()],
+        "partitions": len(rows),
+        "partitions_not_synced": sum(1 for r in rows if r["outcome"] not in GOOD_OUTCOMES),
     }
 
 
@@ -285,6 +325,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             )
     if report["warnings"]:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
+    if report.get("consumer_groups"):
+        lines += ["", *_groups_markdown(report["consumer_groups"])]
     lines += ["", "## Partitions", ""]
     for t in report["topics"]:
         lines += [
@@ -304,6 +346,55 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for name, reason in report["skipped_topics"].items():
         lines.append(f"- skipped `{name}`: {reason}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _groups_markdown(section: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "## Consumer groups",
+        "",
+        f"Synced {section['synced_at']} ({', '.join(f'`{i}`' for i in section['sync_ids'])}): "
+        f"{section['partitions']} group partitions, {section['partitions_not_synced']} not synced. A proven "
+        "partition's next record on the target is the record the group would have read next on the source.",
+        "",
+        "| group | source partition | source offset | target partition | target offset | lag on source | outcome | proof |",
+        "|---|---|---:|---|---:|---:|---|---|",
+    ]
+    notes = []
+    for g in section["groups"]:
+        for p in g["partitions"]:
+            target = f"`{p['target_topic']}[{p['partition']}]`" if p["target_topic"] else "–"
+            lines.append(
+                f"| `{g['group_id']}` | `{p['source_topic']}[{p['partition']}]` | {_n(p['source_offset'])} | {target} | "
+                f"{_n(p['target_offset'])} | {_n(p['lag'])} | {p['outcome']} | {p['proof'] or '–'} |"
+            )
+            if p["reason"]:
+                notes.append(f"- `{g['group_id']}` `{p['source_topic']}[{p['partition']}]`: {p['reason']}")
+    return lines + (["", *notes] if notes else [])
+
+
+def _groups_html(section: Mapping[str, Any]) -> str:
+    out = [
+        "<h2 id='consumer-groups'>Consumer groups</h2>",
+        f"<p class='muted'>Synced {_e(section['synced_at'])} ({_e(', '.join(section['sync_ids']))}): "
+        f"{section['partitions']} group partitions, {section['partitions_not_synced']} not synced. A proven "
+        "partition's next record on the target is the record the group would have read next on the source.</p>",
+        "<table><tr><th>group</th><th>source partition</th><th>source offset</th><th>target partition</th>"
+        "<th>target offset</th><th>lag on source</th><th>outcome</th><th>proof</th><th>note</th></tr>",
+    ]
+    for g in section["groups"]:
+        for p in g["partitions"]:
+            outcome = p["outcome"]
+            pill = "ok" if outcome in GOOD_OUTCOMES else "bad"
+            target = f"{p['target_topic']}[{p['partition']}]" if p["target_topic"] else None
+            out.append(
+                f"<tr><td><code>{_e(g['group_id'])}</code></td><td><code>{_e(p['source_topic'])}[{p['partition']}]</code></td>"
+                f"<td class='num'>{_e(_n(p['source_offset']))}</td><td><code>{_e(target)}</code></td>"
+                f"<td class='num'>{_e(_n(p['target_offset']))}</td><td class='num'>{_e(_n(p['lag']))}</td>"
+                f"<td><span class='pill {pill}'>{_e(outcome)}</span></td><td>{_e(p['proof'])}</td>"
+                f"<td>{_e(p['reason'] or '')}</td></tr>"
+            )
+    out.append("</table>")
+    return "".join(out)
 
 
 # -- HTML -----------------------------------------------------------------------------------------
@@ -412,6 +503,8 @@ def render_html(report: Mapping[str, Any]) -> str:
             + "".join(f"<li>{_e(w)}</li>" for w in report["warnings"])
             + "</ul>"
         )
+    if report.get("consumer_groups"):
+        out.append(_groups_html(report["consumer_groups"]))
     out.append("<h2>Topics and partitions</h2>")
     for t in report["topics"]:
         out.append(
@@ -467,6 +560,7 @@ def generate_report(ledger: Any, run_id: str, reports_dir: Path) -> ReportFiles:
     run = ledger.run(run_id)
     if run is None:
         raise ConfigurationError(f"The ledger has no run {run_id!r}; list the runs with 'kafka-migrate history'.")
-    files = write_report(build_report(run, ledger.run_segments(run_id)), Path(reports_dir) / run_id)
+    report = build_report(run, ledger.run_segments(run_id), ledger.group_sync_rows(run_id=run_id))
+    files = write_report(report, Path(reports_dir) / run_id)
     ledger.set_report_digest(run_id, files.sha256)
     return files
