@@ -120,6 +120,21 @@ class Cutover:
             "allow_gaps": False,
         }
 
+    def written_since(self, source_ends: Mapping[tuple[str, int], int]) -> list[str]:
+        """Source partitions that grew past their end at the cutover: someone still wrote to the old cluster,
+        and appending the target's records after theirs would interleave two histories."""
+        problems = []
+        for topic in self.topics:
+            for p in topic.partitions:
+                now = source_ends.get((topic.source_topic, p.partition))
+                if now is not None and now > p.source_end:
+                    problems.append(
+                        f"source topic {topic.source_topic}[{p.partition}] received records after the cutover "
+                        f"(it ended at {p.source_end}, now at {now}); failing back would interleave them with the "
+                        "target's. Find who wrote there; move those records yourself or remove them, then retry."
+                    )
+        return problems
+
     def ready_for_failback(self) -> None:
         if self.status != COMPLETED:
             raise ConfigurationError(

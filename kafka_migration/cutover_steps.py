@@ -20,7 +20,7 @@ from pathlib import Path
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import ClusterConfig, MigrationOptions, compile_pattern
 from kafka_migration.cutover import COMPLETED, FAILED, REFUSED, RUNNING, Cutover, combine_segments, cutover_topics
-from kafka_migration.exceptions import ConfigurationError, MigrationError, VerificationError
+from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
 from kafka_migration.group_admin import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.store import Key
@@ -223,13 +223,22 @@ def prepare_failback(
     cutover.ready_for_failback()
     failback_clusters(cutover, source, target)
     topics = [t.target_topic for t in cutover.topics]
-    checked = preflight(
-        GroupCluster(target),
-        GroupCluster(source),
-        topics,
-        quiet_seconds,
-        _exact(cutover.groups) if cutover.groups else None,
-    )
+    try:
+        ends = GroupCluster(source).log_ends(t.source_topic for t in cutover.topics)
+        problems = cutover.written_since({key: high for key, (high, _) in ends.items()})
+        if problems:
+            raise CutoverRefusedError(problems, "Failback")
+        checked = preflight(
+            GroupCluster(target),
+            GroupCluster(source),
+            topics,
+            quiet_seconds,
+            _exact(cutover.groups) if cutover.groups else None,
+            what="Failback",
+        )
+    except CutoverRefusedError as exc:
+        ledger.update_cutover(cutover_id, failback_status=REFUSED, failback_message=str(exc)[:4000])
+        raise
     seeds = cutover.reverse_checkpoints()
     seeded = ledger.seed_checkpoints(cutover.target_cluster_id, cutover.source_cluster_id, seeds)
     for (topic, partition, back), cp in sorted(seeded.items()):

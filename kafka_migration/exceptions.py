@@ -35,10 +35,10 @@ class TopicConflictError(ConfigurationError):
 class CutoverRefusedError(ConfigurationError):
     """A cutover or failback pre-flight check failed: producers or consumers still run. Nothing was written."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], what: str = "Cutover") -> None:
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"Cutover refused ({len(self.problems)} problem(s)); nothing was written:\n{lines}")
+        super().__init__(f"{what} refused ({len(self.problems)} problem(s)); nothing was written:\n{lines}")
 
 
 class CopyError(MigrationError):

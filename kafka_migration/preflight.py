@@ -154,6 +154,7 @@ def preflight(
     group_include: str | None = None,
     group_exclude: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    what: str = "Cutover",
 ) -> Preflight:
     """Check the topics on ``writers`` are quiet and the selected groups idle on both clusters.
 
@@ -183,7 +184,7 @@ def preflight(
     )
     problems += active_group_problems(states)
     if problems:
-        raise CutoverRefusedError(problems)
+        raise CutoverRefusedError(problems, what)
     return Preflight(
         role=writers.config.role,
         topics=names,

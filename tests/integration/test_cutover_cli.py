@@ -124,16 +124,25 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     positions = {0: ends[0]["target_end"] + 4, 1: on_target[1]["offset"] + 1}
     commit(clusters.target, group, {(target_topic, q): o for q, o in positions.items()})
 
-    back = kafka_migrate("failback", "--cutover", cutover_id, *common, "--quiet-seconds", "1", state_dir=tmp_path)
+    failback = ["failback", "--cutover", cutover_id, *common, "--quiet-seconds", "1"]
+    with busy_producer(clusters.target, target_topic, 2):  # producers on the target not stopped yet
+        refused = kafka_migrate(*failback, state_dir=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert "Failback refused" in refused.stderr and f"target topic {target_topic} is still written to" in refused.stderr
+    assert ledger.cutover(cutover_id)["failback_status"] == "refused"
+
+    back = kafka_migrate(*failback, state_dir=tmp_path)
     assert back.returncode == 0, back.stdout + back.stderr
     assert f"Failback of cutover {cutover_id} COMPLETED" in back.stdout
 
     for q in range(2):  # the target's new records were appended to the source, in order
         after_cutover = read_partition(clusters.target, target_topic, q, start=ends[q]["target_end"])
         appended = read_partition(clusters.source, topic, q, start=ends[q]["source_end"])
-        assert without_offsets(appended) == without_offsets(after_cutover) and len(appended) == 16
+        assert without_offsets(appended) == without_offsets(after_cutover) and len(appended) > 16
     expected = {q: read_partition(clusters.target, target_topic, q, start=o)[0] for q, o in positions.items()}
     on_source = resume_records(clusters.source, group, topic, [0, 1])
     assert {q: _fields(r) for q, r in on_source.items()} == {q: _fields(r) for q, r in expected.items()}
-    (row,) = [c for c in ledger.cutovers() if c["cutover_id"] == cutover_id]
+    row = ledger.cutover(cutover_id)
     assert row["failback_status"] == "completed" and ledger.run(row["failback_run_id"])["status"] == "verified"
+    listed = kafka_migrate("history", "--cutovers", "--ledger", ledger_url, state_dir=tmp_path)
+    assert f"{cutover_id}  " in listed.stdout and f"completed ({row['failback_run_id']})" in listed.stdout

@@ -97,6 +97,9 @@ def test_failback_continues_in_reverse_exactly_at_the_cutover_point() -> None:
     options = MigrationOptions.from_mapping(cutover.failback_options())
     assert options.target_name("copy.orders") == "orders"  # a template cannot strip the prefix; the map can
     assert options.include == r"copy\.orders"
+    assert cutover.written_since({("orders", 0): 100, ("orders", 1): 99}) == []
+    (problem,) = cutover.written_since({("orders", 0): 103})
+    assert problem.startswith("source topic orders[0] received records after the cutover (it ended at 100, now at 103)")
     with pytest.raises(ConfigurationError, match="only a completed cutover"):
         _cutover("refused").ready_for_failback()
     with pytest.raises(ConfigurationError, match="two topics to one target"):
