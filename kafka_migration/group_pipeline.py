@@ -130,8 +130,6 @@ def sync_groups(
     )
     if not dry_run:
         ledger.record_group_sync(result)
-    for p in result.failures():
-        log.warning("%s: %s: %s", p.name(), p.outcome, p.reason)
     return result
 
 

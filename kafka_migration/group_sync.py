@@ -213,8 +213,8 @@ def compile_group_pattern(kind: str, pattern: str) -> re.Pattern[str]:
 
 def select_groups(group_ids: Iterable[str], include: str, exclude: str | None) -> list[str]:
     """Group ids that fully match ``include`` and not ``exclude``, sorted."""
-    inc = compile_group_pattern("--group", include)
-    exc = compile_group_pattern("--exclude-group", exclude) if exclude else None
+    inc = compile_group_pattern("group (--group, Param groups)", include)
+    exc = compile_group_pattern("exclude-group (--exclude-group, Param exclude_groups)", exclude) if exclude else None
     return sorted(g for g in set(group_ids) if inc.fullmatch(g) and not (exc and exc.fullmatch(g)))
 
 

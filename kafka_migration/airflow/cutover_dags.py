@@ -28,7 +28,7 @@ def _quiet_param() -> Param:
 
 
 def cutover_params() -> dict[str, Param]:
-    params = {k: v for k, v in migration_params().items() if k != "dry_run"}
+    params = {k: v for k, v in migration_params().items() if k not in ("dry_run", "sync_groups")}
     params["groups"] = Param(
         ".*",
         type="string",

@@ -1,7 +1,8 @@
 """Build the migration DAGs. The DAG files call ``migration_dag`` and nothing else.
 
 plan -> create_topics -> copy (a Spark application per job of topics)
-     -> verify (a separate Spark application per job) -> topic_result (one per topic) -> summary
+     -> verify (a separate Spark application per job) -> topic_result (one per topic)
+     -> sync_groups (optional: consumer group offsets, Param sync_groups) -> summary
 """
 
 from __future__ import annotations
@@ -80,6 +81,27 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
             title="Target replication factor",
             description="Leave empty for min(source replication factor, target broker count).",
         ),
+        "sync_groups": Param(
+            False,
+            type="boolean",
+            title="Sync consumer groups",
+            description="After verification, translate the committed offsets of the source consumer groups "
+            "to the target exactly (through the ledger's offset map), write them for groups with no active "
+            "members there, never moving a target group back, and prove each partition.",
+        ),
+        "groups": Param(
+            ".*",
+            type="string",
+            minLength=1,
+            title="Consumer groups",
+            description="Regular expression a source consumer group id must fully match (with sync_groups).",
+        ),
+        "exclude_groups": Param(
+            "",
+            type="string",
+            title="Exclude consumer groups",
+            description="Regular expression of consumer group ids to leave out (empty: none).",
+        ),
         "topics_per_job": Param(
             25,
             type="integer",
@@ -96,11 +118,15 @@ def run_steps(
     source_conn_id: str = "{{ params.source_conn_id }}",
     target_conn_id: str = "{{ params.target_conn_id }}",
     options_from: str | None = None,
+    group_sync: bool = False,
 ) -> tuple[Any, Any]:
-    """plan -> create_topics -> copy -> verify -> topic_result -> summary, inside a ``with DAG``: (plan, summary).
+    """plan -> create_topics -> copy -> verify -> topic_result [-> sync_groups] -> summary, inside a ``with DAG``;
+    returns (plan, summary).
 
     ``options_from`` names a task whose return value holds ``options`` and the connection ids
     the run uses instead of the Params (the failback's reverse direction and topic map).
+    ``group_sync`` adds the optional ``sync_groups`` task (Param ``sync_groups``); the cutover
+    DAGs move their groups in their own ``finish`` task instead.
     """
 
     def _conns(ti: Any, params: dict | None) -> tuple[str | None, str | None, dict | None]:  # type: ignore[type-arg]
@@ -136,9 +162,20 @@ def run_steps(
         get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
         return tasks.topic_result(plan_path, topic)
 
+    # NONE_FAILED: also after a run with nothing new (no topic tasks), so a nightly sync keeps a standby's
+    # groups warm; not after a failed topic.
+    @task(trigger_rule=TriggerRule.NONE_FAILED)
+    def sync_groups(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        return tasks.sync_consumer_groups(params or {}, ti.xcom_pull(task_ids="plan", key="plan"))
+
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def summary(ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-        return tasks.summarize_run(ti.xcom_pull(task_ids="plan", key="plan"))
+    def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        requested = group_sync and bool((params or {}).get("sync_groups"))
+        return tasks.summarize_run(
+            ti.xcom_pull(task_ids="plan", key="plan"),
+            group_sync=ti.xcom_pull(task_ids="sync_groups") if requested else None,
+            sync_requested=requested,
+        )
 
     jobs = plan()
     topics = create_topics(jobs)
@@ -152,7 +189,10 @@ def run_steps(
     verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
     results = topic_result.expand_kwargs(topics)
     done = summary()
-    topics >> copy >> verify >> results >> done
+    if group_sync:
+        topics >> copy >> verify >> results >> sync_groups() >> done
+    else:
+        topics >> copy >> verify >> results >> done
     return jobs, done
 
 
@@ -167,5 +207,5 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
         tags=["kafka", "migration"],
         doc_md=doc_md,
     ) as dag:
-        run_steps(dag_id)
+        run_steps(dag_id, group_sync=True)
     return dag

@@ -92,6 +92,7 @@ def plan_run(
     from kafka_migration.planner import build_plan, safe_run_id
 
     options = MigrationOptions.from_mapping({**params, **(options or {})})
+    check_group_params(params)  # a bad group pattern must fail before anything is copied, not after
     source = KafkaCluster(
         KafkaClusterHook(
             source_conn_id or params.get("source_conn_id") or "kafka_source", "source"
@@ -198,7 +199,57 @@ def _write_report(ledger: Any, run_id: str) -> None:
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
 
 
-def summarize_run(planned: dict[str, Any] | None) -> dict[str, Any]:
+def check_group_params(params: dict[str, Any]) -> None:
+    """With Param sync_groups on, the group patterns must be valid regular expressions (ConfigurationError)."""
+    from kafka_migration.group_sync import select_groups
+
+    if params.get("sync_groups"):
+        select_groups((), str(params.get("groups") or ".*"), str(params.get("exclude_groups") or "") or None)
+
+
+def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any] | None) -> dict[str, Any]:
+    """The optional ``sync_groups`` task: translate, write and prove the selected groups' offsets on the target.
+
+    Linked to the run, so the run's report gets a "Consumer groups" section; fails the task unless
+    every partition is synced and proven.
+    """
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.group_pipeline import sync_groups
+    from kafka_migration.group_sync import render_sync, verdict_line
+
+    if not params.get("sync_groups"):
+        raise AirflowSkipException("Param sync_groups is off: consumer groups are not synced.")
+    if not planned:
+        raise RuntimeError("The plan task produced no plan (see its log): consumer groups were not synced.")
+    result = sync_groups(
+        KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config(),
+        KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config(),
+        open_ledger(),
+        groups=str(params.get("groups") or ".*"),
+        exclude_groups=str(params.get("exclude_groups") or "") or None,
+        dry_run=bool(planned.get("dry_run")),
+        run_id=planned["run_id"],
+    )
+    log.info("\n%s", render_sync(result))
+    line = verdict_line(result)
+    if not result.ok:
+        raise RuntimeError(line)
+    log.info("%s", line)
+    return {
+        "sync_id": result.sync_id,
+        "ok": result.ok,
+        "groups": len(result.groups),
+        "partitions": len(result.partitions),
+    }
+
+
+def summarize_run(
+    planned: dict[str, Any] | None, group_sync: dict[str, Any] | None = None, sync_requested: bool = False
+) -> dict[str, Any]:
+    """Close the run in the ledger, write its report, and fail unless every topic (and, when requested,
+    every consumer group) was verified."""
     if not planned:
         raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
     path = Path(planned["plan_path"])
@@ -207,6 +258,7 @@ def summarize_run(planned: dict[str, Any] | None) -> dict[str, Any]:
     if planned["dry_run"]:
         ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
         log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
+        _check_group_sync(group_sync, sync_requested)
         return {"run_id": plan.run_id, "verified": False, "dry_run": True}
     for warning in plan.warnings:
         log.warning("%s", warning)
@@ -215,6 +267,7 @@ def summarize_run(planned: dict[str, Any] | None) -> dict[str, Any]:
         ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
         _write_report(ledger, plan.run_id)
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
+        _check_group_sync(group_sync, sync_requested)
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
     rows = summarize(plan, _step_outcomes(path, "copy"), _step_outcomes(path, "verify"))
     log.info("\n%s", render_table(rows))
@@ -225,4 +278,20 @@ def summarize_run(planned: dict[str, Any] | None) -> dict[str, Any]:
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
+    _check_group_sync(group_sync, sync_requested)
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}
+
+
+def _check_group_sync(group_sync: dict[str, Any] | None, sync_requested: bool) -> None:
+    if not sync_requested:
+        return
+    if not group_sync or not group_sync.get("ok"):
+        raise RuntimeError(
+            "The records are verified, but the consumer group sync did not complete: see the log of task "
+            "sync_groups and the report's Consumer groups section."
+        )
+    log.info(
+        "Consumer groups: %d group(s), %d partition(s) synced and proven.",
+        group_sync["groups"],
+        group_sync["partitions"],
+    )

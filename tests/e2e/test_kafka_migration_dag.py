@@ -10,6 +10,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
+from kafka_migration.config import ClusterConfig
+from kafka_migration.group_admin import GroupCluster
+from kafka_migration.state import CommittedOffset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
@@ -44,7 +47,17 @@ def _seed(bootstrap: str, prefix: str) -> None:
 
 def test_dag_has_no_import_errors_and_documented_params(migration_dag) -> None:  # type: ignore[no-untyped-def]
     params = migration_dag.params
-    for name in ("include", "exclude", "rename", "dry_run", "source_conn_id", "target_conn_id"):
+    for name in (
+        "include",
+        "exclude",
+        "rename",
+        "dry_run",
+        "source_conn_id",
+        "target_conn_id",
+        "sync_groups",
+        "groups",
+        "exclude_groups",
+    ):
         param = params.get_param(name)
         assert param.schema.get("title") and param.description, name
     assert migration_dag.schedule is None or str(migration_dag.timetable.summary) in {"None", "Never"}
@@ -55,15 +68,27 @@ def test_migration_dag_copies_and_verifies(
 ) -> None:  # type: ignore[no-untyped-def]
     prefix = f"e2e{unique}"
     _seed(clusters.source, prefix)
+    group = f"{prefix}-app"  # a consumer group on the source, synced by the optional sync_groups task
+    source_groups = GroupCluster(ClusterConfig("source", {"bootstrap.servers": clusters.source}))
+    source_groups.alter_offsets(
+        group, {(f"{prefix}.orders", 0): CommittedOffset(100), (f"{prefix}.orders", 1): CommittedOffset(0)}
+    )
     run = migration_dag.test(
         run_conf={
             "include": f"{prefix}\\..*",
             "exclude": f"{prefix}\\.skip",
             "rename": "copy.{topic}",
             "dry_run": False,
+            "sync_groups": True,
+            "groups": f"{prefix}-.*",
         }
     )
     assert str(run.state) == "success"
+    target_groups = GroupCluster(ClusterConfig("target", {"bootstrap.servers": clusters.target}))
+    assert {k: v.offset for k, v in target_groups.committed(group).items()} == {
+        (f"copy.{prefix}.orders", 0): 100,
+        (f"copy.{prefix}.orders", 1): 0,
+    }
 
     target_topics = _topics(clusters.target)
     assert f"copy.{prefix}.orders" in target_topics and f"copy.{prefix}.empty" in target_topics

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -11,7 +12,10 @@ from confluent_kafka.admin import AdminClient
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
+from kafka_migration.config import ClusterConfig
+from kafka_migration.group_admin import GroupCluster
 from kafka_migration.ledger import Ledger, default_ledger_url
+from kafka_migration.state import CommittedOffset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
@@ -51,7 +55,8 @@ def test_nightly_sync_is_scheduled_one_at_a_time_without_catchup(nightly_dag) ->
 
 def test_nightly_sync_copies_only_what_is_new(nightly_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]
     prefix = f"nightly{unique}"
-    conf = {"include": f"{prefix}\\..*"}
+    # sync_groups explicit: in-process dag.test() runs keep an earlier run's conf as the Params' values
+    conf = {"include": f"{prefix}\\..*", "sync_groups": False}
     for name in ("a", "gone"):
         create_topic(clusters.source, f"{prefix}.{name}", 2)
         _fill(clusters.source, f"{prefix}.{name}", 100, name)
@@ -59,7 +64,17 @@ def test_nightly_sync_copies_only_what_is_new(nightly_dag, clusters, kafka_conne
     assert str(nightly_dag.test(run_conf=conf).state) == "success"
     assert _same(clusters, f"{prefix}.a") and _same(clusters, f"{prefix}.gone")
 
-    assert str(nightly_dag.test(run_conf=conf).state) == "success"  # nothing new: no Spark job at all
+    # Nothing new: no Spark job at all, but the optional group sync still keeps a standby's groups warm.
+    group = f"{prefix}-standby"
+    GroupCluster(ClusterConfig("source", {"bootstrap.servers": clusters.source})).alter_offsets(
+        group, {(f"{prefix}.a", 0): CommittedOffset(20), (f"{prefix}.a", 1): CommittedOffset(51)}
+    )
+    assert str(nightly_dag.test(run_conf={**conf, "sync_groups": True, "groups": group}).state) == "success"
+    target_groups = GroupCluster(ClusterConfig("target", {"bootstrap.servers": clusters.target}))
+    assert {k: v.offset for k, v in target_groups.committed(group).items()} == {
+        (f"{prefix}.a", 0): 20,  # same names, no offset gaps: the same offsets
+        (f"{prefix}.a", 1): 51,  # the end (50 records and the seal)
+    }
 
     _fill(clusters.source, f"{prefix}.a", 40, "late")
     create_topic(clusters.source, f"{prefix}.b", 2)
@@ -78,3 +93,15 @@ def test_nightly_sync_copies_only_what_is_new(nightly_dag, clusters, kafka_conne
     assert [r["status"] for r in runs] == ["verified", "up_to_date", "verified"]
     assert runs[0]["records"] == 42 + 32  # 40 new + seals on a, 30 + seals on b; nothing doubled
     assert any(f"{prefix}.gone" in w and "no longer exists" in w for w in runs[0]["warnings"])
+    synced = ledger.group_sync_rows(run_id=runs[1]["run_id"])
+    assert [(r["group_id"], r["partition"], r["outcome"], r["proof"]) for r in synced] == [
+        (group, 0, "synced", "same_record"),
+        (group, 1, "synced", "both_at_end"),
+    ]
+    report = json.loads(
+        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[1]["run_id"] / "report.json").read_text()
+    )
+    assert report["consumer_groups"]["partitions"] == 2 and report["consumer_groups"]["partitions_not_synced"] == 0
+    assert "consumer_groups" not in json.loads(
+        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[0]["run_id"] / "report.json").read_text()
+    )

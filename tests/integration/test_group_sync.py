@@ -330,6 +330,9 @@ def test_active_target_group_is_untouched_and_no_rewind_without_allow_rewind(mig
     finally:
         consumer.close()
 
+    dry = _cli(*sync, "--group", ahead, "--allow-rewind", "--dry-run", ledger=ledger)
+    assert dry.returncode == 0 and "would_sync" in dry.stdout and "no offset was written" in dry.stdout, dry.stdout
+    assert _committed(m.target, ahead)[target_orders, 0] == 50  # a dry run writes nothing
     rewound = _cli(*sync, "--group", ahead, "--allow-rewind", ledger=ledger)
     assert rewound.returncode == 0, rewound.stdout + rewound.stderr
     assert _committed(m.target, ahead) == {(target_orders, 0): 10, (target_orders, 1): 10}
@@ -345,7 +348,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     before = Ledger.open(ledger).group_syncs()
     sync = ["groups", "sync", "--source", m.source, "--target", m.target]
     cases = {
-        "bad pattern": (_cli(*sync, "--group", "(", ledger=ledger), "--group pattern '(' is not a valid regular"),
+        "bad pattern": (_cli(*sync, "--group", "(", ledger=ledger), "Param groups) pattern '(' is not a valid"),
         "no group": (_cli(*sync, "--group", f"{m.prefix}-nobody", ledger=ledger), "No consumer group on the source"),
         "empty ledger": (
             _cli(*sync, "--group", group, ledger=f"sqlite:///{tmp_path / 'empty.db'}"),

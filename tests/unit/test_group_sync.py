@@ -160,5 +160,15 @@ def test_group_selection_is_a_full_match() -> None:
     ids = ["orders-app", "orders-app-test", "billing"]
     assert select_groups(ids, "orders-.*", "orders-.*-test") == ["orders-app"]
     assert select_groups(ids, "orders", None) == []
-    with pytest.raises(ConfigurationError, match="--group pattern '\\(' is not a valid regular expression"):
+    with pytest.raises(ConfigurationError, match="Param groups\\) pattern '\\(' is not a valid regular"):
         select_groups(ids, "(", None)
+
+
+def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
+    pytest.importorskip("airflow")
+    from kafka_migration.airflow.tasks import check_group_params
+
+    check_group_params({"sync_groups": False, "groups": "("})  # off: not used, not checked
+    check_group_params({"sync_groups": True, "groups": "orders-.*", "exclude_groups": ""})
+    with pytest.raises(ConfigurationError, match="Param exclude_groups\\) pattern '\\[' is not a valid"):
+        check_group_params({"sync_groups": True, "groups": ".*", "exclude_groups": "["})
