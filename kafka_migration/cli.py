@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration import __version__
-from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions
+from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, compile_pattern
 from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.spark.submit import SparkSettings, default_master
 from kafka_migration.summary import render_plan, render_table
@@ -489,6 +489,11 @@ def _cutover(args: argparse.Namespace) -> int:
         replication_factor=args.replication_factor,
         topics_per_job=args.topics_per_job,
     )
+    compile_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
+    if args.exclude_group:
+        compile_pattern("exclude-group", args.exclude_group)
+    if args.quiet_seconds < 0:
+        raise ConfigurationError(f"--quiet-seconds must be 0 or more, got {args.quiet_seconds:g}.")
     ledger = _ledger(args)
     cutover_id = new_run_id("cutover")
     print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
@@ -514,6 +519,8 @@ def _failback(args: argparse.Namespace) -> int:
     from kafka_migration.cutover import FAILED
     from kafka_migration.cutover_steps import finish_failback, load_cutover, prepare_failback
 
+    if args.quiet_seconds < 0:
+        raise ConfigurationError(f"--quiet-seconds must be 0 or more, got {args.quiet_seconds:g}.")
     ledger = _ledger(args)
     cutover = load_cutover(ledger, args.cutover)
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
