@@ -53,8 +53,20 @@ def _group_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in keep} for r in rows]
 
 
-def checklist(cutover: Mapping[str, Any], groups: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What the cutover proved, and what the operator does next, in order."""
+def _starts(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per group, where it starts on the other cluster: the proven target offsets."""
+    starts: dict[str, list[str]] = {}
+    for r in groups:
+        if r.get("target_offset") is not None and r.get("outcome") in ("synced", "unchanged"):
+            where = f"{r['target_topic']}[{r['partition']}] at {r['target_offset']}"
+            starts.setdefault(r["group_id"], []).append(where)
+    return starts
+
+
+def checklist(
+    cutover: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], failback_groups: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """What the cutover (and a failback) proved, and what the operator does next, in order."""
     done = cutover["status"] == "completed"
     params = cutover.get("params") or {}
     ends = [
@@ -86,11 +98,7 @@ def checklist(cutover: Mapping[str, Any], groups: Sequence[Mapping[str, Any]]) -
             "detail": "to do now" if done else "do NOT switch: the cutover did not complete",
         },
     ]
-    starts: dict[str, list[str]] = {}
-    for r in groups:
-        if r.get("target_offset") is not None and r.get("outcome") in ("synced", "unchanged"):
-            where = f"{r['target_topic']}[{r['partition']}] at {r['target_offset']}"
-            starts.setdefault(r["group_id"], []).append(where)
+    starts = _starts(groups)
     for group in sorted(set(cutover.get("groups") or []) | set(starts)):
         items.append(
             {
@@ -99,13 +107,32 @@ def checklist(cutover: Mapping[str, Any], groups: Sequence[Mapping[str, Any]]) -
                 "detail": ("starts from " + ", ".join(starts[group])) if group in starts else "no proven offsets",
             }
         )
+    failback = cutover.get("failback_status")
     items.append(
         {
             "step": "To go back: records written to the target flow back to the source",
-            "done": None,
-            "detail": f"kafka-migrate failback --cutover {cutover['cutover_id']} (or DAG kafka_failback)",
+            "done": True if failback == "completed" else None,
+            "detail": f"kafka-migrate failback --cutover {cutover['cutover_id']} (or DAG kafka_failback)"
+            + (f"; failback {failback}, run {cutover.get('failback_run_id')}" if failback else ""),
         }
     )
+    if failback == "completed":
+        back = _starts(failback_groups)
+        items.append(
+            {
+                "step": f"Switch producers back to the source cluster ({cutover['source_bootstrap']})",
+                "done": None,
+                "detail": "every record written to the target after the cutover is on the source, verified",
+            }
+        )
+        items.extend(
+            {
+                "step": f"Consumers of group {group} may start on the source again",
+                "done": None,
+                "detail": "starts from " + ", ".join(back[group]),
+            }
+            for group in sorted(back)
+        )
     return items
 
 
@@ -137,7 +164,7 @@ def build_cutover_report(
         },
         "ends_at_cutover": list(cutover.get("topics") or []),
         "groups": _group_rows(groups),
-        "checklist": checklist(cutover, groups),
+        "checklist": checklist(cutover, groups, failback_groups),
         "run_report": dict(run_report) if run_report else None,
         "failback": None
         if not cutover.get("failback_status")

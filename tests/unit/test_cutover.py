@@ -162,6 +162,13 @@ def test_checklist_lists_each_group_start_and_the_way_back() -> None:
     }
     assert "kafka-migrate failback --cutover cutover-1" in items[-1]["detail"]
     assert "orders[0] 100 -> copy.orders[0] 99" in items[1]["detail"]
+    back = [{"group_id": "billing", "target_topic": "orders", "partition": 0, "target_offset": 7, "outcome": "synced"}]
+    failed_back = checklist(
+        {**cutover, "failback_status": "completed", "failback_run_id": "fb", "source_bootstrap": "s:9092"}, rows, back
+    )
+    assert failed_back[5]["done"] is True and "failback completed, run fb" in failed_back[5]["detail"]
+    assert failed_back[6]["step"] == "Switch producers back to the source cluster (s:9092)"
+    assert failed_back[7]["detail"] == "starts from orders[0] at 7"
     refused = checklist({**cutover, "status": "refused", "topics": []}, [])
     assert refused[0]["done"] is False and "do NOT switch" in refused[3]["detail"]
 
