@@ -106,15 +106,19 @@ def _fail(
     ledger: Ledger,
     cutover_id: str,
     problems: list[str],
+    reports_dir: Path,
     failback: bool = False,
     error: type[MigrationError] = MigrationError,
 ) -> None:
+    """Record the failure, write the report that shows it, and raise."""
     message = "; ".join(problems)
     if failback:
         ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message[:4000])
     else:
         ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message[:4000])
-    raise error(("Failback of cutover" if failback else "Cutover") + f" {cutover_id} FAILED: {message}")
+    report = write_cutover_report(ledger, cutover_id, reports_dir)
+    what = "Failback of cutover" if failback else "Cutover"
+    raise error(f"{what} {cutover_id} FAILED: {message}. Do not switch; report: {report}")
 
 
 def _run_problems(ledger: Ledger, run_id: str) -> tuple[list[str], type[MigrationError]]:
@@ -144,7 +148,7 @@ def finish_cutover(
     if unchecked:
         problems.append(f"topic(s) {', '.join(unchecked)} appeared after the pre-flight; run the cutover again")
     if problems:
-        _fail(ledger, cutover_id, problems, error=error)
+        _fail(ledger, cutover_id, problems, reports_dir, error=error)
     checkpoints = ledger.checkpoints(plan.source.cluster_id, plan.target.cluster_id)
     topics, problems = cutover_topics(
         ((t.source_topic, t.target_topic, [p.partition for p in t.partitions]) for t in plan.topics),
@@ -152,7 +156,7 @@ def finish_cutover(
         checked.end_offsets,
     )
     if problems:
-        _fail(ledger, cutover_id, problems)
+        _fail(ledger, cutover_id, problems, reports_dir)
     ledger.update_cutover(cutover_id, topics=[t.to_dict() for t in topics])
     problems = sync_groups(source, target, ledger, checked.groups, plan.run_id)
     status = FAILED if problems else COMPLETED
@@ -269,7 +273,7 @@ def finish_failback(
     problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(target), checked)
     if problems:
-        _fail(ledger, cutover.cutover_id, problems, failback=True, error=error)
+        _fail(ledger, cutover.cutover_id, problems, reports_dir, failback=True, error=error)
     groups = sorted(checked.groups)
     problems = sync_groups(target, source, ledger, groups, plan.run_id, segments=failback_segments(ledger, cutover))
     message = "; ".join(problems) if problems else "consumers may start on the source again"
