@@ -133,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     sync.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
     sync.add_argument("--state-dir", type=Path, default=None)
+    show = groups_sub.add_parser("show", help="what a recorded group sync did, from the ledger")
+    show.add_argument("sync_id", metavar="SYNC_ID", help="a sync id from 'kafka-migrate history'")
+    show.add_argument("--ledger", help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    show.add_argument("--state-dir", type=Path, default=None)
     return parser
 
 
@@ -318,7 +322,23 @@ def _translate(args: argparse.Namespace) -> int:
 
 def _groups(args: argparse.Namespace) -> int:
     from kafka_migration.group_pipeline import sync_groups
-    from kafka_migration.group_sync import render_sync, verdict_line
+    from kafka_migration.group_sync import GOOD_OUTCOMES, render_rows, render_sync, verdict_line
+
+    if args.groups_command == "show":
+        rows = _ledger(args).group_sync_rows(sync_id=args.sync_id)
+        if not rows:
+            raise ConfigurationError(
+                f"The ledger has no group sync {args.sync_id!r}; list them with 'kafka-migrate history'."
+            )
+        first = rows[0]
+        print(
+            f"Group sync {args.sync_id}"
+            + (f" (run {first['run_id']})" if first["run_id"] else "")
+            + f", {first['synced_at']:%Y-%m-%d %H:%M:%S} UTC, {first['source_cluster_id']} -> "
+            f"{first['target_cluster_id']}"
+        )
+        print(render_rows(rows))
+        return EXIT_OK if all(r["outcome"] in GOOD_OUTCOMES for r in rows) else EXIT_MISMATCH
 
     source = ClusterConfig.build("source", args.source, args.source_config)
     target = ClusterConfig.build("target", args.target, args.target_config)

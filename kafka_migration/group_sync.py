@@ -415,31 +415,39 @@ def conclude(
 
 def render_sync(result: GroupSyncResult) -> str:
     """A plain-text table of every group partition, for the CLI and task logs."""
+    ignored = {g.group_id: g.ignored_topics for g in result.groups if g.ignored_topics}
+    return render_rows([p.to_dict() for p in result.partitions], ignored)
+
+
+def render_rows(rows: Sequence[Mapping[str, Any]], ignored: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The table of ``render_sync`` from plain rows (``PartitionSync.to_dict`` or the ledger's km_group_syncs)."""
     header = ("group", "source partition", "offset", "lag", "target partition", "offset", "outcome", "proof")
-    rows = []
-    for p in result.partitions:
-        target = f"{p.target_topic}[{p.partition}]" if p.target_topic else "-"
-        rows.append(
+    table = []
+    notes = []
+    for r in rows:
+        source = f"{r['source_topic']}[{r['partition']}]"
+        end = r.get("source_end")
+        table.append(
             (
-                p.group_id,
-                f"{p.source_topic}[{p.partition}]",
-                str(p.source_offset),
-                "-" if p.lag is None else str(p.lag),
-                target,
-                "-" if p.target_offset is None else str(p.target_offset),
-                p.outcome,
-                p.proof or "-",
+                r["group_id"],
+                source,
+                str(r["source_offset"]),
+                "-" if end is None else str(max(0, end - r["source_offset"])),
+                f"{r['target_topic']}[{r['partition']}]" if r.get("target_topic") else "-",
+                "-" if r.get("target_offset") is None else str(r["target_offset"]),
+                r["outcome"],
+                r.get("proof") or "-",
             )
         )
-    if not rows:
+        if r.get("reason"):
+            notes.append(f"  group {r['group_id']} {source}: {r['reason']}")
+    if not table:
         return "No group partition to sync."
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in (header, *rows)]
+    widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(header)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in (header, *table)]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    notes = [f"  {p.name()}: {p.reason}" for p in result.partitions if p.reason]
-    for g in result.groups:
-        if g.ignored_topics:
-            notes.append(f"  group {g.group_id}: ignored (not migrated here): {', '.join(g.ignored_topics)}")
+    for group_id, topics in (ignored or {}).items():
+        notes.append(f"  group {group_id}: ignored (not migrated here): {', '.join(topics)}")
     return "\n".join(lines + (["", "Notes:", *notes] if notes else []))
 
 

@@ -119,3 +119,16 @@ def test_dag_run_fails_on_bad_pattern_and_writes_nothing(migration_dag, clusters
     run = migration_dag.test(run_conf={"include": "orders(", "dry_run": False})
     assert str(run.state) == "failed"
     assert _topics(clusters.target) == before
+
+
+def test_bad_group_pattern_fails_at_planning_and_writes_nothing(
+    migration_dag, clusters, kafka_connections, unique
+) -> None:  # type: ignore[no-untyped-def]
+    topic = f"groups{unique}"  # a valid selection: only the group pattern is wrong
+    create_topic(clusters.source, topic, 1)
+    before = _topics(clusters.target)
+    run = migration_dag.test(run_conf={"include": topic, "sync_groups": True, "groups": "app-("})
+    assert str(run.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert states["plan"] == "failed" and states["copy"] == "upstream_failed"
+    assert _topics(clusters.target) == before

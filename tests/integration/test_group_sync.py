@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -338,6 +339,12 @@ def test_active_target_group_is_untouched_and_no_rewind_without_allow_rewind(mig
     assert _committed(m.target, ahead) == {(target_orders, 0): 10, (target_orders, 1): 10}
     history = _cli("history", ledger=ledger)
     assert "Group syncs:" in history.stdout and history.stdout.count("groups-") >= 2
+    rewind_sync, first_sync = (s["sync_id"] for s in Ledger.open(ledger).group_syncs()[:2])
+    shown = _cli("groups", "show", rewind_sync, ledger=ledger)
+    assert shown.returncode == 0 and f"Group sync {rewind_sync}" in shown.stdout, shown.stdout + shown.stderr
+    assert f"{ahead}  {m.topic('orders')}[0]" in shown.stdout and "moved back from 50" in shown.stdout
+    shown = _cli("groups", "show", first_sync, ledger=ledger)
+    assert shown.returncode == 1 and TARGET_ACTIVE in shown.stdout and KEPT_AHEAD in shown.stdout
 
 
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, tmp_path: Path) -> None:
@@ -347,19 +354,24 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     _commit(m.source, group, {(m.topic("orders"), 0): 3})
     before = Ledger.open(ledger).group_syncs()
     sync = ["groups", "sync", "--source", m.source, "--target", m.target]
-    cases = {
-        "bad pattern": (_cli(*sync, "--group", "(", ledger=ledger), "Param groups) pattern '(' is not a valid"),
-        "no group": (_cli(*sync, "--group", f"{m.prefix}-nobody", ledger=ledger), "No consumer group on the source"),
+    cases = {  # name -> (arguments, ledger, expected message)
+        "bad pattern": ([*sync, "--group", "("], ledger, "Param groups) pattern '(' is not a valid"),
+        "no group": ([*sync, "--group", f"{m.prefix}-nobody"], ledger, "No consumer group on the source"),
         "empty ledger": (
-            _cli(*sync, "--group", group, ledger=f"sqlite:///{tmp_path / 'empty.db'}"),
+            [*sync, "--group", group],
+            f"sqlite:///{tmp_path / 'empty.db'}",
             "holds no verified migration from cluster",
         ),
         "unreachable": (
-            _cli("groups", "sync", "--source", m.source, "--target", "127.0.0.1:1", "--group", group, ledger=ledger),
+            ["groups", "sync", "--source", m.source, "--target", "127.0.0.1:1", "--group", group],
+            ledger,
             "Cannot reach the target cluster at 127.0.0.1:1",
         ),
     }
-    for name, (result, message) in cases.items():
+    with ThreadPoolExecutor(len(cases)) as pool:  # independent processes: side by side
+        results = dict(zip(cases, pool.map(lambda c: _cli(*c[0], ledger=c[1]), cases.values()), strict=True))
+    for name, (_args, _ledger, message) in cases.items():
+        result = results[name]
         assert result.returncode == 2, (name, result.stdout, result.stderr)
         assert result.stderr.startswith("error: ") and message in result.stderr, (name, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, (name, result.stderr)
