@@ -241,7 +241,10 @@ def prepare_failback(
             what="Failback",
         )
     except CutoverRefusedError as exc:
-        ledger.update_cutover(cutover_id, failback_status=REFUSED, failback_message=str(exc)[:4000])
+        # After an attempt that may have copied, the status stays: it decides what a retry checks.
+        attempted = cutover.failback_status in (RUNNING, FAILED, COMPLETED)
+        status = cutover.failback_status if attempted else REFUSED
+        ledger.update_cutover(cutover_id, failback_status=status, failback_message=str(exc)[:4000])
         raise
     seeds = cutover.reverse_checkpoints()
     seeded = ledger.seed_checkpoints(cutover.target_cluster_id, cutover.source_cluster_id, seeds)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,8 @@ def test_failback_continues_in_reverse_exactly_at_the_cutover_point() -> None:
     assert cutover.written_since({("orders", 0): 100, ("orders", 1): 99}) == []
     (problem,) = cutover.written_since({("orders", 0): 103})
     assert problem.startswith("source topic orders[0] received records after the cutover (it ended at 100, now at 103)")
+    retried = replace(cutover, failback_status="failed")  # a failback that may have copied part of the way
+    assert retried.written_since({("orders", 0): 103}) == []
     with pytest.raises(ConfigurationError, match="only a completed cutover"):
         _cutover("refused").ready_for_failback()
     with pytest.raises(ConfigurationError, match="two topics to one target"):
