@@ -464,12 +464,12 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_MISMATCH
 
 
-def _run_quietly(args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions):  # type: ignore[no-untyped-def]
+def _run_quietly(
+    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
+):  # type: ignore[no-untyped-def]
     """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
     from kafka_migration.pipeline import run_migration
     from kafka_migration.report import generate_report
-
-    ledger = _ledger(args)
 
     def on_line(line: str) -> None:
         if args.verbose:
@@ -495,7 +495,6 @@ def _run_quietly(args: argparse.Namespace, source: ClusterConfig, target: Cluste
 def _cutover(args: argparse.Namespace) -> int:
     from kafka_migration.cutover import FAILED
     from kafka_migration.cutover_steps import finish_cutover, prepare_cutover
-    from kafka_migration.exceptions import CutoverRefusedError
     from kafka_migration.planner import new_run_id
 
     if not args.source or not args.target:
@@ -522,9 +521,7 @@ def _cutover(args: argparse.Namespace) -> int:
     )
     print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
     try:
-        outcome = _run_quietly(args, source, target, options)
-    except CutoverRefusedError:
-        raise
+        outcome = _run_quietly(args, source, target, options, ledger)
     except BaseException as exc:
         ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
         raise
@@ -552,7 +549,9 @@ def _failback(args: argparse.Namespace) -> int:
     cutover, checked, options = prepare_failback(source, target, ledger, cutover.cutover_id, args.quiet_seconds)
     options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
     try:
-        outcome = _run_quietly(args, target, source, options)  # reverse: the target's records go back to the source
+        outcome = _run_quietly(
+            args, target, source, options, ledger
+        )  # reverse: the target's records go back to the source
     except BaseException as exc:
         ledger.update_cutover(
             cutover.cutover_id, failback_status=FAILED, failback_message=str(exc)[:4000] or type(exc).__name__
