@@ -17,10 +17,17 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafka_migration import __version__
-from kafka_migration.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.config import (
+    DEFAULT_INCLUDE,
+    DEFAULT_RENAME,
+    ClusterConfig,
+    MigrationOptions,
+    compile_pattern,
+    writable_dir,
+)
 from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.results import UNVERIFIED
@@ -71,6 +78,16 @@ def _whole(value: str, least: int) -> int:
 
 def _positive(value: str) -> int:
     return _whole(value, 1)
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {value!r}")
+    return number
 
 
 def _not_negative(value: str) -> int:
@@ -182,6 +199,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     history.add_argument("--state-dir", type=_path, default=None)
     history.add_argument("--limit", type=_positive, default=30, help="at most this many runs (default 30)")
+    history.add_argument("--cutovers", action="store_true", help="list the cutovers and their failbacks instead")
+
+    _cutover_parsers(sub)
 
     offsets = sub.add_parser("offsets", help="offset translation from the ledger")
     offsets_sub = offsets.add_subparsers(dest="offsets_command", required=True)
@@ -224,6 +244,49 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--source", type=_text, required=required, help="source bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--target", type=_text, required=required, help="target bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--source-config", type=_path, help="JSON file of librdkafka settings for the source")
+    parser.add_argument("--target-config", type=_path, help="JSON file of librdkafka settings for the target")
+    parser.add_argument(
+        "--quiet-seconds",
+        type=_seconds,
+        default=30.0,
+        help="how long the topics must receive no record before the final run (default 30)",
+    )
+    parser.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    parser.add_argument("--state-dir", type=_path, default=None)
+    parser.add_argument("--report-dir", type=_path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument("--master", type=_text, default=default_master(), help="Spark master (as for run)")
+    parser.add_argument("--spark-conf", type=_text, action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--topics-per-job", type=_positive, default=25)
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+
+def _cutover_parsers(sub: Any) -> None:
+    cutover = sub.add_parser(
+        "cutover",
+        help="switch to the target: refuse while producers write or consumers run, final verified run, "
+        "group offsets with proof, cutover report",
+    )
+    _cluster_options(cutover, required=False)
+    cutover.add_argument("--include", type=_text, default=DEFAULT_INCLUDE, help="regex a topic name must fully match")
+    cutover.add_argument("--exclude", type=_text, help="regex of topic names to leave out")
+    cutover.add_argument("--rename", type=_text, default=DEFAULT_RENAME, help="target name template, as for run")
+    cutover.add_argument(
+        "--group", type=_text, help="regex a consumer group id must fully match (default: every group)"
+    )
+    cutover.add_argument("--exclude-group", type=_text, help="regex of consumer group ids to leave out")
+    cutover.add_argument("--replication-factor", type=_positive)
+    failback = sub.add_parser(
+        "failback",
+        help="after a cutover: copy what the target received back to the source, verified, and move the groups back",
+    )
+    failback.add_argument("--cutover", type=_text, required=True, metavar="CUTOVER_ID", help="the cutover to reverse")
+    _cluster_options(failback, required=False)
+
+
 def _ledger_url(args: argparse.Namespace) -> str:
     """--ledger, $KAFKA_MIGRATION_LEDGER_URL, or SQLite in the state dir; refused here if it cannot work."""
     from kafka_migration.ledger import default_ledger_url
@@ -262,12 +325,15 @@ def _report(args: argparse.Namespace) -> int:
             )
         ledger = _ledger(args)
         try:
-            run_id = json.loads(path.read_text())["run"]["run_id"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            data = json.loads(path.read_text())
+            if data.get("kind") == "cutover":  # a cutover report: its digest is recorded on the cutover
+                found = ledger.cutover(data["cutover"]["cutover_id"])
+            else:
+                found = ledger.run(data["run"]["run_id"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             print(f"{path} is not a kafka-migration report.json ({exc})")
             return EXIT_MISMATCH
-        run = ledger.run(run_id)
-        ok, message = verify_report(path, run["report_sha256"] if run else None)
+        ok, message = verify_report(path, found["report_sha256"] if found else None)
         print(message)
         return EXIT_OK if ok else EXIT_MISMATCH
     if len(args.what) != 1:
@@ -278,7 +344,33 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cutover_history(args: argparse.Namespace) -> int:
+    rows = _ledger(args).cutovers(limit=args.limit)
+    if not rows:
+        print("The ledger holds no cutovers yet.")
+        return EXIT_OK
+    header = ("cutover id", "started (UTC)", "status", "final run", "groups", "failback", "source -> target")
+    _print_table(
+        header,
+        [
+            (
+                r["cutover_id"],
+                r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "",
+                r["status"],
+                r["run_id"] or "",
+                str(len(r["groups"] or [])),
+                f"{r['failback_status']} ({r['failback_run_id']})" if r["failback_status"] else "",
+                f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
+            )
+            for r in rows
+        ],
+    )
+    return EXIT_OK
+
+
 def _history(args: argparse.Namespace) -> int:
+    if args.cutovers:
+        return _cutover_history(args)
     ledger = _ledger(args)
     rows = ledger.runs(limit=args.limit)
     syncs = ledger.group_syncs(limit=args.limit)
@@ -536,6 +628,128 @@ def _verdict_exit(outcome: RunOutcome) -> int:
     return EXIT_MISMATCH
 
 
+def _run_quietly(
+    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
+):  # type: ignore[no-untyped-def]
+    """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
+    from kafka_migration.pipeline import run_migration
+    from kafka_migration.report import generate_report
+
+    def on_line(line: str) -> None:
+        if args.verbose:
+            print(line, file=sys.stderr)
+
+    outcome = run_migration(
+        source,
+        target,
+        options,
+        args.state_dir or default_state_dir(),
+        ledger,
+        spark=SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf)),
+        on_plan=lambda plan: print(render_plan(plan)),
+        on_line=on_line,
+    )
+    if not outcome.nothing_new:
+        print(render_table(outcome.rows))
+    files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
+    print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
+    return outcome
+
+
+def _check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:
+    """What cutover and failback can check without a cluster, as run does: settings, Spark, directories."""
+    from kafka_migration.clients import check_client_settings
+
+    SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
+    writable_dir(
+        args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
+    )
+    writable_dir(_reports_dir(args), "The report directory (--report-dir)")
+    for cluster in clusters:
+        check_client_settings(cluster)
+
+
+def _cutover(args: argparse.Namespace) -> int:
+    from kafka_migration.cutover import FAILED
+    from kafka_migration.cutover_steps import finish_cutover, prepare_cutover
+    from kafka_migration.planner import new_run_id
+
+    if not args.source or not args.target:
+        raise ConfigurationError("kafka-migrate cutover needs --source and --target (HOST:PORT).")
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    options = MigrationOptions(
+        include=args.include,
+        exclude=args.exclude,
+        rename=args.rename,
+        replication_factor=args.replication_factor,
+        topics_per_job=args.topics_per_job,
+    )
+    compile_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
+    if args.exclude_group:
+        compile_pattern("exclude-group", args.exclude_group)
+    _check_before_writing(args, source, target)
+    from kafka_migration.ledger import Ledger
+
+    ledger = Ledger.open(_ledger_url(args))  # the final run may be the first one: like run, it may create it
+    cutover_id = new_run_id("cutover")
+    print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
+    checked = prepare_cutover(
+        source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
+    )
+    print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
+    try:
+        outcome = _run_quietly(args, source, target, options, ledger)
+    except BaseException as exc:
+        ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
+        raise
+    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, _reports_dir(args))
+    print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
+    print(f"Cutover report (checklist, group start offsets): {result.report}")
+    print(f"To go back later: kafka-migrate failback --cutover {cutover_id}")
+    return EXIT_OK
+
+
+def _failback(args: argparse.Namespace) -> int:
+    from kafka_migration.config import load_settings_file
+    from kafka_migration.cutover import FAILED
+    from kafka_migration.cutover_steps import finish_failback, load_cutover, prepare_failback
+
+    # Before the ledger is read: what the options say on their own (bootstraps may come from the cutover).
+    given = [
+        ClusterConfig.build(role, getattr(args, role), getattr(args, f"{role}_config"))
+        for role in ("source", "target")
+        if getattr(args, role)
+    ]
+    for role in ("source", "target"):
+        if getattr(args, f"{role}_config") and not getattr(args, role):
+            load_settings_file(role, getattr(args, f"{role}_config"))
+    _check_before_writing(args, *given)
+    ledger = _ledger(args)
+    cutover = load_cutover(ledger, args.cutover)
+    source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
+    target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
+    print(
+        f"Failback of cutover {cutover.cutover_id}: checking that the target topics stay quiet for "
+        f"{args.quiet_seconds:g}s ..."
+    )
+    cutover, checked, options = prepare_failback(source, target, ledger, cutover.cutover_id, args.quiet_seconds)
+    options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
+    try:
+        outcome = _run_quietly(
+            args, target, source, options, ledger
+        )  # reverse: the target's records go back to the source
+    except BaseException as exc:
+        ledger.update_cutover(
+            cutover.cutover_id, failback_status=FAILED, failback_message=str(exc)[:4000] or type(exc).__name__
+        )
+        raise
+    result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, _reports_dir(args))
+    print(f"Failback of cutover {cutover.cutover_id} COMPLETED: {result.message}.")
+    print(f"Report: {result.report}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -549,6 +763,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "history": _history,
         "offsets": _translate,
         "groups": _groups,
+        "cutover": _cutover,
+        "failback": _failback,
     }
     try:
         return commands[args.command](args)

@@ -401,3 +401,31 @@ class KafkaCluster:
                 )
             if pending:
                 time.sleep(0.2)
+
+    # -- cutover checks ---------------------------------------------------------------------------
+
+    def log_ends(self, names: Iterable[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        """Per partition of the named topics (high watermark, last stable offset): where the next record
+        lands, and the end of what read_committed consumers see (lower while a transaction is open)."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        wanted = list(names)
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        partitions = [
+            TopicPartition(n, p) for n in wanted if n in metadata.topics for p in metadata.topics[n].partitions
+        ]
+        if not partitions:
+            return {}
+        found: dict[tuple[str, int], list[int]] = {}
+        for isolation in (IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED):
+            futures = self.admin.list_offsets(
+                {tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation, request_timeout=self.timeout
+            )
+            for tp, future in futures.items():
+                info = self._result(future, f"list the end offset of {tp.topic}[{tp.partition}]")
+                found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
+        return {key: (values[0], values[1]) for key, values in sorted(found.items())}

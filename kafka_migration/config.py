@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.naming import validate_rename_template
+from kafka_migration.naming import target_topic_name, validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
 _SECRET_KEY = re.compile(
@@ -264,6 +264,8 @@ class MigrationOptions:
     topics_per_job: int = 25
     start: str = "earliest"  # where a partition without checkpoint starts: earliest, latest or a timestamp
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
+    # Explicit target names (source -> target) where a template cannot say it, e.g. a failback's way back.
+    topic_map: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str) and not self.include.strip():
@@ -287,6 +289,19 @@ class MigrationOptions:
                 f"The topics per job must be at least 1, got {self.topics_per_job}; the default is 25."
             )
         parse_start(self.start)
+        for source, target in (self.topic_map or {}).items():
+            target_topic_name("{topic}", str(target))  # a legal Kafka topic name, or a clear error
+            if not isinstance(source, str) or not source:
+                raise ConfigurationError(f"topic map entry {source!r} -> {target!r} needs a source topic name.")
+        targets = list((self.topic_map or {}).values())
+        if len(set(targets)) != len(targets):
+            raise ConfigurationError(f"topic map {dict(self.topic_map or {})} sends two topics to one target topic.")
+
+    def target_name(self, topic: str) -> str:
+        """The target topic of a source topic: the explicit map first, else the rename template."""
+        if self.topic_map and topic in self.topic_map:
+            return str(self.topic_map[topic])
+        return target_topic_name(self.rename, topic)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
@@ -308,6 +323,7 @@ class MigrationOptions:
             topics_per_job=25 if topics_per_job is None else topics_per_job,
             start=start if start and start.strip() else "earliest",
             allow_gaps=param_flag(values, "allow_gaps"),
+            topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
         )
 
 

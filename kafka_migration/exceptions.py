@@ -32,6 +32,15 @@ class TopicConflictError(ConfigurationError):
         super().__init__(f"{len(self.conflicts)} target topic conflict(s); nothing was written:\n{lines}")
 
 
+class CutoverRefusedError(ConfigurationError):
+    """A cutover or failback pre-flight check failed: producers or consumers still run. Nothing was written."""
+
+    def __init__(self, problems: list[str], what: str = "Cutover") -> None:
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{what} refused ({len(self.problems)} problem(s)); nothing was written:\n{lines}")
+
+
 class CopyError(MigrationError):
     """A copy task could not read or write all of its planned range."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -30,7 +31,8 @@ from kafka_migration.group_sync import (
     select_groups,
 )
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.store import redact_url
+from kafka_migration.ledger.store import Key, redact_url
+from kafka_migration.offsets import MappedSegment
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,7 @@ def sync_groups(
     allow_rewind: bool = False,
     run_id: str | None = None,
     sync_id: str | None = None,
+    segments: Mapping[Key, list[MappedSegment]] | None = None,
 ) -> GroupSyncResult:
     """Translate the committed offsets of the selected source groups to the target, write, prove and record them.
 
@@ -80,7 +83,8 @@ def sync_groups(
     target_cluster = GroupCluster(target)
     source_info = source_cluster.describe()
     target_info = target_cluster.describe()
-    segments = ledger.verified_segments(source_info.cluster_id, target_info.cluster_id)
+    if segments is None:  # a failback passes the forward segments read backwards too (cutover.combine_segments)
+        segments = ledger.verified_segments(source_info.cluster_id, target_info.cluster_id)
     if not segments:
         raise ConfigurationError(
             f"The ledger at {redact_url(str(ledger.engine.url))} holds no verified migration from cluster "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kafka_migration.exceptions import ConfigurationError
 
@@ -67,10 +67,14 @@ def name_collisions(new_names: Iterable[str], existing: Iterable[str]) -> list[t
     return pairs
 
 
-def target_names(template: str, topics: Iterable[str]) -> dict[str, str]:
-    """Source topic -> target topic for every topic; refuses names Kafka would refuse, and any two
-    topics that would land in one target (impossible with a valid template; checked, not assumed)."""
-    names = {topic: target_topic_name(template, topic) for topic in topics}
+def target_names(template: str, topics: Iterable[str], topic_map: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Source topic -> target topic for every topic (an explicit ``topic_map`` entry first, else the
+    template); refuses names Kafka would refuse, and any two topics that would land in one target
+    (impossible with a valid template alone; checked, not assumed)."""
+    names = {
+        topic: str(topic_map[topic]) if topic_map and topic in topic_map else target_topic_name(template, topic)
+        for topic in topics
+    }
     by_target: dict[str, list[str]] = {}
     for topic, name in names.items():
         by_target.setdefault(name, []).append(topic)

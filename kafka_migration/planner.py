@@ -100,7 +100,7 @@ def build_plan(
             + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
             + ". Nothing was written; check the patterns (they must match the whole topic name)."
         )
-    names = target_names(options.rename, selection.selected)
+    names = target_names(options.rename, selection.selected, options.topic_map)
     _refuse_name_clashes(names, set(selection.selected), target, same_cluster, options.rename)
     problems: list[str] = []
     source_states = source.topic_states(selection.selected)

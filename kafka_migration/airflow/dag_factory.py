@@ -128,6 +128,97 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
     }
 
 
+def run_steps(
+    dag_id: str,
+    source_conn_id: str = "{{ params.source_conn_id }}",
+    target_conn_id: str = "{{ params.target_conn_id }}",
+    options_from: str | None = None,
+    group_sync: bool = False,
+    declared: tuple[str, ...] | None = None,
+) -> tuple[Any, Any]:
+    """plan -> create_topics -> copy -> verify -> topic_result [-> sync_groups] -> summary, inside a ``with DAG``;
+    returns (plan, summary).
+
+    ``options_from`` names a task whose return value holds ``options`` and the connection ids
+    the run uses instead of the Params (the failback's reverse direction and topic map).
+    ``group_sync`` adds the optional ``sync_groups`` task (Param ``sync_groups``); the cutover
+    DAGs move their groups in their own ``finish`` task instead. ``declared``: the DAG's Param names,
+    so that the plan task refuses any other key of the run configuration (a likely typo).
+    """
+
+    def _conns(ti: Any, params: dict | None) -> tuple[str | None, str | None, dict | None]:  # type: ignore[type-arg]
+        if options_from is None:
+            return None, None, None
+        prepared = ti.xcom_pull(task_ids=options_from) or {}
+        return prepared.get("source_conn_id"), prepared.get("target_conn_id"), prepared.get("options")
+
+    @task
+    def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+        from airflow.sdk.exceptions import AirflowFailException
+
+        source, target, options = _conns(ti, params)
+        try:
+            planned = tasks.plan_run(
+                params or {},
+                run_id or "manual",
+                dag_id=dag_id,
+                declared=declared,
+                options=options,
+                source_conn_id=source,
+                target_conn_id=target,
+            )
+        except ConfigurationError as exc:  # bad input: fail at once, a retry would meet the same input
+            raise AirflowFailException(str(exc)) from None
+        ti.xcom_push(key="plan", value=planned["plan"])
+        return planned["jobs"]
+
+    @task
+    def create_topics(jobs: list[dict], params: dict | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+        planned = ti.xcom_pull(task_ids="plan", key="plan")
+        _, target, _ = _conns(ti, params)
+        return tasks.create_topics(planned, target or (params or {}).get("target_conn_id") or "kafka_target")
+
+    @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
+    def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
+        from airflow.sdk import get_current_context
+
+        get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
+        return tasks.topic_result(plan_path, topic)
+
+    # NONE_FAILED: also after a run with nothing new (no topic tasks), so a nightly sync keeps a standby's
+    # groups warm; not after a failed topic.
+    @task(trigger_rule=TriggerRule.NONE_FAILED)
+    def sync_groups(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        return tasks.sync_consumer_groups(params or {}, ti.xcom_pull(task_ids="plan", key="plan"))
+
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        requested = group_sync and bool((params or {}).get("sync_groups"))
+        return tasks.summarize_run(
+            ti.xcom_pull(task_ids="plan", key="plan"),
+            group_sync=ti.xcom_pull(task_ids="sync_groups") if requested else None,
+            sync_requested=requested,
+        )
+
+    jobs = plan()
+    topics = create_topics(jobs)
+    spark_step = {
+        "source_conn_id": source_conn_id,
+        "target_conn_id": target_conn_id,
+        "conn_id": "spark_default",
+        "map_index_template": "{{ task.job['label'] }}",
+    }
+    copy = MigrationSparkOperator.partial(task_id="copy", step="copy", **spark_step).expand(job=jobs)
+    verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
+    results = topic_result.expand_kwargs(topics)
+    done = summary()
+    if group_sync:
+        topics >> copy >> verify >> results >> sync_groups() >> done
+    else:
+        topics >> copy >> verify >> results >> done
+    return jobs, done
+
+
 def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], description: str, doc_md: str) -> DAG:
     declared = tuple(params)
     with DAG(
@@ -140,55 +231,5 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
         tags=["kafka", "migration"],
         doc_md=doc_md,
     ) as dag:
-
-        @task
-        def plan(params: dict | None = None, run_id: str | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            from airflow.sdk.exceptions import AirflowFailException
-
-            try:
-                planned = tasks.plan_run(params or {}, run_id or "manual", dag_id=dag_id, declared=declared)
-            except ConfigurationError as exc:  # bad input: fail at once, a retry would meet the same input
-                raise AirflowFailException(str(exc)) from None
-            ti.xcom_push(key="plan", value=planned["plan"])
-            return planned["jobs"]
-
-        @task
-        def create_topics(jobs: list[dict], params: dict | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-            planned = ti.xcom_pull(task_ids="plan", key="plan")
-            return tasks.create_topics(planned, (params or {}).get("target_conn_id") or "kafka_target")
-
-        @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
-        def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
-            from airflow.sdk import get_current_context
-
-            get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-            return tasks.topic_result(plan_path, topic)
-
-        # NONE_FAILED: also after a run with nothing new (no topic tasks), so a nightly sync keeps a standby's
-        # groups warm; not after a failed topic.
-        @task(trigger_rule=TriggerRule.NONE_FAILED)
-        def sync_groups(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return tasks.sync_consumer_groups(params or {}, ti.xcom_pull(task_ids="plan", key="plan"))
-
-        @task(trigger_rule=TriggerRule.ALL_DONE)
-        def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            requested = bool((params or {}).get("sync_groups"))
-            return tasks.summarize_run(
-                ti.xcom_pull(task_ids="plan", key="plan"),
-                group_sync=ti.xcom_pull(task_ids="sync_groups") if requested else None,
-                sync_requested=requested,
-            )
-
-        jobs = plan()
-        topics = create_topics(jobs)
-        spark_step = {
-            "source_conn_id": "{{ params.source_conn_id }}",
-            "target_conn_id": "{{ params.target_conn_id }}",
-            "conn_id": "spark_default",
-            "map_index_template": "{{ task.job['label'] }}",
-        }
-        copy = MigrationSparkOperator.partial(task_id="copy", step="copy", **spark_step).expand(job=jobs)
-        verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
-        results = topic_result.expand_kwargs(topics)
-        topics >> copy >> verify >> results >> sync_groups() >> summary()
+        run_steps(dag_id, group_sync=True, declared=declared)
     return dag

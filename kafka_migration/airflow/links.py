@@ -6,7 +6,7 @@ from typing import Any
 
 from airflow.sdk import BaseOperatorLink
 
-MIGRATION_DAGS = ("kafka_migration", "kafka_nightly_sync")
+MIGRATION_DAGS = ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback")  # the run each one makes
 URL_PREFIX = "/kafka-migrations"
 
 

@@ -103,14 +103,19 @@ def _label(topics: list[str]) -> str:
 
 
 def validated_inputs(
-    params: dict[str, Any], declared: Iterable[str] | None = None
+    params: dict[str, Any],
+    declared: Iterable[str] | None = None,
+    options: dict[str, Any] | None = None,
+    source_conn_id: str | None = None,
+    target_conn_id: str | None = None,
 ) -> tuple[MigrationOptions, ClusterConfig, ClusterConfig, Path, str]:
     """Turn a run's Params and connections into checked values before anything is written.
 
     Refuses, with one line naming the problem and the fix: Params that are not declared (a typo
     would otherwise fall back to a default such as include '.*'), Params of the wrong type or value,
     missing or malformed connections, settings librdkafka refuses, an unwritable state or report
-    directory and a ledger URL of an unsupported scheme.
+    directory and a ledger URL of an unsupported scheme. ``options`` and the connection ids override
+    the Params (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.clients import check_client_settings
@@ -123,11 +128,12 @@ def validated_inputs(
                 f"Unknown Param(s) {', '.join(map(repr, unknown))} in the run configuration; this DAG takes "
                 f"{', '.join(sorted(declared))} (check the spelling)."
             )
-    options = MigrationOptions.from_mapping(params)
+    checked = MigrationOptions.from_mapping({**params, **(options or {})})
     check_group_params(params)
     conn_ids = {}
+    overrides = {"source": source_conn_id, "target": target_conn_id}
     for role in ("source", "target"):
-        conn_id = params.get(f"{role}_conn_id")
+        conn_id = overrides[role] or params.get(f"{role}_conn_id")
         if conn_id is not None and (not isinstance(conn_id, str) or not conn_id.strip()):
             raise ConfigurationError(
                 f"Param '{role}_conn_id' must name an Airflow connection, got {conn_id!r}; the default is "
@@ -142,22 +148,32 @@ def validated_inputs(
     writable_dir(settings.reports_dir(), "The report directory ([kafka_migration] reports_dir)")
     url = ledger_url()
     check_ledger_url(url)
-    return options, source, target, directory, url
+    return checked, source, target, directory, url
 
 
 def plan_run(
-    params: dict[str, Any], run_id: str, dag_id: str = "kafka_migration", declared: Iterable[str] | None = None
+    params: dict[str, Any],
+    run_id: str,
+    dag_id: str = "kafka_migration",
+    declared: Iterable[str] | None = None,
+    options: dict[str, Any] | None = None,
+    source_conn_id: str | None = None,
+    target_conn_id: str | None = None,
 ) -> dict[str, Any]:
     """Plan the run and return the small descriptors the mapped tasks expand over.
 
     ``declared``: the DAG's Param names; anything else in ``params`` is refused as a likely typo.
+    ``options`` and the connections default to the DAG's Params; a failback passes its own
+    (the reverse direction, an explicit topic map).
     """
     from kafka_migration.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.pipeline import run_dir
     from kafka_migration.planner import build_plan, safe_run_id
 
-    options, source_config, target_config, state, url = validated_inputs(params, declared)
+    options, source_config, target_config, state, url = validated_inputs(
+        params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
+    )
     check_executor_env()
     source = KafkaCluster(source_config)
     target = KafkaCluster(target_config)

@@ -114,6 +114,7 @@ def create_app(
             if body
             else "<p>No migration runs yet. Trigger the <code>kafka_migration</code> DAG to start one.</p>"
         )
+        table += _cutovers_table(request, ledger().cutovers(limit=50))
         page = (
             "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Kafka migrations</title>"
             f"<style>{_CSS}</style></head><body><h1>Kafka migrations</h1>"
@@ -143,4 +144,45 @@ def create_app(
             generate_report(ledger(), run_id, Path(get_reports()))
         return FileResponse(path, media_type=_MEDIA[fmt])
 
+    @app.get("/cutovers/{cutover_id}/report.{fmt}", name="cutover_report_file")
+    def cutover_report_file(cutover_id: str, fmt: str) -> FileResponse:
+        return FileResponse(_cutover_report(ledger(), Path(get_reports()), cutover_id, fmt), media_type=_MEDIA[fmt])
+
     return app
+
+
+def _cutover_report(ledger: Any, reports: Path, cutover_id: str, fmt: str) -> Path:
+    """A cutover's report file, written from the ledger when missing."""
+    from kafka_migration.cutover_report import generate_cutover_report
+
+    if fmt not in _MEDIA:
+        raise HTTPException(status_code=404, detail="report formats: html, json, md")
+    if ledger.cutover(cutover_id) is None:
+        raise HTTPException(status_code=404, detail=f"No cutover {cutover_id!r} in the ledger")
+    path = reports / cutover_id / f"report.{fmt}"
+    if not path.exists():
+        generate_cutover_report(ledger, cutover_id, reports)
+    return path
+
+
+def _cutovers_table(request: Request, rows: Sequence[dict[str, Any]]) -> str:
+    """The cutovers and their failbacks, each with its report (checklist, group start offsets)."""
+    if not rows:
+        return ""
+    body = []
+    for r in rows:
+        report = request.url_for("cutover_report_file", cutover_id=r["cutover_id"], fmt="html")
+        status = {"completed": "verified", "refused": "running"}.get(r["status"], r["status"])
+        failback = f"{r['failback_status']}" if r["failback_status"] else "–"
+        body.append(
+            f"<tr><td><code>{html.escape(r['cutover_id'])}</code></td>"
+            f"<td>{html.escape(r['started_at'].strftime('%Y-%m-%d %H:%M:%S') if r['started_at'] else '–')}</td>"
+            f"<td><span class='pill {_status_class(status)}'>{html.escape(r['status'].upper())}</span></td>"
+            f"<td><code>{html.escape(r['run_id'] or '–')}</code></td><td>{html.escape(failback)}</td>"
+            f"<td>{html.escape(r['source_cluster_id'])} → {html.escape(r['target_cluster_id'])}</td>"
+            f"<td><a href='{report}'>report</a></td></tr>"
+        )
+    return (
+        "<h1 style='margin-top:1.5rem'>Cutovers</h1><table><tr><th>cutover</th><th>started (UTC)</th><th>status</th>"
+        "<th>final run</th><th>failback</th><th>clusters</th><th></th></tr>" + "".join(body) + "</table>"
+    )

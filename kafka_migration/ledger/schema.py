@@ -124,3 +124,33 @@ group_syncs = Table(  # 0003_group_syncs: one row per consumer group partition a
     Index("ix_km_group_syncs_run", "run_id"),
     Index("ix_km_group_syncs_group", "source_cluster_id", "target_cluster_id", "group_id"),
 )
+
+# 0005_cutovers: one row per cutover attempt, and the failback that may follow it.
+cutovers = Table(
+    "km_cutovers",
+    metadata,
+    Column("cutover_id", String(250), primary_key=True),
+    Column("trigger", String(40), nullable=False),  # "cli" or "airflow"
+    Column("dag_id", String(250)),
+    Column("dag_run_id", String(250)),
+    Column("params", JSON, nullable=False),  # topic and group selection, quiet_seconds
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("source_bootstrap", Text, nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("target_bootstrap", Text, nullable=False),
+    Column("run_id", String(250)),  # the final incremental run
+    # [{source_topic, target_topic, partitions: [{partition, source_end, target_end}]}]: where failback starts
+    Column("topics", JSON, nullable=False, default=list),
+    Column("groups", JSON, nullable=False, default=list),  # group ids moved to the target
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", DateTime(timezone=True)),
+    Column("status", String(20), nullable=False),  # checking, refused, running, completed, failed
+    Column("message", Text),
+    Column("report_sha256", String(80)),
+    Column("failback_run_id", String(250)),
+    Column("failback_status", String(20)),  # running, completed, failed
+    Column("failback_started_at", DateTime(timezone=True)),
+    Column("failback_ended_at", DateTime(timezone=True)),
+    Column("failback_message", Text),
+    Index("ix_km_cutovers_clusters", "source_cluster_id", "target_cluster_id"),
+)

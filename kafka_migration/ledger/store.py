@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.group_sync import GOOD_OUTCOMES, GroupSyncResult
-from kafka_migration.ledger.schema import checkpoints, group_syncs, offset_map, runs, segments
+from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, offset_map, runs, segments
 from kafka_migration.offsets import MappedSegment, translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
 from kafka_migration.results import TopicOutcome
@@ -556,6 +556,74 @@ class Ledger:
                 .limit(limit)
             )
             return [dict(r._mapping) for r in result]
+
+    # -- cutovers and failbacks -------------------------------------------------------------------
+
+    def start_cutover(self, cutover_id: str, values: Mapping[str, Any]) -> None:
+        """Record a cutover attempt (status ``checking``); a retried task updates its own row."""
+        with self.engine.begin() as c:
+            exists = c.execute(select(cutovers.c.cutover_id).where(cutovers.c.cutover_id == cutover_id)).first()
+            if exists:
+                c.execute(update(cutovers).where(cutovers.c.cutover_id == cutover_id).values(**values))
+            else:
+                c.execute(
+                    insert(cutovers).values(
+                        cutover_id=cutover_id, started_at=_now(), topics=[], groups=[], status="checking", **values
+                    )
+                )
+
+    def update_cutover(self, cutover_id: str, finished: bool = False, **values: Any) -> None:
+        if finished:
+            values["ended_at"] = _now()
+        if values.get("failback_status") == "running":
+            values.setdefault("failback_started_at", _now())
+        elif values.get("failback_status") in ("completed", "failed"):
+            values["failback_ended_at"] = _now()
+        with self.engine.begin() as c:
+            c.execute(update(cutovers).where(cutovers.c.cutover_id == cutover_id).values(**values))
+
+    def cutover(self, cutover_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(cutovers).where(cutovers.c.cutover_id == cutover_id)).first()
+            return dict(row._mapping) if row else None
+
+    def cutovers(self, limit: int = 50) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            result = c.execute(select(cutovers).order_by(cutovers.c.started_at.desc()).limit(limit))
+            return [dict(r._mapping) for r in result]
+
+    def seed_checkpoints(
+        self, source_cluster_id: str, target_cluster_id: str, seeds: Mapping[Key, Checkpoint]
+    ) -> dict[Key, Checkpoint]:
+        """Place checkpoints where a run of this direction must start (a failback at the cutover point).
+
+        A checkpoint already at or beyond its seed is kept (a retried failback continues from its
+        progress); the checkpoints in force afterwards are returned.
+        """
+        now = _now()
+        with self.engine.begin() as c:
+            for (source_topic, partition, target_topic), seed in seeds.items():
+                key = {
+                    "source_cluster_id": source_cluster_id,
+                    "source_topic": source_topic,
+                    "partition": partition,
+                    "target_cluster_id": target_cluster_id,
+                    "target_topic": target_topic,
+                }
+                where = and_(*(checkpoints.c[k] == v for k, v in key.items()))
+                current = c.execute(select(checkpoints.c.source_offset).where(where)).scalar()
+                values = {
+                    "source_offset": seed.source_offset,
+                    "target_offset": seed.target_offset,
+                    "run_id": seed.run_id,
+                    "updated_at": now,
+                }
+                if current is None:
+                    c.execute(insert(checkpoints).values(**key, **values))
+                elif current < seed.source_offset:
+                    c.execute(update(checkpoints).where(where).values(**values))
+        found = self.checkpoints(source_cluster_id, target_cluster_id)
+        return {key: found[key] for key in seeds}
 
 
 def _segment_status(

@@ -280,6 +280,15 @@ SPECIFIC: list[Case] = [
     cmd("sync_id", "groups", "show", "", expect="argument SYNC_ID: must not be empty"),
     cmd("sync_id", "groups", "show", "sync-1", expect="The ledger has no group sync 'sync-1'", ledger=True),
     cmd("(usage)", "groups", expect="required: groups_command"),
+    cmd("--quiet-seconds", *BASE["cutover"], "--quiet-seconds", "-1", expect="must be 0 or more seconds"),
+    cmd("--quiet-seconds", *BASE["cutover"], "--quiet-seconds", "soon", expect="must be a number of seconds"),
+    cmd("--quiet-seconds", *BASE["failback"], "--quiet-seconds", "nan", expect="must be 0 or more seconds"),
+    cmd("--group", *BASE["cutover"], "--group", "app-(", expect="pattern 'app-(' is not a valid regular"),
+    cmd("--exclude-group", *BASE["cutover"], "--exclude-group", "[", expect="pattern '[' is not a valid regular"),
+    cmd("--cutover", "failback", "--cutover", "", expect="argument --cutover: must not be empty"),
+    cmd("--cutover", "failback", expect="the following arguments are required: --cutover"),
+    cmd("--cutover", *BASE["failback"], expect="There is no ledger at"),
+    cmd("--cutover", "failback", "--cutover", "c-1", expect="no cutover 'c-1'", ledger=True),
     run("--executor-env", "--executor-env", "", expect="argument --executor-env: must not be empty"),
     run("--executor-env", "--executor-env", "{tmp}/none.tar.gz", expect="none.tar.gz does not exist"),
     run("--executor-env", "--executor-env", "{tmp}/env.txt", expect="env.txt", env_txt="x"),
@@ -314,7 +323,7 @@ def _options(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> It
 CLI_CASES: list[Case] = _shared_cases() + SPECIFIC
 
 # Options whose every value is valid: flags without a value, and --help / --version.
-NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--allow-rewind", "--verbose", "--help", "--version"}
+NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--allow-rewind", "--cutovers", "--verbose", "--help", "--version"}
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:

@@ -55,3 +55,25 @@ def test_task_link_points_at_the_run_report() -> None:
     assert link == f"/kafka-migrations/runs/{run_id_for('kafka_migration', Key.run_id)}"
     Key.dag_id = "other_dag"
     assert MigrationReportLink().get_link(None, ti_key=Key()) == ""
+
+
+def test_page_lists_cutovers_with_their_reports(client: TestClient, tmp_path: Path) -> None:
+    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    ledger.start_cutover(
+        "kafka_cutover__manual_2__cutover",
+        {
+            "trigger": "airflow",
+            "params": {"quiet_seconds": 30},
+            "source_cluster_id": "src-cluster",
+            "source_bootstrap": "s:9092",
+            "target_cluster_id": "tgt-cluster",
+            "target_bootstrap": "t:9092",
+        },
+    )
+    ledger.update_cutover("kafka_cutover__manual_2__cutover", finished=True, status="refused", message="busy")
+    page = client.get("/").text
+    assert "Cutovers" in page and "REFUSED" in page
+    assert "/cutovers/kafka_cutover__manual_2__cutover/report.html" in page
+    report = client.get("/cutovers/kafka_cutover__manual_2__cutover/report.html")
+    assert report.status_code == 200 and "CUTOVER REFUSED" in report.text
+    assert client.get("/cutovers/nope/report.html").status_code == 404

@@ -1,0 +1,67 @@
+"""finish_cutover on a real broker, without Spark: records written during the final run fail the cutover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.seed import create_topic, producer, seal_partitions, send
+from kafka_migration.config import ClusterConfig
+from kafka_migration.cutover_steps import finish_cutover
+from kafka_migration.exceptions import MigrationError
+from kafka_migration.ledger import Ledger
+from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.preflight import Preflight
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_source_written_during_the_final_run_fails_the_cutover(clusters, tmp_path: Path, unique: str) -> None:  # type: ignore[no-untyped-def]
+    topic = f"late{unique}"
+    create_topic(clusters.source, topic, 1)
+    p = producer(clusters.source)
+    for i in range(10):
+        send(p, topic, 0, f"k{i}".encode(), b"v")
+    p.flush(10)
+    seal_partitions(clusters.source, topic, [0])  # ends at 11: one more than the pre-flight saw
+    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    source, target = ClusterInfo("source", clusters.source, "src", 1), ClusterInfo("target", clusters.target, "tgt", 1)
+    run = MigrationPlan(
+        "run-1",
+        "now",
+        source,
+        target,
+        {},
+        (TopicPlan(topic, topic, (PartitionPlan(0, 0, 10, 0, 0, 10),), 1, {}, {}, True),),
+    )
+    ledger.start_run(run, trigger="cli")
+    ledger.finish_run("run-1", "verified", 10)
+    ledger.start_cutover(
+        "cutover-1",
+        {
+            "trigger": "cli",
+            "params": {"quiet_seconds": 0},
+            "source_cluster_id": "src",
+            "source_bootstrap": clusters.source,
+            "target_cluster_id": "tgt",
+            "target_bootstrap": clusters.target,
+        },
+    )
+    checked = Preflight("source", (topic,), {(topic, 0): 10}, ())
+    with pytest.raises(
+        MigrationError, match=rf"source topic {topic} was written to during the cutover \(\[0\] 10 -> 11\)"
+    ):
+        finish_cutover(
+            ClusterConfig("source", {"bootstrap.servers": clusters.source}),
+            ClusterConfig("target", {"bootstrap.servers": clusters.target}),
+            ledger,
+            "cutover-1",
+            checked,
+            run,
+            tmp_path / "reports",
+        )
+    row = ledger.cutover("cutover-1")
+    assert row["status"] == "failed" and row["topics"] == [] and "written to during the cutover" in row["message"]
+    markdown = (tmp_path / "reports" / "cutover-1" / "report.md").read_text()
+    assert "CUTOVER FAILED" in markdown and "do NOT switch: the cutover did not complete" in markdown
