@@ -147,14 +147,13 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
     assert set((state_dir() / "runs").glob("*")) == run_dirs_before
 
 
-def test_bad_group_pattern_fails_at_planning_and_writes_nothing(
-    migration_dag, clusters, kafka_connections, unique
-) -> None:  # type: ignore[no-untyped-def]
+def test_bad_group_pattern_is_refused_when_triggered(migration_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]
+    """The groups Param is a JSON Schema 'regex' like include: the trigger itself is refused, no run starts."""
+    from airflow.sdk.exceptions import ParamValidationError
+
     topic = f"groups{unique}"  # a valid selection: only the group pattern is wrong
     create_topic(clusters.source, topic, 1)
     before = _topics(clusters.target)
-    run = migration_dag.test(run_conf={"include": topic, "sync_groups": True, "groups": "app-("})
-    assert str(run.state) == "failed"
-    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states["plan"] == "failed" and states["copy"] == "upstream_failed"
+    with pytest.raises(ParamValidationError, match=r"Invalid input for param groups: 'app-\(' is not a 'regex'"):
+        migration_dag.test(run_conf={"include": topic, "sync_groups": True, "groups": "app-("})
     assert _topics(clusters.target) == before

@@ -353,6 +353,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     group = f"{m.prefix}-bad"
     _commit(m.source, group, {(m.topic("orders"), 0): 3})
     before = Ledger.open(ledger).group_syncs()
+    Ledger.open(f"sqlite:///{tmp_path / 'empty.db'}").engine.dispose()  # a ledger that exists but holds no runs
     sync = ["groups", "sync", "--source", m.source, "--target", m.target]
     cases = {  # name -> (arguments, ledger, expected message)
         "bad pattern": ([*sync, "--group", "("], ledger, "Param groups) pattern '(' is not a valid"),
