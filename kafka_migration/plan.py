@@ -67,6 +67,9 @@ class TopicPlan:
     skipped_configs: dict[str, str]
     create: bool
     warnings: tuple[str, ...] = ()
+    # Topic ids when planned (Kafka 2.8+); stored with the checkpoints to recognise a recreated topic.
+    source_topic_id: str | None = None
+    target_topic_id: str | None = None
 
     @property
     def offset_span(self) -> int:

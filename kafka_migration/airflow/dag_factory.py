@@ -115,11 +115,11 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
             return tasks.create_topics(planned, (params or {}).get("target_conn_id") or "kafka_target")
 
         @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
-        def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
+        def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None) -> dict:  # type: ignore[type-arg]
             from airflow.sdk import get_current_context
 
             get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-            return tasks.topic_result(plan_path, topic)
+            return tasks.topic_result(plan_path, topic, target_topic_id)
 
         @task(trigger_rule=TriggerRule.ALL_DONE)
         def summary(ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
