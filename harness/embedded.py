@@ -57,8 +57,13 @@ class EmbeddedCluster:
             self._log_file = None
 
 
-def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0) -> EmbeddedCluster:
-    """Start one broker on a free loopback port and wait until it accepts connections."""
+def start_cluster(
+    name: str, log_dir: Path | None = None, timeout: float = 20.0, cluster_id: str | None = None
+) -> EmbeddedCluster:
+    """Start one broker on a free loopback port and wait until it accepts connections.
+
+    ``cluster_id`` reuses an id on purpose (tests of a ledger that meets other clusters under known ids).
+    """
     port = free_port()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-migration-broker-"))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -67,7 +72,7 @@ def start_cluster(name: str, log_dir: Path | None = None, timeout: float = 20.0)
     url = f"tcp://127.0.0.1:{port}"
     # A new cluster id per start: each process is a new, empty cluster, and the ledger keys
     # checkpoints by cluster id (a reused id would look like a cluster whose topics were recreated).
-    cluster_id = f"{name}-{uuid.uuid4().hex[:8]}"
+    cluster_id = cluster_id or f"{name}-{uuid.uuid4().hex[:8]}"
     process = subprocess.Popen(
         [
             broker_binary(),
