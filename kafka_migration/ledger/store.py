@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert, select, text, update
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 Key = tuple[str, int, str]  # (source topic, partition, target topic)
+
+_MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
 
 def default_ledger_url(state_dir: Path) -> str:
@@ -114,7 +117,9 @@ class Ledger:
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         try:
-            with self.engine.begin() as connection:
+            with self._migration_lock(), self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":  # runs starting at once on a new ledger: one migrates
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except OperationalError as exc:
@@ -122,6 +127,22 @@ class Ledger:
                 f"Cannot open the ledger at {redact_url(str(self.engine.url))}: {exc.orig}. Check the URL, that the "
                 "database server is up and that the user may create tables."
             ) from None
+
+    @contextlib.contextmanager
+    def _migration_lock(self) -> Iterator[None]:
+        """SQLite creates tables outside transactions: processes sharing the file take turns through a lock file."""
+        database = self.engine.url.database if self.engine.dialect.name == "sqlite" else None
+        if not database or database == ":memory:":
+            yield
+            return
+        import fcntl
+
+        with open(f"{database}.migrate.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     # -- runs -----------------------------------------------------------------------------------
 

@@ -108,3 +108,24 @@ def test_a_bad_time_to_live_is_refused(value: str) -> None:
     with pytest.raises(ConfigurationError, match=r"at least 1 seconds|not a number"):
         parse_lease_ttl(value)
     assert parse_lease_ttl(None) == 600 and parse_lease_ttl("2.5") == 2.5
+
+
+def test_runs_opening_a_new_ledger_at_once_migrate_it_once(ledger_url: str) -> None:
+    """Two runs started at the same moment on an empty ledger both create the schema: one waits for the other."""
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def open_ledger() -> None:
+        start.wait()
+        try:
+            Ledger.open(ledger_url)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_ledger) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert Ledger.open(ledger_url).leases.active() == []
