@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, and_, delete, or_, select, tuple_, update
+from sqlalchemy import Engine, and_, delete, select, tuple_, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from kafka_migration.exceptions import ConfigurationError, LeaseHeldError, LeaseLostError
@@ -272,16 +272,9 @@ class Leases:
     def active(self, keys: Iterable[LeaseKey] | None = None) -> list[Lease]:
         """Leases not yet expired (of the given target topics, or all)."""
         query = select(leases).where(leases.c.expires_at > _now())
-        wanted = list(keys or [])
+        wanted = [(k.target_cluster_id, k.target_topic) for k in keys or []]
         if wanted:
-            query = query.where(
-                or_(
-                    *(
-                        and_(leases.c.target_cluster_id == k.target_cluster_id, leases.c.target_topic == k.target_topic)
-                        for k in wanted
-                    )
-                )
-            )
+            query = query.where(tuple_(leases.c.target_cluster_id, leases.c.target_topic).in_(wanted))
         with self.engine.connect() as c:
             return [_row_lease(r) for r in c.execute(query.order_by(leases.c.target_topic))]
 

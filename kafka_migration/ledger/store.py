@@ -14,7 +14,7 @@ from sqlalchemy import Engine, and_, create_engine, delete, event, func, insert,
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.ledger.leases import Leases
+from kafka_migration.ledger.leases import LeaseKey, Leases
 from kafka_migration.ledger.schema import checkpoint_topic_ids, checkpoints, offset_map, runs, segments
 from kafka_migration.offsets import translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
@@ -333,9 +333,7 @@ class Ledger:
                     + (f" to {target_topic}" if target_topic else "")
                     + " for these clusters; nothing to forget (kafka-migrate history lists the runs)."
                 )
-            from kafka_migration.ledger.leases import LeaseKey
-
-            held = self.leases.active(LeaseKey(s, t, sc, tc) for s, t, sc, tc, _ in found)
+            held = self.leases.active(LeaseKey(*row[:4]) for row in found)
             if held:
                 raise ConfigurationError(
                     "A run is copying this topic now: "
@@ -359,7 +357,7 @@ class Ledger:
                 }
                 if c.execute(update(checkpoint_topic_ids).where(where).values(**values)).rowcount == 0:
                     c.execute(insert(checkpoint_topic_ids).values(**key, **values))
-        return [(s, t, sc, tc) for s, t, sc, tc, _ in found]
+        return [(row[0], row[1], row[2], row[3]) for row in found]
 
     def known_topics(self, source_cluster_id: str, target_cluster_id: str) -> dict[str, str]:
         """Source topics copied before (source -> target name) for this pair of clusters."""

@@ -58,11 +58,11 @@ def test_two_cli_runs_at_the_same_moment_one_copies_the_other_refuses(  # type: 
     assert ledger.leases.active() == []  # released at the end
 
 
+# PostgreSQL only: the database itself refuses connections (ALLOW_CONNECTIONS false) while the run ends.
+@pytest.mark.parametrize("ledger_url", ["postgresql"], indirect=True)
 def test_ledger_lost_at_the_end_is_never_reported_verified_and_a_rerun_finishes(  # type: ignore[no-untyped-def]
     clusters, unique, tmp_path: Path, ledger_url: str
 ) -> None:
-    if not ledger_url.startswith("postgresql"):
-        pytest.skip("the database is made unreachable by PostgreSQL itself (ALLOW_CONNECTIONS false)")
     topic = f"ledgerlost{unique}"
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 2, 200, "a")
