@@ -49,9 +49,15 @@ def test_target_deleted_after_a_verified_run() -> None:
     assert "[0] 100, [1] 50" in problem and "checkpoints forget" in problem
 
 
-def test_target_truncated_below_the_checkpoint() -> None:
-    (problem,) = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, "tid-1"))
-    assert "target copy[1] ends at offset 20, below offset 50 up to which run r1 verified source orders[1]" in problem
+def test_target_truncated_below_the_checkpoint_when_ids_cannot_tell() -> None:
+    for ids in (None, TopicIds("id-1", None, "r1")):  # a ledger from before topic ids, or a broker without them
+        (problem,) = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, None), ids=ids)
+        assert (
+            "target copy[1] ends at offset 20, below offset 50 up to which run r1 verified source orders[1]" in problem
+        )
+    # The same topic id: the topic the checkpoints were verified in. Its end is not compared (records cannot be
+    # removed from its end; and a broker's ListOffsets may lag, as the embedded one does after batched writes).
+    assert problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, "tid-1")) == []
 
 
 def test_target_recreated_is_known_by_its_topic_id_even_when_refilled() -> None:
