@@ -171,10 +171,21 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    rows = _ledger(args).runs(limit=args.limit)
+    ledger = _ledger(args)
+    rows = ledger.runs(limit=args.limit)
     if not rows:
         print("The ledger holds no runs yet.")
         return EXIT_OK
+    _print_history(rows)
+    held = ledger.leases.active()
+    if held:
+        print(f"\nRuns writing now ({len(held)} target topic lease(s)):")
+        for lease in held:
+            print(f"  {lease.key.target_topic} on {lease.key.target_cluster_id}: {lease.describe()}")
+    return EXIT_OK
+
+
+def _print_history(rows: Sequence[dict]) -> None:  # type: ignore[type-arg]
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "source -> target")
     body = [
         (
@@ -191,7 +202,6 @@ def _history(args: argparse.Namespace) -> int:
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
     for line in (header, tuple("-" * w for w in widths), *body):
         print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-    return EXIT_OK
 
 
 def _translate(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""`kafka-migrate checkpoints forget`: the way out after a topic was recreated, on both ledger backends."""
+"""`kafka-migrate checkpoints forget` (the way out after a recreated topic) and `history`, on both backends."""
 
 from __future__ import annotations
 
@@ -58,3 +58,15 @@ def test_forget_from_the_command_line(ledger_url: str, capsys: pytest.CaptureFix
     assert "Forgot the checkpoints of orders on src-cluster -> copy.orders on tgt-cluster" in capsys.readouterr().out
     assert main(["checkpoints", "forget", "--topic", "orders", "--target-topic", "x", "--ledger", ledger_url]) == 2
     assert "no copy of source topic orders to x" in capsys.readouterr().err
+
+
+def test_history_lists_the_runs_writing_now(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    ledger = Ledger.open(ledger_url)
+    first = plan("run-1", 0, 100, 0)
+    ledger.start_run(first, trigger="cli")
+    key = LeaseKey("src-cluster", "orders", "tgt-cluster", "copy.orders")
+    ledger.leases.acquire(Holder("run-1", "cli", "cli process 7 on host-a"), [key], 600)
+    assert main(["history", "--ledger", ledger_url]) == 0
+    out = capsys.readouterr().out
+    assert "Runs writing now (1 target topic lease(s)):" in out
+    assert "copy.orders on tgt-cluster: run run-1 (cli process 7 on host-a) since 20" in out
