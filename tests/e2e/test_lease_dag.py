@@ -17,9 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic
+from kafka_migration.clients import client_settings
 from kafka_migration.exceptions import RunFileError
 from kafka_migration.ledger import Ledger, default_ledger_url
 from tests.spark.test_resume import _fill
@@ -156,3 +158,34 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
     assert ledger.run_segments(run_id) == segments_before  # nothing recorded
     assert ledger.run(run_id)["status"] == "verified"  # type: ignore[index]
+
+
+def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-untyped-def]
+    migration_dag, clusters, kafka_connections, unique, capfd
+) -> None:
+    """The other way round: the lease a CLI run takes (its row, written here directly) stops the DAG's plan task."""
+    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.config import ClusterConfig
+    from kafka_migration.ledger.leases import Holder, LeaseKey
+
+    topic = f"leasecli{unique}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 2, 50, "a")
+    ids = [KafkaCluster(ClusterConfig(r, {"bootstrap.servers": b})).describe().cluster_id for r, b in
+           (("source", clusters.source), ("target", clusters.target))]  # fmt: skip
+    ledger = Ledger.open(default_ledger_url(Path(os.environ["KAFKA_MIGRATION_STATE_DIR"])))
+    holder = Holder.this_process("cli-20261123T000000Z-abcdef")
+    ledger.leases.acquire(holder, [LeaseKey(ids[0], topic, ids[1], topic)], ttl=600)
+    try:
+        run = migration_dag.test(run_conf={"include": topic})
+    finally:
+        ledger.leases.release(holder.run_id)
+    assert str(run.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert states["plan"] == "failed" and states.get("copy") != "success"
+    assert (
+        topic not in AdminClient(client_settings({"bootstrap.servers": clusters.target})).list_topics(timeout=10).topics
+    )
+    assert [r for r in ledger.runs() if r["params"].get("include") == topic] == []  # nothing recorded
+    logged = capfd.readouterr()
+    assert f"target topic {topic} is held by run {holder.run_id} (cli process" in logged.out + logged.err
