@@ -171,11 +171,11 @@ def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-unty
     topic = f"leasecli{unique}"
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 2, 50, "a")
-    ids = [KafkaCluster(ClusterConfig(r, {"bootstrap.servers": b})).describe().cluster_id for r, b in
-           (("source", clusters.source), ("target", clusters.target))]  # fmt: skip
+    source_id = KafkaCluster(ClusterConfig("source", {"bootstrap.servers": clusters.source})).describe().cluster_id
+    target_id = KafkaCluster(ClusterConfig("target", {"bootstrap.servers": clusters.target})).describe().cluster_id
     ledger = Ledger.open(default_ledger_url(Path(os.environ["KAFKA_MIGRATION_STATE_DIR"])))
     holder = Holder.this_process("cli-20261123T000000Z-abcdef")
-    ledger.leases.acquire(holder, [LeaseKey(ids[0], topic, ids[1], topic)], ttl=600)
+    ledger.leases.acquire(holder, [LeaseKey(source_id, topic, target_id, topic)], ttl=600)
     try:
         run = migration_dag.test(run_conf={"include": topic})
     finally:
