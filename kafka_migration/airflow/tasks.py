@@ -9,7 +9,7 @@ from typing import Any
 from kafka_migration.airflow import settings
 from kafka_migration.config import MigrationOptions
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import TopicOutcome, merge
+from kafka_migration.results import OK, TopicOutcome, merge
 from kafka_migration.run_files import missing_results, read_plan, read_results
 from kafka_migration.summary import (
     VERIFIED,
@@ -194,6 +194,9 @@ def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None)
     job = _job_of(plan, topic)
     outcomes: dict[str, TopicOutcome | None] = {}
     for step in ("copy", "verify"):
+        if step == "verify" and outcomes["copy"] is not None and outcomes["copy"].status != OK:
+            outcomes[step] = None  # the copy failed: its error is the verdict, verification did not run
+            break
         results_path = _results_path(path, step, job)
         results = read_results(results_path, step, f"{step} [{job}]")
         if results is None:

@@ -115,6 +115,8 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     """The task bodies of the finished DAG run, run again (a retry, a cleared task) on damaged files."""
     from kafka_migration.airflow import tasks
     from kafka_migration.airflow.operators import MigrationSparkOperator
+    from kafka_migration.ledger.leases import Holder
+    from kafka_migration.pipeline import lease_keys
 
     directory = Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "runs" / run_id
     plan_path = directory / "plan.json"
@@ -158,6 +160,20 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
     assert ledger.run_segments(run_id) == segments_before  # nothing recorded
     assert ledger.run(run_id)["status"] == "verified"  # type: ignore[index]
+
+    # A failed copy is no missing file: without verify results the verdict is the copy's own error.
+    plan_path.write_text(json.dumps(ledger.run(run_id)["plan"]))  # type: ignore[index]
+    failed = {"source_topic": topic, "target_topic": topic, "status": "failed", "seconds": 1.0,
+              "error": "partition 0: target broker down"}  # fmt: skip
+    results = {"step": "copy", "run_id": run_id, "jobs": [0], "topics": {topic: failed}, "started_at": "", "seconds": 1}
+    (directory / "copy-job0.json").write_text(json.dumps(results))
+    (directory / "verify-job0.json").unlink()
+    ledger.leases.acquire(
+        Holder(run_id, "airflow", "the DAG run"), lease_keys(tasks.load_plan(plan_path, run_id, ledger)), 60
+    )
+    with pytest.raises(RuntimeError, match=f"Topic {topic}: copy failed: partition 0: target broker down"):
+        tasks.topic_result(str(plan_path), topic)
+    ledger.leases.release(run_id)
 
 
 def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-untyped-def]
