@@ -72,13 +72,15 @@ def start_cluster(
     name: str,
     log_dir: Path | None = None,
     timeout: float = 20.0,
+    cluster_id: str | None = None,
     *,
     port: int | None = None,
     advertised_port: int | None = None,
 ) -> EmbeddedCluster:
     """Start one broker on a free loopback port and wait until it accepts connections.
 
-    ``advertised_port`` makes the broker send clients to another port (a proxy in front of it).
+    ``advertised_port`` makes the broker send clients to another port (a proxy in front of it);
+    ``cluster_id`` reuses an id on purpose (tests of a ledger that meets other clusters under known ids).
     """
     port = port or free_port()
     log_dir = log_dir or Path(tempfile.mkdtemp(prefix="kafka-migration-broker-"))
@@ -89,7 +91,7 @@ def start_cluster(
     advertised = f"tcp://127.0.0.1:{advertised_port or port}"
     # A new cluster id per start: each process is a new, empty cluster, and the ledger keys
     # checkpoints by cluster id (a reused id would look like a cluster whose topics were recreated).
-    cluster_id = f"{name}-{uuid.uuid4().hex[:8]}"
+    cluster_id = cluster_id or f"{name}-{uuid.uuid4().hex[:8]}"
     process = subprocess.Popen(
         [
             broker_binary(),

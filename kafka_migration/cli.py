@@ -163,6 +163,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
     run.add_argument("--report-dir", type=_path, help="where reports go (default: <state dir>/reports)")
+    run.add_argument(
+        "--lease-ttl",
+        type=_text,
+        metavar="SECONDS",
+        help="seconds the run's leases on its target topics live without renewal; another run takes over a lease "
+        "its holder stopped renewing for that long (default 600, or $KAFKA_MIGRATION_LEASE_TTL)",
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
     report = sub.add_parser(
@@ -202,6 +209,20 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--cutovers", action="store_true", help="list the cutovers and their failbacks instead")
 
     _cutover_parsers(sub)
+
+    checkpoints = sub.add_parser("checkpoints", help="the ledger's checkpoints")
+    checkpoints_sub = checkpoints.add_subparsers(dest="checkpoints_command", required=True)
+    forget = checkpoints_sub.add_parser(
+        "forget",
+        help="forget where a topic's copies stand (after a source or target topic was deleted and recreated): "
+        "the next run copies it from the start; runs and their evidence stay in the ledger",
+    )
+    forget.add_argument("--topic", type=_text, required=True, help="source topic")
+    forget.add_argument("--target-topic", type=_text, help="target topic (default: every target it was copied to)")
+    forget.add_argument("--source-cluster", type=_text, help="source cluster id (default: every source cluster)")
+    forget.add_argument("--target-cluster", type=_text, help="target cluster id (default: every target cluster)")
+    forget.add_argument("--ledger", type=_text, help="ledger database URL (default: SQLite ledger.db in the state dir)")
+    forget.add_argument("--state-dir", type=_path, default=None)
 
     offsets = sub.add_parser("offsets", help="offset translation from the ledger")
     offsets_sub = offsets.add_subparsers(dest="offsets_command", required=True)
@@ -398,6 +419,11 @@ def _history(args: argparse.Namespace) -> int:
                 for s in syncs
             ],
         )
+    held = ledger.leases.active()
+    if held:
+        print(f"\nRuns writing now ({len(held)} target topic lease(s)):")
+        for lease in held:
+            print(f"  {lease.key.target_topic} on {lease.key.target_cluster_id}: {lease.describe()}")
     return EXIT_OK
 
 
@@ -497,6 +523,21 @@ def _package_env(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _forget(args: argparse.Namespace) -> int:
+    forgotten = _ledger(args).forget_checkpoints(
+        args.topic,
+        target_topic=args.target_topic,
+        source_cluster_id=args.source_cluster,
+        target_cluster_id=args.target_cluster,
+    )
+    for source_cluster, source_topic, target_cluster, target_topic in forgotten:
+        print(
+            f"Forgot the checkpoints of {source_topic} on {source_cluster} -> {target_topic} on {target_cluster}: "
+            "the next run copies it from the start of the source (--start) into an empty or new target topic."
+        )
+    return EXIT_OK
+
+
 def _spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     conf = {}
     for pair in pairs:
@@ -513,6 +554,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from kafka_migration.clients import check_client_settings
     from kafka_migration.ledger import Ledger
+    from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
     from kafka_migration.pipeline import run_migration
 
     console = Console(stderr=True)
@@ -527,6 +569,7 @@ def _run(args: argparse.Namespace) -> int:
         start=args.start,
         allow_gaps=args.allow_gaps,
     )
+    lease_ttl = parse_lease_ttl(args.lease_ttl, "--lease-ttl") if args.lease_ttl is not None else lease_ttl_from_env()
     source = ClusterConfig.build("source", args.source, args.source_config)
     target = ClusterConfig.build("target", args.target, args.target_config)
     spark = SparkSettings(
@@ -585,6 +628,7 @@ def _run(args: argparse.Namespace) -> int:
             on_plan=on_plan,
             on_line=on_line,
             on_step=on_step,
+            lease_ttl=lease_ttl,
         )
         for task in progress.tasks:  # the last datagrams may be lost; the steps are done
             progress.update(task.id, completed=task.total)
@@ -765,6 +809,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "groups": _groups,
         "cutover": _cutover,
         "failback": _failback,
+        "checkpoints": _forget,
     }
     try:
         return commands[args.command](args)

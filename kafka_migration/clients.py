@@ -315,6 +315,7 @@ class KafkaCluster:
                 info = self._result(future, f"list {kind} offset of {tp.topic}[{tp.partition}]")
                 found.setdefault((kind, tp.topic), {})[tp.partition] = int(info.offset)
 
+        ids = self.topic_ids(present)
         states = {}
         for name in present:
             topic_md = metadata.topics[name]
@@ -325,8 +326,31 @@ class KafkaCluster:
                 configs=configs.get(name, {}),
                 earliest=found.get(("earliest", name), {}),
                 latest=found.get(("latest", name), {}),
+                topic_id=ids.get(name),
             )
         return states
+
+    def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
+        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
+        from confluent_kafka import KafkaException, TopicCollection
+
+        wanted = list(names)
+        if not wanted:
+            return {}
+        ids: dict[str, str] = {}
+        try:
+            futures = self.admin.describe_topics(TopicCollection(wanted), request_timeout=self.timeout)
+        except (KafkaException, NotImplementedError, TypeError):
+            return {}
+        for name, future in futures.items():
+            try:
+                description = future.result(timeout=self.timeout + 5)
+            except (KafkaException, TimeoutError):
+                continue  # deleted meanwhile, or describe_topics not supported: no id
+            topic_id = str(getattr(description, "topic_id", "") or "")
+            if topic_id and topic_id.strip("A=") and topic_id != "0" * 32:
+                ids[name] = topic_id
+        return ids
 
     def offsets_for_time(self, topic: str, partitions: int, timestamp_ms: int) -> dict[int, int]:
         """First offset per partition whose timestamp is at or after ``timestamp_ms`` (-1: none yet)."""

@@ -26,10 +26,34 @@ class NoTopicsMatchedError(ConfigurationError):
 class TopicConflictError(ConfigurationError):
     """Existing target topics cannot receive the copy; lists every conflict at once."""
 
+    what = "target topic conflict(s)"
+
     def __init__(self, conflicts: list[str]) -> None:
         self.conflicts = list(conflicts)
         lines = "\n".join(f"  - {c}" for c in self.conflicts)
-        super().__init__(f"{len(self.conflicts)} target topic conflict(s); nothing was written:\n{lines}")
+        super().__init__(f"{len(self.conflicts)} {self.what}; nothing was written:\n{lines}")
+
+
+class LeaseHeldError(ConfigurationError):
+    """Another live run holds the lease on a target topic this run needs; nothing was written."""
+
+
+class LeaseLostError(MigrationError):
+    """This run's lease expired and another run took it over: this run must stop writing."""
+
+
+class StaleStateError(TopicConflictError):
+    """What the ledger recorded no longer matches the clusters (recreated, truncated or expired data)."""
+
+    what = "partition(s) no longer match what the ledger recorded"
+
+
+class RunFileError(ConfigurationError):
+    """A plan or results file of a run is missing or corrupt, so a task cannot resume from it."""
+
+
+class LedgerUnavailableError(MigrationError):
+    """The ledger could not store a run's evidence: the run must not be reported verified."""
 
 
 class CutoverRefusedError(ConfigurationError):

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import ClusterConfig, MigrationOptions
+from kafka_migration.exceptions import LeaseLostError, LedgerUnavailableError
 from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, LeaseKey, lease_ttl_from_env
+from kafka_migration.ledger.store import redact_url
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.planner import build_plan
+from kafka_migration.planner import Claim, build_plan, new_run_id
 from kafka_migration.results import TopicOutcome
 from kafka_migration.spark.submit import SparkSettings, run_step
 from kafka_migration.summary import TopicSummary, all_verified, run_status, summarize
@@ -44,15 +50,47 @@ class RunOutcome:
         return self.nothing_new or all_verified(self.rows)
 
 
-def record_results(ledger: Ledger, outcome: RunOutcome) -> str:
+def lease_keys(plan: MigrationPlan) -> list[LeaseKey]:
+    """The target topics a plan writes, as lease keys."""
+    return [
+        LeaseKey(plan.source.cluster_id, t.source_topic, plan.target.cluster_id, t.target_topic) for t in plan.topics
+    ]
+
+
+def lease_claim(ledger: Ledger, holder: Holder, ttl: float) -> Claim:
+    """The planner's claim: take the leases of every target topic, or raise naming who holds them."""
+
+    def claim(source_cluster_id: str, target_cluster_id: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
+        keys = [LeaseKey(source_cluster_id, s, target_cluster_id, t) for s, t in pairs]
+        return [takeover.message() for takeover in ledger.leases.acquire(holder, keys, ttl)]
+
+    return claim
+
+
+def release_leases(ledger: Ledger, run_id: str) -> None:
+    """Release at the end, also after failures; an unreachable ledger lets them expire instead."""
+    try:
+        ledger.leases.release(run_id)
+    except SQLAlchemyError as exc:
+        log.warning("Could not release the leases of run %s (%s); they expire after their time to live.", run_id, exc)
+
+
+def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[str, str] | None = None) -> str:
     """Store every topic's evidence, advance checkpoints, close the run; returns the run status."""
     plan = outcome.plan
     if outcome.nothing_new:
         ledger.record_nothing_new(plan)
         ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
         return "up_to_date"
+    ids = target_topic_ids or {}
     for topic in plan.topics:
-        ledger.record_topic(plan, topic, outcome.copy.get(topic.source_topic), outcome.verify.get(topic.source_topic))
+        ledger.record_topic(
+            plan,
+            topic,
+            outcome.copy.get(topic.source_topic),
+            outcome.verify.get(topic.source_topic),
+            target_topic_id=ids.get(topic.target_topic),
+        )
     rows = outcome.rows
     status = run_status(rows)
     ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
@@ -69,34 +107,95 @@ def run_migration(
     on_plan: Callable[[MigrationPlan], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     on_step: Callable[[str], None] | None = None,
+    lease_ttl: float | None = None,
 ) -> RunOutcome:
+    """Plan (under the leases of the target topics), create topics, copy, verify, record; release the leases."""
     spark = spark or SparkSettings()
+    ttl = lease_ttl if lease_ttl is not None else lease_ttl_from_env()
     source_cluster = KafkaCluster(source)
     target_cluster = KafkaCluster(target)
-    plan = build_plan(source_cluster, target_cluster, options, ledger=ledger)
-    directory = run_dir(state_dir, plan.run_id)
-    plan.write(directory / "plan.json")
-    ledger.start_run(plan, trigger="cli")
+    run_id = new_run_id()
+    holder = Holder.this_process(run_id)
+    claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
+    try:
+        plan = build_plan(source_cluster, target_cluster, options, run_id=run_id, ledger=ledger, claim=claim)
+        directory = run_dir(state_dir, plan.run_id)
+        plan.write(directory / "plan.json")
+        ledger.start_run(plan, trigger="cli")
+    except BaseException:
+        if claim is not None:
+            release_leases(ledger, run_id)
+        raise
     if on_plan is not None:
         on_plan(plan)
     outcome = RunOutcome(plan=plan, directory=directory)
     if options.dry_run:
         ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
         return outcome
+    running: list[subprocess.Popen[str]] = []
+
+    def stop_spark(_message: str) -> None:
+        for process in running:
+            if process.poll() is None:
+                process.terminate()
+
+    heartbeat = LeaseHeartbeat(ledger.leases, plan.run_id, lease_keys(plan), ttl, on_lost=stop_spark)
     try:
-        if outcome.nothing_new:
-            record_results(ledger, outcome)
-            return outcome
-        create_target_topics(plan, target_cluster)
-        for step in ("copy", "verify"):
-            if on_step is not None:
-                on_step(step)
-            results = run_step(
-                step, directory / "plan.json", directory / f"{step}.json", source, target, spark, on_line=on_line
-            )
-            setattr(outcome, step, results.topics)
-        record_results(ledger, outcome)
+        with heartbeat:
+            if outcome.nothing_new:
+                _record(ledger, outcome, {})
+                return outcome
+            create_target_topics(plan, target_cluster)
+            target_ids = target_cluster.topic_ids([t.target_topic for t in plan.topics if t.create])
+            for step in ("copy", "verify"):
+                heartbeat.check()
+                if on_step is not None:
+                    on_step(step)
+                results = run_step(
+                    step,
+                    directory / "plan.json",
+                    directory / f"{step}.json",
+                    source,
+                    target,
+                    spark,
+                    on_line=on_line,
+                    on_start=running.append,
+                )
+                heartbeat.check()
+                setattr(outcome, step, results.topics)
+            _record(ledger, outcome, target_ids)
     except BaseException as exc:
-        ledger.finish_run(plan.run_id, "failed", 0, str(exc)[:2000] or type(exc).__name__)
-        raise
+        error = _failure(ledger, plan.run_id, exc, heartbeat.lost)
+        if error is exc:
+            raise
+        raise error from exc
+    finally:
+        release_leases(ledger, plan.run_id)
     return outcome
+
+
+def _failure(ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None) -> BaseException:
+    """Record a failed run (when the ledger can); a Spark step stopped for a lost lease fails as such."""
+    error: BaseException = exc
+    if lease_lost is not None and not isinstance(exc, LeaseLostError):
+        error = LeaseLostError(lease_lost)
+    if not isinstance(error, LedgerUnavailableError):
+        try:
+            ledger.finish_run(run_id, "failed", 0, str(error)[:2000] or type(error).__name__)
+        except SQLAlchemyError as ledger_exc:
+            log.warning("Could not record run %s as failed in the ledger: %s", run_id, ledger_exc)
+    return error
+
+
+def _record(ledger: Ledger, outcome: RunOutcome, target_ids: dict[str, str]) -> str:
+    """Store the evidence; a ledger that cannot store it means the run is not verified (and says how to finish)."""
+    try:
+        return record_results(ledger, outcome, target_ids)
+    except SQLAlchemyError as exc:
+        raise LedgerUnavailableError(
+            f"Run {outcome.plan.run_id} copied and verified in Spark, but its evidence could not be stored in the "
+            f"ledger at {redact_url(str(ledger.engine.url))} ({type(exc).__name__}: {str(exc).splitlines()[0]}). "
+            "It is NOT reported verified and no checkpoint moved. Run the same command again once the ledger is "
+            "back: it resumes this run's partitions, finds the records already on the target (copying nothing "
+            f"twice), verifies them and records the evidence. Run files: {outcome.directory}"
+        ) from None

@@ -69,6 +69,9 @@ class TopicPlan:
     warnings: tuple[str, ...] = ()
     # How each entry of ``configs`` and ``skipped_configs`` was decided (topic_configs.decide_configs).
     config_decisions: dict[str, str] = field(default_factory=dict)
+    # Topic ids when planned (Kafka 2.8+); stored with the checkpoints to recognise a recreated topic.
+    source_topic_id: str | None = None
+    target_topic_id: str | None = None
 
     @property
     def offset_span(self) -> int:

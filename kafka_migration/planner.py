@@ -1,21 +1,27 @@
-"""Make the plan: discover the source, map names, check targets. Reads only, writes nothing."""
+"""Make the plan: discover the source, map names, check targets. Writes nothing to the clusters.
+
+The only write is the ``claim`` of the run's target topics in the ledger (leases), made before
+the ledger's checkpoints are read, so that the plan starts where the last writer stopped.
+"""
 
 from __future__ import annotations
 
 import logging
 import re
 import uuid
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import MigrationOptions, parse_start
 from kafka_migration.discovery import select_topics
-from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, TopicConflictError
+from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, StaleStateError, TopicConflictError
 from kafka_migration.ledger import Ledger
 from kafka_migration.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.positions import partition_positions
+from kafka_migration.stale_state import stale_state_problems
 from kafka_migration.topics import plan_topic
 
 log = logging.getLogger(__name__)
@@ -59,18 +65,26 @@ def _refuse_name_clashes(
         )
 
 
+# claim(source cluster id, target cluster id, [(source topic, target topic)]) -> warnings (lease takeovers)
+Claim = Callable[[str, str, Sequence[tuple[str, str]]], list[str]]
+
+
 def build_plan(
     source: KafkaCluster,
     target: KafkaCluster,
     options: MigrationOptions,
     run_id: str | None = None,
     ledger: Ledger | None = None,
+    claim: Claim | None = None,
 ) -> MigrationPlan:
     """Discover, select, map and check every topic; raise before anything is written.
 
     With a ledger, each partition starts at its verified checkpoint (or where an
-    interrupted run began), so runs are incremental and retries resume.
+    interrupted run began), so runs are incremental and retries resume. ``claim``
+    takes the leases of the target topics before checkpoints and offsets are read
+    (raising when another run holds one); the caller releases them if planning fails.
     """
+    run_id = run_id or new_run_id()
     source_info = source.describe()
     target_info = target.describe()
     log.info(
@@ -103,19 +117,43 @@ def build_plan(
     names = target_names(options.rename, selection.selected, options.topic_map)
     _refuse_name_clashes(names, set(selection.selected), target, same_cluster, options.rename)
     problems: list[str] = []
+    if source_info.cluster_id == target_info.cluster_id:
+        for topic, name in names.items():
+            if topic == name:
+                problems.append(
+                    f"source and target are the same cluster ({source_info.cluster_id}) and topic {topic!r} "
+                    "would be copied onto itself; use --rename, e.g. 'copy.{topic}'."
+                )
+    warnings: list[str] = []
+    if claim is not None and not problems:
+        warnings.extend(claim(source_info.cluster_id, target_info.cluster_id, sorted(names.items())))
     source_states = source.topic_states(selection.selected)
     target_states = target.topic_states(names.values())
     checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}
     pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id, checkpoints) if ledger else {}
+    recorded_ids = ledger.topic_ids(source_info.cluster_id, target_info.cluster_id) if ledger else {}
     first_start = parse_start(options.start)
     skipped = dict(selection.skipped)
-    warnings: list[str] = []
+    stale: list[str] = []
     topics: list[TopicPlan] = []
     for topic in selection.selected:
         state = source_states.get(topic)
         if state is None:
             skipped[topic] = "disappeared from the source during planning"
             continue
+        existing = target_states.get(names[topic])
+        stale.extend(
+            stale_state_problems(
+                state,
+                names[topic],
+                existing,
+                checkpoints,
+                pending,
+                recorded_ids.get((topic, names[topic])),
+                source_info.cluster_id,
+                target_info.cluster_id,
+            )
+        )
         at_time = (
             source.offsets_for_time(topic, state.partitions, first_start) if isinstance(first_start, int) else None
         )
@@ -135,7 +173,15 @@ def build_plan(
             state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor, positions
         )
         problems.extend(topic_problems)
-        topics.append(topic_plan)
+        topics.append(
+            replace(
+                topic_plan,
+                source_topic_id=state.topic_id,
+                target_topic_id=existing.topic_id if existing is not None else None,
+            )
+        )
+    if stale:
+        raise StaleStateError(stale + problems)
     if problems:
         raise TopicConflictError(problems)
     rf = options.replication_factor
@@ -155,7 +201,7 @@ def build_plan(
             for t, name in disappeared.items()
         )
     return MigrationPlan(
-        run_id=run_id or new_run_id(),
+        run_id=run_id,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         source=source_info,
         target=target_info,

@@ -45,14 +45,7 @@ def partition_positions(
         cp = checkpoints.get(key)
         pend = pending.get(key)
         if cp is not None:
-            if latest < cp.source_offset:
-                problems.append(
-                    f"source {source.name}[{p}] now ends at offset {latest}, before the checkpoint {cp.source_offset} "
-                    f"that run {cp.run_id} verified: the topic was deleted and recreated, or truncated. Copying on "
-                    "would mix two histories in the target. Copy it under a new target name (--rename) or remove "
-                    "this topic's checkpoints from the ledger."
-                )
-                continue
+            # A source that now ends before the checkpoint is refused by stale_state.stale_state_problems.
             position = Position(cp.source_offset, cp.target_offset, "checkpoint")
         elif pend is not None:
             position = Position(pend.source_start, pend.target_start, "resume")

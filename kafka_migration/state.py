@@ -27,6 +27,8 @@ class TopicState:
     configs: dict[str, ConfigValue]
     earliest: dict[int, int]
     latest: dict[int, int]
+    # Kafka's topic id (a UUID, new for every creation of the name); None when the broker gives none.
+    topic_id: str | None = None
 
     def config(self, name: str) -> str | None:
         entry = self.configs.get(name)

@@ -179,11 +179,11 @@ def run_steps(
         return tasks.create_topics(planned, target or (params or {}).get("target_conn_id") or "kafka_target")
 
     @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
-    def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
+    def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None) -> dict:  # type: ignore[type-arg]
         from airflow.sdk import get_current_context
 
         get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-        return tasks.topic_result(plan_path, topic)
+        return tasks.topic_result(plan_path, topic, target_topic_id)
 
     # NONE_FAILED: also after a run with nothing new (no topic tasks), so a nightly sync keeps a standby's
     # groups warm; not after a failed topic.

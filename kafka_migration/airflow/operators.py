@@ -57,6 +57,29 @@ class MigrationSparkOperator(SparkSubmitOperator):
         self.parallel_topics = parallel_topics
 
     def execute(self, context: Any) -> None:
+        """Check the plan file and the DAG run's leases, then submit while a heartbeat renews the leases.
+
+        Losing the leases mid-step (another run took them over) stops spark-submit and fails the task.
+        """
+        from kafka_migration.airflow import settings, tasks
+        from kafka_migration.ledger.leases import LeaseHeartbeat
+        from kafka_migration.pipeline import lease_keys
+
+        ledger = tasks.open_ledger()
+        plan = tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)
+        tasks.hold_leases(plan, ledger)  # raises before anything is submitted when the leases were taken over
+        heartbeat = LeaseHeartbeat(
+            ledger.leases, plan.run_id, lease_keys(plan), settings.lease_ttl(), on_lost=lambda _: self.on_kill()
+        )
+        with heartbeat:
+            try:
+                self._submit(context)
+            except Exception:
+                heartbeat.check()  # a Spark step stopped for a lost lease fails as such
+                raise
+        heartbeat.check()
+
+    def _submit(self, context: Any) -> None:
         startup = self.prepare()
         self.log.info(
             "%s job %s of run %s: topics %s",

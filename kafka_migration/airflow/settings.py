@@ -48,3 +48,16 @@ def executor_env() -> str | None:
     from kafka_migration.executor_env import configured_executor_env
 
     return configured_executor_env(_airflow_option("executor_env"))
+
+
+def lease_ttl() -> float:
+    """Seconds a DAG run's leases live without renewal: ``[kafka_migration] lease_ttl``, else the environment.
+
+    It must outlast the longest wait between two tasks of a DAG run (tasks renew while they run).
+    """
+    from kafka_migration.ledger.leases import LEASE_TTL_ENV, parse_lease_ttl
+
+    option = _airflow_option("lease_ttl")
+    if option is not None:
+        return parse_lease_ttl(option, "[kafka_migration] lease_ttl")
+    return parse_lease_ttl(os.environ.get(LEASE_TTL_ENV), LEASE_TTL_ENV)

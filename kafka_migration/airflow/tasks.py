@@ -11,7 +11,8 @@ from kafka_migration.airflow import settings
 from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import StepResults, TopicOutcome, merge
+from kafka_migration.results import OK, TopicOutcome, merge
+from kafka_migration.run_files import missing_results, read_plan, read_results
 from kafka_migration.summary import (
     VERIFIED,
     all_verified,
@@ -102,6 +103,19 @@ def _label(topics: list[str]) -> str:
     return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
 
 
+def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
+    """The run's plan file, checked against the plan the ledger recorded (a resumed task must not trust less)."""
+    recorded = ledger.run(run_id)
+    return read_plan(Path(plan_path), run_id, recorded.get("plan") if recorded else None)
+
+
+def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
+    """Renew the DAG run's leases before a task writes; raise (before writing) if another run took them over."""
+    from kafka_migration.pipeline import lease_keys
+
+    ledger.leases.renew(plan.run_id, lease_keys(plan), settings.lease_ttl())
+
+
 def validated_inputs(
     params: dict[str, Any],
     declared: Iterable[str] | None = None,
@@ -168,7 +182,8 @@ def plan_run(
     """
     from kafka_migration.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
-    from kafka_migration.pipeline import run_dir
+    from kafka_migration.ledger.leases import Holder
+    from kafka_migration.pipeline import lease_claim, release_leases, run_dir
     from kafka_migration.planner import build_plan, safe_run_id
 
     options, source_config, target_config, state, url = validated_inputs(
@@ -178,11 +193,19 @@ def plan_run(
     source = KafkaCluster(source_config)
     target = KafkaCluster(target_config)
     ledger = Ledger.open(url)
-    plan = build_plan(source, target, options, run_id=safe_run_id(f"{dag_id}__{run_id}"), ledger=ledger)
-    directory = run_dir(state, plan.run_id)
-    plan_path = directory / "plan.json"
-    plan.write(plan_path)
-    ledger.start_run(plan, trigger="airflow", dag_id=dag_id, dag_run_id=run_id)
+    migration_run_id = safe_run_id(f"{dag_id}__{run_id}")
+    holder = Holder(migration_run_id, "airflow", f"DAG {dag_id}, DAG run {run_id}")
+    claim = None if options.dry_run else lease_claim(ledger, holder, settings.lease_ttl())
+    try:
+        plan = build_plan(source, target, options, run_id=migration_run_id, ledger=ledger, claim=claim)
+        directory = run_dir(state, plan.run_id)
+        plan_path = directory / "plan.json"
+        plan.write(plan_path)
+        ledger.start_run(plan, trigger="airflow", dag_id=dag_id, dag_run_id=run_id)
+    except BaseException:
+        if claim is not None:
+            release_leases(ledger, migration_run_id)
+        raise
     log.info("%s", render_plan(plan))
     nothing_new = plan.offset_span == 0 and not any(t.create for t in plan.topics)
     if nothing_new and not options.dry_run:
@@ -221,25 +244,53 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     if planned["dry_run"] or planned.get("nothing_new"):
         log.info("Dry run or nothing new: no topic created." if planned["dry_run"] else "Nothing new to copy.")
         return []
-    plan = MigrationPlan.read(Path(planned["plan_path"]))
+    ledger = open_ledger()
+    plan = load_plan(planned["plan_path"], planned["run_id"], ledger)
+    hold_leases(plan, ledger)
     target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
     created = create_target_topics(plan, target)
     log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
-    return [{"plan_path": planned["plan_path"], "topic": t.source_topic} for t in plan.topics]
+    ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
+    return [
+        {"plan_path": planned["plan_path"], "topic": t.source_topic, "target_topic_id": ids.get(t.target_topic)}
+        for t in plan.topics
+    ]
 
 
-def _step_outcomes(plan_path: Path, step: str) -> dict[str, TopicOutcome]:
-    return merge([StepResults.read(path) for path in sorted(plan_path.parent.glob(f"{step}-job*.json"))])
+def _results_path(plan_path: Path, step: str, job: int) -> Path:
+    return plan_path.parent / f"{step}-job{job}.json"
 
 
-def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
+def _step_outcomes(plan: MigrationPlan, plan_path: Path, step: str) -> dict[str, TopicOutcome]:
+    """What the step's jobs wrote; a job whose file is missing contributes nothing (its topics: not verified)."""
+    found = [read_results(_results_path(plan_path, step, job), step, step) for job in range(len(plan.jobs))]
+    return merge([r for r in found if r is not None])
+
+
+def _job_of(plan: MigrationPlan, topic: str) -> int:
+    return next(i for i, topics in enumerate(plan.jobs) if topic in topics)
+
+
+def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None) -> dict[str, Any]:
     """One topic's verdict, so every topic has its own status in the Airflow UI."""
     path = Path(plan_path)
-    plan = MigrationPlan.read(path)
-    copy = _step_outcomes(path, "copy").get(topic)
-    verify = _step_outcomes(path, "verify").get(topic)
+    ledger = open_ledger()
+    plan = load_plan(path, read_plan(path).run_id, ledger)
+    job = _job_of(plan, topic)
+    outcomes: dict[str, TopicOutcome | None] = {}
+    for step in ("copy", "verify"):
+        if step == "verify" and outcomes["copy"] is not None and outcomes["copy"].status != OK:
+            outcomes[step] = None  # the copy failed: its error is the verdict, verification did not run
+            break
+        results_path = _results_path(path, step, job)
+        results = read_results(results_path, step, f"{step} [{job}]")
+        if results is None:
+            raise missing_results(results_path, step, f"{step} (job {job}: {', '.join(plan.jobs[job])})")
+        outcomes[step] = results.topics.get(topic)
+    copy, verify = outcomes["copy"], outcomes["verify"]
     verdict, detail = topic_verdict(copy, verify)
-    open_ledger().record_topic(plan, plan.topic(topic), copy, verify)
+    hold_leases(plan, ledger)
+    ledger.record_topic(plan, plan.topic(topic), copy, verify, target_topic_id=target_topic_id)
     rows = [
         r
         for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {})
@@ -334,8 +385,19 @@ def summarize_run(
     if not planned:
         raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
     path = Path(planned["plan_path"])
-    plan = MigrationPlan.read(path)
     ledger = open_ledger()
+    try:
+        return _summarize(planned, path, ledger, group_sync, sync_requested)
+    finally:
+        from kafka_migration.pipeline import release_leases
+
+        release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
+
+
+def _summarize(
+    planned: dict[str, Any], path: Path, ledger: Any, group_sync: dict[str, Any] | None, sync_requested: bool
+) -> dict[str, Any]:
+    plan = load_plan(path, planned["run_id"], ledger)
     if planned["dry_run"]:
         ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
         log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
@@ -350,7 +412,7 @@ def summarize_run(
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
         _check_group_sync(group_sync, sync_requested)
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
-    rows = summarize(plan, _step_outcomes(path, "copy"), _step_outcomes(path, "verify"))
+    rows = summarize(plan, _step_outcomes(plan, path, "copy"), _step_outcomes(plan, path, "verify"))
     log.info("\n%s", render_table(rows))
     status = run_status(rows)
     ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))

@@ -154,3 +154,40 @@ cutovers = Table(
     Column("failback_message", Text),
     Index("ix_km_cutovers_clusters", "source_cluster_id", "target_cluster_id"),
 )
+
+# 0004: one writer per target topic. A run takes the lease of every target topic it plans to write before it
+# reads checkpoints, renews it while it runs, and releases it at the end; a lease not renewed by expires_at may
+# be taken over. Keyed by the target topic (not the source partition): that is what must have one writer, a
+# plan always covers every partition of a topic, and two sources aimed at one target topic conflict too.
+leases = Table(
+    "km_leases",
+    metadata,
+    Column("target_cluster_id", String(250), primary_key=True),
+    Column("target_topic", String(250), primary_key=True),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("source_topic", String(250), nullable=False),
+    Column("run_id", String(250), nullable=False),
+    Column("trigger", String(40), nullable=False),  # "cli" or "airflow"
+    Column("holder", Text, nullable=False),  # host and process, or DAG and DAG run
+    Column("acquired_at", DateTime(timezone=True), nullable=False),
+    Column("renewed_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("taken_over_from", String(250)),  # the run whose expired lease this one took over
+    Index("ix_km_leases_run", "run_id"),
+)
+
+# 0004: the topic ids (Kafka's topic UUIDs) a checkpoint was verified against, so that a topic deleted and
+# recreated under the same name is recognised even when it has grown past the checkpoint.
+checkpoint_topic_ids = Table(
+    "km_checkpoint_topic_ids",
+    metadata,
+    Column("source_cluster_id", String(250), primary_key=True),
+    Column("source_topic", String(250), primary_key=True),
+    Column("target_cluster_id", String(250), primary_key=True),
+    Column("target_topic", String(250), primary_key=True),
+    Column("source_topic_id", String(64)),
+    Column("target_topic_id", String(64)),
+    Column("run_id", String(250), nullable=False),
+    # `kafka-migrate checkpoints forget`: segments up to this id no longer count as interrupted copies to resume
+    Column("forgotten_through_segment", Integer),
+)

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import Engine, and_, case, create_engine, delete, event, func, insert, select, text, update
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.group_sync import GOOD_OUTCOMES, GroupSyncResult
-from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, offset_map, runs, segments
+from kafka_migration.ledger.leases import LeaseKey, Leases
+from kafka_migration.ledger.schema import (
+    checkpoint_topic_ids,
+    checkpoints,
+    cutovers,
+    group_syncs,
+    offset_map,
+    runs,
+    segments,
+)
 from kafka_migration.offsets import MappedSegment, translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
 from kafka_migration.results import TopicOutcome
@@ -24,6 +34,8 @@ log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 Key = tuple[str, int, str]  # (source topic, partition, target topic)
+
+_MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
 
 def default_ledger_url(state_dir: Path) -> str:
@@ -82,6 +94,15 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class TopicIds:
+    """The topic ids a topic's checkpoints were verified against (None: the broker gave none)."""
+
+    source_topic_id: str | None
+    target_topic_id: str | None
+    run_id: str
+
+
+@dataclass(frozen=True)
 class PendingSegment:
     """A planned segment that never verified: its target range may hold part of a copy."""
 
@@ -109,6 +130,7 @@ def _now() -> datetime:
 class Ledger:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.leases = Leases(engine)
 
     @classmethod
     def open(cls, url: str, create: bool = True) -> Ledger:
@@ -153,7 +175,9 @@ class Ledger:
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         try:
-            with self.engine.begin() as connection:
+            with self._migration_lock(), self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":  # runs starting at once on a new ledger: one migrates
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except OperationalError as exc:
@@ -162,6 +186,22 @@ class Ledger:
                 "Check the URL, that the "
                 "database server is up and that the user may create tables."
             ) from None
+
+    @contextlib.contextmanager
+    def _migration_lock(self) -> Iterator[None]:
+        """SQLite creates tables outside transactions: processes sharing the file take turns through a lock file."""
+        database = self.engine.url.database if self.engine.dialect.name == "sqlite" else None
+        if not database or database == ":memory:":
+            yield
+            return
+        import fcntl
+
+        with open(f"{database}.migrate.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     # -- runs -----------------------------------------------------------------------------------
 
@@ -259,6 +299,20 @@ class Ledger:
                 for r in result
             }
 
+    def topic_ids(self, source_cluster_id: str, target_cluster_id: str) -> dict[tuple[str, str], TopicIds]:
+        """(source topic, target topic) -> the topic ids its last verified run saw."""
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(checkpoint_topic_ids).where(
+                    checkpoint_topic_ids.c.source_cluster_id == source_cluster_id,
+                    checkpoint_topic_ids.c.target_cluster_id == target_cluster_id,
+                )
+            )
+            return {
+                (r.source_topic, r.target_topic): TopicIds(r.source_topic_id, r.target_topic_id, r.run_id)
+                for r in result
+            }
+
     def pending_segments(
         self, source_cluster_id: str, target_cluster_id: str, checkpoints: Mapping[Key, Checkpoint] | None = None
     ) -> dict[Key, PendingSegment]:
@@ -266,6 +320,16 @@ class Ledger:
         out: dict[Key, PendingSegment] = {}
         cps = self.checkpoints(source_cluster_id, target_cluster_id) if checkpoints is None else checkpoints
         with self.engine.connect() as c:
+            forgotten = {
+                (r.source_topic, r.target_topic): r.forgotten_through_segment
+                for r in c.execute(
+                    select(checkpoint_topic_ids).where(
+                        checkpoint_topic_ids.c.source_cluster_id == source_cluster_id,
+                        checkpoint_topic_ids.c.target_cluster_id == target_cluster_id,
+                        checkpoint_topic_ids.c.forgotten_through_segment.is_not(None),
+                    )
+                )
+            }
             result = c.execute(
                 select(segments)
                 .where(
@@ -277,11 +341,82 @@ class Ledger:
             )
             for r in result:
                 key = (r.source_topic, r.partition, r.target_topic)
+                if r.id <= forgotten.get((r.source_topic, r.target_topic), -1):
+                    continue  # forgotten with `kafka-migrate checkpoints forget`
                 cp = cps.get(key)
                 if cp is not None and r.source_start < cp.source_offset:
                     continue  # superseded by a later verified segment
                 out.setdefault(key, PendingSegment(r.run_id, r.source_start, r.target_start))
         return out
+
+    def forget_checkpoints(
+        self,
+        source_topic: str,
+        target_topic: str | None = None,
+        source_cluster_id: str | None = None,
+        target_cluster_id: str | None = None,
+    ) -> list[tuple[str, str, str, str]]:
+        """Forget where a topic's copies stand (checkpoints, interrupted copies), so the next run starts afresh.
+
+        For a source or target topic that was deleted and recreated. The runs and their evidence stay.
+        Returns the (source cluster, source topic, target cluster, target topic) forgotten.
+        """
+        conditions = [segments.c.source_topic == source_topic]
+        for column, value in (
+            ("target_topic", target_topic),
+            ("source_cluster_id", source_cluster_id),
+            ("target_cluster_id", target_cluster_id),
+        ):
+            if value is not None:
+                conditions.append(segments.c[column] == value)
+        with self.engine.begin() as c:
+            found = c.execute(
+                select(
+                    segments.c.source_cluster_id,
+                    segments.c.source_topic,
+                    segments.c.target_cluster_id,
+                    segments.c.target_topic,
+                    func.max(segments.c.id),
+                )
+                .where(*conditions)
+                .group_by(
+                    segments.c.source_cluster_id,
+                    segments.c.source_topic,
+                    segments.c.target_cluster_id,
+                    segments.c.target_topic,
+                )
+            ).all()
+            if not found:
+                raise ConfigurationError(
+                    f"The ledger has no copy of source topic {source_topic}"
+                    + (f" to {target_topic}" if target_topic else "")
+                    + " for these clusters; nothing to forget (kafka-migrate history lists the runs)."
+                )
+            held = self.leases.active(LeaseKey(*row[:4]) for row in found)
+            if held:
+                raise ConfigurationError(
+                    "A run is copying this topic now: "
+                    + "; ".join(f"target topic {x.key.target_topic} is held by {x.describe()}" for x in held)
+                    + ". Nothing was forgotten; wait for it to finish."
+                )
+            for s_cluster, s_topic, t_cluster, t_topic, last_segment in found:
+                key = {
+                    "source_cluster_id": s_cluster,
+                    "source_topic": s_topic,
+                    "target_cluster_id": t_cluster,
+                    "target_topic": t_topic,
+                }
+                c.execute(delete(checkpoints).where(and_(*(checkpoints.c[k] == v for k, v in key.items()))))
+                where = and_(*(checkpoint_topic_ids.c[k] == v for k, v in key.items()))
+                values = {
+                    "source_topic_id": None,
+                    "target_topic_id": None,
+                    "run_id": "forgotten",
+                    "forgotten_through_segment": last_segment,
+                }
+                if c.execute(update(checkpoint_topic_ids).where(where).values(**values)).rowcount == 0:
+                    c.execute(insert(checkpoint_topic_ids).values(**key, **values))
+        return [(row[0], row[1], row[2], row[3]) for row in found]
 
     def known_topics(self, source_cluster_id: str, target_cluster_id: str) -> dict[str, str]:
         """Source topics copied before (source -> target name) for this pair of clusters."""
@@ -294,12 +429,21 @@ class Ledger:
             c.execute(update(segments).where(segments.c.run_id == plan.run_id).values(status="nothing_new"))
 
     def record_topic(
-        self, plan: MigrationPlan, topic: TopicPlan, copy: TopicOutcome | None, verify: TopicOutcome | None
+        self,
+        plan: MigrationPlan,
+        topic: TopicPlan,
+        copy: TopicOutcome | None,
+        verify: TopicOutcome | None,
+        target_topic_id: str | None = None,
     ) -> None:
-        """Store one topic's copy and verification results; advance checkpoints of verified partitions."""
+        """Store one topic's copy and verification results; advance checkpoints of verified partitions.
+
+        ``target_topic_id`` is the id of a target topic created after planning (the plan has the others).
+        """
         copied = {p["partition"]: p for p in (copy.partitions if copy else [])}
         verified = {p["partition"]: p for p in (verify.partitions if verify else [])}
         now = _now()
+        advanced = False
         with self.engine.begin() as c:
             for part in topic.partitions:
                 cp_row = copied.get(part.partition)
@@ -347,6 +491,21 @@ class Ledger:
                 self._advance(
                     c, plan, topic.source_topic, topic.target_topic, part.partition, part.end, v["target_end"], now
                 )
+                advanced = True
+            if advanced:
+                self._record_topic_ids(c, plan, topic, target_topic_id or topic.target_topic_id)
+
+    def _record_topic_ids(self, c: Any, plan: MigrationPlan, topic: TopicPlan, target_topic_id: str | None) -> None:
+        key = {
+            "source_cluster_id": plan.source.cluster_id,
+            "source_topic": topic.source_topic,
+            "target_cluster_id": plan.target.cluster_id,
+            "target_topic": topic.target_topic,
+        }
+        values = {"source_topic_id": topic.source_topic_id, "target_topic_id": target_topic_id, "run_id": plan.run_id}
+        where = and_(*(checkpoint_topic_ids.c[k] == v for k, v in key.items()))
+        if c.execute(update(checkpoint_topic_ids).where(where).values(**values)).rowcount == 0:
+            c.execute(insert(checkpoint_topic_ids).values(**key, **values))
 
     def _advance(
         self,

@@ -165,8 +165,12 @@ def run_step(
     settings: SparkSettings,
     jobs: Sequence[str] = ("all",),
     on_line: Callable[[str], None] | None = None,
+    on_start: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> StepResults:
-    """Run one step as a Spark application and return what it wrote; raise if it wrote nothing."""
+    """Run one step as a Spark application and return what it wrote; raise if it wrote nothing.
+
+    ``on_start`` receives the spark-submit process, e.g. so that a run that lost its lease can stop it.
+    """
     results_path.unlink(missing_ok=True)
     startup = settings.driver_startup()
     command = submit_command(step, plan_path, results_path, jobs, settings, startup)
@@ -182,6 +186,8 @@ def run_step(
             text=True,
             bufsize=1,
         ) as process:
+            if on_start is not None:
+                on_start(process)
             assert process.stdout is not None
             for line in process.stdout:
                 line = line.rstrip("\n")

@@ -17,6 +17,7 @@ from harness.data import read_partition, without_offsets
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
 from kafka_migration.ledger import Ledger
+from tests.unit.test_leases import wait_until_expired
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -65,7 +66,7 @@ def test_killed_copy_resumes_without_loss_or_duplicates(clusters, unique, tmp_pa
     _fill(clusters.source, topic, 2, total, "r")
 
     process = subprocess.Popen(
-        _cli(clusters, topic, tmp_path, ledger_url),
+        [*_cli(clusters, topic, tmp_path, ledger_url), "--lease-ttl", "3"],  # a killed holder's lease expires soon
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # one process group: CLI, spark-submit, JVM and Python workers
@@ -81,13 +82,21 @@ def test_killed_copy_resumes_without_loss_or_duplicates(clusters, unique, tmp_pa
         process.wait(timeout=30)
     partial = _target_size(clusters.target, topic, 2)
     assert 0 < partial < total + 2
+    ledger = Ledger.open(ledger_url)
+    (killed,) = ledger.runs()
+    (lease,) = ledger.leases.held_by(killed["run_id"])  # the killed holder could not release its lease
+    assert lease.key.target_topic == topic
+    wait_until_expired(ledger, killed["run_id"])  # nobody renews it: it expires after its time to live
 
     result = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "(from resume)" in result.stdout
+    assert f"took over the lease on target topic {topic}" in result.stdout and killed["run_id"] in result.stdout
     _assert_exact_copy(clusters, topic, 2)
-    runs = Ledger.open(ledger_url).runs()
+    runs = ledger.runs()
     assert [r["status"] for r in runs] == ["verified", "running"]  # the killed run never finished
+    assert any("took over the lease" in w and killed["run_id"] in w for w in runs[0]["warnings"])  # recorded
+    assert ledger.leases.active() == []
 
 
 def test_runs_are_incremental_and_never_double(clusters, unique, tmp_path: Path, ledger_url: str) -> None:  # type: ignore[no-untyped-def]

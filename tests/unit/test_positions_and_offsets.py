@@ -50,12 +50,6 @@ def test_expired_records_are_a_gap_that_fails_unless_allowed() -> None:
     assert problems == [] and pos[0].start == 80 and pos[0].expired == 20 and "accepted" in warnings[0]
 
 
-def test_recreated_source_topic_is_refused() -> None:
-    cps = {("orders", 0, "orders"): Checkpoint(500, 500, "r1")}
-    _, problems, _ = positions(source(latest=30), cps=cps)
-    assert "deleted and recreated, or truncated" in problems[0]
-
-
 def test_offset_map_and_translation_across_gaps() -> None:
     # source records at 0,1,2 then a transaction marker at 3, records at 4,5, markers at 6,7, record at 8
     builder = OffsetMapBuilder()

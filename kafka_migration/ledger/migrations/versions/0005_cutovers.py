@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_cutovers"
-down_revision = "0003_group_syncs"
+down_revision = "0004_leases"
 branch_labels = None
 depends_on = None
 

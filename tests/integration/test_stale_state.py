@@ -1,0 +1,227 @@
+"""Stale and surprising state on real brokers: each case stops before writing, naming topic, offsets, way out.
+
+Each test first makes a verified run the way the pipeline does (plan under a lease, create, copy,
+verify, record), with the product's copy and verify functions run in this process instead of
+Spark (the refusals happen at planning, before any Spark step; Spark itself is covered by
+tests/spark). Then it changes the clusters between runs and checks the next run refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+from sqlalchemy import update
+
+from harness.data import read_partition
+from harness.embedded import free_port, start_cluster
+from harness.seed import create_topic, producer, seal_partitions, send
+from kafka_migration.clients import KafkaCluster, client_settings
+from kafka_migration.config import ClusterConfig, MigrationOptions
+from kafka_migration.copy import copy_partition
+from kafka_migration.exceptions import StaleStateError
+from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.leases import Holder
+from kafka_migration.ledger.schema import checkpoint_topic_ids
+from kafka_migration.pipeline import RunOutcome, lease_claim, record_results, run_migration
+from kafka_migration.plan import MigrationPlan
+from kafka_migration.planner import build_plan, new_run_id
+from kafka_migration.spark.jobs import _outcome
+from kafka_migration.topics import create_target_topics
+from kafka_migration.verify import verify_partition
+
+pytestmark = pytest.mark.integration
+
+KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
+
+
+def _cluster(role: str, bootstrap: str) -> KafkaCluster:
+    return KafkaCluster(ClusterConfig(role, {"bootstrap.servers": bootstrap}))
+
+
+def _fill(bootstrap: str, topic: str, per_partition: int, tag: str, partitions: int = 2) -> None:
+    p = producer(bootstrap)
+    for i in range(per_partition * partitions):
+        send(p, topic, i % partitions, f"{tag}-{i}".encode(), b"v" * 20)
+    p.flush(10)
+    seal_partitions(bootstrap, topic, range(partitions))  # embedded broker: exact ListOffsets latest
+
+
+def _recreate(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = AdminClient(client_settings({"bootstrap.servers": bootstrap}))
+    if topic in admin.list_topics(timeout=10).topics:
+        admin.delete_topics([topic])[topic].result(10)
+    deadline = time.monotonic() + 30
+    while True:  # deletion is asynchronous: retry until the name is free again
+        try:
+            create_topic(bootstrap, topic, partitions)
+            return
+        except Exception:
+            assert time.monotonic() < deadline, f"could not recreate {topic}"
+            time.sleep(0.2)
+
+
+def verified_run(source: str, target: str, topic: str, ledger: Ledger) -> MigrationPlan:
+    """A run as run_migration makes it, with the copy and verify steps in this process."""
+    src, tgt = _cluster("source", source), _cluster("target", target)
+    run_id = new_run_id()
+    claim = lease_claim(ledger, Holder.this_process(run_id), 600)
+    plan = build_plan(src, tgt, MigrationOptions(include=topic), run_id=run_id, ledger=ledger, claim=claim)
+    ledger.start_run(plan, trigger="cli")
+    create_target_topics(plan, tgt)
+    settings = ({"bootstrap.servers": source}, {"bootstrap.servers": target})
+    copy = {
+        t.source_topic: _outcome("copy", t, [asdict(copy_partition(s, *settings)) for s in t.slices(False)], 0.0)
+        for t in plan.topics
+    }
+    verify = {
+        t.source_topic: _outcome("verify", t, [asdict(verify_partition(s, *settings)) for s in t.slices(True)], 0.0)
+        for t in plan.topics
+    }
+    ids = tgt.topic_ids([t.target_topic for t in plan.topics])
+    assert record_results(ledger, RunOutcome(plan, Path("."), copy, verify), ids) == "verified"
+    ledger.leases.release(run_id)
+    return plan
+
+
+def refusal(source: str, target: str, topic: str, ledger: Ledger, state_dir: Path) -> str:
+    """The next run, through the pipeline: it must stop at planning, write nothing and hold no lease."""
+    before = ledger.runs()
+    with pytest.raises(StaleStateError) as refused:
+        run_migration(
+            ClusterConfig("source", {"bootstrap.servers": source}),
+            ClusterConfig("target", {"bootstrap.servers": target}),
+            MigrationOptions(include=topic),
+            state_dir,
+            ledger,
+        )
+    assert ledger.runs() == before  # nothing recorded
+    assert ledger.leases.active() == []  # the refused run released its leases
+    return str(refused.value)
+
+
+def _forget_topic_ids(ledger: Ledger) -> None:
+    """A ledger written before topic ids were recorded (revision 0002): only the offset rules can tell."""
+    with ledger.engine.begin() as c:
+        c.execute(update(checkpoint_topic_ids).values(source_topic_id=None, target_topic_id=None))
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Ledger:
+    return Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+
+
+def test_source_recreated_with_fewer_or_more_records(clusters, unique, ledger: Ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    topic = f"stale-src{unique}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 50, "a")
+    verified_run(clusters.source, clusters.target, topic, ledger)  # checkpoints at 51 per partition
+    target_before = [read_partition(clusters.target, topic, p) for p in range(2)]
+
+    _recreate(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 10, "b")  # fewer records than the checkpoint: ends at 11
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"source topic {topic} was deleted and recreated since run" in message
+    assert "[0] up to offset 51" in message and "it now ends at [0] 11, [1] 11" in message
+    assert "--rename" in message and f"kafka-migrate checkpoints forget --topic {topic}" in message
+
+    _fill(clusters.source, topic, 100, "c")  # now more records than the checkpoint: offsets alone would pass
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert "deleted and recreated" in message and "it now ends at [0] 112, [1] 112" in message
+
+    _forget_topic_ids(ledger)  # without topic ids the "fewer" case is still known by its offsets
+    _recreate(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 10, "d")
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"source {topic}[0] now ends at offset 11, before the checkpoint 51 that run" in message
+    assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
+
+
+def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: ignore[no-untyped-def]
+    clusters, unique, ledger: Ledger, tmp_path: Path
+) -> None:
+    topic = f"stale-tgt{unique}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 30, "a")
+    verified_run(clusters.source, clusters.target, topic, ledger)  # target checkpoints at 31 per partition
+    admin = AdminClient(client_settings({"bootstrap.servers": clusters.target}))
+
+    admin.delete_topics([topic])[topic].result(10)
+    deadline = time.monotonic() + 30
+    while topic in admin.list_topics(timeout=10).topics:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"target topic {topic} no longer exists, but run(s)" in message
+    assert "up to target offsets [0] 31, [1] 31" in message and "checkpoints forget" in message
+    assert topic not in admin.list_topics(timeout=10).topics  # the refused run did not create it
+
+    _recreate(clusters.target, topic, 2)  # recreated and refilled by someone: the topic id tells
+    _fill(clusters.target, topic, 5, "intruder")
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"target topic {topic} was deleted and recreated since run" in message
+
+    _forget_topic_ids(ledger)  # an older ledger: the end below the checkpoint tells
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"target {topic}[0] ends at offset 6, below offset 31 up to which run" in message
+    assert "(source offsets below 31)" in message
+
+    _recreate(clusters.target, topic, 1)
+    message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
+    assert f"target topic {topic} has 1 partitions, but run(s)" in message and "partitions 1 there" in message
+    assert "add partitions on the target" in message  # the partition-count conflict, too
+
+
+def test_other_clusters_under_the_same_cluster_ids(clusters, unique, ledger: Ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A ledger meets clusters that reuse the ids it knows (rebuilt clusters, a restored backup)."""
+    topic = f"stale-ids{unique}"
+    source_id = _cluster("source", clusters.source).describe().cluster_id
+    target_id = _cluster("target", clusters.target).describe().cluster_id
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 20, "a")
+    verified_run(clusters.source, clusters.target, topic, ledger)
+    other_source = start_cluster("other-source", log_dir=tmp_path, cluster_id=source_id)
+    other_target = start_cluster("other-target", log_dir=tmp_path, cluster_id=target_id)
+    try:
+        create_topic(other_source.bootstrap, topic, 2)
+        _fill(other_source.bootstrap, topic, 40, "b")  # same name, more records than the checkpoint
+        message = refusal(other_source.bootstrap, other_target.bootstrap, topic, ledger, tmp_path)
+        assert f"source topic {topic} was deleted and recreated" in message
+        assert f"not the one the ledger knows as {source_id}, use another ledger (--ledger)" in message
+        assert f"target topic {topic} no longer exists" in message
+    finally:
+        other_source.stop()
+        other_target.stop()
+
+
+def test_cli_exits_2_on_stale_state_and_on_an_unreachable_ledger(
+    clusters, unique, ledger: Ledger, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    topic = f"stale-cli{unique}"
+    create_topic(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 20, "a")
+    verified_run(clusters.source, clusters.target, topic, ledger)
+    _recreate(clusters.source, topic, 2)
+    _fill(clusters.source, topic, 40, "b")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
+    base = [KAFKA_MIGRATE, "run", "--source", clusters.source, "--target", clusters.target, "--include", topic]
+    base += ["--state-dir", str(tmp_path)]
+    result = subprocess.run(
+        [*base, "--ledger", str(ledger.engine.url)], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "nothing was written" in result.stderr and f"source topic {topic} was deleted and recreated" in result.stderr
+
+    dead = f"postgresql://km:secret@127.0.0.1:{free_port()}/ledger"  # nothing listens there
+    result = subprocess.run(
+        [*base, "--ledger", dead], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Cannot open the ledger at postgresql+psycopg://km:***@127.0.0.1" in result.stderr
+    assert "secret" not in result.stderr and "Traceback" not in result.stderr
