@@ -20,8 +20,7 @@ from kafka_migration.report import (
     generate_report,
     render_html,
     render_markdown,
-    report_json,
-    sha256,
+    write_report_files,
 )
 
 VERDICTS = {
@@ -278,20 +277,7 @@ def render_html_report(report: Mapping[str, Any]) -> str:
 
 
 def write_cutover_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:
-    directory.mkdir(parents=True, exist_ok=True)
-    data = report_json(report)
-    files = ReportFiles(
-        directory, directory / "report.json", directory / "report.html", directory / "report.md", sha256(data)
-    )
-    for path, content in (
-        (files.json, data),
-        (files.html, render_html_report(report).encode()),
-        (files.markdown, render_markdown_report(report).encode()),
-    ):
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_bytes(content)
-        tmp.replace(path)
-    return files
+    return write_report_files(report, directory, render_html_report, render_markdown_report)
 
 
 def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -242,6 +242,16 @@ class ReportFiles:
 
 
 def write_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:
+    return write_report_files(report, directory, render_html, render_markdown)
+
+
+def write_report_files(
+    report: Mapping[str, Any],
+    directory: Path,
+    html: Callable[[Mapping[str, Any]], str],
+    markdown: Callable[[Mapping[str, Any]], str],
+) -> ReportFiles:
+    """report.json/html/md, each written whole (temporary file, then rename) so a reader never sees half."""
     directory.mkdir(parents=True, exist_ok=True)
     data = report_json(report)
     paths = ReportFiles(
@@ -249,8 +259,8 @@ def write_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:
     )
     for path, content in (
         (paths.json, data),
-        (paths.html, render_html(report).encode()),
-        (paths.markdown, render_markdown(report).encode()),
+        (paths.html, html(report).encode()),
+        (paths.markdown, markdown(report).encode()),
     ):
         tmp = path.with_suffix(path.suffix + ".tmp")
         tmp.write_bytes(content)
