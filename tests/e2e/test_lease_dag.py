@@ -74,7 +74,7 @@ def test_dag_run_holds_its_leases_and_a_cli_run_beside_it_refuses(  # type: igno
             [
                 sys.executable,
                 "-m",
-                "harness.cli",
+                "kafka_migration.cli",
                 "run",
                 "--source",
                 clusters.source,
