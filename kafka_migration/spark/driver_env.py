@@ -40,10 +40,13 @@ class DriverEnv:
 
 
 def driver_env(clusters: Sequence[ClusterConfig], *, env_becomes_conf: bool, kubernetes: bool) -> DriverEnv:
-    """The environment and confs that give the driver every cluster's settings; never a secret in a conf."""
+    """The environment and confs that give the driver the (source, target) settings; never a secret in a conf.
+
+    The role is the position, not ``ClusterConfig.role``: a failback runs from the cutover's target
+    to its source with the same two configs, swapped.
+    """
     result = DriverEnv()
-    for cluster in clusters:
-        role = cluster.role
+    for role, cluster in zip(("source", "target"), clusters, strict=False):
         if not env_becomes_conf:
             result.env[env_var(role)] = cluster.to_env()
             continue
