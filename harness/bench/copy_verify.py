@@ -138,13 +138,7 @@ def baseline_copy_run(source: str, target: str, topics: dict[str, int], expected
     result = baseline_copy(source, target, topics)
     if result.records != expected:
         raise RuntimeError(f"baseline copy wrote {result.records} records, expected {expected}")
-    return {
-        "records": result.records,
-        "bytes": result.bytes,
-        "seconds": round(result.seconds, 3),
-        "wall_seconds": round(result.wall_seconds, 3),
-        "load1_at_start": load,
-    }
+    return _sample(result, load)
 
 
 def plain_verify_run(source: str, target: str, topics: dict[str, int], expected: int) -> dict[str, Any]:
@@ -152,6 +146,11 @@ def plain_verify_run(source: str, target: str, topics: dict[str, int], expected:
     result, mismatches = plain_verify(source, target, topics)
     if mismatches or result.records != expected:
         raise RuntimeError(f"plain verify: {result.records} records (expected {expected}); {mismatches[:3]}")
+    return _sample(result, load)
+
+
+def _sample(result: Any, load: float) -> dict[str, Any]:
+    """One baseline repetition as the results file stores it."""
     return {
         "records": result.records,
         "bytes": result.bytes,
