@@ -24,6 +24,14 @@ class TopicOutcome:
     seconds: float
     partitions: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    # Topics that shared this topic's Spark job (1: its own job). Shared jobs make ``seconds`` the
+    # job's time, not the topic's: per-topic time is the sum of its partitions' task seconds.
+    job_topics: int = 1
+
+    @property
+    def task_seconds(self) -> float:
+        """Sum of this topic's partition task times: its own share of the work, also in a shared job."""
+        return round(sum(float(p.get("seconds") or 0.0) for p in self.partitions), 3)
 
     @property
     def records(self) -> int:
