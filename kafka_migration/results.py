@@ -51,6 +51,10 @@ class StepResults:
     topics: dict[str, TopicOutcome]
     started_at: str
     seconds: float
+    # Epoch seconds: when the Spark application's driver started, and when it was ready to run tasks
+    # (context up and the plan read). None in results written before these were recorded.
+    driver_started: float | None = None
+    ready: float | None = None
 
     @property
     def ok(self) -> bool:

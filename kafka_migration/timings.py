@@ -58,3 +58,41 @@ def overlap_seconds(a: tuple[float, float] | None, b: tuple[float, float] | None
     if a is None or b is None:
         return 0.0
     return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def task_intervals(partitions: Iterable[Mapping[str, Any]]) -> list[tuple[float, float]]:
+    """(started, ended) epoch seconds of partition result rows that carry them (written by the Spark tasks)."""
+    return [
+        (float(p["started"]), float(p["ended"]))
+        for p in partitions
+        if p.get("started") is not None and p.get("ended") is not None
+    ]
+
+
+def run_timings(
+    started: float,
+    planned: float,
+    spark_ready: float | None,
+    copy_tasks: Iterable[tuple[float, float]],
+    verify_tasks: Iterable[tuple[float, float]],
+    finished: float,
+) -> RunTimings:
+    """The parts of a run from epoch stamps: run start, plan (and topics) done, Spark ready for work
+    (None: unknown), the task intervals of each step, and the end of the bookkeeping.
+
+    startup counts only the Spark start-up the run waited for after planning; bookkeeping is
+    the time after the last task ended.
+    """
+    copy = span(copy_tasks)
+    verify = span(verify_tasks)
+    last_task = max([e for s in (copy, verify) if s for e in (s[1],)], default=planned)
+    startup = max(0.0, spark_ready - planned) if spark_ready is not None else 0.0
+    return RunTimings(
+        wall=max(0.0, finished - started),
+        plan=max(0.0, planned - started),
+        startup=startup,
+        copy=copy[1] - copy[0] if copy else 0.0,
+        verify=verify[1] - verify[0] if verify else 0.0,
+        overlap=overlap_seconds(copy, verify),
+        bookkeeping=max(0.0, finished - last_task),
+    )

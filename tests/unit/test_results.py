@@ -97,3 +97,24 @@ def test_merge_later_results_win() -> None:
     merged = merge([first, retry])
     assert set(merged) == {"a", "b"}
     assert merged["a"].status == OK
+
+
+def test_run_timings_parts_from_stamps() -> None:
+    from kafka_migration.timings import RunTimings, run_timings, task_intervals
+
+    rows = [{"started": 12.0, "ended": 15.0}, {"started": 13.0, "ended": 16.0}, {"seconds": 1.0}]
+    copy = task_intervals(rows)
+    verify = [(15.0, 18.0), (16.0, 19.5)]
+    t = run_timings(10.0, 11.0, 12.0, copy, verify, 20.5)
+    assert t == RunTimings(wall=10.5, plan=1.0, startup=1.0, copy=4.0, verify=4.5, overlap=1.0, bookkeeping=1.0)
+    assert RunTimings.from_dict(t.to_dict()) == t
+    assert RunTimings.from_dict({}) is None
+    # Spark ready before planning ended: the start-up was hidden behind planning.
+    assert run_timings(10.0, 11.0, 10.5, [], [], 11.5).startup == 0.0
+
+
+def test_task_seconds_sum_partitions_of_a_shared_job() -> None:
+    from kafka_migration.results import TopicOutcome
+
+    outcome = TopicOutcome("a", "a", "ok", 9.0, partitions=[{"seconds": 0.25}, {"seconds": 0.5}], job_topics=3)
+    assert outcome.task_seconds == 0.75 and outcome.job_topics == 3
