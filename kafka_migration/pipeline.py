@@ -1,9 +1,15 @@
-"""The whole run without Airflow: plan, create topics, copy, verify, record. Used by the CLI."""
+"""The whole run without Airflow: plan, create topics, copy and verify, record. Used by the CLI.
+
+One Spark application copies and verifies (the ``migrate`` step). It is started when the run
+starts, so that Spark's start-up overlaps planning; it waits until the plan is written and the
+target topics exist, and is told to stop, without writing anything, when there is nothing to run.
+"""
 
 from __future__ import annotations
 
 import logging
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +25,9 @@ from kafka_migration.ledger.store import redact_url
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.planner import Claim, build_plan, new_run_id
 from kafka_migration.results import TopicOutcome
-from kafka_migration.spark.submit import SparkSettings, run_step
+from kafka_migration.spark.submit import SparkApplication, SparkSettings, can_wait
 from kafka_migration.summary import TopicSummary, all_verified, run_status, summarize
+from kafka_migration.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.topics import create_target_topics
 
 log = logging.getLogger(__name__)
@@ -36,6 +43,8 @@ class RunOutcome:
     directory: Path
     copy: dict[str, TopicOutcome] = field(default_factory=dict)
     verify: dict[str, TopicOutcome] = field(default_factory=dict)
+    # Where the run's wall time went (None: dry run, or nothing to copy).
+    timings: RunTimings | None = None
 
     @property
     def rows(self) -> list[TopicSummary]:
@@ -109,7 +118,11 @@ def run_migration(
     on_step: Callable[[str], None] | None = None,
     lease_ttl: float | None = None,
 ) -> RunOutcome:
-    """Plan (under the leases of the target topics), create topics, copy, verify, record; release the leases."""
+    """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
+
+    The Spark application starts first and waits for the plan: its start-up runs while the run is planned.
+    """
+    started = time.time()
     spark = spark or SparkSettings()
     ttl = lease_ttl if lease_ttl is not None else lease_ttl_from_env()
     source_cluster = KafkaCluster(source)
@@ -117,22 +130,23 @@ def run_migration(
     run_id = new_run_id()
     holder = Holder.this_process(run_id)
     claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-    try:
-        plan = build_plan(source_cluster, target_cluster, options, run_id=run_id, ledger=ledger, claim=claim)
-        directory = run_dir(state_dir, plan.run_id)
-        plan.write(directory / "plan.json")
-        ledger.start_run(plan, trigger="cli")
-    except BaseException:
-        if claim is not None:
-            release_leases(ledger, run_id)
-        raise
-    if on_plan is not None:
-        on_plan(plan)
-    outcome = RunOutcome(plan=plan, directory=directory)
-    if options.dry_run:
-        ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
-        return outcome
+    directory = run_dir(state_dir, run_id)
     running: list[subprocess.Popen[str]] = []
+    app: SparkApplication | None = None
+    if not options.dry_run and can_wait(spark):
+        app = _migrate_app(directory, source, target, spark, on_line, running.append, wait=True)
+    try:
+        plan = _plan(source_cluster, target_cluster, options, ledger, run_id, claim, state_dir)
+        directory = run_dir(state_dir, plan.run_id)
+        if on_plan is not None:
+            on_plan(plan)
+        outcome = RunOutcome(plan=plan, directory=directory)
+        if options.dry_run:
+            ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
+            return outcome
+    except BaseException:
+        _abort(app)
+        raise
 
     def stop_spark(_message: str) -> None:
         for process in running:
@@ -143,28 +157,36 @@ def run_migration(
     try:
         with heartbeat:
             if outcome.nothing_new:
+                app = _abort(app)
                 _record(ledger, outcome, {})
                 return outcome
             create_target_topics(plan, target_cluster)
             target_ids = target_cluster.topic_ids([t.target_topic for t in plan.topics if t.create])
-            for step in ("copy", "verify"):
-                heartbeat.check()
-                if on_step is not None:
-                    on_step(step)
-                results = run_step(
-                    step,
-                    directory / "plan.json",
-                    directory / f"{step}.json",
-                    source,
-                    target,
-                    spark,
-                    on_line=on_line,
-                    on_start=running.append,
-                )
-                heartbeat.check()
-                setattr(outcome, step, results.topics)
+            planned = time.time()
+            heartbeat.check()
+            if app is None:
+                app = _migrate_app(directory, source, target, spark, on_line, running.append, wait=False)
+            else:
+                app.go()
+            if on_step is not None:
+                on_step("copy")
+                on_step("verify")
+            results = app.wait()
+            app = None
+            heartbeat.check()
+            outcome.copy = results["copy"].topics
+            outcome.verify = results["verify"].topics
             _record(ledger, outcome, target_ids)
+            outcome.timings = run_timings(
+                started=started,
+                planned=planned,
+                spark_ready=results["copy"].ready,
+                copy_tasks=task_intervals(p for t in outcome.copy.values() for p in t.partitions),
+                verify_tasks=task_intervals(p for t in outcome.verify.values() for p in t.partitions),
+                finished=time.time(),
+            )
     except BaseException as exc:
+        _abort(app)
         error = _failure(ledger, plan.run_id, exc, heartbeat.lost)
         if error is exc:
             raise
@@ -172,6 +194,56 @@ def run_migration(
     finally:
         release_leases(ledger, plan.run_id)
     return outcome
+
+
+def _abort(app: SparkApplication | None) -> None:
+    """Stop a Spark application that waits for a plan (or still runs), so that no driver outlives the run."""
+    if app is not None:
+        app.abort()
+
+
+def _plan(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    options: MigrationOptions,
+    ledger: Ledger,
+    run_id: str,
+    claim: Claim | None,
+    state_dir: Path,
+) -> MigrationPlan:
+    """Plan under the leases, write the plan file, open the run in the ledger; release the leases on failure."""
+    try:
+        plan = build_plan(source, target, options, run_id=run_id, ledger=ledger, claim=claim)
+        plan.write(run_dir(state_dir, plan.run_id) / "plan.json")
+        ledger.start_run(plan, trigger="cli")
+    except BaseException:
+        if claim is not None:
+            release_leases(ledger, run_id)
+        raise
+    return plan
+
+
+def _migrate_app(
+    directory: Path,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    spark: SparkSettings,
+    on_line: Callable[[str], None] | None,
+    on_start: Callable[[subprocess.Popen[str]], None],
+    wait: bool,
+) -> SparkApplication:
+    """The run's one Spark application: copy, and verification of each slice right after its copy."""
+    return SparkApplication(
+        "migrate",
+        directory / "plan.json",
+        {"copy": directory / "copy.json", "verify": directory / "verify.json"},
+        source,
+        target,
+        spark,
+        on_line=on_line,
+        on_start=on_start,
+        wait=wait,
+    )
 
 
 def _failure(ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None) -> BaseException:

@@ -128,6 +128,13 @@ class ProgressCollector:
             last_time, last_records, last_bytes = now, records, size
 
 
+class SliceResults(list):  # type: ignore[type-arg]
+    """The results of ``run_guarded_all``, one per slice, with each slice's (started, ended) epoch
+    seconds in ``stamps``: the report places every task on the run's time line."""
+
+    stamps: list[tuple[float, float]]
+
+
 def run_guarded_all(
     work: Callable[..., Any],
     failed: Callable[[Any, str], Any],
@@ -144,11 +151,14 @@ def run_guarded_all(
     """
     from kafka_migration.exceptions import ClusterTimeoutError, describe_failure
 
-    results = []
+    results = SliceResults()
+    results.stamps = []
     lost: str | None = None
     for task in tasks:
+        started = time.time()
         if lost is not None:
             results.append(failed(task, f"not attempted: {lost}"))
+            results.stamps.append((started, started))
             continue
         sender = ProgressSender(progress_address, task.source_topic, task.partition)
         try:
@@ -160,4 +170,5 @@ def run_guarded_all(
             results.append(failed(task, describe_failure(exc)))
         finally:
             sender.close()
+            results.stamps.append((started, time.time()))
     return results

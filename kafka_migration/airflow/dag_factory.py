@@ -1,8 +1,9 @@
 """Build the migration DAGs. The DAG files call ``migration_dag`` and nothing else.
 
-plan -> create_topics -> copy (a Spark application per job of topics)
-     -> verify (a separate Spark application per job) -> topic_result (one per topic)
-     -> sync_groups (optional: consumer group offsets, Param sync_groups) -> summary
+plan -> create_topics -> copy_verify (a Spark application per job of topics: it copies, and
+     verifies each partition right after its copy, from fresh reads of both clusters)
+     -> topic_result (one per topic) -> sync_groups (optional: consumer group offsets, Param
+     sync_groups) -> summary
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def run_steps(
     group_sync: bool = False,
     declared: tuple[str, ...] | None = None,
 ) -> tuple[Any, Any]:
-    """plan -> create_topics -> copy -> verify -> topic_result [-> sync_groups] -> summary, inside a ``with DAG``;
+    """plan -> create_topics -> copy_verify -> topic_result [-> sync_groups] -> summary, inside a ``with DAG``;
     returns (plan, summary).
 
     ``options_from`` names a task whose return value holds ``options`` and the connection ids
@@ -208,14 +209,14 @@ def run_steps(
         "conn_id": "spark_default",
         "map_index_template": "{{ task.job['label'] }}",
     }
-    copy = MigrationSparkOperator.partial(task_id="copy", step="copy", **spark_step).expand(job=jobs)
-    verify = MigrationSparkOperator.partial(task_id="verify", step="verify", **spark_step).expand(job=jobs)
+    # One Spark application per job copies and verifies: one start-up, verification overlapping the copy.
+    copy_verify = MigrationSparkOperator.partial(task_id="copy_verify", step="migrate", **spark_step).expand(job=jobs)
     results = topic_result.expand_kwargs(topics)
     done = summary()
     if group_sync:
-        topics >> copy >> verify >> results >> sync_groups() >> done
+        topics >> copy_verify >> results >> sync_groups() >> done
     else:
-        topics >> copy >> verify >> results >> done
+        topics >> copy_verify >> results >> done
     return jobs, done
 
 

@@ -1,8 +1,8 @@
 """Spark steps of the migration as Airflow operators.
 
 A ``SparkSubmitOperator`` that submits one of the ``spark_jobs`` entry points for
-one job of the plan. Kafka settings (secrets included) reach spark-submit through
-its environment, resolved from the Airflow connections at run time; they are
+one job of the plan (the DAGs use ``migrate``: copy and verification in one application).
+Kafka settings (secrets included) reach spark-submit through its environment, resolved from the Airflow connections at run time; they are
 never rendered into templates, arguments or XCom. On YARN and Kubernetes, where the
 provider turns that environment into ``--conf`` arguments, secrets go by reference
 (kafka_migration/spark/driver_env.py).
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class MigrationSparkOperator(SparkSubmitOperator):
-    """Run the ``copy`` or ``verify`` step of one plan job with spark-submit."""
+    """Run the ``migrate`` (copy and verify), ``copy`` or ``verify`` step of one plan job with spark-submit."""
 
     template_fields = (*SparkSubmitOperator.template_fields, "source_conn_id", "target_conn_id")
     ui_color = "#e8f4fd"
@@ -104,14 +104,15 @@ class MigrationSparkOperator(SparkSubmitOperator):
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
         target = KafkaClusterHook(self.target_conn_id, "target").get_cluster_config()
-        results = self.job[f"{self.step}_results"]
+        migrate = self.step == "migrate"
         self.application_args = [
             "--plan",
             self.job["plan_path"],
             "--job",
             str(self.job["job"]),
             "--results",
-            results,
+            self.job["copy_results" if migrate else f"{self.step}_results"],
+            *(["--verify-results", self.job["verify_results"]] if migrate else []),
             "--parallel-topics",
             str(self.parallel_topics),
         ]

@@ -283,9 +283,10 @@ def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None)
             outcomes[step] = None  # the copy failed: its error is the verdict, verification did not run
             break
         results_path = _results_path(path, step, job)
-        results = read_results(results_path, step, f"{step} [{job}]")
+        # Both results files are written by the job's copy_verify task (the migrate step).
+        results = read_results(results_path, step, f"copy_verify [{job}]")
         if results is None:
-            raise missing_results(results_path, step, f"{step} (job {job}: {', '.join(plan.jobs[job])})")
+            raise missing_results(results_path, step, f"copy_verify (job {job}: {', '.join(plan.jobs[job])})")
         outcomes[step] = results.topics.get(topic)
     copy, verify = outcomes["copy"], outcomes["verify"]
     verdict, detail = topic_verdict(copy, verify)

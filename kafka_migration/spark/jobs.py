@@ -4,6 +4,11 @@ Each big topic is its own Spark job (its own job group, visible in the Spark UI)
 with one task per partition slice; small topics share jobs, small slices share tasks.
 The application runs several jobs at once, and many small topics share a single
 Spark start-up; the driver only ever sees per-partition summaries, never record data.
+
+Steps: ``copy``, ``verify``, and ``migrate`` (both in one application: each task verifies
+its slices right after copying them, so CPU-bound verification of one slice runs while
+other tasks still wait on the brokers; the verification reads both clusters afresh, as
+the verify step does, and uses nothing the copy reported).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from contextlib import ExitStack
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +34,11 @@ from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResult
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
 
-STEPS = ("copy", "verify")
+STEPS = ("copy", "verify", "migrate")
+# The result files a step writes: migrate writes both, so ledger, reports and DAG read them as before.
+STEP_RESULTS = {"copy": ("copy",), "verify": ("verify",), "migrate": ("copy", "verify")}
+# A verification row for a slice whose copy failed: it was not verified (a copy failure is the verdict).
+COPY_FAILED = "not verified: the copy of this partition failed"
 
 
 def executor_identity() -> dict[str, str]:
@@ -39,10 +49,67 @@ def executor_identity() -> dict[str, str]:
     return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix}
 
 
+def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
+    """Run slices with ``work`` (``*_partitions_safely``); each result as a dict with ``started``/``ended``
+    epoch seconds (from ``run_guarded_all``'s stamps, else laid end to end from each result's seconds)."""
+    begun = time.time()
+    results = work(list(task), *args)
+    stamps = getattr(results, "stamps", None)
+    rows = []
+    for i, result in enumerate(results):
+        row = asdict(result)
+        if stamps is not None and i < len(stamps):
+            started, ended = stamps[i]
+        else:
+            started = begun
+            ended = begun = begun + float(row.get("seconds") or 0.0)
+        row["started"], row["ended"] = round(started, 3), round(ended, 3)
+        rows.append(row)
+    return rows
+
+
 def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
     """Run one Spark task's slices (on an executor); each result as a dict with ``executor`` added."""
     where = executor_identity()
-    return [{**asdict(result), "executor": where} for result in work(list(task), *args)]
+    return [{**row, "executor": where} for row in _stamped_rows(work, task, *args)]
+
+
+def _migrate_rows(
+    task: Sequence[PartitionSlice],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    copy_address: tuple[str, int] | None,
+    verify_address: tuple[str, int] | None,
+) -> list[dict[str, Any]]:
+    """One Spark task of the migrate step: copy its slices, then verify them as the verify step does.
+
+    The verification re-reads both clusters with fresh consumers and uses nothing of the copy's
+    results, except that a slice whose copy failed is not verified (the failure is its verdict).
+    Each row carries ``step`` ("copy" or "verify").
+    """
+    from kafka_migration.copy import copy_partitions_safely
+    from kafka_migration.verify import PartitionVerification, verify_partitions_safely
+
+    where = executor_identity()
+    slices = list(task)
+    copied = _stamped_rows(copy_partitions_safely, [s for s in slices if s.end > s.start], source, target, copy_address)
+    failed = {(row["source_topic"], row["partition"]) for row in copied if row.get("error")}
+    verified = _stamped_rows(
+        verify_partitions_safely,
+        [s for s in slices if (s.source_topic, s.partition) not in failed],
+        source,
+        target,
+        verify_address,
+    )
+    now = round(time.time(), 3)
+    skipped = [
+        {**asdict(PartitionVerification.failed(s, COPY_FAILED)), "started": now, "ended": now}
+        for s in slices
+        if (s.source_topic, s.partition) in failed
+    ]
+    return [{**row, "executor": where, "step": "copy"} for row in copied] + [
+        {**row, "executor": where, "step": "verify"} for row in verified + skipped
+    ]
 
 
 def _task_error(exc: BaseException) -> str:
@@ -99,7 +166,7 @@ def bundle_topics(topics: Sequence[TopicPlan], step: str) -> list[list[TopicPlan
     """Each big topic alone (its own job group in the Spark UI); small ones packed up to BUNDLE_SLICES tasks."""
     return _pack(
         topics,
-        lambda topic: len(topic.slices(include_empty=step == "verify")),
+        lambda topic: len(topic.slices(include_empty=step != "copy")),
         lambda topic: topic.offset_span > SMALL_TOPIC_OFFSETS,
         BUNDLE_SLICES,
         BUNDLE_SLICES,
@@ -114,48 +181,87 @@ def run_topics(
     target: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
 ) -> list[TopicOutcome]:
-    """One Spark job for some topics: a task per partition slice; one outcome per topic."""
+    """One Spark job of the copy or verify step for some topics: a task per partition slice; one outcome per topic."""
+    return run_job(sc, step, topics, source, target, {step: progress_address})[step]
+
+
+def run_job(
+    sc: Any,
+    step: str,
+    topics: Sequence[TopicPlan],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    progress: Mapping[str, tuple[str, int] | None] | None = None,
+) -> dict[str, list[TopicOutcome]]:
+    """One Spark job for some topics: their outcomes for each result of ``step`` ("copy" and/or "verify").
+
+    ``progress``: the driver's progress address for each of those results.
+    """
     started = time.monotonic()
-    slices = [s for topic in topics for s in topic.slices(include_empty=step == "verify")]
+    addresses = dict(progress or {})
+    slices = [s for topic in topics for s in topic.slices(include_empty=step != "copy")]
     source = dict(source)
     target = dict(target)
     first = topics[0]
     more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
-    if step == "copy":
-        from kafka_migration.copy import copy_partitions_safely as work
+    if step == "migrate":
+        copy_address, verify_address = addresses.get("copy"), addresses.get("verify")
+
+        def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
+            return _migrate_rows(task, source, target, copy_address, verify_address)
+
     else:
-        from kafka_migration.verify import verify_partitions_safely as work
+        if step == "copy":
+            from kafka_migration.copy import copy_partitions_safely as work
+        else:
+            from kafka_migration.verify import verify_partitions_safely as work
+        address = addresses.get(step)
+
+        def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
+            return [{**row, "step": step} for row in _task_rows(work, task, source, target, address)]
+
+    kinds = STEP_RESULTS[step]
     try:
         tasks = group_slices(slices)
-        rows: list[Any] = (
-            sc.parallelize(tasks, len(tasks))
-            .flatMap(lambda task: _task_rows(work, task, source, target, progress_address))
-            .collect()
-            if tasks
-            else []
-        )
+        rows: list[Any] = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
     except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
         error = _task_error(exc)
         log.error("%s of topic(s) %s failed: %s", step, ", ".join(t.source_topic for t in topics), error)
         seconds = round(time.monotonic() - started, 3)
-        return [
-            TopicOutcome(
-                source_topic=t.source_topic,
-                target_topic=t.target_topic,
-                # A verification that did not run proves nothing either way.
-                status=UNVERIFIED if step == "verify" else FAILED,
-                seconds=seconds,
-                error=error,
-            )
+        return {
+            kind: [
+                TopicOutcome(
+                    source_topic=t.source_topic,
+                    target_topic=t.target_topic,
+                    # A verification that did not run proves nothing either way.
+                    status=UNVERIFIED if kind == "verify" else FAILED,
+                    seconds=seconds,
+                    error=error,
+                    job_topics=len(topics),
+                )
+                for t in topics
+            ]
+            for kind in kinds
+        }
+    seconds = round(time.monotonic() - started, 3)
+    by_topic: dict[str, dict[str, list[dict[str, Any]]]] = {k: {t.source_topic: [] for t in topics} for k in kinds}
+    for row in rows:
+        fields = dict(row if isinstance(row, dict) else asdict(row))
+        kind = fields.pop("step", kinds[0])
+        by_topic[kind][fields.get("source_topic", first.source_topic)].append(fields)
+    outcomes: dict[str, list[TopicOutcome]] = {}
+    for kind in kinds:
+        kind_seconds = seconds
+        if len(kinds) > 1:  # both steps in one job: each step's own span, not the job's time twice
+            stamps = [(r["started"], r["ended"]) for rs in by_topic[kind].values() for r in rs if "started" in r]
+            if stamps:
+                kind_seconds = round(max(e for _, e in stamps) - min(b for b, _ in stamps), 3)
+        outcomes[kind] = [
+            replace(_outcome(kind, t, by_topic[kind][t.source_topic], kind_seconds), job_topics=len(topics))
             for t in topics
         ]
-    seconds = round(time.monotonic() - started, 3)
-    by_topic: dict[str, list[dict[str, Any]]] = {t.source_topic: [] for t in topics}
-    for row in rows:
-        fields = row if isinstance(row, dict) else asdict(row)
-        by_topic[fields.get("source_topic", first.source_topic)].append(fields)
-    return [_outcome(step, t, by_topic[t.source_topic], seconds) for t in topics]
+    return outcomes
 
 
 def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: float) -> TopicOutcome:
@@ -201,65 +307,107 @@ def run_step(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
 ) -> StepResults:
-    """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled."""
+    """Run the copy or verify step for every topic (see ``run_steps``)."""
+    if step not in STEPS or len(STEP_RESULTS[step]) != 1:
+        raise ValueError(f"unknown step {step!r}")
+    return run_steps(sc, step, plan, topics, source, target, parallel_topics, on_topic_done)[step]
+
+
+def run_steps(
+    sc: Any,
+    step: str,
+    plan: MigrationPlan,
+    topics: Sequence[TopicPlan],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    parallel_topics: int = 4,
+    on_topic_done: Callable[[TopicOutcome], None] | None = None,
+) -> dict[str, StepResults]:
+    """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled.
+
+    Returns the results of each kind the step produces ("copy" and/or "verify").
+    """
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
+    kinds = STEP_RESULTS[step]
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.monotonic()
-    outcomes: dict[str, TopicOutcome] = {}
+    outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
     from kafka_migration.progress import ProgressCollector
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
-    collector = ProgressCollector(step, sum(t.offset_span for t in topics), host=driver_host)
+    total = sum(t.offset_span for t in topics)
+    collectors = {kind: ProgressCollector(kind, total, host=driver_host) for kind in kinds}
 
     def one(bundle: list[TopicPlan]) -> None:
-        for topic, outcome in zip(bundle, run_topics(sc, step, bundle, source, target, collector.address), strict=True):
-            collector.topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
-            with lock:
-                outcomes[topic.source_topic] = outcome
-                log.info(
-                    "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
-                    step,
-                    topic.source_topic,
-                    topic.target_topic,
-                    outcome.status,
-                    outcome.records,
-                    outcome.seconds,
-                    len(outcomes),
-                    len(topics),
-                    f": {outcome.error}" if outcome.error else "",
-                )
-            if on_topic_done is not None:
-                on_topic_done(outcome)
+        addresses = {kind: collector.address for kind, collector in collectors.items()}
+        done = run_job(sc, step, bundle, source, target, addresses)
+        for kind in kinds:
+            for topic, outcome in zip(bundle, done[kind], strict=True):
+                collectors[kind].topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
+                with lock:
+                    outcomes[kind][topic.source_topic] = outcome
+                    log.info(
+                        "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
+                        kind,
+                        topic.source_topic,
+                        topic.target_topic,
+                        outcome.status,
+                        outcome.records,
+                        outcome.seconds,
+                        len(outcomes[kind]),
+                        len(topics),
+                        f": {outcome.error}" if outcome.error else "",
+                    )
+                if on_topic_done is not None:
+                    on_topic_done(outcome)
 
     # Biggest topics first so they do not end up as the long tail.
     ordered = sorted(topics, key=lambda t: -t.offset_span)
-    with (
-        collector,
-        ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic") as pool,
-    ):
+    with ExitStack() as stack:
+        for collector in collectors.values():
+            stack.enter_context(collector)
+        pool = stack.enter_context(
+            ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic")
+        )
         for future in [pool.submit(one, b) for b in bundle_topics(ordered, step)]:
             future.result()
-    return StepResults(
-        step=step,
-        run_id=plan.run_id,
-        jobs=[],
-        topics={t.source_topic: outcomes[t.source_topic] for t in topics},
-        started_at=started_at,
-        seconds=round(time.monotonic() - started, 3),
-    )
+    seconds = round(time.monotonic() - started, 3)
+    return {
+        kind: StepResults(
+            step=kind,
+            run_id=plan.run_id,
+            jobs=[],
+            topics={t.source_topic: outcomes[kind][t.source_topic] for t in topics},
+            started_at=started_at,
+            seconds=seconds,
+        )
+        for kind in kinds
+    }
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Copy or verify the topics of a migration plan with Spark.")
+    parser = argparse.ArgumentParser(description="Copy and/or verify the topics of a migration plan with Spark.")
     parser.add_argument("step", choices=STEPS)
     parser.add_argument("--plan", required=True, type=Path, help="plan.json written by the planning step")
     parser.add_argument("--job", action="append", default=[], help="job number(s) from the plan, or 'all'")
-    parser.add_argument("--results", required=True, type=Path, help="where to write the results JSON")
+    parser.add_argument(
+        "--results", required=True, type=Path, help="where to write the results JSON (migrate: the copy results)"
+    )
+    parser.add_argument("--verify-results", type=Path, help="migrate: where to write the verification results")
     parser.add_argument("--parallel-topics", type=int, default=4)
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--wait-for",
+        type=Path,
+        help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for one line on it "
+        "('go': read the plan and run; anything else or end of file: stop without writing anything)",
+    )
+    args = parser.parse_args(argv)
+    if args.step == "migrate" and args.verify_results is None:
+        parser.error("the migrate step needs --verify-results")
+    return args
 
 
 def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
@@ -272,15 +420,61 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
     return chosen
 
 
+GO = "go"
+ABORTED = 3  # exit code of a driver told not to run (nothing written)
+
+
+def _warm_worker(_: Any) -> list[int]:
+    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it."""
+    import confluent_kafka  # noqa: F401
+
+    import kafka_migration.copy
+    import kafka_migration.verify  # noqa: F401
+
+    return [os.getpid()]
+
+
+def warm_workers(sc: Any) -> None:
+    """One tiny task per slot, so the first real tasks find Python workers with their imports done."""
+    slots = max(1, int(sc.defaultParallelism))
+    sc.setJobGroup("warm-up", "start the Python workers")
+    sc.parallelize(range(slots), slots).mapPartitions(_warm_worker).collect()
+
+
+def wait_for_go(path: Path) -> bool:
+    """Block until the launcher writes one line on the FIFO; True only for 'go'.
+
+    Opened without blocking, so a launcher that is already gone (no writer left) reads as end of file,
+    which means stop: a dead CLI never leaves a driver waiting.
+    """
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data = b""
+    try:
+        while b"\n" not in data:
+            select.select([fd], [], [], 1.0)
+            try:
+                chunk = os.read(fd, 64)
+            except BlockingIOError:
+                continue  # the launcher is there and has not decided yet
+            if not chunk:
+                return False
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.split(b"\n", 1)[0].strip() == GO.encode()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point behind ``spark_jobs/*.py``: exit 0 when every topic is OK, 1 otherwise."""
+    """Entry point behind ``spark_jobs/*.py``: exit 0 when every topic is OK, 1 otherwise (3: told not to run)."""
+    driver_started = time.time()
     from pyspark import SparkConf, SparkContext
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stdout)
     args = _parse(sys.argv[1:] if argv is None else argv)
-    plan = MigrationPlan.read(args.plan)
-    jobs = select_jobs(plan, args.job)
-    topics = [t for j in jobs for t in plan.job_topics(j)]
+    # Waiting for the launcher: the plan is not written yet (run files live in runs/<run id>/).
+    run_id = args.plan.parent.name if args.wait_for else MigrationPlan.read(args.plan).run_id
     # Settings file and secret settings (YARN, Kubernetes) are merged here, on the driver; executors
     # get the merged settings with their tasks.
     source = ClusterConfig.from_environment("source", os.environ).settings
@@ -289,35 +483,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A bare SparkContext: the jobs use RDDs only, and a SparkSession's SQL start-up costs ~3 s per submit.
     conf = (
         SparkConf()
-        .setAppName(f"kafka-migration {args.step} {plan.run_id} jobs {','.join(map(str, jobs))}")
+        .setAppName(f"kafka-migration {args.step} {run_id} jobs {','.join(args.job) or 'all'}")
         # A blind task retry would re-send records already written; a failed slice fails the topic.
         .set("spark.task.maxFailures", "1")
         .set("spark.scheduler.mode", "FAIR")
         .set("spark.ui.showConsoleProgress", "false")
     )
     sc = SparkContext(conf=conf)
-    sc.setLogLevel("WARN")
-    log.info(
-        "%s: %d topics, %d partitions, jobs %s of run %s",
-        args.step,
-        len(topics),
-        sum(len(t.partitions) for t in topics),
-        jobs,
-        plan.run_id,
-    )
     try:
-        results = run_step(sc, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
+        sc.setLogLevel("WARN")
+        if args.wait_for:
+            warm_workers(sc)
+            log.info(
+                "%s: Spark is up (%.1fs after the driver started); waiting for the plan",
+                args.step,
+                time.time() - driver_started,
+            )
+            if not wait_for_go(args.wait_for):
+                log.info("%s: told not to run; stopping without writing anything", args.step)
+                return ABORTED
+        plan = MigrationPlan.read(args.plan)
+        jobs = select_jobs(plan, args.job)
+        topics = [t for j in jobs for t in plan.job_topics(j)]
+        ready = time.time()
+        log.info(
+            "%s: %d topics, %d partitions, jobs %s of run %s",
+            args.step,
+            len(topics),
+            sum(len(t.partitions) for t in topics),
+            jobs,
+            plan.run_id,
+        )
+        results = run_steps(sc, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
     finally:
         sc.stop()
-    results.jobs = jobs
-    results.write(args.results)
-    bad = [t for t in results.topics.values() if t.status != OK]
-    log.info(
-        "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
-        args.step,
-        results.seconds,
-        len(results.topics) - len(bad),
-        len(bad),
-        args.results,
+    paths = (
+        {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {args.step: args.results}
     )
+    bad = set()
+    for kind, result in results.items():
+        result.jobs = jobs
+        result.driver_started = round(driver_started, 3)
+        result.ready = round(ready, 3)
+        result.write(paths[kind])
+        bad |= {name for name, t in result.topics.items() if t.status != OK}
+        log.info(
+            "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
+            kind,
+            result.seconds,
+            sum(1 for t in result.topics.values() if t.status == OK),
+            sum(1 for t in result.topics.values() if t.status != OK),
+            paths[kind],
+        )
     return 0 if not bad else 1

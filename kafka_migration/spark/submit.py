@@ -1,16 +1,25 @@
 """Run a plan's Spark step with ``spark-submit``, outside Airflow (the CLI's path).
 
 Cluster settings travel in the child's environment, never on its command line.
+
+``SparkApplication`` can also start the application before the plan exists: the driver
+starts Spark and its Python workers, then waits for one line on a FIFO that only this
+process holds open ("go", or end of file when this process aborts or dies), so Spark's
+start-up runs while the run is planned. spark-submit does not pass its stdin on to a
+Python driver, hence the FIFO.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +31,7 @@ from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
 
-ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py"}
+ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
 
 
 def entry_point(step: str) -> Path:
@@ -128,6 +137,8 @@ def submit_command(
     jobs: Sequence[str],
     settings: SparkSettings,
     startup: DriverStartup | None = None,
+    verify_results: Path | None = None,
+    wait_for: Path | None = None,
 ) -> list[str]:
     command = [
         spark_submit_binary(),
@@ -151,9 +162,144 @@ def submit_command(
         "--parallel-topics",
         str(settings.parallel_topics),
     ]
+    if verify_results is not None:
+        command += ["--verify-results", str(verify_results)]
+    if wait_for is not None:
+        command += ["--wait-for", str(wait_for)]
     for job in jobs:
         command += ["--job", str(job)]
     return command
+
+
+def can_wait(settings: SparkSettings) -> bool:
+    """Whether the driver runs on this machine (client deploy mode), so that it can wait on a local FIFO."""
+    return settings.conf.get("spark.submit.deployMode", "client") != "cluster" and hasattr(os, "mkfifo")
+
+
+class SparkApplication:
+    """One spark-submit of a step; with ``wait=True`` started ahead of its plan and told ``go()`` or ``abort()``.
+
+    ``results`` maps each result kind the step writes ("copy", "verify") to its file.
+    ``on_start`` receives the spark-submit process, e.g. so that a run that lost its lease can stop it.
+    """
+
+    def __init__(
+        self,
+        step: str,
+        plan_path: Path,
+        results: Mapping[str, Path],
+        source: ClusterConfig,
+        target: ClusterConfig,
+        settings: SparkSettings,
+        jobs: Sequence[str] = ("all",),
+        on_line: Callable[[str], None] | None = None,
+        on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+        wait: bool = False,
+    ) -> None:
+        self.step = step
+        self.results = dict(results)
+        self.tail: collections.deque[str] = collections.deque(maxlen=60)
+        self._on_line = on_line
+        self._channel: int | None = None
+        self._fifo_dir: str | None = None
+        self._told = False
+        self.code: int | None = None
+        for path in self.results.values():
+            path.unlink(missing_ok=True)
+        self.startup = settings.driver_startup()
+        wait_for = None
+        if wait:
+            self._fifo_dir = tempfile.mkdtemp(prefix="kafka-migration-go-")
+            wait_for = Path(self._fifo_dir) / "go"
+            os.mkfifo(wait_for, 0o600)
+            # Read-write, so opening does not block; the driver sees end of file once this process is gone.
+            self._channel = os.open(wait_for, os.O_RDWR)
+        paths = [self.results[k] for k in ("copy", "verify") if k in self.results]
+        command = submit_command(
+            step,
+            plan_path,
+            paths[0],
+            jobs,
+            settings,
+            self.startup,
+            verify_results=paths[1] if len(paths) > 1 else None,
+            wait_for=wait_for,
+        )
+        self.process = subprocess.Popen(
+            command,
+            env=spark_env(source, target),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+        # Drained from the start: the driver logs while the plan is still being made.
+        self._reader = threading.Thread(target=self._read, name=f"spark-{step}-output", daemon=True)
+        self._reader.start()
+        if on_start is not None:
+            on_start(self.process)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            line = line.rstrip("\n")
+            self.tail.append(line)
+            if self._on_line is not None:
+                self._on_line(line)
+
+    def _tell(self, word: str) -> None:
+        """Write the one line; the FIFO stays open (its buffer with it) until the application has ended."""
+        if self._channel is None or self._told:
+            return
+        self._told = True
+        with contextlib.suppress(OSError):  # the driver is gone: wait() reports what it left
+            os.write(self._channel, f"{word}\n".encode())
+
+    def _close(self) -> None:
+        if self._channel is not None:
+            os.close(self._channel)  # end of file for a driver still waiting
+            self._channel = None
+        if self._fifo_dir is not None:
+            shutil.rmtree(self._fifo_dir, ignore_errors=True)
+            self._fifo_dir = None
+
+    def go(self) -> None:
+        """The plan file is written and the target topics exist: run."""
+        self._tell("go")
+
+    def abort(self, grace: float = 10.0) -> None:
+        """Do not run: the driver stops without writing anything; killed if it does not stop within ``grace``."""
+        self._tell("abort")
+        self._close()
+        if self.process.poll() is None:
+            self.process.terminate()  # do not wait for a driver that is still starting Spark
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._reader.join(timeout=5)
+        self.startup.finish(False)
+        self.code = self.process.returncode
+
+    def wait(self) -> dict[str, StepResults]:
+        """Wait for the application to end; what it wrote, or SparkJobError when it wrote nothing."""
+        try:
+            self.code = self.process.wait()
+            self._reader.join()
+        finally:
+            self._close()
+            # A JVM that exited by itself has written its class archive; a killed one may not have.
+            self.startup.finish(
+                self.code is not None and self.code >= 0 and all(p.exists() for p in self.results.values())
+            )
+        if all(path.exists() for path in self.results.values()):
+            return {kind: StepResults.read(path) for kind, path in self.results.items()}
+        raise SparkJobError(
+            f"The Spark {self.step} application exited with code {self.code} before writing results. Last output:\n"
+            + "\n".join(self.tail)
+        )
 
 
 def run_step(
@@ -167,39 +313,8 @@ def run_step(
     on_line: Callable[[str], None] | None = None,
     on_start: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> StepResults:
-    """Run one step as a Spark application and return what it wrote; raise if it wrote nothing.
-
-    ``on_start`` receives the spark-submit process, e.g. so that a run that lost its lease can stop it.
-    """
-    results_path.unlink(missing_ok=True)
-    startup = settings.driver_startup()
-    command = submit_command(step, plan_path, results_path, jobs, settings, startup)
-    code = -1
-    tail: collections.deque[str] = collections.deque(maxlen=60)
-    try:
-        with subprocess.Popen(
-            command,
-            env=spark_env(source, target),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-        ) as process:
-            if on_start is not None:
-                on_start(process)
-            assert process.stdout is not None
-            for line in process.stdout:
-                line = line.rstrip("\n")
-                tail.append(line)
-                if on_line is not None:
-                    on_line(line)
-            code = process.wait()
-    finally:
-        # A JVM that exited by itself has written its class archive; a killed one may not have.
-        startup.finish(code >= 0 and results_path.exists())
-    if results_path.exists():
-        return StepResults.read(results_path)
-    raise SparkJobError(
-        f"The Spark {step} application exited with code {code} before writing results. Last output:\n" + "\n".join(tail)
+    """Run the copy or verify step as a Spark application and return what it wrote; raise if it wrote nothing."""
+    app = SparkApplication(
+        step, plan_path, {step: results_path}, source, target, settings, jobs, on_line=on_line, on_start=on_start
     )
+    return app.wait()[step]

@@ -165,7 +165,7 @@ def test_plugin_is_registered_with_page_view_and_link(api: AirflowClient) -> Non
 def test_triggered_run_succeeds_task_by_task(migration: Migration, api: AirflowClient, clusters) -> None:  # type: ignore[no-untyped-def]
     tis = api.task_instances(DAG_ID, migration.dag_run_id)
     assert {(t["task_id"], t["state"]) for t in tis} == {
-        (task, "success") for task in ("plan", "create_topics", "copy", "verify", "topic_result", "summary")
+        (task, "success") for task in ("plan", "create_topics", "copy_verify", "topic_result", "summary")
     } | {("sync_groups", "skipped")}  # Param sync_groups is off by default
     # one result task per topic, labelled with the topic in the grid
     labels = sorted(t["rendered_map_index"] for t in tis if t["task_id"] == "topic_result")
@@ -223,7 +223,7 @@ def test_page_and_reports_need_a_login(migration: Migration, airflow: AirflowSer
 def test_task_report_link_leads_to_the_report(migration: Migration, api: AirflowClient) -> None:
     expected = f"/kafka-migrations/runs/{migration.run_id}"
     assert api.extra_links(DAG_ID, migration.dag_run_id, "summary") == {"Migration report": expected}
-    assert api.extra_links(DAG_ID, migration.dag_run_id, "copy", map_index=0)["Migration report"] == expected
+    assert api.extra_links(DAG_ID, migration.dag_run_id, "copy_verify", map_index=0)["Migration report"] == expected
     followed = api.request("GET", expected, follow_redirects=True)
     assert str(followed.url).endswith(f"{expected}/report.html")
     assert "VERIFIED" in followed.text

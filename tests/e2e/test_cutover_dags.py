@@ -53,7 +53,7 @@ def test_cutover_dags_are_manual_with_documented_params(dags) -> None:  # type: 
             param = dag.params.get_param(name)
             assert param.schema.get("title") and param.description, (dag.dag_id, name)
     task_ids = [t.task_id for t in cutover.tasks]
-    assert task_ids[0] == "preflight" and "finish" in task_ids and "copy" in task_ids
+    assert task_ids[0] == "preflight" and "finish" in task_ids and "copy_verify" in task_ids
 
 
 def test_cutover_and_failback_dags_round_trip(dags, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]

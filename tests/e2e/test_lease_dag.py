@@ -134,10 +134,12 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     segments_before = ledger.run_segments(run_id)
 
     (directory / "copy-job0.json").write_text('{"step": "copy", "topics": {')  # a half-written results file
-    with pytest.raises(RunFileError, match=r"copy results file .*copy-job0.json is corrupt .* Clear the copy"):
+    with pytest.raises(
+        RunFileError, match=r"copy results file .*copy-job0.json is corrupt .* Clear the copy_verify \[0\] task"
+    ):
         tasks.topic_result(str(plan_path), topic)
     (directory / "copy-job0.json").unlink()
-    with pytest.raises(RunFileError, match=r"No copy results at .*copy-job0.json: the copy \(job 0: "):
+    with pytest.raises(RunFileError, match=r"No copy results at .*copy-job0.json: the copy_verify \(job 0: "):
         tasks.topic_result(str(plan_path), topic)
 
     plan = json.loads(plan_path.read_text())
@@ -151,7 +153,7 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     ):
         tasks.create_topics(planned, "kafka_target")
     plan_path.unlink()
-    operator = MigrationSparkOperator(task_id="copy", step="copy", job=job, conn_id="spark_default")
+    operator = MigrationSparkOperator(task_id="copy_verify", step="migrate", job=job, conn_id="spark_default")
     with pytest.raises(RunFileError, match=r"plan file .*plan.json of run .* is missing"):
         operator.execute(context={})
     with pytest.raises(RunFileError, match="is missing"):
@@ -198,7 +200,7 @@ def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-unty
         ledger.leases.release(holder.run_id)
     assert str(run.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states["plan"] == "failed" and states.get("copy") != "success"
+    assert states["plan"] == "failed" and states.get("copy_verify") != "success"
     assert (
         topic not in AdminClient(client_settings({"bootstrap.servers": clusters.target})).list_topics(timeout=10).topics
     )

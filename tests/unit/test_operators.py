@@ -63,8 +63,17 @@ def connections(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def _operator(conn_id: str, target_conn_id: str = "kafka_target"):  # type: ignore[no-untyped-def]
     from kafka_migration.airflow.operators import MigrationSparkOperator
 
-    job = {"run_id": "r1", "job": 0, "topics": ["t"], "plan_path": "/runs/r1/plan.json", "copy_results": "/runs/c.json"}
-    return MigrationSparkOperator(task_id="copy", step="copy", job=job, conn_id=conn_id, target_conn_id=target_conn_id)
+    job = {
+        "run_id": "r1",
+        "job": 0,
+        "topics": ["t"],
+        "plan_path": "/runs/r1/plan.json",
+        "copy_results": "/runs/c.json",
+        "verify_results": "/runs/v.json",
+    }
+    return MigrationSparkOperator(
+        task_id="copy_verify", step="migrate", job=job, conn_id=conn_id, target_conn_id=target_conn_id
+    )
 
 
 def test_kubernetes_command_carries_references_not_secrets(connections: Path) -> None:
@@ -91,6 +100,11 @@ def test_local_master_passes_settings_in_the_environment_only(connections: Path)
     op.prepare()
     command = op._hook._build_spark_submit_command(op.application)
     assert SECRET not in " ".join(command)
+    # one application copies and verifies: both results files on its command line
+    assert op.application.endswith("migrate_topics.py")
+    args = command[command.index(op.application) + 1 :]
+    assert args[args.index("--results") + 1] == "/runs/c.json"
+    assert args[args.index("--verify-results") + 1] == "/runs/v.json"
     assert json.loads(op.env_vars["KAFKA_MIGRATION_SOURCE_CONFIG"])["sasl.password"] == SECRET
 
 
