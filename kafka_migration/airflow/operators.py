@@ -4,7 +4,8 @@ A ``SparkSubmitOperator`` that submits one of the ``spark_jobs`` entry points fo
 one job of the plan (the DAGs use ``migrate``: copy and verification in one application).
 Kafka settings (secrets included) reach spark-submit through its environment,
 resolved from the Airflow connections at run time; they are never rendered into
-templates, arguments or XCom. On YARN and Kubernetes, where the provider turns that environment into ``--conf`` arguments, secrets go by reference
+templates, arguments or XCom. On YARN and Kubernetes, where the provider turns that
+environment into ``--conf`` arguments, secrets go by reference
 (kafka_migration/spark/driver_env.py).
 """
 
