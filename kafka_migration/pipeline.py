@@ -171,8 +171,7 @@ def run_migration(
             if on_step is not None:
                 on_step("copy")
                 on_step("verify")
-            results = app.wait()
-            app = None
+            results = app.results()
             heartbeat.check()
             outcome.copy = results["copy"].topics
             outcome.verify = results["verify"].topics
@@ -185,6 +184,8 @@ def run_migration(
                 verify_tasks=task_intervals(p for t in outcome.verify.values() for p in t.partitions),
                 finished=time.time(),
             )
+            app.detach()  # Spark stops by itself while the report is written
+            app = None
     except BaseException as exc:
         _abort(app)
         error = _failure(ledger, plan.run_id, exc, heartbeat.lost)

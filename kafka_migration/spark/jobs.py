@@ -466,6 +466,33 @@ def wait_for_go(path: Path) -> bool:
     return data.split(b"\n", 1)[0].strip() == GO.encode()
 
 
+# Logged once every results file is complete, before Spark stops: the launcher may read them then.
+RESULTS_WRITTEN = "results written"
+
+
+def _write_results(
+    results: Mapping[str, StepResults], paths: Mapping[str, Path], jobs: list[int], driver_started: float, ready: float
+) -> set[str]:
+    """Write each results file (stamped with the driver's start and ready times); the topics not OK."""
+    bad: set[str] = set()
+    for kind, result in results.items():
+        result.jobs = jobs
+        result.driver_started = round(driver_started, 3)
+        result.ready = round(ready, 3)
+        result.write(paths[kind])
+        bad |= {name for name, t in result.topics.items() if t.status != OK}
+        log.info(
+            "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
+            kind,
+            result.seconds,
+            sum(1 for t in result.topics.values() if t.status == OK),
+            sum(1 for t in result.topics.values() if t.status != OK),
+            paths[kind],
+        )
+    log.info(RESULTS_WRITTEN)
+    return bad
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point behind ``spark_jobs/*.py``: exit 0 when every topic is OK, 1 otherwise (3: told not to run)."""
     driver_started = time.time()
@@ -515,24 +542,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             plan.run_id,
         )
         results = run_steps(sc, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
+        paths = {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {}
+        bad = _write_results(results, paths or {args.step: args.results}, jobs, driver_started, ready)
     finally:
-        sc.stop()
-    paths = (
-        {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {args.step: args.results}
-    )
-    bad = set()
-    for kind, result in results.items():
-        result.jobs = jobs
-        result.driver_started = round(driver_started, 3)
-        result.ready = round(ready, 3)
-        result.write(paths[kind])
-        bad |= {name for name, t in result.topics.items() if t.status != OK}
-        log.info(
-            "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
-            kind,
-            result.seconds,
-            sum(1 for t in result.topics.values() if t.status == OK),
-            sum(1 for t in result.topics.values() if t.status != OK),
-            paths[kind],
-        )
+        sc.stop()  # after the results are written: the launcher goes on while Spark stops
     return 0 if not bad else 1

@@ -29,6 +29,7 @@ from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
+from kafka_migration.spark.jobs import RESULTS_WRITTEN
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
@@ -197,14 +198,15 @@ class SparkApplication:
         wait: bool = False,
     ) -> None:
         self.step = step
-        self.results = dict(results)
+        self.results_paths = dict(results)
         self.tail: collections.deque[str] = collections.deque(maxlen=60)
         self._on_line = on_line
         self._channel: int | None = None
         self._fifo_dir: str | None = None
         self._told = False
+        self._written = threading.Event()
         self.code: int | None = None
-        for path in self.results.values():
+        for path in self.results_paths.values():
             path.unlink(missing_ok=True)
         self.startup = settings.driver_startup()
         wait_for = None
@@ -214,7 +216,7 @@ class SparkApplication:
             os.mkfifo(wait_for, 0o600)
             # Read-write, so opening does not block; the driver sees end of file once this process is gone.
             self._channel = os.open(wait_for, os.O_RDWR)
-        paths = [self.results[k] for k in ("copy", "verify") if k in self.results]
+        paths = [self.results_paths[k] for k in ("copy", "verify") if k in self.results_paths]
         command = submit_command(
             step,
             plan_path,
@@ -245,6 +247,8 @@ class SparkApplication:
         for line in self.process.stdout:
             line = line.rstrip("\n")
             self.tail.append(line)
+            if line.endswith(f"kafka_migration.spark: {RESULTS_WRITTEN}"):
+                self._written.set()
             if self._on_line is not None:
                 self._on_line(line)
 
@@ -283,6 +287,21 @@ class SparkApplication:
         self.startup.finish(False)
         self.code = self.process.returncode
 
+    def results(self) -> dict[str, StepResults]:
+        """What the application wrote, as soon as its driver says the files are complete (Spark may still be
+        stopping then: ``detach`` lets it end by itself); SparkJobError when it ended without writing them."""
+        while not self._written.wait(0.1):
+            if self.process.poll() is not None:
+                return self.wait()
+        return {kind: StepResults.read(path) for kind, path in self.results_paths.items()}
+
+    def detach(self) -> None:
+        """After ``results``: let Spark stop by itself (a second or two) instead of waiting for it, unless this
+        submit writes the driver's class archive, which is put in place only once the JVM has exited."""
+        self._close()
+        if self.startup.writing is not None:
+            self.wait()
+
     def wait(self) -> dict[str, StepResults]:
         """Wait for the application to end; what it wrote, or SparkJobError when it wrote nothing."""
         try:
@@ -292,10 +311,10 @@ class SparkApplication:
             self._close()
             # A JVM that exited by itself has written its class archive; a killed one may not have.
             self.startup.finish(
-                self.code is not None and self.code >= 0 and all(p.exists() for p in self.results.values())
+                self.code is not None and self.code >= 0 and all(p.exists() for p in self.results_paths.values())
             )
-        if all(path.exists() for path in self.results.values()):
-            return {kind: StepResults.read(path) for kind, path in self.results.items()}
+        if all(path.exists() for path in self.results_paths.values()):
+            return {kind: StepResults.read(path) for kind, path in self.results_paths.items()}
         raise SparkJobError(
             f"The Spark {self.step} application exited with code {self.code} before writing results. Last output:\n"
             + "\n".join(self.tail)

@@ -7,17 +7,22 @@ from typing import Any
 
 import pytest
 
+from kafka_migration.exceptions import CopyError
 from kafka_migration.plan import TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
+    COPY_FAILED,
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
+    _migrate_rows,
     _task_error,
     bundle_topics,
     group_slices,
+    run_job,
     run_step,
+    run_steps,
     run_topics,
     select_jobs,
 )
@@ -238,3 +243,118 @@ class TestRunStep:
         assert list(results.topics) == ["small", "big"]
         assert sorted(done) == ["big", "small"]
         assert results.ok
+
+
+# --- the migrate step: copy and verification in one Spark job (task functions stand in for Kafka).
+
+
+def _copy_row(topic: str, partition: int, records: int, error: str | None = None, at: float = 100.0) -> dict[str, Any]:
+    return {"step": "copy", "source_topic": topic, "partition": partition, "records": records, "bytes": records,
+            "seconds": 1.0, "error": error, "started": at, "ended": at + 1.0}  # fmt: skip
+
+
+def _verify_row(topic: str, partition: int, match: bool = True, at: float = 101.0, **extra: Any) -> dict[str, Any]:
+    return {"step": "verify", "source_topic": topic, "partition": partition, "source_records": 3,
+            "target_records": 3, "match": match, "first_difference": None if match else "value differs",
+            "first_source_offset": None if match else 1, "first_target_offset": None if match else 1,
+            "seconds": 0.5, "error": None, "started": at, "ended": at + 0.5, **extra}  # fmt: skip
+
+
+class TestMigrate:
+    def test_one_job_gives_both_outcomes_with_their_own_spans_and_job_size(self) -> None:
+        rows = [_copy_row("a", 0, 3), _copy_row("a", 1, 4, at=100.5), _copy_row("b", 0, 5, at=99.0),
+                _verify_row("a", 0),
+                _verify_row("a", 1, at=102.0), _verify_row("b", 0, match=False)]  # fmt: skip
+        ctx = FakeContext(rows)
+        done = run_job(ctx, "migrate", [topic_plan("a", (3, 4)), topic_plan("b", (5, 0))], {}, {})
+        assert ctx.groups == ["migrate:a and 1 more topics"]
+        # verification's slices: the empty partition b[1] too (the target must be empty there as well)
+        assert [(s.source_topic, s.partition) for s in ctx.parallelized] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+        copy_a, copy_b = done["copy"]
+        verify_a, verify_b = done["verify"]
+        assert (copy_a.status, copy_a.records, copy_b.records) == (OK, 7, 5)
+        assert (verify_a.status, verify_b.status) == (OK, MISMATCH)
+        assert all("step" not in p for o in (copy_a, verify_a) for p in o.partitions)
+        assert {o.job_topics for o in (copy_a, copy_b, verify_a, verify_b)} == {2}
+        assert copy_a.seconds == 2.5 and verify_a.seconds == 1.5  # each step's span in the job, not the job twice
+
+    def test_a_failed_job_fails_the_copy_and_leaves_verification_unverified(self) -> None:
+        done = run_job(FakeContext(fail=Exception(PY4J_TEXT)), "migrate", [topic_plan("a")], {}, {})
+        assert [o.status for o in done["copy"]] == [FAILED]
+        assert [o.status for o in done["verify"]] == [UNVERIFIED]
+
+    def test_run_steps_returns_both_results(self) -> None:
+        topics = [topic_plan("a", (3,))]
+        results = run_steps(
+            FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]), "migrate", migration_plan(*topics), topics, {}, {}
+        )
+        assert sorted(results) == ["copy", "verify"]
+        assert results["copy"].step == "copy" and results["verify"].step == "verify"
+        assert results["copy"].ok and results["verify"].ok
+
+    def test_run_step_refuses_migrate(self) -> None:
+        with pytest.raises(ValueError, match="unknown step 'migrate'"):
+            run_step(FakeContext(), "migrate", migration_plan(), [], {}, {})
+
+
+@dataclass(frozen=True)
+class _Result:
+    source_topic: str
+    partition: int
+    seconds: float = 0.25
+    error: str | None = None
+
+
+class TestMigrateTask:
+    """``_migrate_rows``, the body of one migrate task, with stand-ins for the copy and verify functions."""
+
+    def _run(self, monkeypatch: pytest.MonkeyPatch, copy_errors: set[int]) -> tuple[list[dict[str, Any]], list[Any]]:
+        import kafka_migration.copy
+        import kafka_migration.verify
+        from kafka_migration.progress import run_guarded_all
+
+        verified: list[Any] = []
+
+        def copy(slices, source, target, address):  # type: ignore[no-untyped-def]
+            def one(s, *_: Any, **__: Any) -> _Result:  # type: ignore[no-untyped-def]
+                if s.partition in copy_errors:
+                    raise CopyError("target down")
+                return _Result(s.source_topic, s.partition)
+
+            return run_guarded_all(
+                one, lambda s, m: _Result(s.source_topic, s.partition, 0.0, m), slices, source, target, address
+            )
+
+        def verify(slices, source, target, address):  # type: ignore[no-untyped-def]
+            verified.extend(slices)  # what verification is given: slices and cluster settings, nothing of the copy
+            return [_Result(s.source_topic, s.partition) for s in slices]
+
+        monkeypatch.setattr(kafka_migration.copy, "copy_partitions_safely", copy)
+        monkeypatch.setattr(kafka_migration.verify, "verify_partitions_safely", verify)
+        task = topic_plan("a", (3, 0, 4)).slices(include_empty=True)
+        return _migrate_rows(task, {"bootstrap.servers": "s"}, {"bootstrap.servers": "t"}, None, None), verified
+
+    def test_copies_non_empty_slices_then_verifies_every_slice(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        rows, verified = self._run(monkeypatch, set())
+        assert [(r["step"], r["partition"]) for r in rows] == [
+            ("copy", 0),
+            ("copy", 2),
+            ("verify", 0),
+            ("verify", 1),
+            ("verify", 2),
+        ]
+        assert [s.partition for s in verified] == [0, 1, 2]
+        copies = [r for r in rows if r["step"] == "copy"]
+        assert all(r["started"] <= r["ended"] for r in rows)  # stamps from run_guarded_all
+        assert copies[0]["ended"] <= copies[1]["started"]
+        assert all(
+            r["ended"] - r["started"] == pytest.approx(0.25) for r in rows if r["step"] == "verify"
+        )  # laid end to end
+
+    def test_a_slice_whose_copy_failed_is_not_verified(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        rows, verified = self._run(monkeypatch, {2})
+        assert [s.partition for s in verified] == [0, 1]
+        (skipped,) = [r for r in rows if r["step"] == "verify" and r["partition"] == 2]
+        assert skipped["error"] == COPY_FAILED and not skipped["match"]
+        (failed,) = [r for r in rows if r["step"] == "copy" and r["error"]]
+        assert failed["partition"] == 2 and "target down" in failed["error"]
