@@ -13,6 +13,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,25 @@ def test_cli_refuses_before_writing(prepared, clusters, capfd: pytest.CaptureFix
     assert code == EXIT_BAD_INPUT, f"exit {code}\n{out}\n{err}"
     assert len(lines) == 1 and expect in lines[0], err
     _nothing_written(state, target, before)
+    _no_spark_left(state)
+
+
+def _no_spark_left(state: Path) -> None:
+    """The Spark application started while planning (it waits for the plan) is gone once the refusal is out."""
+    import psutil
+
+    def left() -> list[str]:
+        found = []
+        for process in psutil.process_iter(["cmdline"]):
+            cmdline = " ".join(process.info["cmdline"] or [])
+            if str(state) in cmdline and "migrate_topics.py" in cmdline:
+                found.append(cmdline)
+        return found
+
+    deadline = time.monotonic() + 30  # the Python driver follows its JVM within moments
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left() == []
 
 
 @pytest.mark.parametrize("prepared", CASES, ids=[c.id for c in CASES], indirect=True)
