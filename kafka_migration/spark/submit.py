@@ -227,15 +227,19 @@ class SparkApplication:
             verify_results=paths[1] if len(paths) > 1 else None,
             wait_for=wait_for,
         )
-        self.process = subprocess.Popen(
-            command,
-            env=spark_env(source, target),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-        )
+        try:
+            self.process = subprocess.Popen(
+                command,
+                env=spark_env(source, target),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+            )
+        except BaseException:
+            self._close()
+            raise
         # Drained from the start: the driver logs while the plan is still being made.
         self._reader = threading.Thread(target=self._read, name=f"spark-{step}-output", daemon=True)
         self._reader.start()
