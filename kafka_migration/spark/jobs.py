@@ -520,10 +520,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sc.setLogLevel("WARN")
         if args.wait_for:
+            context_up = time.time()
             warm_workers(sc)
             log.info(
-                "%s: Spark is up (%.1fs after the driver started); waiting for the plan",
+                "%s: Spark is up (context %.1fs, Python workers %.1fs after the driver started); waiting for the plan",
                 args.step,
+                context_up - driver_started,
                 time.time() - driver_started,
             )
             if not wait_for_go(args.wait_for):
