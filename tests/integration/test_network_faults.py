@@ -207,14 +207,29 @@ def test_target_cut_for_good_fails_in_bounded_time_and_a_rerun_resumes_exactly(p
     assert [r["status"] for r in rerun.ledger().runs()] == ["verified", "failed"]
 
 
+def _unchanged_for(seconds: float, value: Callable[[], int]) -> bool:
+    """Whether ``value()`` stays the same for ``seconds`` (polled every 0.1 s)."""
+    first = value()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        if value() != first:
+            return False
+    return True
+
+
 def test_cut_during_verification_could_not_verify_and_a_rerun_verifies(pair: Pair, tmp_path: Path) -> None:
     source, target = pair
     topic = f"vercut{uuid.uuid4().hex[:8]}"
     seed(source.bootstrap, topic)
     state = tmp_path / "state"
-    run = Run(source, target, topic, state, source_config=SHORT, target_config=SHORT)
-    # The copy step writes copy.json as it ends; the verification starts after it.
-    wait_until(lambda: any(state.glob("runs/*/copy.json")), run, "the copy ended")
+    # Each Spark task verifies its partitions right after copying them (both partitions share one task
+    # here): slow source reads make that verification take seconds, and the source is cut once the
+    # target stopped growing, i.e. between the copy and the verification's own reads of the source.
+    source.proxy.set_latency(0.1)
+    run = Run(source, target, topic, state, source_config={**SLOW_READS, **SHORT}, target_config=SHORT)
+    wait_until(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
+    wait_until(lambda: _unchanged_for(2.0, lambda: target_size(target.bootstrap, topic)), run, "the copy ended")
     source.proxy.cut()
     code = run.wait()
     source.proxy.restore()
@@ -231,6 +246,7 @@ def test_cut_during_verification_could_not_verify_and_a_rerun_verifies(pair: Pai
     assert json.loads(report.read_text())["verdict"] == "COULD NOT VERIFY"
 
     # The rerun verifies what the first run copied, without writing it again.
+    source.proxy.set_latency(0)
     rerun = run_to_end(source, target, topic, state)
     assert rerun.process.returncode == 0, rerun.output[-3000:]
     assert "0 records copied" in rerun.output  # everything was already there: found, not written again
