@@ -149,6 +149,10 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
         ledger,
     )
     assert first.verified and second.verified, second.rows
+    # Where a run's time went, from the task rows' stamps (one Spark application copies and verifies).
+    timings = second.timings
+    assert timings is not None and timings.copy > 0 and timings.verify > 0
+    assert timings.plan > 0 and timings.wall >= timings.plan + max(timings.copy, timings.verify)
     assert [(p.origin, p.start) for p in first.plan.topic(f"{prefix}.late").partitions] == [("latest", 21)]
     # Produce after the runs: orders[0] now holds records beyond the verified range.
     for i in range(5):
