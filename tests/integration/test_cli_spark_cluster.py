@@ -64,5 +64,6 @@ def test_cli_migrates_on_a_standalone_cluster_with_the_shipped_environment(
         rows = executor_pythons([run_dir / f"{step}.json"])
         assert len(rows) == PARTITIONS
         assert_shipped_python(rows, spark_standalone.work_dirs)
-    # Both applications ran on the cluster: the workers hold their executors' directories.
-    assert len({d.parent.name for d in spark_standalone.executor_dirs()}) >= 2
+    # The run's one application (copy and verification) ran on the cluster: the workers hold its executors'
+    # directories.
+    assert len({d.parent.name for d in spark_standalone.executor_dirs()}) >= 1
