@@ -32,7 +32,7 @@ from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.results import UNVERIFIED
 from kafka_migration.spark.submit import SparkSettings, default_master
-from kafka_migration.summary import render_plan, render_table, run_status
+from kafka_migration.summary import render_plan, render_table, run_status, timings_line
 
 if TYPE_CHECKING:
     from kafka_migration.pipeline import RunOutcome
@@ -428,7 +428,10 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
-    header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "source -> target")
+    from kafka_migration.timings import RunTimings
+
+    header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
+    walls = [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
     body = [
         (
             r["run_id"],
@@ -437,9 +440,10 @@ def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
             r["status"],
             str(r["topics"]),
             f"{r['records']:,}",
+            f"{wall.wall:.1f}" if wall is not None else "-",
             f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
         )
-        for r in rows
+        for r, wall in zip(rows, walls, strict=True)
     ]
     _print_table(header, body)
 
@@ -635,21 +639,25 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK
-    if outcome.nothing_new:
-        from kafka_migration.report import generate_report
+    from kafka_migration.report import generate_report
 
+    timings = getattr(outcome, "timings", None)
+    ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
+    if outcome.nothing_new:
         files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
         print(f"Report: {files.html}")
+        if timings is not None:
+            print(timings_line(timings))
         return EXIT_OK
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
-    from kafka_migration.report import generate_report
-
     files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
     print(f"Report: {files.html} (report.json {files.sha256})")
-    return _verdict_exit(outcome)
+    code = _verdict_exit(outcome)
+    print(timings_line(timings))
+    return code
 
 
 def _verdict_exit(outcome: RunOutcome) -> int:

@@ -21,6 +21,7 @@ from kafka_migration.planner import Claim, build_plan, new_run_id
 from kafka_migration.results import TopicOutcome
 from kafka_migration.spark.submit import SparkSettings, run_step
 from kafka_migration.summary import TopicSummary, all_verified, run_status, summarize
+from kafka_migration.timings import RunTimings
 from kafka_migration.topics import create_target_topics
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,8 @@ class RunOutcome:
     directory: Path
     copy: dict[str, TopicOutcome] = field(default_factory=dict)
     verify: dict[str, TopicOutcome] = field(default_factory=dict)
+    # Where the wall time went (filled by run_migration once the parts are known; None: not measured).
+    timings: RunTimings | None = None
 
     @property
     def rows(self) -> list[TopicSummary]:
@@ -80,7 +83,13 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
     plan = outcome.plan
     if outcome.nothing_new:
         ledger.record_nothing_new(plan)
-        ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
+        ledger.finish_run(
+            plan.run_id,
+            "up_to_date",
+            0,
+            "nothing new on the source since the last verified run",
+            timings=outcome.timings,
+        )
         return "up_to_date"
     ids = target_topic_ids or {}
     for topic in plan.topics:
@@ -93,7 +102,7 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
         )
     rows = outcome.rows
     status = run_status(rows)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=outcome.timings)
     return status
 
 
