@@ -25,7 +25,13 @@ TIMINGS = RunTimings(wall=11.2, plan=0.8, startup=0.4, copy=5.1, verify=5.3, ove
 def shared_plan(run_id: str = "run-shared") -> MigrationPlan:
     """A big topic (2 partitions) and a small one (1 partition) planned into one Spark job."""
     big = TopicPlan(
-        "big", "big", (PartitionPlan(0, 0, 1000, 0, 0, 1000), PartitionPlan(1, 0, 1000, 0, 0, 1000)), 3, {}, {}, create=True
+        "big",
+        "big",
+        (PartitionPlan(0, 0, 1000, 0, 0, 1000), PartitionPlan(1, 0, 1000, 0, 0, 1000)),
+        3,
+        {},
+        {},
+        create=True,
     )
     small = TopicPlan("small", "small", (PartitionPlan(0, 0, 1, 0, 0, 1),), 3, {}, {}, create=True)
     return MigrationPlan(run_id, "now", SOURCE, TARGET, {"include": ".*"}, (big, small), {}, (("big", "small"),))
