@@ -44,6 +44,7 @@ def summarize(
     plan: MigrationPlan, copy: Mapping[str, TopicOutcome], verify: Mapping[str, TopicOutcome]
 ) -> list[TopicSummary]:
     rows = []
+    plan_jobs = {name: len(job) for job in plan.jobs for name in job}  # topics of a plan job share a Spark job
     for topic in plan.topics:
         c = copy.get(topic.source_topic)
         v = verify.get(topic.source_topic)
@@ -60,7 +61,9 @@ def summarize(
                 verdict=verdict,
                 detail=detail,
                 seconds=round(own_seconds(c) + own_seconds(v), 1),
-                job_topics=max(c.job_topics if c else 1, v.job_topics if v else 1),
+                job_topics=max(
+                    c.job_topics if c else 1, v.job_topics if v else 1, plan_jobs.get(topic.source_topic, 1)
+                ),
             )
         )
     return rows
@@ -69,8 +72,8 @@ def summarize(
 def own_seconds(outcome: TopicOutcome | None) -> float:
     """A topic's own time in a step: its partitions' task seconds, not the time of a Spark job it may have
     shared with other topics (results without per-partition seconds: the step's time for the topic)."""
-    if outcome is None:
-        return 0.0
+    if outcome is None or not outcome.partitions:
+        return 0.0  # no task ran for it (e.g. only empty partitions to copy)
     if any("seconds" in p for p in outcome.partitions):
         return outcome.task_seconds
     return outcome.seconds

@@ -22,8 +22,8 @@ from tests.unit.test_ledger import SOURCE, TARGET
 TIMINGS = RunTimings(wall=11.2, plan=0.8, startup=0.4, copy=5.1, verify=5.3, overlap=4.0, bookkeeping=0.6)
 
 
-def shared_plan(run_id: str = "run-shared") -> MigrationPlan:
-    """A big topic (2 partitions) and a small one (1 partition) planned into one Spark job."""
+def shared_plan(run_id: str = "run-shared", shared: bool = True) -> MigrationPlan:
+    """A big topic (2 partitions) and a small one (1 partition), planned into one Spark job (else one each)."""
     big = TopicPlan(
         "big",
         "big",
@@ -33,8 +33,9 @@ def shared_plan(run_id: str = "run-shared") -> MigrationPlan:
         {},
         create=True,
     )
+    jobs = (("big", "small"),) if shared else (("big",), ("small",))
     small = TopicPlan("small", "small", (PartitionPlan(0, 0, 1, 0, 0, 1),), 3, {}, {}, create=True)
-    return MigrationPlan(run_id, "now", SOURCE, TARGET, {"include": ".*"}, (big, small), {}, (("big", "small"),))
+    return MigrationPlan(run_id, "now", SOURCE, TARGET, {"include": ".*"}, (big, small), {}, jobs)
 
 
 def step_outcomes(plan: MigrationPlan, job_topics: int = 2) -> tuple[dict[str, TopicOutcome], dict[str, TopicOutcome]]:
@@ -92,7 +93,7 @@ def step_outcomes(plan: MigrationPlan, job_topics: int = 2) -> tuple[dict[str, T
 
 def recorded_ledger(url: str, timings: RunTimings | None = TIMINGS, job_topics: int = 2) -> tuple[Ledger, str]:
     ledger = Ledger.open(url)
-    p = shared_plan()
+    p = shared_plan(shared=job_topics > 1)
     ledger.start_run(p, trigger="cli")
     copy, verify = step_outcomes(p, job_topics)
     assert record_results(ledger, RunOutcome(p, Path("unused"), copy, verify, timings=timings)) == "verified"
@@ -206,6 +207,27 @@ def test_older_runs_take_the_shared_job_from_their_plan(tmp_path: Path) -> None:
     segments = [{**s, "job_topics": None} for s in ledger.run_segments(run_id)]  # recorded before 0006
     report = build_report(ledger.run(run_id), segments)
     assert {t["job_topics"] for t in report["topics"]} == {2}
+
+
+def test_results_that_do_not_say_a_job_was_shared_still_get_the_mark_from_the_plan(tmp_path: Path) -> None:
+    """Spark results that leave job_topics at its default of 1: topics planned into one job did share it."""
+    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    p = shared_plan()
+    ledger.start_run(p, trigger="cli")
+    copy, verify = step_outcomes(p, job_topics=1)
+    record_results(ledger, RunOutcome(p, Path("unused"), copy, verify))
+    report = build_report(ledger.run(p.run_id), ledger.run_segments(p.run_id))
+    assert {t["job_topics"] for t in report["topics"]} == {2}
+    assert all(r.job_topics == 2 for r in summarize(p, copy, verify))
+
+
+def test_a_topic_with_no_task_has_no_time() -> None:
+    """Only empty partitions: no copy task ran for it, so not the shared job's time either."""
+    p = shared_plan()
+    copy, verify = step_outcomes(p)
+    copy["small"] = TopicOutcome("small", "small", OK, 4.2, [], job_topics=2)
+    rows = {r.source_topic: r for r in summarize(p, copy, verify)}
+    assert rows["small"].seconds == 0.0
 
 
 def test_where_the_time_went_in_json_markdown_and_html(tmp_path: Path) -> None:
