@@ -318,3 +318,35 @@ def test_dag_run_timings_without_stamps_does_not_fail() -> None:
     timings = dag_run_timings(90.0, None, [_results("copy", copy, None)], [_results("verify", verify, None)], 95.0)
     assert timings == RunTimings(wall=5.0, plan=0.0, startup=0.0, copy=0.0, verify=0.0, overlap=0.0, bookkeeping=5.0)
     assert timings_line(timings).startswith("Wall 5.0 s")
+
+
+def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """`kafka-migrate run` prints where the time went as its last line, and the report has the same figures."""
+    from kafka_migration import pipeline
+    from kafka_migration.cli import main
+
+    def fake_run(source, target, options, state_dir, ledger, **_kwargs):  # type: ignore[no-untyped-def]
+        p = shared_plan()
+        ledger.start_run(p, trigger="cli")
+        copy, verify = step_outcomes(p)
+        outcome = RunOutcome(p, tmp_path / "runs" / p.run_id, copy, verify, timings=TIMINGS)
+        record_results(ledger, outcome)
+        return outcome
+
+    monkeypatch.setattr(pipeline, "run_migration", fake_run)
+    code = main(
+        [
+            "run",
+            "--source", "127.0.0.1:1",
+            "--target", "127.0.0.1:2",
+            "--include", ".*",
+            "--state-dir", str(tmp_path / "state"),
+            "--report-dir", str(tmp_path / "reports"),
+        ]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.rstrip().splitlines()[-1] == timings_line(TIMINGS)
+    assert "12.0*" in out and "* shared a Spark job with other topics" in out
+    data = json.loads((tmp_path / "reports" / "run-shared" / "report.json").read_text())
+    assert data["timings"] == TIMINGS.to_dict()
