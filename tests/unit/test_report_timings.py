@@ -350,3 +350,18 @@ def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) ->
     assert "12.0*" in out and "* shared a Spark job with other topics" in out
     data = json.loads((tmp_path / "reports" / "run-shared" / "report.json").read_text())
     assert data["timings"] == TIMINGS.to_dict()
+
+
+def test_airflow_page_shows_the_wall_time(tmp_path: Path) -> None:
+    pytest.importorskip("airflow")
+    from fastapi.testclient import TestClient
+
+    from kafka_migration.airflow.webapp import create_app
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    recorded_ledger(url)
+    client = TestClient(create_app(lambda: url, lambda: tmp_path / "reports"))
+    page = client.get("/").text
+    assert "11.2 s</span>" in page and "Wall 11.2 s: plan 0.8" in page  # the parts as a tooltip
+    (run,) = client.get("/api/runs").json()
+    assert run["timings"]["wall"] == 11.2
