@@ -68,7 +68,7 @@ def build_report(
     partition_plans = {
         (t["source_topic"], p["partition"]): p for t in plan.get("topics", []) for p in t.get("partitions", [])
     }
-    # Older runs did not record job_topics: their plan's jobs were (at least) their Spark jobs.
+    # Runs before ledger 0006 did not record job_topics: their plan's jobs (Spark applications) stand in.
     plan_jobs = {name: len(job) for job in plan.get("jobs", []) for name in job}
     by_topic: dict[str, list[Mapping[str, Any]]] = {}
     for seg in segments:
@@ -132,8 +132,8 @@ def build_report(
         # The topic's own work: the sum of its partitions' task times. A job's or the slowest task's time
         # would give a small topic that shared a Spark job with a big one the big one's time.
         seconds = sum(p["copy_seconds"] or 0.0 for p in partitions)
-        # Topics of one plan job always share a Spark job; the results may know of more (one job per run).
-        job_topics = max(max((seg.get("job_topics") or 1 for seg in rows), default=1), plan_jobs.get(name, 1))
+        recorded = [seg["job_topics"] for seg in rows if seg.get("job_topics")]
+        job_topics = max(recorded) if recorded else plan_jobs.get(name, 1)
         topics.append(
             {
                 "source_topic": name,

@@ -44,7 +44,6 @@ def summarize(
     plan: MigrationPlan, copy: Mapping[str, TopicOutcome], verify: Mapping[str, TopicOutcome]
 ) -> list[TopicSummary]:
     rows = []
-    plan_jobs = {name: len(job) for job in plan.jobs for name in job}  # topics of a plan job share a Spark job
     for topic in plan.topics:
         c = copy.get(topic.source_topic)
         v = verify.get(topic.source_topic)
@@ -61,9 +60,7 @@ def summarize(
                 verdict=verdict,
                 detail=detail,
                 seconds=round(own_seconds(c) + own_seconds(v), 1),
-                job_topics=max(
-                    c.job_topics if c else 1, v.job_topics if v else 1, plan_jobs.get(topic.source_topic, 1)
-                ),
+                job_topics=max(c.job_topics if c else 1, v.job_topics if v else 1),
             )
         )
     return rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -303,10 +304,25 @@ def dag_run_timings(
         started=started,
         planned=planned if planned is not None else started,
         spark_ready=min(readies) if readies else None,
-        copy_tasks=task_intervals(p for r in copy for t in r.topics.values() for p in t.partitions),
-        verify_tasks=task_intervals(p for r in verify for t in r.topics.values() for p in t.partitions),
+        copy_tasks=_step_intervals(copy),
+        verify_tasks=_step_intervals(verify),
         finished=finished,
     )
+
+
+def _step_intervals(results: list[StepResults]) -> list[tuple[float, float]]:
+    """The step's task intervals; for results whose rows carry no stamps, each job's own start and length."""
+    found = task_intervals(p for r in results for t in r.topics.values() for p in t.partitions)
+    if found:
+        return found
+    out = []
+    for r in results:
+        try:
+            start = datetime.fromisoformat(r.started_at).timestamp()
+        except (TypeError, ValueError):
+            continue
+        out.append((start, start + float(r.seconds or 0.0)))
+    return out
 
 
 def _airflow_stamps(plan_path: Path, ledger_started: Any) -> tuple[float, float | None]:

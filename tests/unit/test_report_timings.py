@@ -209,18 +209,6 @@ def test_older_runs_take_the_shared_job_from_their_plan(tmp_path: Path) -> None:
     assert {t["job_topics"] for t in report["topics"]} == {2}
 
 
-def test_results_that_do_not_say_a_job_was_shared_still_get_the_mark_from_the_plan(tmp_path: Path) -> None:
-    """Spark results that leave job_topics at its default of 1: topics planned into one job did share it."""
-    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
-    p = shared_plan()
-    ledger.start_run(p, trigger="cli")
-    copy, verify = step_outcomes(p, job_topics=1)
-    record_results(ledger, RunOutcome(p, Path("unused"), copy, verify))
-    report = build_report(ledger.run(p.run_id), ledger.run_segments(p.run_id))
-    assert {t["job_topics"] for t in report["topics"]} == {2}
-    assert all(r.job_topics == 2 for r in summarize(p, copy, verify))
-
-
 def test_a_topic_with_no_task_has_no_time() -> None:
     """Only empty partitions: no copy task ran for it, so not the shared job's time either."""
     p = shared_plan()
@@ -294,7 +282,7 @@ def test_table_shows_own_task_seconds_and_marks_shared_jobs() -> None:
 
 
 def _results(step: str, outcomes: dict[str, TopicOutcome], ready: float | None) -> StepResults:
-    return StepResults(step, "run", [0], outcomes, "now", 4.2, driver_started=None, ready=ready)
+    return StepResults(step, "run", [0], outcomes, "not a time", 4.2, driver_started=None, ready=ready)
 
 
 def test_dag_run_timings_from_stamps() -> None:
@@ -318,6 +306,10 @@ def test_dag_run_timings_without_stamps_does_not_fail() -> None:
     timings = dag_run_timings(90.0, None, [_results("copy", copy, None)], [_results("verify", verify, None)], 95.0)
     assert timings == RunTimings(wall=5.0, plan=0.0, startup=0.0, copy=0.0, verify=0.0, overlap=0.0, bookkeeping=5.0)
     assert timings_line(timings).startswith("Wall 5.0 s")
+    # ... but each job's start and length (in every results file) place the steps roughly.
+    steps = [StepResults(s, "run", [0], {}, f"1970-01-01T00:01:{40 + 10 * i}+00:00", 4.0) for i, s in enumerate("cv")]
+    timings = dag_run_timings(90.0, 95.0, steps[:1], steps[1:], 125.0)
+    assert (timings.copy, timings.verify, timings.overlap, timings.bookkeeping) == (4.0, 4.0, 0.0, 11.0)
 
 
 def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
