@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, UNVERIFIED, TopicOutcome
-from kafka_migration.timings import RunTimings
+from kafka_migration.results import OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.timings import RunTimings, run_timings, task_intervals
 
 VERIFIED = "verified"
 COULD_NOT_VERIFY = "could not verify"
@@ -197,3 +198,41 @@ def render_plan(plan: MigrationPlan) -> str:
     for warning in plan.warnings:
         out.append(f"  warning: {warning}")
     return "\n".join(out)
+
+
+def results_timings(
+    started: float,
+    planned: float | None,
+    copy: list[StepResults],
+    verify: list[StepResults],
+    finished: float,
+) -> RunTimings:
+    """A run's parts from its start, end of planning, the steps' results files and its end (timings.run_timings).
+
+    For the DAG's summary, and for the CLI when the pipeline did not measure. Stamps that older results
+    lack count as unknown (no start-up; each job's start and length instead of task intervals), not as errors.
+    """
+    readies = [r.ready for r in copy + verify if getattr(r, "ready", None) is not None]
+    return run_timings(
+        started=started,
+        planned=planned if planned is not None else started,
+        spark_ready=min(readies) if readies else None,
+        copy_tasks=_step_intervals(copy),
+        verify_tasks=_step_intervals(verify),
+        finished=finished,
+    )
+
+
+def _step_intervals(results: list[StepResults]) -> list[tuple[float, float]]:
+    """The step's task intervals; for results whose rows carry no stamps, each job's own start and length."""
+    found = task_intervals(p for r in results for t in r.topics.values() for p in t.partitions)
+    if found:
+        return found
+    out = []
+    for r in results:
+        try:
+            start = datetime.fromisoformat(r.started_at).timestamp()
+        except (TypeError, ValueError):
+            continue
+        out.append((start, start + float(r.seconds or 0.0)))
+    return out

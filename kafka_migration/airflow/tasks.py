@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,13 @@ from kafka_migration.summary import (
     all_verified,
     render_plan,
     render_table,
+    results_timings,
     run_status,
     summarize,
     timings_line,
     topic_verdict,
 )
-from kafka_migration.timings import RunTimings, run_timings, task_intervals
+from kafka_migration.timings import RunTimings
 
 log = logging.getLogger(__name__)
 
@@ -290,41 +290,6 @@ def _push_planned_at() -> None:
         log.debug("No %s stamp: %s", PLANNED_AT, exc)
 
 
-def dag_run_timings(
-    started: float,
-    planned: float | None,
-    copy: list[StepResults],
-    verify: list[StepResults],
-    finished: float,
-) -> RunTimings:
-    """A DAG run's parts from its stamps, by the CLI's rule (timings.run_timings); stamps that older results
-    lack count as unknown (no task intervals, no start-up) rather than failing the summary."""
-    readies = [r.ready for r in copy + verify if getattr(r, "ready", None) is not None]
-    return run_timings(
-        started=started,
-        planned=planned if planned is not None else started,
-        spark_ready=min(readies) if readies else None,
-        copy_tasks=_step_intervals(copy),
-        verify_tasks=_step_intervals(verify),
-        finished=finished,
-    )
-
-
-def _step_intervals(results: list[StepResults]) -> list[tuple[float, float]]:
-    """The step's task intervals; for results whose rows carry no stamps, each job's own start and length."""
-    found = task_intervals(p for r in results for t in r.topics.values() for p in t.partitions)
-    if found:
-        return found
-    out = []
-    for r in results:
-        try:
-            start = datetime.fromisoformat(r.started_at).timestamp()
-        except (TypeError, ValueError):
-            continue
-        out.append((start, start + float(r.seconds or 0.0)))
-    return out
-
-
 def _airflow_stamps(plan_path: Path, ledger_started: Any) -> tuple[float, float | None]:
     """(trigger, planned) in epoch seconds from Airflow's records: the DAG run's start (else the ledger's
     start of the run) and create_topics' stamp (else the plan file's time)."""
@@ -525,7 +490,7 @@ def _timings(
     try:
         run = ledger.run(plan.run_id) or {}
         started, planned = _airflow_stamps(path, run.get("started_at"))
-        return dag_run_timings(started, planned, copy, verify, time.time())
+        return results_timings(started, planned, copy, verify, time.time())
     except Exception as exc:
         log.warning("Could not work out where the run's time went: %s", exc)
         return None

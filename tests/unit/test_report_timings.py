@@ -15,7 +15,7 @@ from kafka_migration.pipeline import RunOutcome, record_results
 from kafka_migration.plan import MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.report import build_report, generate_report, render_html, render_markdown, verify_report
 from kafka_migration.results import OK, StepResults, TopicOutcome
-from kafka_migration.summary import render_table, summarize, timings_line
+from kafka_migration.summary import render_table, results_timings, summarize, timings_line
 from kafka_migration.timings import RunTimings
 from tests.unit.test_ledger import SOURCE, TARGET
 
@@ -286,47 +286,50 @@ def _results(step: str, outcomes: dict[str, TopicOutcome], ready: float | None) 
 
 
 def test_dag_run_timings_from_stamps() -> None:
-    pytest.importorskip("airflow")
-    from kafka_migration.airflow.tasks import dag_run_timings
-
     copy, verify = step_outcomes(shared_plan())
-    timings = dag_run_timings(90.0, 99.0, [_results("copy", copy, 99.5)], [_results("verify", verify, 101.0)], 110.0)
+    timings = results_timings(90.0, 99.0, [_results("copy", copy, 99.5)], [_results("verify", verify, 101.0)], 110.0)
     assert timings == RunTimings(wall=20.0, plan=9.0, startup=0.5, copy=4.0, verify=2.0, overlap=2.0, bookkeeping=6.0)
 
 
 def test_dag_run_timings_without_stamps_does_not_fail() -> None:
     """Results written before tasks carried started/ended and Spark its ready stamp: parts unknown, not a crash."""
-    pytest.importorskip("airflow")
-    from kafka_migration.airflow.tasks import dag_run_timings
-
     copy, verify = step_outcomes(shared_plan())
     for outcome in (*copy.values(), *verify.values()):
         for row in outcome.partitions:
             row.pop("started"), row.pop("ended")
-    timings = dag_run_timings(90.0, None, [_results("copy", copy, None)], [_results("verify", verify, None)], 95.0)
+    timings = results_timings(90.0, None, [_results("copy", copy, None)], [_results("verify", verify, None)], 95.0)
     assert timings == RunTimings(wall=5.0, plan=0.0, startup=0.0, copy=0.0, verify=0.0, overlap=0.0, bookkeeping=5.0)
     assert timings_line(timings).startswith("Wall 5.0 s")
     # ... but each job's start and length (in every results file) place the steps roughly.
     steps = [StepResults(s, "run", [0], {}, f"1970-01-01T00:01:{40 + 10 * i}+00:00", 4.0) for i, s in enumerate("cv")]
-    timings = dag_run_timings(90.0, 95.0, steps[:1], steps[1:], 125.0)
+    timings = results_timings(90.0, 95.0, steps[:1], steps[1:], 125.0)
     assert (timings.copy, timings.verify, timings.overlap, timings.bookkeeping) == (4.0, 4.0, 0.0, 11.0)
 
 
-def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    """`kafka-migrate run` prints where the time went as its last line, and the report has the same figures."""
-    from kafka_migration import pipeline
-    from kafka_migration.cli import main
+def _fake_run(tmp_path: Path, timings: RunTimings | None):  # type: ignore[no-untyped-def]
+    """pipeline.run_migration as the CLI sees it, without clusters or Spark: records the shared-job run."""
 
-    def fake_run(source, target, options, state_dir, ledger, **_kwargs):  # type: ignore[no-untyped-def]
+    def fake_run(source, target, options, state_dir, ledger, on_plan=None, **_kwargs):  # type: ignore[no-untyped-def]
         p = shared_plan()
         ledger.start_run(p, trigger="cli")
+        if on_plan is not None:
+            on_plan(p)
         copy, verify = step_outcomes(p)
-        outcome = RunOutcome(p, tmp_path / "runs" / p.run_id, copy, verify, timings=TIMINGS)
+        outcome = RunOutcome(p, tmp_path / "runs" / p.run_id, copy, verify, timings=timings)
+        for step, outcomes in (("copy", copy), ("verify", verify)):
+            StepResults(step, p.run_id, [0], outcomes, "2026-11-23T10:00:00+00:00", 4.2).write(
+                outcome.directory / f"{step}.json"
+            )
         record_results(ledger, outcome)
         return outcome
 
-    monkeypatch.setattr(pipeline, "run_migration", fake_run)
-    code = main(
+    return fake_run
+
+
+def _cli_run(tmp_path: Path) -> int:
+    from kafka_migration.cli import main
+
+    return main(
         [
             "run",
             "--source", "127.0.0.1:1",
@@ -336,6 +339,14 @@ def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) ->
             "--report-dir", str(tmp_path / "reports"),
         ]
     )  # fmt: skip
+
+
+def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """`kafka-migrate run` prints where the time went as its last line, and the report has the same figures."""
+    from kafka_migration import pipeline
+
+    monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, TIMINGS))
+    code = _cli_run(tmp_path)
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.rstrip().splitlines()[-1] == timings_line(TIMINGS)
@@ -357,3 +368,15 @@ def test_airflow_page_shows_the_wall_time(tmp_path: Path) -> None:
     assert "11.2 s</span>" in page and "Wall 11.2 s: plan 0.8" in page  # the parts as a tooltip
     (run,) = client.get("/api/runs").json()
     assert run["timings"]["wall"] == 11.2
+
+
+def test_cli_measures_the_run_itself_when_the_pipeline_did_not(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """No timings from the pipeline: the CLI's own stamps and the results files' task stamps give them."""
+    from kafka_migration import pipeline
+
+    monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, None))
+    assert _cli_run(tmp_path) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("Wall ") and "copy 4.0, verification 2.0" in last, last
+    data = json.loads((tmp_path / "reports" / "run-shared" / "report.json").read_text())
+    assert data["timings"]["copy"] == 4.0 and data["timings"]["wall"] > 0
