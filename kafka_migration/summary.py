@@ -133,8 +133,16 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
     return "\n".join(out)
 
 
+def unaccounted(timings: RunTimings) -> float:
+    """Wall time in none of the parts: waits between steps (a second Spark start-up, a scheduler)."""
+    busy = timings.plan + timings.startup + timings.copy + timings.verify - timings.overlap + timings.bookkeeping
+    return max(0.0, timings.wall - busy)
+
+
 def timing_parts(timings: RunTimings) -> list[tuple[str, float, str]]:
-    """(part, seconds, note) of a run's wall time, in the order they happen."""
+    """(part, seconds, note) of a run's wall time, in the order they happen; "other" only when there is some."""
+    other = unaccounted(timings)
+    extra = [("other", other, "in none of the parts: waits between steps, a later Spark start-up")]
     return [
         ("plan", timings.plan, "discovery, offsets, target checks, leases, topics"),
         ("Spark start-up", timings.startup, "start-up the run waited for"),
@@ -145,7 +153,7 @@ def timing_parts(timings: RunTimings) -> list[tuple[str, float, str]]:
             f"{timings.overlap:.1f} s of it during the copy" if timings.overlap > 0 else "after the copy",
         ),
         ("bookkeeping", timings.bookkeeping, "ledger and report after the last task"),
-    ]
+    ] + (extra if other >= 0.05 else [])
 
 
 def timings_line(timings: RunTimings | None) -> str:
@@ -213,6 +221,8 @@ def results_timings(
     lack count as unknown (no start-up; each job's start and length instead of task intervals), not as errors.
     """
     readies = [r.ready for r in copy + verify if getattr(r, "ready", None) is not None]
+    if not readies:  # a step starts once its Spark application is up (to the second)
+        readies = [start for start, _ in _job_spans(copy)]
     return run_timings(
         started=started,
         planned=planned if planned is not None else started,
@@ -226,8 +236,10 @@ def results_timings(
 def _step_intervals(results: list[StepResults]) -> list[tuple[float, float]]:
     """The step's task intervals; for results whose rows carry no stamps, each job's own start and length."""
     found = task_intervals(p for r in results for t in r.topics.values() for p in t.partitions)
-    if found:
-        return found
+    return found or _job_spans(results)
+
+
+def _job_spans(results: list[StepResults]) -> list[tuple[float, float]]:
     out = []
     for r in results:
         try:
