@@ -381,13 +381,13 @@ def table(summary: dict[str, Any]) -> list[str]:
     w, o = summary["whole"], summary["one_partition"]
     lines = [
         _row(f"5 whole run {w['records']:,}", "hand-written script", w["records"], w["script"]["median_wall_seconds"]),
-        _row("", "project CLI (kafka-migrate)", w["records"], w["cli"]["median_wall_seconds"]),
+        _row("", "CLI kafka-migrate run", w["records"], w["cli"]["median_wall_seconds"]),
     ]
     if "dag" in w:
         d = w["dag"]
         lines += [
-            _row("", "project DAG (dags test)", w["records"], d["median_wall_seconds"]),
-            _row("", "project DAG trigger->summary", w["records"], d["median_trigger_to_summary_seconds"]),
+            _row("", "DAG dags test, process", w["records"], d["median_wall_seconds"]),
+            _row("", "DAG trigger->summary", w["records"], d["median_trigger_to_summary_seconds"]),
         ]
     lines.append(
         f"{'':<28} script/CLI: {fmt(w['cli_ratio'], 2)}x (target >= 1.5); DAG trigger->summary / CLI: "
@@ -401,7 +401,7 @@ def table(summary: dict[str, Any]) -> list[str]:
         _row(
             f"5 one partition {o['records']:,}", "hand-written script", o["records"], o["script"]["median_wall_seconds"]
         ),
-        _row("", "project CLI (kafka-migrate)", o["records"], o["cli"]["median_wall_seconds"]),
+        _row("", "CLI kafka-migrate run", o["records"], o["cli"]["median_wall_seconds"]),
         f"{'':<28} script/CLI: {fmt(o['ratio'], 2)}x (target >= 1.0); CLI {_parts(o['cli'])}",
     ]
     return lines
