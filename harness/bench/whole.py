@@ -90,6 +90,11 @@ def parse_db_time(value: Any) -> float | None:
     return stamp.timestamp()
 
 
+def _trigger(run: dict[str, Any]) -> float | None:
+    stamps = (parse_db_time(run.get(k)) for k in ("queued_at", "created_at", "start_date"))
+    return next((t for t in stamps if t is not None), None)
+
+
 def trigger_to_summary(run: dict[str, Any]) -> float | None:
     """Seconds from a DAG run's trigger to the end of its summary task, from its metadata DB row.
 
@@ -97,14 +102,39 @@ def trigger_to_summary(run: dict[str, Any]) -> float | None:
     (the row's creation: ``dags test`` queues nothing and sets start_date to the logical date, i.e. the
     command's launch, before it parses the DAG folder twice), else ``start_date``.
     """
-    begin = next(
-        (t for t in (parse_db_time(run.get(k)) for k in ("queued_at", "created_at", "start_date")) if t is not None),
-        None,
-    )
-    end = parse_db_time(run.get("summary_end"))
+    begin, end = _trigger(run), parse_db_time(run.get("summary_end"))
     if begin is None or end is None:
         return None
     return round(end - begin, 3)
+
+
+def airflow_overhead(run: dict[str, Any]) -> dict[str, Any]:
+    """Where a DAG run's trigger-to-summary time went outside its tasks: before the first task started,
+    and between tasks (no task running); and each task id's summed run time. From the run's ``tasks``
+    rows (task_id, start_date, end_date) as last_run returns them."""
+    begin, end = _trigger(run), parse_db_time(run.get("summary_end"))
+    intervals = []
+    per_task: dict[str, float] = {}
+    for task in run.get("tasks") or ():
+        start, stop = parse_db_time(task.get("start_date")), parse_db_time(task.get("end_date"))
+        if start is None or stop is None:
+            continue
+        intervals.append((start, stop))
+        per_task[task["task_id"]] = round(per_task.get(task["task_id"], 0.0) + stop - start, 3)
+    if begin is None or end is None or not intervals:
+        return {"task_seconds": per_task}
+    intervals.sort()
+    busy, cursor = 0.0, intervals[0][0]
+    for start, stop in intervals:  # union of the task intervals up to the summary's end
+        start, stop = max(start, cursor), min(stop, end)
+        if stop > start:
+            busy += stop - start
+            cursor = stop
+    return {
+        "before_first_task": round(intervals[0][0] - begin, 3),
+        "between_tasks": round(end - intervals[0][0] - busy, 3),
+        "task_seconds": per_task,
+    }
 
 
 def median_parts(samples: list[dict[str, Any]]) -> dict[str, float]:
@@ -131,6 +161,10 @@ def summarize_kinds(samples: dict[str, list[dict[str, Any]]], records: int, with
             entry["median_trigger_to_summary_seconds"] = median(
                 [s["trigger_to_summary_seconds"] for s in runs if s.get("trigger_to_summary_seconds") is not None]
             )
+            for key in ("before_first_task", "between_tasks"):
+                entry[f"median_{key}_seconds"] = median(
+                    [s["airflow"][key] for s in runs if (s.get("airflow") or {}).get(key) is not None]
+                )
         out[kind] = entry
     nan = float("nan")
     out["ratio"] = ratio(walls.get("script", nan), walls.get("cli", nan)) if "cli" in walls else nan
@@ -262,12 +296,13 @@ class Airflow:
             raise RuntimeError(f"airflow dags test exited {code}, DAG run {dag_run.get('state')}:\n{output[-3000:]}")
         sample = _project_sample(self.state_dir, wall, load)
         sample["trigger_to_summary_seconds"] = trigger_to_summary(dag_run)
+        sample["airflow"] = airflow_overhead(dag_run)
         sample["dag_run"] = dag_run
         return sample
 
     def last_run(self) -> dict[str, Any]:
-        """The newest kafka_migration DAG run's row (state, queued_at, created_at, start_date) and the end of
-        its summary task (``summary_end``); empty when there is none."""
+        """The newest kafka_migration DAG run's row (state, queued_at, created_at, start_date), its task
+        instances (``tasks``) and the end of its summary task (``summary_end``); empty when there is none."""
         with sqlite3.connect(self.home / "airflow.db") as db:
             db.row_factory = sqlite3.Row
             row = db.execute(
@@ -276,12 +311,16 @@ class Airflow:
             ).fetchone()
             if row is None:
                 return {}
-            end = db.execute(
-                "SELECT end_date FROM task_instance WHERE dag_id = 'kafka_migration' AND run_id = ? "
-                "AND task_id = 'summary'",
-                (row["run_id"],),
-            ).fetchone()
-        return {**dict(row), "summary_end": end[0] if end else None}
+            tasks = [
+                dict(t)
+                for t in db.execute(
+                    "SELECT task_id, map_index, state, start_date, end_date FROM task_instance "
+                    "WHERE dag_id = 'kafka_migration' AND run_id = ? ORDER BY start_date",
+                    (row["run_id"],),
+                )
+            ]
+        end = next((t["end_date"] for t in tasks if t["task_id"] == "summary"), None)
+        return {**dict(row), "tasks": tasks, "summary_end": end}
 
 
 # --- the scenario ---------------------------------------------------------------------------------
@@ -396,7 +435,13 @@ def table(summary: dict[str, Any]) -> list[str]:
     )
     lines.append(f"{'':<28} CLI {_parts(w['cli'])}")
     if "dag" in w:
-        lines.append(f"{'':<28} DAG {_parts(w['dag'])}")
+        d = w["dag"]
+        lines.append(f"{'':<28} DAG {_parts(d)}")
+        lines.append(
+            f"{'':<28} DAG outside its tasks (median s): before the first task "
+            f"{fmt(d.get('median_before_first_task_seconds', float('nan')), 1)}, between tasks "
+            f"{fmt(d.get('median_between_tasks_seconds', float('nan')), 1)}"
+        )
     lines += [
         _row(
             f"5 one partition {o['records']:,}", "hand-written script", o["records"], o["script"]["median_wall_seconds"]

@@ -39,6 +39,33 @@ def test_trigger_to_summary_from_metadata_db_stamps() -> None:
     assert whole.trigger_to_summary({"queued_at": "2026-11-23 10:00:00", "summary_end": None}) is None
 
 
+def test_airflow_overhead_before_the_first_task_and_between_tasks() -> None:
+    def task(task_id: str, start: str, end: str | None) -> dict:  # type: ignore[type-arg]
+        return {
+            "task_id": task_id,
+            "start_date": f"2026-11-23 10:00:{start}",
+            "end_date": end and f"2026-11-23 10:00:{end}",
+        }
+
+    run = {
+        "created_at": "2026-11-23 10:00:00",
+        "summary_end": "2026-11-23 10:00:30",
+        "tasks": [
+            task("plan", "04", "08"),
+            task("copy", "10", "20"),  # two mapped copies overlap: 10..20 and 12..22 are busy 10..22
+            task("copy", "12", "22"),
+            task("summary", "25", "30"),
+            task("sync_groups", "23", None),  # skipped: never ran
+        ],
+    }
+    assert whole.airflow_overhead(run) == {
+        "before_first_task": 4.0,
+        "between_tasks": 5.0,  # 08..10, 22..25
+        "task_seconds": {"plan": 4.0, "copy": 20.0, "summary": 5.0},
+    }
+    assert whole.airflow_overhead({"tasks": []}) == {"task_seconds": {}}
+
+
 def _sample(wall: float, **extra: object) -> dict:  # type: ignore[type-arg]
     return {"records": 100, "wall_seconds": wall, **extra}
 
@@ -49,8 +76,8 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
             "script": [_sample(30.0), _sample(33.0), _sample(36.0)],
             "cli": [_sample(20.0, timings={"wall": 20.0, "copy": 5.0}), _sample(22.0, timings=None), _sample(18.0)],
             "dag": [
-                _sample(40.0, trigger_to_summary_seconds=24.0),
-                _sample(41.0, trigger_to_summary_seconds=26.0),
+                _sample(40.0, trigger_to_summary_seconds=24.0, airflow={"before_first_task": 3.0}),
+                _sample(41.0, trigger_to_summary_seconds=26.0, airflow={"before_first_task": 5.0}),
                 _sample(42.0, trigger_to_summary_seconds=None),
             ],
         },
@@ -64,6 +91,8 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
     assert w["dag"]["median_trigger_to_summary_seconds"] == 25.0  # the run without a stamp is left out
     assert w["dag_over_cli"] == 1.25 and w["dag_wall_over_cli"] == 2.05
     assert w["cli"]["median_parts"] == {"wall": 20.0, "copy": 5.0}
+    assert w["dag"]["median_before_first_task_seconds"] == 4.0
+    assert math.isnan(w["dag"]["median_between_tasks_seconds"])
     assert o["ratio"] == 0.8 and "dag_over_cli" not in o
     met = runner.targets_met(summary, [whole])
     assert met["whole.cli_ratio"]["met"] and met["whole.dag_over_cli"]["met"]
