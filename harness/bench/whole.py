@@ -137,11 +137,20 @@ def airflow_overhead(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def other_seconds(timings: dict[str, float]) -> float:
+    """The run's wall time in none of its parts (as the report shows it: a second Spark start-up, waits
+    between steps); copy and verification overlap by ``overlap``."""
+    parts = sum(timings.get(k, 0.0) for k in ("plan", "startup", "copy", "verify", "bookkeeping"))
+    return round(max(0.0, timings["wall"] - parts + timings.get("overlap", 0.0)), 3)
+
+
 def median_parts(samples: list[dict[str, Any]]) -> dict[str, float]:
-    """Median of each RunTimings part over the samples that recorded one."""
+    """Median of each RunTimings part, and of the rest of the run's wall time ('other'), over the samples
+    that recorded them."""
+    recorded = [{**s["timings"], "other": other_seconds(s["timings"])} for s in samples if s.get("timings")]
     out = {}
-    for part in TIMING_PARTS:
-        values = [s["timings"][part] for s in samples if s.get("timings") and part in s["timings"]]
+    for part in (*TIMING_PARTS, "other"):
+        values = [t[part] for t in recorded if part in t]
         if values:
             out[part] = median(values)
     return out
@@ -406,7 +415,9 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
 
 def _parts(entry: dict[str, Any]) -> str:
     parts = entry.get("median_parts") or {}
-    shown = [f"{k} {parts[k]:.1f}" for k in TIMING_PARTS if k in parts]  # wall: the run's own, inside the process
+    shown = [
+        f"{k} {parts[k]:.1f}" for k in (*TIMING_PARTS, "other") if k in parts
+    ]  # wall: the run's own, inside the process
     return "parts (median s): " + ", ".join(shown) if shown else "parts: not recorded by this version"
 
 

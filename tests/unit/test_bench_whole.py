@@ -66,6 +66,12 @@ def test_airflow_overhead_before_the_first_task_and_between_tasks() -> None:
     assert whole.airflow_overhead({"tasks": []}) == {"task_seconds": {}}
 
 
+def test_other_is_the_wall_time_in_no_part() -> None:
+    parts = {"wall": 20.0, "plan": 1.0, "startup": 3.0, "copy": 8.0, "verify": 7.0, "overlap": 5.0, "bookkeeping": 1.0}
+    assert whole.other_seconds(parts) == 5.0  # 20 - (1 + 3 + 8 + 7 + 1 - 5)
+    assert whole.other_seconds({"wall": 2.0, "copy": 3.0}) == 0.0
+
+
 def _sample(wall: float, **extra: object) -> dict:  # type: ignore[type-arg]
     return {"records": 100, "wall_seconds": wall, **extra}
 
@@ -90,7 +96,7 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
     assert w["cli_ratio"] == 1.65  # script s / CLI s: > 1 means the project is faster
     assert w["dag"]["median_trigger_to_summary_seconds"] == 25.0  # the run without a stamp is left out
     assert w["dag_over_cli"] == 1.25 and w["dag_wall_over_cli"] == 2.05
-    assert w["cli"]["median_parts"] == {"wall": 20.0, "copy": 5.0}
+    assert w["cli"]["median_parts"] == {"wall": 20.0, "copy": 5.0, "other": 15.0}
     assert w["dag"]["median_before_first_task_seconds"] == 4.0
     assert math.isnan(w["dag"]["median_between_tasks_seconds"])
     assert o["ratio"] == 0.8 and "dag_over_cli" not in o
