@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -32,10 +33,11 @@ from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.results import UNVERIFIED
 from kafka_migration.spark.submit import SparkSettings, default_master
-from kafka_migration.summary import render_plan, render_table, run_status
+from kafka_migration.summary import render_plan, render_table, results_timings, run_status, timings_line
 
 if TYPE_CHECKING:
     from kafka_migration.pipeline import RunOutcome
+    from kafka_migration.timings import RunTimings
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 _RECORDS = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
@@ -428,7 +430,10 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
-    header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "source -> target")
+    from kafka_migration.timings import RunTimings
+
+    header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
+    walls = [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
     body = [
         (
             r["run_id"],
@@ -437,9 +442,10 @@ def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
             r["status"],
             str(r["topics"]),
             f"{r['records']:,}",
+            f"{wall.wall:.1f}" if wall is not None else "-",
             f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
         )
-        for r in rows
+        for r, wall in zip(rows, walls, strict=True)
     ]
     _print_table(header, body)
 
@@ -557,6 +563,8 @@ def _run(args: argparse.Namespace) -> int:
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
     from kafka_migration.pipeline import run_migration
 
+    started = time.time()  # the wall time a user sees starts here
+    stamps: dict[str, float] = {}
     console = Console(stderr=True)
     # Everything that can be checked without a cluster is checked before anything is written.
     options = MigrationOptions(
@@ -597,6 +605,7 @@ def _run(args: argparse.Namespace) -> int:
     tasks: dict[str, int] = {}
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
+        stamps["planned"] = time.time()
         print(render_plan(plan))
         if not args.dry_run and plan.offset_span:
             for step in ("copy", "verify"):
@@ -635,21 +644,39 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK
-    if outcome.nothing_new:
-        from kafka_migration.report import generate_report
+    from kafka_migration.report import generate_report
 
+    timings = getattr(outcome, "timings", None) or _measured(outcome, started, stamps.get("planned"))
+    ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
+    if outcome.nothing_new:
         files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
         print(f"Report: {files.html}")
+        if timings is not None:
+            print(timings_line(timings))
         return EXIT_OK
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
-    from kafka_migration.report import generate_report
-
     files = generate_report(ledger, outcome.plan.run_id, _reports_dir(args))
     print(f"Report: {files.html} (report.json {files.sha256})")
-    return _verdict_exit(outcome)
+    code = _verdict_exit(outcome)
+    print(timings_line(timings))
+    return code
+
+
+def _measured(outcome: RunOutcome, started: float, planned: float | None) -> RunTimings:
+    """The run's timings from the CLI's own stamps and the steps' results files, when the pipeline gave none."""
+    from kafka_migration.run_files import read_results
+
+    steps = {}
+    for step in ("copy", "verify"):
+        try:
+            found = read_results(outcome.directory / f"{step}.json", step, step)
+        except Exception:  # a corrupt results file was reported by the run itself; timing is not worth failing
+            found = None
+        steps[step] = [found] if found is not None else []
+    return results_timings(started, planned, steps["copy"], steps["verify"], time.time())
 
 
 def _verdict_exit(outcome: RunOutcome) -> int:

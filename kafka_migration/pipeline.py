@@ -43,7 +43,7 @@ class RunOutcome:
     directory: Path
     copy: dict[str, TopicOutcome] = field(default_factory=dict)
     verify: dict[str, TopicOutcome] = field(default_factory=dict)
-    # Where the run's wall time went (None: dry run, or nothing to copy).
+    # Where the wall time went (filled by run_migration once the parts are known; None: dry run, nothing new).
     timings: RunTimings | None = None
 
     @property
@@ -89,7 +89,13 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
     plan = outcome.plan
     if outcome.nothing_new:
         ledger.record_nothing_new(plan)
-        ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
+        ledger.finish_run(
+            plan.run_id,
+            "up_to_date",
+            0,
+            "nothing new on the source since the last verified run",
+            timings=outcome.timings,
+        )
         return "up_to_date"
     ids = target_topic_ids or {}
     for topic in plan.topics:
@@ -102,7 +108,7 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
         )
     rows = outcome.rows
     status = run_status(rows)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=outcome.timings)
     return status
 
 
@@ -184,6 +190,7 @@ def run_migration(
                 verify_tasks=task_intervals(p for t in outcome.verify.values() for p in t.partitions),
                 finished=time.time(),
             )
+            _store_timings(ledger, outcome)
             app.detach()  # Spark stops by itself while the report is written
             app = None
     except BaseException as exc:
@@ -195,6 +202,14 @@ def run_migration(
     finally:
         release_leases(ledger, plan.run_id)
     return outcome
+
+
+def _store_timings(ledger: Ledger, outcome: RunOutcome) -> None:
+    """Keep the run's timings with its evidence; informational, so a ledger that fails here fails nothing."""
+    try:
+        ledger.set_run_timings(outcome.plan.run_id, outcome.timings)
+    except SQLAlchemyError as exc:
+        log.warning("Could not store the timings of run %s: %s", outcome.plan.run_id, exc)
 
 
 def _abort(app: SparkApplication | None) -> None:

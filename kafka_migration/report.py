@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.group_sync import GOOD_OUTCOMES
+from kafka_migration.summary import timing_parts
+from kafka_migration.timings import RunTimings
 
 REPORT_VERSION = 1
 
@@ -66,6 +68,8 @@ def build_report(
     partition_plans = {
         (t["source_topic"], p["partition"]): p for t in plan.get("topics", []) for p in t.get("partitions", [])
     }
+    # Runs before ledger 0006 did not record job_topics: their plan's jobs (Spark applications) stand in.
+    plan_jobs = {name: len(job) for job in plan.get("jobs", []) for name in job}
     by_topic: dict[str, list[Mapping[str, Any]]] = {}
     for seg in segments:
         by_topic.setdefault(seg["source_topic"], []).append(seg)
@@ -125,8 +129,11 @@ def build_report(
         warnings.extend(f"{name}: {w}" for w in tp.get("warnings", []))
         copied = sum(p["copied_records"] or 0 for p in partitions)
         copied_bytes = sum(p["copied_bytes"] or 0 for p in partitions)
-        # partitions copy in parallel: the slowest one is the topic's copy time
-        seconds = max((p["copy_seconds"] or 0.0 for p in partitions), default=0.0)
+        # The topic's own work: the sum of its partitions' task times. A job's or the slowest task's time
+        # would give a small topic that shared a Spark job with a big one the big one's time.
+        seconds = sum(p["copy_seconds"] or 0.0 for p in partitions)
+        recorded = [seg["job_topics"] for seg in rows if seg.get("job_topics")]
+        job_topics = max(recorded) if recorded else plan_jobs.get(name, 1)
         topics.append(
             {
                 "source_topic": name,
@@ -142,7 +149,9 @@ def build_report(
                 "records_copied": copied,
                 "bytes_copied": copied_bytes,
                 "copy_seconds": round(seconds, 3),
+                "verify_seconds": round(sum(p["verify_seconds"] or 0.0 for p in partitions), 3),
                 "records_per_second": round(copied / seconds, 1) if seconds > 0 else None,
+                "job_topics": job_topics,
                 "records_verified": sum(p["target_records"] or 0 for p in partitions if p["status"] == "verified"),
                 "partition_details": partitions,
             }
@@ -184,6 +193,8 @@ def build_report(
             "expired_offsets": sum(p["expired_offsets"] for p in all_parts),
         },
         "topics": topics,
+        # Where the run's wall time went (seconds; kafka_migration.timings); None: not recorded.
+        "timings": _timings(run.get("timings")),
         "differences": differences,
         "warnings": warnings,
         "skipped_topics": dict(sorted(plan.get("skipped_topics", {}).items())),
@@ -192,6 +203,23 @@ def build_report(
     if group_syncs:
         report["consumer_groups"] = consumer_groups_section(group_syncs)
     return report
+
+
+def _timings(stored: Any) -> dict[str, float] | None:
+    timings = RunTimings.from_dict(stored if isinstance(stored, Mapping) else None)
+    return timings.to_dict() if timings is not None else None
+
+
+def shared_job_note(topics: Sequence[Mapping[str, Any]]) -> str | None:
+    """The footnote of topics marked as sharing a Spark job, or None when every topic had its own."""
+    others = sorted({t["job_topics"] - 1 for t in topics if t.get("job_topics", 1) > 1})
+    if not others:
+        return None
+    n = str(others[0]) if len(others) == 1 else f"{others[0]} to {others[-1]}"
+    return (
+        f"shared a Spark job with {n} other topic{'' if n == '1' else 's'}; "
+        "time is its own tasks' time (summed over its partitions), records/s per task second"
+    )
 
 
 def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -315,16 +343,20 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified, "
         f"{_n(totals['expired_offsets'])} offsets expired before copying.",
         "",
-        "| topic | target | verdict | records copied | records/s | copy s | configs copied | configs skipped |",
+        "| topic | target | verdict | records copied | records/s | copy task s | configs copied | configs skipped |",
         "|---|---|---|---:|---:|---:|---|---|",
     ]
     for t in report["topics"]:
         lines.append(
             f"| `{t['source_topic']}` | `{t['target_topic']}` | {t['verdict']} | {_n(t['records_copied'])} | "
-            f"{_n(t['records_per_second'])} | {_n(t['copy_seconds'])} | "
+            f"{_n(t['records_per_second'])} | {_n(t['copy_seconds'])}{_mark(t)} | "
             f"{', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or '–'} | "
             f"{', '.join(t['configs_skipped']) or '–'} |"
         )
+    note = shared_job_note(report["topics"])
+    if note:
+        lines += ["", f"{SHARED_MARK} {note}."]
+    lines += ["", *_timings_markdown(report.get("timings"))]
     if report["differences"]:
         lines += [
             "",
@@ -362,6 +394,60 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for name, reason in report["skipped_topics"].items():
         lines.append(f"- skipped `{name}`: {reason}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+SHARED_MARK = "†"
+
+
+def _mark(topic: Mapping[str, Any]) -> str:
+    return f" {SHARED_MARK}" if topic.get("job_topics", 1) > 1 else ""
+
+
+def _html_mark(topic: Mapping[str, Any]) -> str:
+    return f"<sup title='shared a Spark job'>{SHARED_MARK}</sup>" if _mark(topic) else ""
+
+
+def _share(seconds: float, wall: float) -> str:
+    return f"{100 * seconds / wall:.0f} %" if wall > 0 else "–"
+
+
+def _timings_markdown(stored: Mapping[str, Any] | None) -> list[str]:
+    lines = ["## Where the time went", ""]
+    timings = RunTimings.from_dict(stored)
+    if timings is None:
+        return [*lines, "Not recorded for this run: –."]
+    lines += [
+        f"Wall time {timings.wall:.1f} s, from the start of the run to its verdict. Copy and verification may "
+        "overlap, so the parts need not add up to the wall time.",
+        "",
+        "| part | seconds | share of wall | what |",
+        "|---|---:|---:|---|",
+    ]
+    for name, seconds, note in timing_parts(timings):
+        lines.append(f"| {name} | {seconds:.1f} | {_share(seconds, timings.wall)} | {note} |")
+    lines.append(f"| **wall** | **{timings.wall:.1f}** | 100 % | |")
+    return lines
+
+
+def _timings_html(stored: Mapping[str, Any] | None) -> str:
+    timings = RunTimings.from_dict(stored)
+    if timings is None:
+        return "<h2 id='timings'>Where the time went</h2><p class='muted'>Not recorded for this run: –.</p>"
+    out = [
+        "<h2 id='timings'>Where the time went</h2>",
+        f"<p>Wall time <b>{timings.wall:.1f} s</b>, from the start of the run to its verdict. "
+        "<span class='muted'>Copy and verification may overlap, so the parts need not add up to the wall "
+        "time.</span></p>",
+        "<table><tr><th>part</th><th>seconds</th><th>share of wall</th><th>what</th></tr>",
+    ]
+    for name, seconds, note in timing_parts(timings):
+        out.append(
+            f"<tr><td>{_e(name)}</td><td class='num'>{seconds:.1f}</td>"
+            f"<td class='num'>{_e(_share(seconds, timings.wall))}</td><td class='muted'>{_e(note)}</td></tr>"
+        )
+    out.append(f"<tr><th>wall</th><th class='num'>{timings.wall:.1f}</th><th class='num'>100 %</th><th></th></tr>")
+    out.append("</table>")
+    return "".join(out)
 
 
 def _groups_markdown(section: Mapping[str, Any]) -> list[str]:
@@ -443,7 +529,7 @@ def _cls(verdict: str) -> str:
 
 
 def _chart(topics: Sequence[Mapping[str, Any]]) -> str:
-    """Horizontal bars: records/s per topic, with copy seconds as a label."""
+    """Horizontal bars: records per task second per topic, with its copy task seconds as a label."""
     rows = [t for t in topics if t["records_per_second"]]
     if not rows:
         return '<p class="muted">No records were copied in this run.</p>'
@@ -489,7 +575,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified · "
         f"{_e(_n(totals['expired_offsets']))} offsets expired before copying</p>",
         "<table><tr><th>source topic</th><th>target topic</th><th>verdict</th><th>partitions</th><th>records copied</th>"
-        "<th>records verified</th><th>records/s</th><th>copy s</th></tr>",
+        "<th>records verified</th><th>records/s</th><th>copy task s</th></tr>",
     ]
     for t in report["topics"]:
         out.append(
@@ -498,9 +584,14 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<td><span class='pill {_cls(t['verdict'])}'>{_e(t['verdict'])}</span></td>"
             f"<td class='num'>{t['partitions']}</td><td class='num'>{_e(_n(t['records_copied']))}</td>"
             f"<td class='num'>{_e(_n(t['records_verified']))}</td><td class='num'>{_e(_n(t['records_per_second']))}</td>"
-            f"<td class='num'>{_e(_n(t['copy_seconds']))}</td></tr>"
+            f"<td class='num'>{_e(_n(t['copy_seconds']))}{_html_mark(t)}</td></tr>"
         )
-    out.append("</table><h2>Throughput per topic</h2>" + _chart(report["topics"]))
+    out.append("</table>")
+    note = shared_job_note(report["topics"])
+    if note:
+        out.append(f"<p class='muted'>{SHARED_MARK} {_e(note)}.</p>")
+    out.append(_timings_html(report.get("timings")))
+    out.append("<h2>Throughput per topic</h2>" + _chart(report["topics"]))
     if report["differences"]:
         out.append(
             "<h2>Differences</h2><table><tr><th>topic</th><th>partition</th><th>what</th><th>first source offset</th><th>first target offset</th><th>source / target records</th></tr>"

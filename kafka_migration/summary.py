@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, UNVERIFIED, TopicOutcome
+from kafka_migration.results import OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.timings import RunTimings, run_timings, task_intervals
 
 VERIFIED = "verified"
 COULD_NOT_VERIFY = "could not verify"
@@ -23,7 +25,8 @@ class TopicSummary:
     target_records: int | None
     verdict: str
     detail: str | None
-    seconds: float
+    seconds: float  # the topic's own task seconds (copy + verify), also when it shared a Spark job
+    job_topics: int = 1  # topics in its Spark job (1: its own job)
 
 
 def topic_verdict(copy: TopicOutcome | None, verify: TopicOutcome | None) -> tuple[str, str | None]:
@@ -57,10 +60,21 @@ def summarize(
                 target_records=sum(p["target_records"] for p in v.partitions) if v and v.partitions else None,
                 verdict=verdict,
                 detail=detail,
-                seconds=round((c.seconds if c else 0.0) + (v.seconds if v else 0.0), 1),
+                seconds=round(own_seconds(c) + own_seconds(v), 1),
+                job_topics=max(c.job_topics if c else 1, v.job_topics if v else 1),
             )
         )
     return rows
+
+
+def own_seconds(outcome: TopicOutcome | None) -> float:
+    """A topic's own time in a step: its partitions' task seconds, not the time of a Spark job it may have
+    shared with other topics (results without per-partition seconds: the step's time for the topic)."""
+    if outcome is None or not outcome.partitions:
+        return 0.0  # no task ran for it (e.g. only empty partitions to copy)
+    if any("seconds" in p for p in outcome.partitions):
+        return outcome.task_seconds
+    return outcome.seconds
 
 
 def all_verified(rows: Sequence[TopicSummary]) -> bool:
@@ -93,7 +107,7 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
             _num(r.source_records),
             _num(r.target_records),
             r.verdict,
-            f"{r.seconds:.1f}",
+            f"{r.seconds:.1f}" + ("*" if r.job_topics > 1 else ""),
         )
         for r in rows
     ]
@@ -111,10 +125,48 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
     out.append(
         f"{len(rows)} topics, {total_copied:,} records copied, {sum(1 for r in rows if r.verdict == VERIFIED)} verified"
     )
+    if any(r.job_topics > 1 for r in rows):
+        out.append("* shared a Spark job with other topics; secs is its own tasks' time (summed over its partitions)")
     for r in rows:
         if r.detail:
             out.append(f"  {r.source_topic}: {r.detail}")
     return "\n".join(out)
+
+
+def unaccounted(timings: RunTimings) -> float:
+    """Wall time in none of the parts: waits between steps (a second Spark start-up, a scheduler)."""
+    busy = timings.plan + timings.startup + timings.copy + timings.verify - timings.overlap + timings.bookkeeping
+    return max(0.0, timings.wall - busy)
+
+
+def timing_parts(timings: RunTimings) -> list[tuple[str, float, str]]:
+    """(part, seconds, note) of a run's wall time, in the order they happen; "other" only when there is some."""
+    other = unaccounted(timings)
+    extra = [("other", other, "in none of the parts: waits between steps, a later Spark start-up")]
+    return [
+        ("plan", timings.plan, "discovery, offsets, target checks, leases, topics"),
+        ("Spark start-up", timings.startup, "start-up the run waited for"),
+        ("copy", timings.copy, "first copy task start to last copy task end"),
+        (
+            "verification",
+            timings.verify,
+            f"{timings.overlap:.1f} s of it during the copy" if timings.overlap > 0 else "after the copy",
+        ),
+        ("bookkeeping", timings.bookkeeping, "ledger and report after the last task"),
+    ] + (extra if other >= 0.05 else [])
+
+
+def timings_line(timings: RunTimings | None) -> str:
+    """One line for terminals and task logs: 'Wall 11.2 s: plan 0.8, Spark start-up 0.4, copy 5.1, ...'."""
+    if timings is None:
+        return "Wall time: - (not measured)"
+    parts = []
+    for name, seconds, _note in timing_parts(timings):
+        text = f"{name} {seconds:.1f}"
+        if name == "verification" and timings.overlap > 0:
+            text += f" ({timings.overlap:.1f} of it during the copy)"
+        parts.append(text)
+    return f"Wall {timings.wall:.1f} s: " + ", ".join(parts)
 
 
 def render_plan(plan: MigrationPlan) -> str:
@@ -154,3 +206,45 @@ def render_plan(plan: MigrationPlan) -> str:
     for warning in plan.warnings:
         out.append(f"  warning: {warning}")
     return "\n".join(out)
+
+
+def results_timings(
+    started: float,
+    planned: float | None,
+    copy: list[StepResults],
+    verify: list[StepResults],
+    finished: float,
+) -> RunTimings:
+    """A run's parts from its start, end of planning, the steps' results files and its end (timings.run_timings).
+
+    For the DAG's summary, and for the CLI when the pipeline did not measure. Stamps that older results
+    lack count as unknown (no start-up; each job's start and length instead of task intervals), not as errors.
+    """
+    readies = [r.ready for r in copy + verify if getattr(r, "ready", None) is not None]
+    if not readies:  # a step starts once its Spark application is up (to the second)
+        readies = [start for start, _ in _job_spans(copy)]
+    return run_timings(
+        started=started,
+        planned=planned if planned is not None else started,
+        spark_ready=min(readies) if readies else None,
+        copy_tasks=_step_intervals(copy),
+        verify_tasks=_step_intervals(verify),
+        finished=finished,
+    )
+
+
+def _step_intervals(results: list[StepResults]) -> list[tuple[float, float]]:
+    """The step's task intervals; for results whose rows carry no stamps, each job's own start and length."""
+    found = task_intervals(p for r in results for t in r.topics.values() for p in t.partitions)
+    return found or _job_spans(results)
+
+
+def _job_spans(results: list[StepResults]) -> list[tuple[float, float]]:
+    out = []
+    for r in results:
+        try:
+            start = datetime.fromisoformat(r.started_at).timestamp()
+        except (TypeError, ValueError):
+            continue
+        out.append((start, start + float(r.seconds or 0.0)))
+    return out

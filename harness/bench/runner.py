@@ -1,5 +1,5 @@
 """The one runner behind ``make bench``: a session of embedded clusters, the scenarios, the table and
-``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster) with the same
+``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole) with the same
 functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, many
+from harness.bench import cluster, copy_verify, many, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
 from harness.bench_kafka import KEY_BYTES, seed_topics
 from harness.embedded import start_cluster
 
-SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster)}
-DEFAULT_SCENARIOS = "copy,many,cluster"
+SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole)}
+DEFAULT_SCENARIOS = "copy,many,cluster,whole"
 WARMUP_TOPIC = "bench.warmup"
 
 
@@ -63,15 +63,26 @@ class Session:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="The project's Spark copy and verification against baselines.")
-    parser.add_argument("--quick", action="store_true", help="smoke run: 200k records, 20 topics, 2 repetitions")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: smaller sizes (see each option), 2 repetitions"
+    )
     parser.add_argument("--repeat", type=int, help="repetitions of each run (default 3, --quick 2)")
     parser.add_argument("--records", type=int, help="records in scenario 1 (default 2,000,000; --quick 200,000)")
     parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
     parser.add_argument("--cluster-records", type=int, help="records in scenario 4 (default 500,000; --quick 100,000)")
     parser.add_argument(
+        "--whole-records", type=int, help="records in scenario 5, 8 partitions (default 1,000,000; --quick 100,000)"
+    )
+    parser.add_argument(
+        "--one-partition-records",
+        type=int,
+        help="records in scenario 5's one-partition topic (default 2,000,000; --quick 200,000)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
-        help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local)",
+        help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
+        "whole (5: whole verified run, hand-written script vs CLI vs DAG)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -121,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         "half": records // 2,
         "topics": args.topics or (20 if args.quick else 100),
         "cluster_records": args.cluster_records or (100_000 if args.quick else 500_000),
+        "whole_records": args.whole_records or (100_000 if args.quick else 1_000_000),
+        "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -165,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             "many_partitions": many.PARTITIONS,
             "many_records_per_topic": many.RECORDS,
             "cluster_partitions": cluster.PARTITIONS,
+            "whole_partitions": whole.PARTITIONS,
             "spark_master": SPARK.settings.master,
             "scenarios": [m.NAME for m in chosen],
             "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "

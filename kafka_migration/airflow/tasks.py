@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -11,17 +12,20 @@ from kafka_migration.airflow import settings
 from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, TopicOutcome, merge
+from kafka_migration.results import OK, StepResults, TopicOutcome, merge
 from kafka_migration.run_files import missing_results, read_plan, read_results
 from kafka_migration.summary import (
     VERIFIED,
     all_verified,
     render_plan,
     render_table,
+    results_timings,
     run_status,
     summarize,
+    timings_line,
     topic_verdict,
 )
+from kafka_migration.timings import RunTimings
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +247,7 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
 
     if planned["dry_run"] or planned.get("nothing_new"):
         log.info("Dry run or nothing new: no topic created." if planned["dry_run"] else "Nothing new to copy.")
+        _push_planned_at()
         return []
     ledger = open_ledger()
     plan = load_plan(planned["plan_path"], planned["run_id"], ledger)
@@ -251,6 +256,7 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     created = create_target_topics(plan, target)
     log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
     ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
+    _push_planned_at()
     return [
         {"plan_path": planned["plan_path"], "topic": t.source_topic, "target_topic_id": ids.get(t.target_topic)}
         for t in plan.topics
@@ -261,10 +267,53 @@ def _results_path(plan_path: Path, step: str, job: int) -> Path:
     return plan_path.parent / f"{step}-job{job}.json"
 
 
-def _step_outcomes(plan: MigrationPlan, plan_path: Path, step: str) -> dict[str, TopicOutcome]:
+def _step_results(plan: MigrationPlan, plan_path: Path, step: str) -> list[StepResults]:
     """What the step's jobs wrote; a job whose file is missing contributes nothing (its topics: not verified)."""
     found = [read_results(_results_path(plan_path, step, job), step, step) for job in range(len(plan.jobs))]
-    return merge([r for r in found if r is not None])
+    return [r for r in found if r is not None]
+
+
+def _step_outcomes(plan: MigrationPlan, plan_path: Path, step: str) -> dict[str, TopicOutcome]:
+    return merge(_step_results(plan, plan_path, step))
+
+
+PLANNED_AT = "planned_at"  # XCom key of create_topics: epoch seconds when the plan and its topics were done
+
+
+def _push_planned_at() -> None:
+    """Stamp the end of planning (plan and topics) for the summary's timings; outside a task: nothing."""
+    try:
+        from airflow.sdk import get_current_context
+
+        get_current_context()["ti"].xcom_push(key=PLANNED_AT, value=time.time())
+    except Exception as exc:  # no task context (a direct call): the summary falls back to the plan file's time
+        log.debug("No %s stamp: %s", PLANNED_AT, exc)
+
+
+def _airflow_stamps(plan_path: Path, ledger_started: Any) -> tuple[float, float | None]:
+    """(trigger, planned) in epoch seconds from Airflow's records: the DAG run's start (else the ledger's
+    start of the run) and create_topics' stamp (else the plan file's time)."""
+    started: float | None = None
+    planned: float | None = None
+    try:
+        from airflow.sdk import get_current_context
+
+        context = get_current_context()
+        dag_run = context["dag_run"]
+        start = getattr(dag_run, "start_date", None) or getattr(dag_run, "run_after", None)
+        started = start.timestamp() if start is not None else None
+        stamp = context["ti"].xcom_pull(task_ids="create_topics", key=PLANNED_AT)
+        planned = float(stamp) if stamp is not None else None
+    except Exception as exc:  # no task context: the ledger's and the run files' times
+        log.debug("No Airflow stamps for the run's timings: %s", exc)
+    if started is None and ledger_started is not None:
+        started = ledger_started.timestamp()
+    if planned is None:
+        try:
+            planned = plan_path.stat().st_mtime
+        except OSError:
+            planned = None
+    return (started if started is not None else time.time()), planned
 
 
 def _job_of(plan: MigrationPlan, topic: str) -> int:
@@ -408,22 +457,44 @@ def _summarize(
         log.warning("%s", warning)
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
-        ledger.finish_run(plan.run_id, "up_to_date", 0, "nothing new on the source since the last verified run")
+        ledger.finish_run(
+            plan.run_id,
+            "up_to_date",
+            0,
+            "nothing new on the source since the last verified run",
+            timings=_timings(ledger, plan, path, [], []),
+        )
         _write_report(ledger, plan.run_id)
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
         _check_group_sync(group_sync, sync_requested)
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
-    rows = summarize(plan, _step_outcomes(plan, path, "copy"), _step_outcomes(plan, path, "verify"))
+    copy, verify = _step_results(plan, path, "copy"), _step_results(plan, path, "verify")
+    rows = summarize(plan, merge(copy), merge(verify))
     log.info("\n%s", render_table(rows))
     status = run_status(rows)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows))
+    timings = _timings(ledger, plan, path, copy, verify)
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=timings)
     _write_report(ledger, plan.run_id)
+    log.info("%s", timings_line(timings))
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
     _check_group_sync(group_sync, sync_requested)
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}
+
+
+def _timings(
+    ledger: Any, plan: MigrationPlan, path: Path, copy: list[StepResults], verify: list[StepResults]
+) -> RunTimings | None:
+    """The DAG run's timings; never fails the summary (the verdict matters more than its timing)."""
+    try:
+        run = ledger.run(plan.run_id) or {}
+        started, planned = _airflow_stamps(path, run.get("started_at"))
+        return results_timings(started, planned, copy, verify, time.time())
+    except Exception as exc:
+        log.warning("Could not work out where the run's time went: %s", exc)
+        return None
 
 
 def _check_group_sync(group_sync: dict[str, Any] | None, sync_requested: bool) -> None:

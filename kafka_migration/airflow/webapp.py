@@ -16,6 +16,8 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
 from kafka_migration.report import VERDICTS, generate_report
+from kafka_migration.summary import timings_line
+from kafka_migration.timings import RunTimings
 
 _MEDIA = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 
@@ -80,6 +82,7 @@ def create_app(
                     "ended_at": r["ended_at"].isoformat() if r["ended_at"] else None,
                     "source_cluster_id": r["source_cluster_id"],
                     "target_cluster_id": r["target_cluster_id"],
+                    "timings": t.to_dict() if (t := _timings(r)) else None,
                 }
                 for r in rows
             ]
@@ -91,11 +94,7 @@ def create_app(
         body = []
         for r in rows:
             report = request.url_for("report_file", run_id=r["run_id"], fmt="html")
-            duration = (
-                f"{(r['ended_at'] - r['started_at']).total_seconds():,.0f} s"
-                if r["ended_at"] and r["started_at"]
-                else "–"
-            )
+            duration = _duration(r)
             origin = f"{r['dag_id']}" if r["dag_id"] else r["trigger"]
             body.append(
                 "<tr>"
@@ -149,6 +148,21 @@ def create_app(
         return FileResponse(_cutover_report(ledger(), Path(get_reports()), cutover_id, fmt), media_type=_MEDIA[fmt])
 
     return app
+
+
+def _timings(run: dict[str, Any]) -> RunTimings | None:
+    stored = run.get("timings")
+    return RunTimings.from_dict(stored if isinstance(stored, dict) else None)
+
+
+def _duration(run: dict[str, Any]) -> str:
+    """The measured wall time with its parts as a tooltip; else end minus start as the ledger saw them."""
+    timings = _timings(run)
+    if timings is not None:
+        return f"<span title='{html.escape(timings_line(timings))}'>{timings.wall:,.1f} s</span>"
+    if run["ended_at"] and run["started_at"]:
+        return f"{(run['ended_at'] - run['started_at']).total_seconds():,.0f} s"
+    return "–"
 
 
 def _cutover_report(ledger: Any, reports: Path, cutover_id: str, fmt: str) -> Path:

@@ -41,6 +41,8 @@ runs = Table(
     Column("report_sha256", String(80)),
     Column("message", Text),
     Column("plan", JSON),  # 0002
+    # 0006: where the wall time went (kafka_migration.timings.RunTimings.to_dict); null for older runs
+    Column("timings", JSON),
 )
 
 segments = Table(
@@ -72,6 +74,8 @@ segments = Table(
     Column("verify_seconds", Float),
     Column("error", Text),
     Column("copied_bytes", BigInteger),  # 0002
+    # 0006: how many topics shared this topic's Spark job (1: its own job; null: not recorded)
+    Column("job_topics", Integer),
     UniqueConstraint("run_id", "source_topic", "partition", name="uq_km_segments_run_partition"),
     Index("ix_km_segments_key", "source_cluster_id", "source_topic", "partition", "target_cluster_id", "target_topic"),
 )

@@ -28,6 +28,7 @@ from kafka_migration.ledger.schema import (
 from kafka_migration.offsets import MappedSegment, translate
 from kafka_migration.plan import MigrationPlan, TopicPlan
 from kafka_migration.results import TopicOutcome
+from kafka_migration.timings import RunTimings
 
 log = logging.getLogger(__name__)
 
@@ -253,13 +254,26 @@ class Ledger:
             if rows:
                 c.execute(insert(segments), rows)
 
-    def finish_run(self, run_id: str, status: str, records: int, message: str | None = None) -> None:
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        records: int,
+        message: str | None = None,
+        timings: RunTimings | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"status": status, "records": records, "ended_at": _now(), "message": message}
+        if timings is not None:
+            values["timings"] = timings.to_dict()
         with self.engine.begin() as c:
-            c.execute(
-                update(runs)
-                .where(runs.c.run_id == run_id)
-                .values(status=status, records=records, ended_at=_now(), message=message)
-            )
+            c.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
+
+    def set_run_timings(self, run_id: str, timings: RunTimings | None) -> None:
+        """Store where the run's wall time went (known only once the run is over), for reports and history."""
+        if timings is None:
+            return
+        with self.engine.begin() as c:
+            c.execute(update(runs).where(runs.c.run_id == run_id).values(timings=timings.to_dict()))
 
     def set_report_digest(self, run_id: str, sha256: str) -> None:
         with self.engine.begin() as c:
@@ -442,6 +456,9 @@ class Ledger:
         """
         copied = {p["partition"]: p for p in (copy.partitions if copy else [])}
         verified = {p["partition"]: p for p in (verify.partitions if verify else [])}
+        # the report's "shared a Spark job" note: the larger of the two steps' job sizes
+        shared = [o.job_topics for o in (copy, verify) if o is not None and getattr(o, "job_topics", None)]
+        job_topics = max(shared) if shared else None
         now = _now()
         advanced = False
         with self.engine.begin() as c:
@@ -450,6 +467,8 @@ class Ledger:
                 v = verified.get(part.partition)
                 status = _segment_status(part.offset_span, copy, cp_row, v)
                 values: dict[str, Any] = {"status": status}
+                if job_topics is not None:
+                    values["job_topics"] = job_topics
                 if cp_row:
                     values.update(
                         copied_records=cp_row.get("records"),

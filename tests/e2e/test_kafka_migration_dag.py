@@ -102,6 +102,14 @@ def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connec
     configs = admin.describe_configs([resource])[resource].result(10)
     assert configs["cleanup.policy"].value == "compact"
 
+    # Where the DAG run's time went, from Airflow's own stamps: in the ledger, comparable with the CLI's.
+    from kafka_migration.airflow.tasks import open_ledger
+    from kafka_migration.timings import RunTimings
+
+    (recorded,) = [r for r in open_ledger().runs(limit=20) if r["dag_run_id"] == run.run_id]
+    timings = RunTimings.from_dict(recorded["timings"])
+    assert timings is not None and timings.wall > 0 and 0 < timings.plan < timings.wall
+
 
 def test_dry_run_dag_writes_nothing(migration_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]
     prefix = f"dry{unique}"

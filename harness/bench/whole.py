@@ -1,0 +1,474 @@
+"""Scenario 5: the whole verified run as a user times it, each way side by side, start-up included.
+
+a. script: harness/handwritten_copy_compare.py, a hand-written copy-and-compare script (one consumer,
+   one idempotent producer, then a count and a SHA-256 per partition of both sides), run as a
+   subprocess so that its interpreter start-up counts;
+b. cli: ``kafka-migrate run --source .. --target .. --include TOPIC --state-dir DIR`` as a subprocess,
+   launch to exit (start-up, plan, topics, copy, verification, ledger, report); the run's parts
+   (RunTimings) are read from its report.json or ledger when the run records them;
+c. dag: the ``kafka_migration`` DAG through a real Airflow (a temporary AIRFLOW_HOME, ``airflow db
+   migrate`` once, not measured), ``airflow dags test kafka_migration --conf ..`` as a subprocess:
+   its wall time, and trigger to summary from the metadata DB (DagRun queued_at, else the row's
+   created_at, to the end of the summary task): what a user of a deployed Airflow waits for.
+
+On W records of 200 B in 8 partitions (script, cli, dag; the order rotates per repetition), and on
+one partition of O records (script, cli; alternating). Every run gets a fresh target cluster. The CLI
+and the DAG each keep one state directory (ledger) for the session, created by a warm-up run on a
+small topic, as for a user who has run before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.bench.common import RECORD_BYTES, SPARK, fmt, load1, median, ratio, say, table_row
+from harness.bench_kafka import end_offsets, seed_topics
+
+if TYPE_CHECKING:
+    from harness.bench.runner import Session
+
+NAME = "whole"
+PARTITIONS = 8
+TOPIC = "bench.whole"
+ONE_TOPIC = "bench.whole1"
+WARMUP_TOPIC = "bench.whole.warmup"
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "harness" / "handwritten_copy_compare.py"
+BIN = Path(sys.executable).parent
+KINDS = ("script", "cli", "dag")
+ONE_KINDS = ("script", "cli")
+TIMING_PARTS = ("wall", "plan", "startup", "copy", "verify", "overlap", "bookkeeping")
+TARGETS = {
+    "whole.cli_ratio": (">= 1.5", lambda v: v >= 1.5),
+    "whole.dag_over_cli": ("<= 1.3", lambda v: v <= 1.3),
+    "one_partition.ratio": (">= 1.0", lambda v: v >= 1.0),
+}
+
+
+# --- pure helpers (tests/unit/test_bench_whole.py) ------------------------------------------------
+
+
+def rotation(kinds: tuple[str, ...], repetition: int) -> tuple[str, ...]:
+    """The order of the runs in one repetition: each kind goes first in turn."""
+    shift = repetition % len(kinds)
+    return kinds[shift:] + kinds[:shift]
+
+
+def find_timings(report: Any) -> dict[str, float] | None:
+    """The run's parts (RunTimings.to_dict) from a report.json or a ledger row: a ``timings`` mapping with
+    a ``wall`` entry, at the top or one level down (e.g. under ``run``); None when the run has none."""
+    if not isinstance(report, dict):
+        return None
+    candidates = [report.get("timings")] + [v.get("timings") for v in report.values() if isinstance(v, dict)]
+    for found in candidates:
+        if isinstance(found, str):
+            try:
+                found = json.loads(found)
+            except ValueError:
+                continue
+        if isinstance(found, dict) and found.get("wall") is not None:
+            return {k: float(found[k]) for k in TIMING_PARTS if found.get(k) is not None}
+    return None
+
+
+def parse_db_time(value: Any) -> float | None:
+    """Epoch seconds of a timestamp as Airflow's SQLite metadata DB stores it (UTC, naive or with offset)."""
+    if value in (None, ""):
+        return None
+    stamp = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
+
+
+def _trigger(run: dict[str, Any]) -> float | None:
+    stamps = (parse_db_time(run.get(k)) for k in ("queued_at", "created_at", "start_date"))
+    return next((t for t in stamps if t is not None), None)
+
+
+def trigger_to_summary(run: dict[str, Any]) -> float | None:
+    """Seconds from a DAG run's trigger to the end of its summary task, from its metadata DB row.
+
+    The trigger is ``queued_at`` (set when a run is triggered through the API or UI), else ``created_at``
+    (the row's creation: ``dags test`` queues nothing and sets start_date to the logical date, i.e. the
+    command's launch, before it parses the DAG folder twice), else ``start_date``.
+    """
+    begin, end = _trigger(run), parse_db_time(run.get("summary_end"))
+    if begin is None or end is None:
+        return None
+    return round(end - begin, 3)
+
+
+def airflow_overhead(run: dict[str, Any]) -> dict[str, Any]:
+    """Where a DAG run's trigger-to-summary time went outside its tasks: before the first task started,
+    and between tasks (no task running); and each task id's summed run time. From the run's ``tasks``
+    rows (task_id, start_date, end_date) as last_run returns them."""
+    begin, end = _trigger(run), parse_db_time(run.get("summary_end"))
+    intervals = []
+    per_task: dict[str, float] = {}
+    for task in run.get("tasks") or ():
+        start, stop = parse_db_time(task.get("start_date")), parse_db_time(task.get("end_date"))
+        if start is None or stop is None:
+            continue
+        intervals.append((start, stop))
+        per_task[task["task_id"]] = round(per_task.get(task["task_id"], 0.0) + stop - start, 3)
+    if begin is None or end is None or not intervals:
+        return {"task_seconds": per_task}
+    intervals.sort()
+    busy, cursor = 0.0, intervals[0][0]
+    for start, stop in intervals:  # union of the task intervals up to the summary's end
+        start, stop = max(start, cursor), min(stop, end)
+        if stop > start:
+            busy += stop - start
+            cursor = stop
+    return {
+        "before_first_task": round(intervals[0][0] - begin, 3),
+        "between_tasks": round(end - intervals[0][0] - busy, 3),
+        "task_seconds": per_task,
+    }
+
+
+def other_seconds(timings: dict[str, float]) -> float:
+    """The run's wall time in none of its parts (as the report shows it: a second Spark start-up, waits
+    between steps); copy and verification overlap by ``overlap``."""
+    parts = sum(timings.get(k, 0.0) for k in ("plan", "startup", "copy", "verify", "bookkeeping"))
+    return round(max(0.0, timings["wall"] - parts + timings.get("overlap", 0.0)), 3)
+
+
+def median_parts(samples: list[dict[str, Any]]) -> dict[str, float]:
+    """Median of each RunTimings part, and of the rest of the run's wall time ('other'), over the samples
+    that recorded them."""
+    recorded = [{**s["timings"], "other": other_seconds(s["timings"])} for s in samples if s.get("timings")]
+    out = {}
+    for part in (*TIMING_PARTS, "other"):
+        values = [t[part] for t in recorded if part in t]
+        if values:
+            out[part] = median(values)
+    return out
+
+
+def summarize_kinds(samples: dict[str, list[dict[str, Any]]], records: int, with_dag: bool = True) -> dict[str, Any]:
+    """Medians per kind and the ratios: script s / cli s (> 1: the project is faster), dag s / cli s."""
+    out: dict[str, Any] = {"records": records}
+    walls = {k: median([s["wall_seconds"] for s in v]) for k, v in samples.items() if v}
+    for kind, runs in samples.items():
+        if not runs:
+            continue
+        entry: dict[str, Any] = {"median_wall_seconds": walls[kind], "samples": runs}
+        if kind in ("cli", "dag"):
+            entry["median_parts"] = median_parts(runs)
+        if kind == "dag":
+            entry["median_trigger_to_summary_seconds"] = median(
+                [s["trigger_to_summary_seconds"] for s in runs if s.get("trigger_to_summary_seconds") is not None]
+            )
+            for key in ("before_first_task", "between_tasks"):
+                entry[f"median_{key}_seconds"] = median(
+                    [s["airflow"][key] for s in runs if (s.get("airflow") or {}).get(key) is not None]
+                )
+        out[kind] = entry
+    nan = float("nan")
+    out["ratio"] = ratio(walls.get("script", nan), walls.get("cli", nan)) if "cli" in walls else nan
+    if with_dag and "dag" in out and "cli" in walls:
+        out["dag_over_cli"] = ratio(out["dag"]["median_trigger_to_summary_seconds"], walls["cli"])
+        out["dag_wall_over_cli"] = ratio(walls["dag"], walls["cli"])
+    return out
+
+
+# --- one run of each kind -------------------------------------------------------------------------
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = os.environ.copy()
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # spark-submit, airflow, kafka-migrate of this venv
+    env.update(extra or {})
+    return env
+
+
+def _launch(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, float, str]:
+    """Run ``cmd`` to its end; (exit code, wall seconds from launch to exit, its output)."""
+    started = time.monotonic()
+    with log.open("w") as out:
+        code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO, check=False).returncode
+    wall = time.monotonic() - started
+    return code, round(wall, 3), log.read_text(errors="replace")
+
+
+def script_run(source: str, target: str, topic: str, run_dir: Path) -> dict[str, Any]:
+    load = load1()
+    cmd = [sys.executable, str(SCRIPT), "--source", source, "--target", target, "--topic", topic, "--json"]
+    code, wall, output = _launch(cmd, run_dir / "script.log", _env())
+    if code != 0:
+        raise RuntimeError(f"hand-written script exited {code}:\n{output[-3000:]}")
+    figures = json.loads(output.strip().splitlines()[-1])
+    return {"records": figures["records"], "wall_seconds": wall, "script": figures, "load1_at_start": load}
+
+
+def _newest_report(reports: Path) -> dict[str, Any]:
+    found = sorted(reports.glob("*/report.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise RuntimeError(f"no report.json under {reports}")
+    return json.loads(found[-1].read_text())
+
+
+def _project_sample(state_dir: Path, wall: float, load: float) -> dict[str, Any]:
+    """Records and verdict from the run's report.json; its parts from the report, else the ledger."""
+    report = _newest_report(state_dir / "reports")
+    if report.get("verdict") != "VERIFIED" and report.get("run", {}).get("status") != "verified":
+        raise RuntimeError(f"run {report.get('run', {}).get('run_id')} not verified: {report.get('verdict')}")
+    timings = find_timings(report)
+    if timings is None:
+        from kafka_migration.ledger import Ledger, default_ledger_url
+
+        ledger = Ledger.open(default_ledger_url(state_dir))
+        try:
+            timings = find_timings({"run": ledger.run(report["run"]["run_id"]) or {}})
+        finally:
+            ledger.engine.dispose()
+    return {
+        "records": report["totals"]["records_verified"],
+        "run_id": report["run"]["run_id"],
+        "wall_seconds": wall,
+        "timings": timings,
+        "load1_at_start": load,
+    }
+
+
+def cli_run(source: str, target: str, topic: str, state_dir: Path, log: Path) -> dict[str, Any]:
+    load = load1()
+    cmd = [
+        str(BIN / "kafka-migrate"),
+        "run",
+        "--source",
+        source,
+        "--target",
+        target,
+        "--include",
+        re.escape(topic),
+        "--state-dir",
+        str(state_dir),
+        "--master",
+        SPARK.settings.master,
+    ]
+    code, wall, output = _launch(cmd, log, _env())
+    if code != 0:
+        raise RuntimeError(f"kafka-migrate run exited {code}:\n{output[-3000:]}")
+    return _project_sample(state_dir, wall, load)
+
+
+class Airflow:
+    """A temporary AIRFLOW_HOME with a migrated SQLite metadata DB, as tests/e2e/conftest.py sets it up."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.state_dir = home / "kafka-migration"
+        self.env = {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "KAFKA_MIGRATION_STATE_DIR": str(self.state_dir),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": SPARK.settings.master}),
+        }
+
+    def migrate(self) -> float:
+        started = time.monotonic()
+        self.home.mkdir(parents=True, exist_ok=True)
+        code, _, output = _launch([str(BIN / "airflow"), "db", "migrate"], self.home / "migrate.log", _env(self.env))
+        if code != 0:
+            raise RuntimeError(f"airflow db migrate exited {code}:\n{output[-3000:]}")
+        return round(time.monotonic() - started, 1)
+
+    def run(self, source: str, target: str, topic: str, log: Path) -> dict[str, Any]:
+        load = load1()
+        env = _env(
+            {
+                **self.env,
+                **{
+                    f"AIRFLOW_CONN_{conn}": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": boot}})
+                    for conn, boot in (("KAFKA_SOURCE", source), ("KAFKA_TARGET", target))
+                },
+            }
+        )
+        conf = json.dumps({"include": re.escape(topic), "dry_run": False})
+        code, wall, output = _launch([str(BIN / "airflow"), "dags", "test", "kafka_migration", "-c", conf], log, env)
+        dag_run = self.last_run()
+        if code != 0 or dag_run.get("state") != "success":
+            raise RuntimeError(f"airflow dags test exited {code}, DAG run {dag_run.get('state')}:\n{output[-3000:]}")
+        sample = _project_sample(self.state_dir, wall, load)
+        sample["trigger_to_summary_seconds"] = trigger_to_summary(dag_run)
+        sample["airflow"] = airflow_overhead(dag_run)
+        sample["dag_run"] = dag_run
+        return sample
+
+    def last_run(self) -> dict[str, Any]:
+        """The newest kafka_migration DAG run's row (state, queued_at, created_at, start_date), its task
+        instances (``tasks``) and the end of its summary task (``summary_end``); empty when there is none."""
+        with sqlite3.connect(self.home / "airflow.db") as db:
+            db.row_factory = sqlite3.Row
+            row = db.execute(
+                "SELECT run_id, state, queued_at, created_at, start_date, end_date FROM dag_run "
+                "WHERE dag_id = 'kafka_migration' ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                return {}
+            tasks = [
+                dict(t)
+                for t in db.execute(
+                    "SELECT task_id, map_index, state, start_date, end_date FROM task_instance "
+                    "WHERE dag_id = 'kafka_migration' AND run_id = ? ORDER BY start_date",
+                    (row["run_id"],),
+                )
+            ]
+        end = next((t["end_date"] for t in tasks if t["task_id"] == "summary"), None)
+        return {**dict(row), "tasks": tasks, "summary_end": end}
+
+
+# --- the scenario ---------------------------------------------------------------------------------
+
+
+def seed(session: Session) -> None:
+    sizes = session.sizes
+    for topic, partitions, records, rng_seed in (
+        (TOPIC, PARTITIONS, sizes["whole_records"], 16),
+        (ONE_TOPIC, 1, sizes["one_partition_records"], 17),
+        (WARMUP_TOPIC, 2, 1000, 18),
+    ):
+        say(f"seeding {topic}: {records:,} records of {RECORD_BYTES} B in {partitions} partition(s)")
+        session.seeding[topic] = round(seed_topics(session.source, {topic: partitions}, records, rng_seed=rng_seed), 2)
+        say(f"  seeded in {session.seeding[topic]:.1f} s")
+
+
+def _check(kind: str, sample: dict[str, Any], expected: int) -> None:
+    if sample["records"] != expected:
+        raise RuntimeError(f"{kind}: {sample['records']} records, expected {expected}")
+    extra = ""
+    if sample.get("trigger_to_summary_seconds") is not None:
+        extra += f", trigger to summary {sample['trigger_to_summary_seconds']:.1f} s"
+    if sample.get("timings"):
+        extra += ", parts " + " ".join(f"{k} {v:.1f}" for k, v in sample["timings"].items() if k != "wall")
+    say(
+        f"    {kind}: {sample['records']:,} records, wall {sample['wall_seconds']:.1f} s{extra} "
+        f"(load {sample['load1_at_start']})"
+    )
+
+
+def run(session: Session, repeat: int) -> None:
+    source = session.source
+    raw = session.raw.setdefault(NAME, {"whole": {k: [] for k in KINDS}, "one_partition": {k: [] for k in ONE_KINDS}})
+    airflow = Airflow(session.work / "airflow")
+    say(f"scenario 5: airflow db migrate in {airflow.home} (not measured)")
+    raw["airflow_db_migrate_seconds"] = airflow.migrate()
+    cli_state = session.work / "cli-state"
+
+    def one(kind: str, topic: str) -> dict[str, Any]:
+        target = session.target.fresh()
+        run_dir = session.run_dir()
+        if kind == "script":
+            return script_run(source, target, topic, run_dir)
+        if kind == "cli":
+            return cli_run(source, target, topic, cli_state, run_dir / "cli.log")
+        return airflow.run(source, target, topic, run_dir / "dag.log")
+
+    say("scenario 5: warm-up, not measured: one CLI run and one DAG run of a small topic (ledgers created)")
+    for kind in ("cli", "dag"):
+        _check(f"warm-up {kind}", one(kind, WARMUP_TOPIC), sum(end_offsets(source, {WARMUP_TOPIC: 2}).values()))
+
+    expected = sum(end_offsets(source, {TOPIC: PARTITIONS}).values())
+    expected_one = sum(end_offsets(source, {ONE_TOPIC: 1}).values())
+    for i in range(repeat):
+        say(f"scenario 5 (whole run, {PARTITIONS} partitions), repetition {i + 1}/{repeat}")
+        for kind in rotation(KINDS, i):
+            sample = one(kind, TOPIC)
+            _check(kind, sample, expected)
+            raw["whole"][kind].append(sample)
+        say(f"scenario 5 (whole run, one partition), repetition {i + 1}/{repeat}")
+        for kind in rotation(ONE_KINDS, i):
+            sample = one(kind, ONE_TOPIC)
+            _check(kind, sample, expected_one)
+            raw["one_partition"][kind].append(sample)
+
+
+def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
+    if not raw["whole"]["script"]:
+        return {}
+    whole = summarize_kinds(raw["whole"], raw["whole"]["script"][0]["records"])
+    whole["cli_ratio"] = whole.pop("ratio")
+    one = summarize_kinds(raw["one_partition"], raw["one_partition"]["script"][0]["records"], with_dag=False)
+    return {
+        "whole": {
+            "partitions": PARTITIONS,
+            "airflow_db_migrate_seconds": raw.get("airflow_db_migrate_seconds"),
+            **whole,
+        },
+        "one_partition": {"partitions": 1, **one},
+    }
+
+
+def _parts(entry: dict[str, Any]) -> str:
+    parts = entry.get("median_parts") or {}
+    shown = [
+        f"{k} {parts[k]:.1f}" for k in (*TIMING_PARTS, "other") if k in parts
+    ]  # wall: the run's own, inside the process
+    return "parts (median s): " + ", ".join(shown) if shown else "parts: not recorded by this version"
+
+
+def _row(scenario: str, run: str, records: int, wall: float) -> str:
+    return table_row(scenario, run, records, wall, wall)
+
+
+def table(summary: dict[str, Any]) -> list[str]:
+    if "whole" not in summary:
+        return []
+    w, o = summary["whole"], summary["one_partition"]
+    lines = [
+        _row(f"5 whole run {w['records']:,}", "hand-written script", w["records"], w["script"]["median_wall_seconds"]),
+        _row("", "CLI kafka-migrate run", w["records"], w["cli"]["median_wall_seconds"]),
+    ]
+    if "dag" in w:
+        d = w["dag"]
+        lines += [
+            _row("", "DAG dags test, process", w["records"], d["median_wall_seconds"]),
+            _row("", "DAG trigger->summary", w["records"], d["median_trigger_to_summary_seconds"]),
+        ]
+    lines.append(
+        f"{'':<28} script/CLI: {fmt(w['cli_ratio'], 2)}x (target >= 1.5); DAG trigger->summary / CLI: "
+        f"{fmt(w.get('dag_over_cli', float('nan')), 2)}x (target <= 1.3; process wall / CLI "
+        f"{fmt(w.get('dag_wall_over_cli', float('nan')), 2)}x)"
+    )
+    lines.append(f"{'':<28} CLI {_parts(w['cli'])}")
+    if "dag" in w:
+        d = w["dag"]
+        lines.append(f"{'':<28} DAG {_parts(d)}")
+        lines.append(
+            f"{'':<28} DAG outside its tasks (median s): before the first task "
+            f"{fmt(d.get('median_before_first_task_seconds', float('nan')), 1)}, between tasks "
+            f"{fmt(d.get('median_between_tasks_seconds', float('nan')), 1)}"
+        )
+    lines += [
+        _row(
+            f"5 one partition {o['records']:,}", "hand-written script", o["records"], o["script"]["median_wall_seconds"]
+        ),
+        _row("", "CLI kafka-migrate run", o["records"], o["cli"]["median_wall_seconds"]),
+        f"{'':<28} script/CLI: {fmt(o['ratio'], 2)}x (target >= 1.0); CLI {_parts(o['cli'])}",
+    ]
+    return lines
+
+
+def notes(summary: dict[str, Any]) -> list[str]:
+    if "whole" not in summary:
+        return []
+    return [
+        "",
+        "Scenario 5: wall s = launch to exit of each subprocess (interpreter start-up included); ratios are script s / "
+        "project s (> 1: the project is faster) and DAG s / CLI s. 'dags test' runs the tasks in one process; a "
+        "deployed Airflow adds its scheduler's and task runners' latency to trigger->summary.",
+    ]
