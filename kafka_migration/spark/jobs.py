@@ -466,6 +466,23 @@ def wait_for_go(path: Path) -> bool:
     return data.split(b"\n", 1)[0].strip() == GO.encode()
 
 
+def _warm_and_wait(sc: Any, step: str, channel: Path, driver_started: float) -> bool:
+    """Warm the Python workers, then wait for the launcher's word; False (stop) also when anything failed."""
+    try:
+        context_up = time.time()
+        warm_workers(sc)
+        log.info(
+            "%s: Spark is up (context %.1fs, Python workers %.1fs after the driver started); waiting for the plan",
+            step,
+            context_up - driver_started,
+            time.time() - driver_started,
+        )
+        return wait_for_go(channel)
+    except Exception as exc:  # e.g. the launcher stopped the JVM while the workers started
+        log.info("%s: could not wait for the plan (%s)", step, exc)
+        return False
+
+
 # Logged once every results file is complete, before Spark stops: the launcher may read them then.
 RESULTS_WRITTEN = "results written"
 
@@ -519,18 +536,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc = SparkContext(conf=conf)
     try:
         sc.setLogLevel("WARN")
-        if args.wait_for:
-            context_up = time.time()
-            warm_workers(sc)
-            log.info(
-                "%s: Spark is up (context %.1fs, Python workers %.1fs after the driver started); waiting for the plan",
-                args.step,
-                context_up - driver_started,
-                time.time() - driver_started,
-            )
-            if not wait_for_go(args.wait_for):
-                log.info("%s: told not to run; stopping without writing anything", args.step)
-                return ABORTED
+        if args.wait_for and not _warm_and_wait(sc, args.step, args.wait_for, driver_started):
+            # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a
+            # JVM the launcher is killing; the JVM stops Spark in its own shutdown hook.
+            log.info("%s: told not to run; stopping without writing anything", args.step)
+            logging.shutdown()
+            os._exit(ABORTED)
         plan = MigrationPlan.read(args.plan)
         jobs = select_jobs(plan, args.job)
         topics = [t for j in jobs for t in plan.job_topics(j)]
