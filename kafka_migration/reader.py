@@ -108,8 +108,9 @@ def _in_range(
     """The records of one consume() result inside the range, the offset after the last message seen
     (None when none was), and whether the range is done; ``fail`` raises for a read error."""
     # The usual batch: no errors, all inside the range. Offsets of one partition arrive in
-    # increasing order, so the last one bounds them all: no Python work per message.
-    if [m.error() for m in messages].count(None) == len(messages):
+    # increasing order, so the last one bounds them all: no Python work per message beyond
+    # the error check (by identity: a KafkaError compared with None raises inside list.count).
+    if all([m.error() is None for m in messages]):
         last = messages[-1].offset()
         if end is None or last < end:
             return messages, last + 1, end is not None and last == end - 1

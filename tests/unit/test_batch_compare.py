@@ -34,17 +34,6 @@ from kafka_migration.records import (
 from kafka_migration.verify import compare_ranges
 
 
-class Error:
-    def __init__(self, code: int) -> None:
-        self._code = code
-
-    def code(self) -> int:
-        return self._code
-
-    def str(self) -> str:
-        return f"error {self._code}"
-
-
 class Msg:
     """The confluent_kafka.Message methods the pipeline calls."""
 
@@ -429,6 +418,7 @@ def test_range_checksum_add_encoded_and_copy() -> None:
 EOF_ = KafkaError._PARTITION_EOF
 
 
+# Real KafkaError objects: they raise when compared with None, so the fast path must test by identity.
 @pytest.mark.parametrize("seed", range(100))
 def test_read_range_batches_equal_the_per_message_loop(seed: int) -> None:
     rng = random.Random(seed)
@@ -437,9 +427,9 @@ def test_read_range_batches_equal_the_per_message_loop(seed: int) -> None:
     for _ in range(rng.randrange(1, 12)):
         roll = rng.random()
         if roll < 0.1:
-            messages.append(Msg(offset, None, None, None, 0, error=Error(EOF_)))
+            messages.append(Msg(offset, None, None, None, 0, error=KafkaError(EOF_)))
         elif roll < 0.13:
-            messages.append(Msg(offset, None, None, None, 0, error=Error(KafkaError.OFFSET_OUT_OF_RANGE)))
+            messages.append(Msg(offset, None, None, None, 0, error=KafkaError(KafkaError.OFFSET_OUT_OF_RANGE)))
         else:
             messages.append(Msg(offset, b"k", b"v", None, 0))
             offset += 1 + (rng.random() < 0.2)
