@@ -155,6 +155,24 @@ def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tup
     return producer, errors
 
 
+def _produce_when_room(
+    produce: Callable[..., None], poll: Callable[[float], int], errors: _DeliveryErrors, args: tuple, kwargs: dict
+) -> bool:
+    """Produce once the full queue has room; False when a failed delivery shows up while waiting.
+
+    Delivery reports arrive only from poll(), so only this wait can reveal one.
+    """
+    while True:
+        poll(0.05)
+        if errors.count:
+            return False
+        try:
+            produce(*args, **kwargs)
+            return True
+        except BufferError:
+            continue
+
+
 def copy_partition(
     task: PartitionSlice,
     source_settings: Mapping[str, Any],
@@ -181,25 +199,22 @@ def copy_partition(
         for msg in batch:
             key = msg.key()
             value = msg.value()
-            while True:
-                try:
-                    produce(
-                        topic,
-                        value=value,
-                        key=key,
-                        partition=partition,
-                        timestamp=msg.timestamp()[1],
-                        headers=msg.headers(),
-                    )
-                    break
-                except BufferError:
-                    poll(0.05)
-                    if errors.count:
-                        break  # the target stopped acknowledging: no use queueing more
-            if errors.count:
-                break
+            headers = msg.headers()
+            timestamp = msg.timestamp()[1]
+            try:
+                # Positional arguments, and no headers=None: produce() looks up each keyword, per record.
+                if headers is None:
+                    produce(topic, value, key, partition, timestamp=timestamp)
+                else:
+                    produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
+            except BufferError:
+                extra = {"timestamp": timestamp} if headers is None else {"timestamp": timestamp, "headers": headers}
+                if not _produce_when_room(produce, poll, errors, (topic, value, key, partition), extra):
+                    break  # the target stopped acknowledging: no use queueing more
             written += 1
             size += (len(key) if key else 0) + (len(value) if value else 0)
+        if errors.count:
+            break
         poll(0)
         if errors.count:
             break

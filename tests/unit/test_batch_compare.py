@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-from kafka_migration.copy import reconcile_batches
+from kafka_migration.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
@@ -445,3 +445,36 @@ def test_read_range_batches_equal_the_per_message_loop(seed: int) -> None:
     except RuntimeError as exc:
         got = (expected[0], expected[1], True, str(exc))  # what was read before the failure is not used
     assert got == expected
+
+
+class FakeQueue:
+    """produce() raises BufferError ``full`` times; poll() reports a failed delivery from ``fail_at`` polls on."""
+
+    def __init__(self, full: int, fail_at: int | None) -> None:
+        self.full, self.fail_at, self.polls, self.produced = full, fail_at, 0, []
+        self.errors = _DeliveryErrors()
+
+    def produce(self, *args: Any, **kwargs: Any) -> None:
+        if self.full:
+            self.full -= 1
+            raise BufferError("queue full")
+        self.produced.append((args, kwargs))
+
+    def poll(self, timeout: float) -> int:
+        self.polls += 1
+        if self.fail_at is not None and self.polls >= self.fail_at:
+            self.errors.count += 1
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("full", "fail_at", "produced", "polls"), [(0, None, True, 1), (3, None, True, 4), (3, 2, False, 2)]
+)
+def test_produce_when_room_waits_and_stops_at_a_failed_delivery(
+    full: int, fail_at: int | None, produced: bool, polls: int
+) -> None:
+    queue = FakeQueue(full, fail_at)
+    args, kwargs = ("t", b"v", b"k", 0), {"timestamp": 5}
+    assert _produce_when_room(queue.produce, queue.poll, queue.errors, args, kwargs) is produced
+    assert queue.produced == ([(args, kwargs)] if produced else [])
+    assert queue.polls == polls
