@@ -2,8 +2,9 @@
 
 The planned source range and everything the target partition holds from the
 planned target start are read side by side and compared record by record on
-their canonical encoding, while count and checksum are kept for each side. It
-trusts nothing the copy reported.
+their canonical encoding (a whole chunk of records at a time, see
+``compare_ranges``), while count and checksum are kept for each side. It trusts
+nothing the copy reported.
 """
 
 from __future__ import annotations
