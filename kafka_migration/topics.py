@@ -129,12 +129,12 @@ def plan_topic(
 
 
 def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]:
-    """Create the target topics the plan marks for creation. Safe to re-run."""
+    """Create the target topics the plan marks for creation (batched requests). Safe to re-run."""
+    wanted = [t for t in plan.topics if t.create]
+    done = target.create_topics((t.target_topic, len(t.partitions), t.replication_factor, t.configs) for t in wanted)
     created = []
-    for topic in plan.topics:
-        if not topic.create:
-            continue
-        if target.create_topic(topic.target_topic, len(topic.partitions), topic.replication_factor, topic.configs):
+    for topic in wanted:
+        if done.get(topic.target_topic):
             log.info(
                 "Created target topic %s (%d partitions, replication factor %d, %d configs)",
                 topic.target_topic,
