@@ -141,28 +141,21 @@ def _key_where(key: LeaseKey) -> Any:
 
 
 def _insert_absent(connection: Any, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
-    """INSERT ... ON CONFLICT DO NOTHING (the same statement on SQLite and PostgreSQL), many rows per statement;
-    returns the (target cluster, target topic) of the rows inserted: the leases that were free."""
+    """INSERT ... ON CONFLICT DO NOTHING (the same statement on SQLite and PostgreSQL) for many rows, which
+    SQLAlchemy sends as a few multi-row statements ("insertmanyvalues"); returns the (target cluster, target
+    topic) of the rows inserted: the leases that were free."""
     if connection.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     elif connection.dialect.name == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
     else:  # pragma: no cover - the ledger supports SQLite and PostgreSQL
         raise ConfigurationError(f"Leases need SQLite or PostgreSQL, not {connection.dialect.name}.")
-    inserted: set[tuple[str, str]] = set()
-    for i in range(0, len(rows), _INSERT_BATCH):
-        result = connection.execute(
-            insert(leases)
-            .values(list(rows[i : i + _INSERT_BATCH]))
-            .on_conflict_do_nothing()
-            .returning(leases.c.target_cluster_id, leases.c.target_topic)
-        )
-        inserted.update((r.target_cluster_id, r.target_topic) for r in result)
+    result = connection.execute(
+        insert(leases).on_conflict_do_nothing().returning(leases.c.target_cluster_id, leases.c.target_topic),
+        list(rows),
+    )
+    inserted = {(r.target_cluster_id, r.target_topic) for r in result}
     return inserted
-
-
-# Rows per multi-row INSERT: 11 bound values each stays far below SQLite's and PostgreSQL's parameter limits.
-_INSERT_BATCH = 500
 
 
 class Leases:
