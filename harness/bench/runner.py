@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, many
+from harness.bench import cluster, copy_verify, many, scale
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
 from harness.bench_kafka import KEY_BYTES, seed_topics
 from harness.embedded import start_cluster
 
-SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster)}
-DEFAULT_SCENARIOS = "copy,many,cluster"
+SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, scale)}
+DEFAULT_SCENARIOS = "copy,many,cluster,scale"
 WARMUP_TOPIC = "bench.warmup"
 
 
@@ -69,9 +69,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
     parser.add_argument("--cluster-records", type=int, help="records in scenario 4 (default 500,000; --quick 100,000)")
     parser.add_argument(
+        "--scale-topics",
+        type=int,
+        help="largest topic count of scenario 5 (planning at 1/50, 1/5 and all of it; whole run at 1/5; "
+        "default 5,000; --quick 500)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
-        help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local)",
+        help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
+        "scale (5: planning and a whole run at many topics)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -121,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         "half": records // 2,
         "topics": args.topics or (20 if args.quick else 100),
         "cluster_records": args.cluster_records or (100_000 if args.quick else 500_000),
+        "scale_topics": args.scale_topics or (500 if args.quick else 5000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
