@@ -7,6 +7,7 @@ next run.
 
 from __future__ import annotations
 
+import heapq
 import json
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -177,12 +178,13 @@ def group_into_jobs(topics: list[TopicPlan], topics_per_job: int) -> tuple[tuple
         return ()
     n_jobs = -(-len(topics) // topics_per_job)
     buckets: list[list[TopicPlan]] = [[] for _ in range(n_jobs)]
-    loads = [0] * n_jobs
+    # The least loaded job that is not full (lowest index on ties), from a heap: n log(jobs), not n x jobs.
+    open_jobs = [(0, i) for i in range(n_jobs)]
     for topic in sorted(topics, key=lambda t: (-t.offset_span, t.source_topic)):
-        candidates = [i for i in range(n_jobs) if len(buckets[i]) < topics_per_job]
-        best = min(candidates, key=lambda i: (loads[i], i))
+        load, best = heapq.heappop(open_jobs)
         buckets[best].append(topic)
-        loads[best] += topic.offset_span
+        if len(buckets[best]) < topics_per_job:
+            heapq.heappush(open_jobs, (load + topic.offset_span, best))
     return tuple(tuple(t.source_topic for t in sorted(b, key=lambda t: t.source_topic)) for b in buckets)
 
 
