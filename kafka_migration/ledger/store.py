@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -169,15 +170,17 @@ class Ledger:
         return ledger
 
     def upgrade(self) -> None:
-        from alembic import command
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
         try:
             with self._migration_lock(), self.engine.begin() as connection:
                 if connection.dialect.name == "postgresql":  # runs starting at once on a new ledger: one migrates
                     connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+                if _schema_at_head(connection):
+                    return  # the usual case: no need to load Alembic and its scripts (~1 s of every command)
+                from alembic import command
+                from alembic.config import Config
+
+                config = Config()
+                config.set_main_option("script_location", str(MIGRATIONS))
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except OperationalError as exc:
@@ -880,6 +883,39 @@ class Ledger:
                     c.execute(update(checkpoints).where(where).values(**values))
         found = self.checkpoints(source_cluster_id, target_cluster_id)
         return {key: found[key] for key in seeds}
+
+
+_VERSION_TABLE = "km_alembic_version"  # as migrations/env.py configures it
+_REVISION = re.compile(r"^(down_revision|revision)\s*(?::[^=\n]*)?=\s*(?:['\"]([^'\"]+)['\"]|None)", re.MULTILINE)
+
+
+def _head_revisions() -> set[str]:
+    """The newest migration(s): revisions no other migration names as its down_revision (read, not imported).
+
+    Empty (so Alembic decides) when a script does not read as one revision and one down_revision.
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in (MIGRATIONS / "versions").glob("[0-9]*.py"):
+        found = _REVISION.findall(script.read_text())
+        kinds = sorted(kind for kind, _ in found)
+        if kinds != ["down_revision", "revision"]:
+            return set()
+        for kind, value in found:
+            if value:
+                (revisions if kind == "revision" else parents).add(value)
+    return revisions - parents
+
+
+def _schema_at_head(connection: Any) -> bool:
+    """True when the ledger's recorded Alembic revision is the newest this code knows."""
+    from sqlalchemy import inspect
+
+    if not inspect(connection).has_table(_VERSION_TABLE):
+        return False
+    current = {row[0] for row in connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}"))}
+    heads = _head_revisions()
+    return bool(heads) and current == heads
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
