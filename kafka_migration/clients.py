@@ -423,6 +423,20 @@ class KafkaCluster:
                 created[name] = True
         return created
 
+    def partition_counts(self, names: Iterable[str]) -> dict[str, int]:
+        """Partitions of each named topic that exists: one metadata request, no configs or offsets."""
+        from confluent_kafka import KafkaException
+
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        return {
+            n: len(metadata.topics[n].partitions)
+            for n in names
+            if n in metadata.topics and metadata.topics[n].error is None
+        }
+
     def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> None:
         """Topic creation is asynchronous in Kafka: wait until every partition has a leader."""
         pending = set(names)
