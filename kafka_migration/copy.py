@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError
 from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import end_offset, read_range, records
-from kafka_migration.records import difference, encode_record, message_fields
+from kafka_migration.reader import end_offset, next_batch, read_range
+from kafka_migration.records import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.tls import check_tls_settings
 
 
@@ -51,32 +51,58 @@ def reconcile(
     """
     if end_offset(target_settings, task.target_topic, task.partition, what="target") == task.target_start:
         return 0, task.start
+    source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end)
+    target_batches = read_range(
+        target_settings, task.target_topic, task.partition, task.target_start, None, what="target"
+    )
+    try:
+        return reconcile_batches(task, source_batches, target_batches)
+    finally:
+        source_batches.close()
+        target_batches.close()
+
+
+def reconcile_batches(
+    task: PartitionSlice, source_batches: Iterable[list[Any]], target_batches: Iterable[list[Any]]
+) -> tuple[int, int]:
+    """``reconcile`` on the two sides' batches: chunks of equal length compared in one piece each.
+
+    Only a chunk whose canonical encodings differ is gone through record by record, to name the
+    first foreign record exactly.
+    """
     present = 0
     resume_from = task.start
     where = f"target {task.target_topic}[{task.partition}]"
-    source_iter = records(source_settings, task.source_topic, task.partition, task.start, task.end, "source")
-    try:
-        for tgt in records(target_settings, task.target_topic, task.partition, task.target_start, None, "target"):
-            src = next(source_iter, None)
-            if src is None:
+    sources = iter(source_batches)
+    src: list[Any] = []
+    for tgt in target_batches:
+        while tgt:
+            if not src:
+                src = next_batch(sources)
+            if not src:
                 raise ForeignRecordsError(
                     f"{where} holds more records after offset {task.target_start} than the planned source range "
-                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt.offset()}); another "
+                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt[0].offset()}); another "
                     "producer writes to it. Nothing more was written to this partition; stop that producer and "
                     "clean the target partition, or copy under another name (--rename)."
                 )
-            if encode_record(*message_fields(src)) != encode_record(*message_fields(tgt)):
-                fields = difference(message_fields(src), message_fields(tgt))
-                raise ForeignRecordsError(
-                    f"{where} offset {tgt.offset()} holds a record this pipeline did not write (it should be "
-                    f"source offset {src.offset()}; {fields} differ). Nothing more "
-                    "was written to this partition; stop the other producer and clean the target partition, or "
-                    "copy under another name (--rename)."
-                )
-            present += 1
-            resume_from = src.offset() + 1
-    finally:
-        source_iter.close()
+            n = min(len(src), len(tgt))
+            s_chunk, src = (src, []) if n == len(src) else (src[:n], src[n:])
+            t_chunk, tgt = (tgt, []) if n == len(tgt) else (tgt[:n], tgt[n:])
+            s_fields = batch_fields(s_chunk)
+            t_fields = batch_fields(t_chunk)
+            if s_fields != t_fields and encode_records(*s_fields) != encode_records(*t_fields):
+                for s, t in zip(s_chunk, t_chunk, strict=True):
+                    if encode_record(*message_fields(s)) != encode_record(*message_fields(t)):
+                        fields = difference(message_fields(s), message_fields(t))
+                        raise ForeignRecordsError(
+                            f"{where} offset {t.offset()} holds a record this pipeline did not write (it should "
+                            f"be source offset {s.offset()}; {fields} differ). Nothing more was written to this "
+                            "partition; stop the other producer and clean the target partition, or copy under "
+                            "another name (--rename)."
+                        )
+            present += n
+            resume_from = s_chunk[-1].offset() + 1
     return present, resume_from
 
 
@@ -129,6 +155,24 @@ def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tup
     return producer, errors
 
 
+def _produce_when_room(
+    produce: Callable[..., None], poll: Callable[[float], int], errors: _DeliveryErrors, args: tuple, kwargs: dict
+) -> bool:
+    """Produce once the full queue has room; False when a failed delivery shows up while waiting.
+
+    Delivery reports arrive only from poll(), so only this wait can reveal one.
+    """
+    while True:
+        poll(0.05)
+        if errors.count:
+            return False
+        try:
+            produce(*args, **kwargs)
+            return True
+        except BufferError:
+            continue
+
+
 def copy_partition(
     task: PartitionSlice,
     source_settings: Mapping[str, Any],
@@ -155,25 +199,22 @@ def copy_partition(
         for msg in batch:
             key = msg.key()
             value = msg.value()
-            while True:
-                try:
-                    produce(
-                        topic,
-                        value=value,
-                        key=key,
-                        partition=partition,
-                        timestamp=msg.timestamp()[1],
-                        headers=msg.headers(),
-                    )
-                    break
-                except BufferError:
-                    poll(0.05)
-                    if errors.count:
-                        break  # the target stopped acknowledging: no use queueing more
-            if errors.count:
-                break
+            headers = msg.headers()
+            timestamp = msg.timestamp()[1]
+            try:
+                # Positional arguments, and no headers=None: produce() looks up each keyword, per record.
+                if headers is None:
+                    produce(topic, value, key, partition, timestamp=timestamp)
+                else:
+                    produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
+            except BufferError:
+                extra = {"timestamp": timestamp} if headers is None else {"timestamp": timestamp, "headers": headers}
+                if not _produce_when_room(produce, poll, errors, (topic, value, key, partition), extra):
+                    break  # the target stopped acknowledging: no use queueing more
             written += 1
             size += (len(key) if key else 0) + (len(value) if value else 0)
+        if errors.count:
+            break
         poll(0)
         if errors.count:
             break

@@ -98,14 +98,18 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
         )
         return "up_to_date"
     ids = target_topic_ids or {}
-    for topic in plan.topics:
-        ledger.record_topic(
-            plan,
-            topic,
-            outcome.copy.get(topic.source_topic),
-            outcome.verify.get(topic.source_topic),
-            target_topic_id=ids.get(topic.target_topic),
-        )
+    ledger.record_topics(
+        plan,
+        [
+            (
+                topic,
+                outcome.copy.get(topic.source_topic),
+                outcome.verify.get(topic.source_topic),
+                ids.get(topic.target_topic),
+            )
+            for topic in plan.topics
+        ],
+    )
     rows = outcome.rows
     status = run_status(rows)
     ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=outcome.timings)

@@ -7,8 +7,10 @@ next run.
 
 from __future__ import annotations
 
+import heapq
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -112,17 +114,20 @@ class MigrationPlan:
     def offset_span(self) -> int:
         return sum(t.offset_span for t in self.topics)
 
+    @cached_property
+    def _by_source_topic(self) -> dict[str, TopicPlan]:
+        return {t.source_topic: t for t in self.topics}
+
     def topic(self, source_topic: str) -> TopicPlan:
-        for topic in self.topics:
-            if topic.source_topic == source_topic:
-                return topic
-        raise KeyError(source_topic)
+        """One topic's plan by its source name (a dict lookup: 5,000 topics are looked up one by one)."""
+        return self._by_source_topic[source_topic]
 
     def job_topics(self, job: int) -> tuple[TopicPlan, ...]:
         return tuple(self.topic(name) for name in self.jobs[job])
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As ``dataclasses.asdict`` gives it, several times faster (it dominated planning at 1,000 topics)."""
+        return _plain(self)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -173,10 +178,33 @@ def group_into_jobs(topics: list[TopicPlan], topics_per_job: int) -> tuple[tuple
         return ()
     n_jobs = -(-len(topics) // topics_per_job)
     buckets: list[list[TopicPlan]] = [[] for _ in range(n_jobs)]
-    loads = [0] * n_jobs
+    # The least loaded job that is not full (lowest index on ties), from a heap: n log(jobs), not n x jobs.
+    open_jobs = [(0, i) for i in range(n_jobs)]
     for topic in sorted(topics, key=lambda t: (-t.offset_span, t.source_topic)):
-        candidates = [i for i in range(n_jobs) if len(buckets[i]) < topics_per_job]
-        best = min(candidates, key=lambda i: (loads[i], i))
+        load, best = heapq.heappop(open_jobs)
         buckets[best].append(topic)
-        loads[best] += topic.offset_span
+        if len(buckets[best]) < topics_per_job:
+            heapq.heappush(open_jobs, (load + topic.offset_span, best))
     return tuple(tuple(t.source_topic for t in sorted(b, key=lambda t: t.source_topic)) for b in buckets)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict``'s conversion (dataclasses to dicts, containers copied, tuples kept), without its
+    per-call field lookups and deep copies of immutable leaves."""
+    names = _FIELDS.get(type(value))
+    if names is None and hasattr(type(value), "__dataclass_fields__"):
+        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return type(value)((_plain(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    import copy
+
+    return copy.deepcopy(value)

@@ -61,7 +61,7 @@ class ProgressCollector:
         self._sock.bind(("0.0.0.0", 0))
         self._sock.settimeout(0.5)
         self.address: Address = (host, self._sock.getsockname()[1])
-        self._latest: dict[str, tuple[int, int]] = {}
+        self._latest: dict[str, dict[str, tuple[int, int]]] = {}  # topic -> slice key -> (records, bytes)
         self._finished: dict[str, tuple[int, int]] = {}
         self._topics_done = 0
         self._topics = 0
@@ -86,14 +86,14 @@ class ProgressCollector:
     def topic_done(self, topic: str, records: int, size: int, topics: int) -> None:
         """Exact numbers from a finished topic replace whatever datagrams said."""
         with self._lock:
-            self._latest = {k: v for k, v in self._latest.items() if not k.startswith(topic + "\x00")}
+            self._latest.pop(topic, None)  # per topic: 1,000 topics done is not 1,000 scans of every slice
             self._finished[topic] = (records, size)
             self._topics_done += 1
             self._topics = topics
 
     def totals(self) -> tuple[int, int]:
         with self._lock:
-            values = list(self._latest.values()) + list(self._finished.values())
+            values = [v for slices in self._latest.values() for v in slices.values()] + list(self._finished.values())
         return sum(v[0] for v in values), sum(v[1] for v in values)
 
     def _receive(self) -> None:
@@ -104,8 +104,9 @@ class ProgressCollector:
             except (TimeoutError, OSError, ValueError):
                 continue
             with self._lock:
-                if key.split("\x00", 1)[0] not in self._finished:
-                    self._latest[key] = (int(records), int(size))
+                topic = key.split("\x00", 1)[0]
+                if topic not in self._finished:
+                    self._latest.setdefault(topic, {})[key] = (int(records), int(size))
 
     def _report(self) -> None:
         started = last_time = time.monotonic()

@@ -9,8 +9,8 @@ up to the high watermark seen when the reader reaches it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn
 
 from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
@@ -28,6 +28,14 @@ def records(
     """One message at a time from ``read_range``."""
     for batch in read_range(settings, topic, partition, start, end, what=what):
         yield from batch
+
+
+def next_batch(batches: Iterator[list[Any]]) -> list[Any]:
+    """The next non-empty batch of ``read_range``, or an empty list at the end of the range."""
+    for batch in batches:
+        if batch:
+            return batch
+    return []
 
 
 def read_range(
@@ -52,6 +60,18 @@ def read_range(
     check_tls_settings(what, settings)  # on an executor: a certificate path missing here, named clearly
     if idle_timeout is None:
         idle_timeout = stall_timeout(settings)
+
+    def fail(msg: Any, error: Any) -> NoReturn:
+        raise CopyError(
+            f"Reading {what} {topic}[{partition}] on the {cluster_label(what, settings)} at offset "
+            f"{msg.offset()} failed: {error.str()}"
+            + (
+                f" (offset {start} is not on the {what}: deleted by retention, or the topic was truncated or recreated)"
+                if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
+                else ""
+            )
+        )
+
     consumer = Consumer(consumer_settings(settings))
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
@@ -71,41 +91,49 @@ def read_range(
                     )
                 continue
             last_progress = time.monotonic()
-            batch = []
-            done = False
-            for msg in messages:
-                error = msg.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        if end is None or msg.offset() >= end:
-                            done = True
-                            break
-                        continue
-                    raise CopyError(
-                        f"Reading {what} {topic}[{partition}] on the {cluster_label(what, settings)} at offset "
-                        f"{msg.offset()} failed: {error.str()}"
-                        + (
-                            f" (offset {start} is not on the {what}: deleted by retention, or the topic was "
-                            "truncated or recreated)"
-                            if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
-                            else ""
-                        )
-                    )
-                offset = msg.offset()
-                next_offset = offset + 1
-                if end is not None and offset >= end:
-                    done = True
-                    break
-                batch.append(msg)
-                if end is not None and offset == end - 1:
-                    done = True
-                    break
+            batch, after, done = _in_range(messages, end, fail)
+            if after is not None:
+                next_offset = after
             if batch:
                 yield batch
             if done:
                 return
     finally:
         consumer.close()
+
+
+def _in_range(
+    messages: list[Any], end: int | None, fail: Callable[[Any, Any], NoReturn]
+) -> tuple[list[Any], int | None, bool]:
+    """The records of one consume() result inside the range, the offset after the last message seen
+    (None when none was), and whether the range is done; ``fail`` raises for a read error."""
+    # The usual batch: no errors, all inside the range. Offsets of one partition arrive in
+    # increasing order, so the last one bounds them all: no Python work per message beyond
+    # the error check (by identity: a KafkaError compared with None raises inside list.count).
+    if all([m.error() is None for m in messages]):
+        last = messages[-1].offset()
+        if end is None or last < end:
+            return messages, last + 1, end is not None and last == end - 1
+    from confluent_kafka import KafkaError
+
+    batch = []
+    next_offset = None
+    for msg in messages:
+        error = msg.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:
+                if end is None or msg.offset() >= end:
+                    return batch, next_offset, True
+                continue
+            fail(msg, error)
+        offset = msg.offset()
+        next_offset = offset + 1
+        if end is not None and offset >= end:
+            return batch, next_offset, True
+        batch.append(msg)
+        if end is not None and offset == end - 1:
+            return batch, next_offset, True
+    return batch, next_offset, False
 
 
 def end_offset(

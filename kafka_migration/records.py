@@ -41,6 +41,37 @@ def encode_record(key: bytes | None, value: bytes | None, headers: Sequence[Head
     )
 
 
+def encode_records(
+    keys: Sequence[bytes | None],
+    values: Sequence[bytes | None],
+    headers: Sequence[Sequence[Header] | None],
+    timestamps: Sequence[int],
+) -> bytes:
+    """The concatenated ``encode_record`` of each record of a batch, in order.
+
+    Verification's hot path: a few C-level passes over the batch (struct packs mapped over
+    the lengths, one join) instead of a Python call per record. The concatenation of
+    length-prefixed encodings of equally many records is equal only when every record is.
+    """
+    n = len(keys)
+    parts: list[bytes] = [_NO_HEADERS] * (5 * n)
+    try:
+        parts[0::5] = map(_TIMESTAMP_AND_LENGTH.pack, timestamps, map(len, keys))  # type: ignore[arg-type]
+        parts[2::5] = map(_I32.pack, map(len, values))  # type: ignore[arg-type]
+    except TypeError:  # a null key or value: length -1 and no bytes
+        parts[0::5] = [
+            _TIMESTAMP_AND_LENGTH.pack(t, -1 if k is None else len(k)) for t, k in zip(timestamps, keys, strict=True)
+        ]
+        parts[2::5] = [_NULL if v is None else _I32.pack(len(v)) for v in values]
+        keys = [k or b"" for k in keys]
+        values = [v or b"" for v in values]
+    parts[1::5] = keys  # type: ignore[assignment]
+    parts[3::5] = values  # type: ignore[assignment]
+    if any(headers):
+        parts[4::5] = [_encode_headers(h) if h else _NO_HEADERS for h in headers]
+    return b"".join(parts)
+
+
 def _encode_headers(headers: Sequence[Header]) -> bytes:
     parts = [_I32.pack(len(headers))]
     for name, data in headers:
@@ -52,6 +83,16 @@ def _encode_headers(headers: Sequence[Header]) -> bytes:
 def message_fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
     """(key, value, headers, timestamp) of a confluent_kafka message, as compared and encoded."""
     return msg.key(), msg.value(), msg.headers(), msg.timestamp()[1]
+
+
+def batch_fields(messages: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any], list[int]]:
+    """Keys, values, headers and timestamps of a batch of messages: ``message_fields`` column-wise."""
+    return (
+        [m.key() for m in messages],
+        [m.value() for m in messages],
+        [m.headers() for m in messages],
+        [m.timestamp()[1] for m in messages],
+    )
 
 
 def difference(
@@ -82,6 +123,20 @@ class RangeChecksum:
         self._hash.update(encoded)
         self.count += 1
         self.bytes += len(encoded)
+
+    def add_encoded(self, encoded: bytes, count: int) -> None:
+        """``count`` records at once, ``encoded`` their concatenated encodings: SHA-256 is the same either way."""
+        self._hash.update(encoded)
+        self.count += count
+        self.bytes += len(encoded)
+
+    def copy(self) -> RangeChecksum:
+        """An independent checksum in the same state: another range that shares this prefix continues from it."""
+        other = RangeChecksum()
+        other._hash = self._hash.copy()
+        other.count = self.count
+        other.bytes = self.bytes
+        return other
 
     def hexdigest(self) -> str:
         return "sha256:" + self._hash.hexdigest()

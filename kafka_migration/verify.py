@@ -2,22 +2,22 @@
 
 The planned source range and everything the target partition holds from the
 planned target start are read side by side and compared record by record on
-their canonical encoding, while count and checksum are kept for each side. It
-trusts nothing the copy reported.
+their canonical encoding (a whole chunk of records at a time, see
+``compare_ranges``), while count and checksum are kept for each side. It trusts
+nothing the copy reported.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import records
-from kafka_migration.records import RangeChecksum, difference, encode_record, message_fields
+from kafka_migration.reader import next_batch, read_range
+from kafka_migration.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,127 @@ class PartitionVerification:
         )
 
 
+@dataclass(frozen=True)
+class RangeComparison:
+    """What comparing a source range with a target range found (see ``compare_ranges``)."""
+
+    source: RangeChecksum
+    target: RangeChecksum
+    target_end: int
+    # (source offset, target offset, what differs) of the first differing record pair
+    first: tuple[int | None, int | None, str] | None
+    offset_map: list[tuple[int, int]]
+
+
+def compare_ranges(
+    source_batches: Iterable[list[Any]],
+    target_batches: Iterable[list[Any]],
+    target_start: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> RangeComparison:
+    """Pair the n-th source record with the n-th target record, chunk by chunk; count and checksum each side.
+
+    The two sides' batches are cut to equal lengths and each chunk's canonical encodings are
+    built and compared in one piece: length-prefixed encodings of equally many records
+    concatenate to equal bytes only when every pair is equal, so only a chunk that differs is
+    gone through record by record, to name the first differing pair exactly. While both sides
+    are byte-identical they share one running checksum (SHA-256 over equal bytes is equal); it
+    forks at the first difference. The offset map needs work per record only where the
+    offsets of a chunk are not contiguous (transaction markers, compaction) on either side.
+    """
+    source_sum = RangeChecksum()
+    target_sum: RangeChecksum | None = None  # None while the target has been equal to the source
+    first: tuple[int | None, int | None, str] | None = None
+    target_end = target_start
+    mapping = OffsetMapBuilder()
+    sources = iter(source_batches)
+    targets = iter(target_batches)
+    src: list[Any] = []
+    tgt: list[Any] = []
+    reported = 0
+    while True:
+        if not src:
+            src = next_batch(sources)
+        if not tgt:
+            tgt = next_batch(targets)
+        if not src and not tgt:
+            break
+        if src and tgt:
+            n = min(len(src), len(tgt))
+            s_chunk, src = (src, []) if n == len(src) else (src[:n], src[n:])
+            t_chunk, tgt = (tgt, []) if n == len(tgt) else (tgt[:n], tgt[n:])
+        elif src:
+            n = len(src)
+            s_chunk, src, t_chunk = src, [], []
+        else:
+            n = len(tgt)
+            s_chunk, t_chunk, tgt = [], tgt, []
+        s_fields = batch_fields(s_chunk)
+        t_fields = batch_fields(t_chunk)
+        s_bytes = encode_records(*s_fields)
+        # Equal fields encode to equal bytes: encode the target chunk only when it differs.
+        t_bytes = s_bytes if t_fields == s_fields else encode_records(*t_fields)
+        if t_chunk:
+            target_end = t_chunk[-1].offset() + 1
+        if target_sum is None and s_chunk and t_chunk and s_bytes == t_bytes:
+            source_sum.add_encoded(s_bytes, n)
+            _map_offsets(mapping, s_chunk, t_chunk)
+        else:
+            if target_sum is None:
+                target_sum = source_sum.copy()
+            if first is None:
+                first = _first_difference(mapping, s_chunk, t_chunk, s_fields, t_fields)
+            if s_chunk:
+                source_sum.add_encoded(s_bytes, n)
+            if t_chunk:
+                target_sum.add_encoded(t_bytes, n)
+        if progress is not None and s_chunk and source_sum.count // 1000 != reported:
+            reported = source_sum.count // 1000
+            progress(source_sum.count, source_sum.bytes)
+    return RangeComparison(
+        source=source_sum,
+        target=source_sum.copy() if target_sum is None else target_sum,
+        target_end=target_end,
+        first=first,
+        offset_map=mapping.points,
+    )
+
+
+def _map_offsets(mapping: OffsetMapBuilder, s_chunk: list[Any], t_chunk: list[Any]) -> None:
+    """Feed a chunk of equal record pairs to the offset map: one point when both sides are contiguous."""
+    last = len(s_chunk) - 1
+    s_first = s_chunk[0].offset()
+    t_first = t_chunk[0].offset()
+    if s_chunk[-1].offset() - s_first == last and t_chunk[-1].offset() - t_first == last:
+        mapping.add(s_first, t_first)  # one difference throughout: the rest would add nothing
+        return
+    for s, t in zip(s_chunk, t_chunk, strict=True):
+        mapping.add(s.offset(), t.offset())
+
+
+def _first_difference(
+    mapping: OffsetMapBuilder,
+    s_chunk: list[Any],
+    t_chunk: list[Any],
+    s_fields: tuple[list[Any], ...],
+    t_fields: tuple[list[Any], ...],
+) -> tuple[int | None, int | None, str]:
+    """The first differing pair of a chunk that differs, record by record (equal pairs before it are mapped)."""
+    if not t_chunk:
+        return (s_chunk[0].offset(), None, "record missing on the target")
+    if not s_chunk:
+        return (None, t_chunk[0].offset(), "extra record on the target")
+    for i, (src, tgt) in enumerate(zip(s_chunk, t_chunk, strict=True)):
+        a = (s_fields[0][i], s_fields[1][i], s_fields[2][i], s_fields[3][i])
+        b = (t_fields[0][i], t_fields[1][i], t_fields[2][i], t_fields[3][i])
+        if a == b or encode_record(*a) == encode_record(*b):
+            mapping.add(src.offset(), tgt.offset())
+            continue
+        fields = difference(a, b)
+        return (src.offset(), tgt.offset(), f"{fields} {'differ' if ',' in fields else 'differs'}")
+    raise AssertionError("a chunk whose encoding differs has a differing record")
+
+
 def verify_partition(
     task: PartitionSlice,
     source_settings: Mapping[str, Any],
@@ -71,40 +192,19 @@ def verify_partition(
     progress: Callable[[int, int], None] | None = None,
 ) -> PartitionVerification:
     started = time.monotonic()
-    source_sum = RangeChecksum()
-    target_sum = RangeChecksum()
-    first: tuple[int | None, int | None, str] | None = None
-    target_end = task.target_start
-    mapping = OffsetMapBuilder()
-    source_iter = records(source_settings, task.source_topic, task.partition, task.start, task.end, "source")
-    target_iter = records(target_settings, task.target_topic, task.partition, task.target_start, None, "target")
-    add_source = source_sum.add
-    add_target = target_sum.add
-    for src, tgt in itertools.zip_longest(source_iter, target_iter):
-        src_fields = tgt_fields = src_bytes = tgt_bytes = None
-        if src is not None:
-            src_fields = message_fields(src)
-            src_bytes = encode_record(*src_fields)
-            add_source(src_bytes)
-            if progress is not None and not source_sum.count % 1000:
-                progress(source_sum.count, source_sum.bytes)
-        if tgt is not None:
-            tgt_fields = message_fields(tgt)
-            # Equal fields encode to equal bytes: encode the target record only when it differs.
-            tgt_bytes = src_bytes if tgt_fields == src_fields else encode_record(*tgt_fields)
-            add_target(tgt_bytes)
-            target_end = tgt.offset() + 1
-        if first is None:
-            if src_bytes == tgt_bytes:
-                mapping.add(src.offset(), tgt.offset())
-            elif tgt is None:
-                first = (src.offset(), None, "record missing on the target")
-            elif src is None:
-                first = (None, tgt.offset(), "extra record on the target")
-            else:
-                fields = difference(src_fields, tgt_fields)  # type: ignore[arg-type]
-                first = (src.offset(), tgt.offset(), f"{fields} {'differ' if ',' in fields else 'differs'}")
-    match = first is None and source_sum.hexdigest() == target_sum.hexdigest()
+    source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end, what="source")
+    target_batches = read_range(
+        target_settings, task.target_topic, task.partition, task.target_start, None, what="target"
+    )
+    try:
+        found = compare_ranges(source_batches, target_batches, task.target_start, progress)
+    finally:
+        source_batches.close()  # closes the consumers now, also after a read error on the other side
+        target_batches.close()
+    first = found.first
+    source_checksum = found.source.hexdigest()
+    target_checksum = found.target.hexdigest()
+    match = first is None and source_checksum == target_checksum
     return PartitionVerification(
         source_topic=task.source_topic,
         target_topic=task.target_topic,
@@ -112,17 +212,17 @@ def verify_partition(
         source_start=task.start,
         source_end=task.end,
         target_start=task.target_start,
-        target_end=target_end,
-        source_records=source_sum.count,
-        target_records=target_sum.count,
-        source_checksum=source_sum.hexdigest(),
-        target_checksum=target_sum.hexdigest(),
+        target_end=found.target_end,
+        source_records=found.source.count,
+        target_records=found.target.count,
+        source_checksum=source_checksum,
+        target_checksum=target_checksum,
         match=match,
         first_difference=None if first is None else first[2],
         first_source_offset=None if first is None else first[0],
         first_target_offset=None if first is None else first[1],
         seconds=round(time.monotonic() - started, 3),
-        offset_map=mapping.points if match else [],
+        offset_map=found.offset_map if match else [],
     )
 
 

@@ -1,5 +1,5 @@
 """The one runner behind ``make bench``: a session of embedded clusters, the scenarios, the table and
-``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole) with the same
+``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale) with the same
 functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, many, whole
+from harness.bench import cluster, copy_verify, many, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
 from harness.bench_kafka import KEY_BYTES, seed_topics
 from harness.embedded import start_cluster
 
-SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole)}
-DEFAULT_SCENARIOS = "copy,many,cluster,whole"
+SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole, scale)}
+DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale"
 WARMUP_TOPIC = "bench.warmup"
 
 
@@ -79,10 +79,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="records in scenario 5's one-partition topic (default 2,000,000; --quick 200,000)",
     )
     parser.add_argument(
+        "--scale-topics",
+        type=int,
+        help="largest topic count of scenario 6 (planning at 1/50, 1/5 and all of it; whole run at 1/5; "
+        "default 5,000; --quick 500)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
-        "whole (5: whole verified run, hand-written script vs CLI vs DAG)",
+        "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
+        "scale (6: planning and a whole run at many topics)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -134,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "cluster_records": args.cluster_records or (100_000 if args.quick else 500_000),
         "whole_records": args.whole_records or (100_000 if args.quick else 1_000_000),
         "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
+        "scale_topics": args.scale_topics or (500 if args.quick else 5000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]

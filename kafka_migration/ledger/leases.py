@@ -1,9 +1,9 @@
 """One writer per target topic: leases in the ledger, taken before planning reads checkpoints.
 
 A run takes the lease of every target topic it will write, all or none, in one transaction:
-``INSERT ... ON CONFLICT DO NOTHING`` for a free topic, else a compare-and-set ``UPDATE`` that
-only succeeds on the row as it was read (held by this run, or expired). Both statements are
-atomic on SQLite and PostgreSQL alike, so two runs starting at the same moment cannot both win.
+``INSERT ... ON CONFLICT DO NOTHING`` for the free topics (many rows per statement), else a
+compare-and-set ``UPDATE`` that only succeeds on the row as it was read (held by this run, or expired).
+Both statements are atomic on SQLite and PostgreSQL alike, so two runs starting at the same moment cannot both win.
 A holder renews its leases while it runs (``LeaseHeartbeat``) and releases them at the end;
 one that stops renewing (killed process, lost worker) loses them after the time to live, and
 the next run takes them over and says so.
@@ -140,18 +140,22 @@ def _key_where(key: LeaseKey) -> Any:
     return and_(leases.c.target_cluster_id == key.target_cluster_id, leases.c.target_topic == key.target_topic)
 
 
-def _insert_if_absent(connection: Any, values: dict[str, Any]) -> bool:
-    """INSERT ... ON CONFLICT DO NOTHING (the same statement on SQLite and PostgreSQL); True when inserted."""
+def _insert_absent(connection: Any, rows: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+    """INSERT ... ON CONFLICT DO NOTHING (the same statement on SQLite and PostgreSQL) for many rows, which
+    SQLAlchemy sends as a few multi-row statements ("insertmanyvalues"); returns the (target cluster, target
+    topic) of the rows inserted: the leases that were free."""
     if connection.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     elif connection.dialect.name == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
     else:  # pragma: no cover - the ledger supports SQLite and PostgreSQL
         raise ConfigurationError(f"Leases need SQLite or PostgreSQL, not {connection.dialect.name}.")
-    inserted = connection.execute(
-        insert(leases).values(**values).on_conflict_do_nothing().returning(leases.c.run_id)
-    ).first()
-    return inserted is not None
+    result = connection.execute(
+        insert(leases).on_conflict_do_nothing().returning(leases.c.target_cluster_id, leases.c.target_topic),
+        list(rows),
+    )
+    inserted = {(r.target_cluster_id, r.target_topic) for r in result}
+    return inserted
 
 
 class Leases:
@@ -174,22 +178,27 @@ class Leases:
             expires = now + timedelta(seconds=ttl)
             takeovers: list[Takeover] = []
             held: list[Lease] = []
+            rows = [
+                {
+                    "target_cluster_id": key.target_cluster_id,
+                    "target_topic": key.target_topic,
+                    "source_cluster_id": key.source_cluster_id,
+                    "source_topic": key.source_topic,
+                    "run_id": holder.run_id,
+                    "trigger": holder.trigger,
+                    "holder": holder.description,
+                    "acquired_at": now,
+                    "renewed_at": now,
+                    "expires_at": expires,
+                    "taken_over_from": None,
+                }
+                for key in wanted
+            ]
             with self.engine.connect() as c, c.begin() as transaction:
-                for key in wanted:
-                    values = {
-                        "target_cluster_id": key.target_cluster_id,
-                        "target_topic": key.target_topic,
-                        "source_cluster_id": key.source_cluster_id,
-                        "source_topic": key.source_topic,
-                        "run_id": holder.run_id,
-                        "trigger": holder.trigger,
-                        "holder": holder.description,
-                        "acquired_at": now,
-                        "renewed_at": now,
-                        "expires_at": expires,
-                        "taken_over_from": None,
-                    }
-                    if _insert_if_absent(c, values):
+                # Free topics in a few multi-row statements; only those already leased are looked at one by one.
+                inserted = _insert_absent(c, rows)
+                for key, values in zip(wanted, rows, strict=True):
+                    if (key.target_cluster_id, key.target_topic) in inserted:
                         continue
                     row = c.execute(select(leases).where(_key_where(key))).first()
                     if row is None:  # released between the two statements: try again from the start

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, create_engine, delete, event, func, insert, select, text, update
+from sqlalchemy import Engine, and_, bindparam, case, create_engine, delete, event, func, insert, select, text, update
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
@@ -170,15 +171,17 @@ class Ledger:
         return ledger
 
     def upgrade(self) -> None:
-        from alembic import command
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
         try:
             with self._migration_lock(), self.engine.begin() as connection:
                 if connection.dialect.name == "postgresql":  # runs starting at once on a new ledger: one migrates
                     connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+                if _schema_at_head(connection):
+                    return  # the usual case: no need to load Alembic and its scripts (~1 s of every command)
+                from alembic import command
+                from alembic.config import Config
+
+                config = Config()
+                config.set_main_option("script_location", str(MIGRATIONS))
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except OperationalError as exc:
@@ -454,108 +457,205 @@ class Ledger:
 
         ``target_topic_id`` is the id of a target topic created after planning (the plan has the others).
         """
-        copied = {p["partition"]: p for p in (copy.partitions if copy else [])}
-        verified = {p["partition"]: p for p in (verify.partitions if verify else [])}
-        # the report's "shared a Spark job" note: the larger of the two steps' job sizes
-        shared = [o.job_topics for o in (copy, verify) if o is not None and getattr(o, "job_topics", None)]
-        job_topics = max(shared) if shared else None
+        self.record_topics(plan, [(topic, copy, verify, target_topic_id)])
+
+    def record_topics(
+        self,
+        plan: MigrationPlan,
+        results: Sequence[tuple[TopicPlan, TopicOutcome | None, TopicOutcome | None, str | None]],
+    ) -> None:
+        """``record_topic`` for many topics at once: one transaction, a few bulk statements, not a few per partition.
+
+        Each item is (topic plan, copy outcome, verify outcome, id of a target topic created after planning).
+        A run of 1,000 topics stores its evidence in well under a second instead of 1,000 commits.
+        """
         now = _now()
-        advanced = False
-        with self.engine.begin() as c:
+        updates: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        verified_parts: list[tuple[TopicPlan, Any, dict[str, Any]]] = []
+        advanced: dict[str, tuple[TopicPlan, str | None]] = {}
+        for topic, copy, verify, target_topic_id in results:
+            copied = {p["partition"]: p for p in (copy.partitions if copy else [])}
+            verified = {p["partition"]: p for p in (verify.partitions if verify else [])}
+            # the report's "shared a Spark job" note: the larger of the two steps' job sizes
+            shared = [o.job_topics for o in (copy, verify) if o is not None and getattr(o, "job_topics", None)]
+            job_topics = max(shared) if shared else None
             for part in topic.partitions:
                 cp_row = copied.get(part.partition)
                 v = verified.get(part.partition)
-                status = _segment_status(part.offset_span, copy, cp_row, v)
-                values: dict[str, Any] = {"status": status}
+                values = _segment_values(part.offset_span, copy, cp_row, v)
                 if job_topics is not None:
                     values["job_topics"] = job_topics
-                if cp_row:
-                    values.update(
-                        copied_records=cp_row.get("records"),
-                        copied_bytes=cp_row.get("bytes"),
-                        resumed_records=cp_row.get("resumed_records"),
-                        copy_seconds=cp_row.get("seconds"),
-                        error=cp_row.get("error"),
+                values.update(b_topic=topic.source_topic, b_partition=part.partition)
+                updates.setdefault(tuple(sorted(values)), []).append(values)
+                if values["status"] == "verified" and v is not None:
+                    verified_parts.append((topic, part, v))
+                    advanced[topic.source_topic] = (topic, target_topic_id or topic.target_topic_id)
+        with self.engine.begin() as c:
+            by_segment = segments.c.run_id == plan.run_id
+            for rows in updates.values():
+                c.execute(
+                    update(segments)
+                    .where(
+                        by_segment,
+                        segments.c.source_topic == bindparam("b_topic"),
+                        segments.c.partition == bindparam("b_partition"),
                     )
-                elif copy is not None and copy.error and part.offset_span > 0:
-                    values["error"] = copy.error
-                if v:
-                    values.update(
-                        target_end=v["target_end"],
-                        source_records=v["source_records"],
-                        target_records=v["target_records"],
-                        source_checksum=v["source_checksum"],
-                        target_checksum=v["target_checksum"],
-                        first_difference=v["first_difference"],
-                        first_source_offset=v["first_source_offset"],
-                        first_target_offset=v["first_target_offset"],
-                        verify_seconds=v["seconds"],
-                    )
-                where = and_(
-                    segments.c.run_id == plan.run_id,
-                    segments.c.source_topic == topic.source_topic,
-                    segments.c.partition == part.partition,
+                    .values({k: bindparam(k) for k in rows[0] if not k.startswith("b_")}),
+                    rows,
                 )
-                c.execute(update(segments).where(where).values(**values))
-                if status != "verified" or v is None:
-                    continue
-                segment_id = c.execute(select(segments.c.id).where(where)).scalar_one()
-                c.execute(delete(offset_map).where(offset_map.c.segment_id == segment_id))
-                points = [
-                    {"segment_id": segment_id, "source_offset": s, "target_offset": t}
-                    for s, t in v.get("offset_map", [])
-                ]
-                if points:
-                    c.execute(insert(offset_map), points)
-                self._advance(
-                    c, plan, topic.source_topic, topic.target_topic, part.partition, part.end, v["target_end"], now
+            if not verified_parts:
+                return
+            wanted = {(t.source_topic, part.partition) for t, part, _ in verified_parts}
+            segment_ids = {
+                (r.source_topic, r.partition): r.id
+                for r in c.execute(
+                    select(segments.c.id, segments.c.source_topic, segments.c.partition).where(by_segment)
                 )
-                advanced = True
-            if advanced:
-                self._record_topic_ids(c, plan, topic, target_topic_id or topic.target_topic_id)
+                if (r.source_topic, r.partition) in wanted
+            }
+            ids = [segment_ids[(t.source_topic, part.partition)] for t, part, _ in verified_parts]
+            for chunk in _chunks(ids, 500):
+                c.execute(delete(offset_map).where(offset_map.c.segment_id.in_(chunk)))
+            points = [
+                {"segment_id": segment_id, "source_offset": s, "target_offset": t}
+                for segment_id, (_, _, v) in zip(ids, verified_parts, strict=True)
+                for s, t in v.get("offset_map", [])
+            ]
+            if points:
+                c.execute(insert(offset_map), points)
+            self._advance_all(
+                c,
+                plan,
+                [
+                    (t.source_topic, t.target_topic, part.partition, part.end, v["target_end"])
+                    for t, part, v in verified_parts
+                ],
+                now,
+            )
+            self._record_topic_ids_all(c, plan, list(advanced.values()))
 
-    def _record_topic_ids(self, c: Any, plan: MigrationPlan, topic: TopicPlan, target_topic_id: str | None) -> None:
-        key = {
-            "source_cluster_id": plan.source.cluster_id,
-            "source_topic": topic.source_topic,
-            "target_cluster_id": plan.target.cluster_id,
-            "target_topic": topic.target_topic,
+    def _record_topic_ids_all(
+        self, c: Any, plan: MigrationPlan, topics: Sequence[tuple[TopicPlan, str | None]]
+    ) -> None:
+        if not topics:
+            return
+        pair = {"source_cluster_id": plan.source.cluster_id, "target_cluster_id": plan.target.cluster_id}
+        existing = {
+            (r.source_topic, r.target_topic)
+            for r in c.execute(
+                select(checkpoint_topic_ids.c.source_topic, checkpoint_topic_ids.c.target_topic).where(
+                    checkpoint_topic_ids.c.source_cluster_id == pair["source_cluster_id"],
+                    checkpoint_topic_ids.c.target_cluster_id == pair["target_cluster_id"],
+                )
+            )
         }
-        values = {"source_topic_id": topic.source_topic_id, "target_topic_id": target_topic_id, "run_id": plan.run_id}
-        where = and_(*(checkpoint_topic_ids.c[k] == v for k, v in key.items()))
-        if c.execute(update(checkpoint_topic_ids).where(where).values(**values)).rowcount == 0:
-            c.execute(insert(checkpoint_topic_ids).values(**key, **values))
+        rows = [
+            {
+                "b_source_topic": topic.source_topic,
+                "b_target_topic": topic.target_topic,
+                "source_topic_id": topic.source_topic_id,
+                "target_topic_id": target_topic_id,
+                "run_id": plan.run_id,
+            }
+            for topic, target_topic_id in topics
+        ]
+        old = [r for r in rows if (r["b_source_topic"], r["b_target_topic"]) in existing]
+        new = [r for r in rows if (r["b_source_topic"], r["b_target_topic"]) not in existing]
+        if old:
+            c.execute(
+                update(checkpoint_topic_ids)
+                .where(
+                    checkpoint_topic_ids.c.source_cluster_id == pair["source_cluster_id"],
+                    checkpoint_topic_ids.c.target_cluster_id == pair["target_cluster_id"],
+                    checkpoint_topic_ids.c.source_topic == bindparam("b_source_topic"),
+                    checkpoint_topic_ids.c.target_topic == bindparam("b_target_topic"),
+                )
+                .values(
+                    source_topic_id=bindparam("source_topic_id"),
+                    target_topic_id=bindparam("target_topic_id"),
+                    run_id=bindparam("run_id"),
+                ),
+                old,
+            )
+        if new:
+            c.execute(
+                insert(checkpoint_topic_ids),
+                [
+                    {
+                        **pair,
+                        "source_topic": r["b_source_topic"],
+                        "target_topic": r["b_target_topic"],
+                        "source_topic_id": r["source_topic_id"],
+                        "target_topic_id": r["target_topic_id"],
+                        "run_id": r["run_id"],
+                    }
+                    for r in new
+                ],
+            )
 
-    def _advance(
+    def _advance_all(
         self,
         c: Any,
         plan: MigrationPlan,
-        source_topic: str,
-        target_topic: str,
-        partition: int,
-        source_offset: int,
-        target_offset: int,
+        verified: Sequence[tuple[str, str, int, int, int]],
         now: datetime,
     ) -> None:
-        key = {
-            "source_cluster_id": plan.source.cluster_id,
-            "source_topic": source_topic,
-            "partition": partition,
-            "target_cluster_id": plan.target.cluster_id,
-            "target_topic": target_topic,
+        """Move the checkpoints of verified partitions (source topic, target topic, partition, source end, target
+        end) forward; never backwards (a late replay of an older run leaves a newer checkpoint alone)."""
+        pair = {"source_cluster_id": plan.source.cluster_id, "target_cluster_id": plan.target.cluster_id}
+        current = {
+            (r.source_topic, r.partition, r.target_topic): r.source_offset
+            for r in c.execute(
+                select(
+                    checkpoints.c.source_topic,
+                    checkpoints.c.partition,
+                    checkpoints.c.target_topic,
+                    checkpoints.c.source_offset,
+                ).where(
+                    checkpoints.c.source_cluster_id == pair["source_cluster_id"],
+                    checkpoints.c.target_cluster_id == pair["target_cluster_id"],
+                )
+            )
         }
-        where = and_(*(checkpoints.c[k] == v for k, v in key.items()))
-        current = c.execute(select(checkpoints.c.source_offset).where(where)).scalar()
-        values = {
-            "source_offset": source_offset,
-            "target_offset": target_offset,
-            "run_id": plan.run_id,
-            "updated_at": now,
-        }
-        if current is None:
-            c.execute(insert(checkpoints).values(**key, **values))
-        elif source_offset >= current:  # never move a checkpoint backwards
-            c.execute(update(checkpoints).where(where).values(**values))
+        inserts: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
+        for source_topic, target_topic, partition, source_offset, target_offset in verified:
+            values = {
+                "source_offset": source_offset,
+                "target_offset": target_offset,
+                "run_id": plan.run_id,
+                "updated_at": now,
+            }
+            at = current.get((source_topic, partition, target_topic))
+            if at is None:
+                inserts.append(
+                    {
+                        **pair,
+                        "source_topic": source_topic,
+                        "partition": partition,
+                        "target_topic": target_topic,
+                        **values,
+                    }
+                )
+            elif source_offset >= at:  # never move a checkpoint backwards
+                updates.append(
+                    {"b_source_topic": source_topic, "b_partition": partition, "b_target_topic": target_topic, **values}
+                )
+        if inserts:
+            c.execute(insert(checkpoints), inserts)
+        if updates:
+            c.execute(
+                update(checkpoints)
+                .where(
+                    checkpoints.c.source_cluster_id == pair["source_cluster_id"],
+                    checkpoints.c.target_cluster_id == pair["target_cluster_id"],
+                    checkpoints.c.source_topic == bindparam("b_source_topic"),
+                    checkpoints.c.partition == bindparam("b_partition"),
+                    checkpoints.c.target_topic == bindparam("b_target_topic"),
+                )
+                .values({k: bindparam(k) for k in ("source_offset", "target_offset", "run_id", "updated_at")}),
+                updates,
+            )
 
     # -- offset translation -----------------------------------------------------------------------
 
@@ -802,6 +902,75 @@ class Ledger:
                     c.execute(update(checkpoints).where(where).values(**values))
         found = self.checkpoints(source_cluster_id, target_cluster_id)
         return {key: found[key] for key in seeds}
+
+
+_VERSION_TABLE = "km_alembic_version"  # as migrations/env.py configures it
+_REVISION = re.compile(r"^(down_revision|revision)\s*(?::[^=\n]*)?=\s*(?:['\"]([^'\"]+)['\"]|None)", re.MULTILINE)
+
+
+def _head_revisions() -> set[str]:
+    """The newest migration(s): revisions no other migration names as its down_revision (read, not imported).
+
+    Empty (so Alembic decides) when a script does not read as one revision and one down_revision.
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in (MIGRATIONS / "versions").glob("[0-9]*.py"):
+        found = _REVISION.findall(script.read_text())
+        kinds = sorted(kind for kind, _ in found)
+        if kinds != ["down_revision", "revision"]:
+            return set()
+        for kind, value in found:
+            if value:
+                (revisions if kind == "revision" else parents).add(value)
+    return revisions - parents
+
+
+def _schema_at_head(connection: Any) -> bool:
+    """True when the ledger's recorded Alembic revision is the newest this code knows."""
+    from sqlalchemy import inspect
+
+    if not inspect(connection).has_table(_VERSION_TABLE):
+        return False
+    current = {row[0] for row in connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}"))}
+    heads = _head_revisions()
+    return bool(heads) and current == heads
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _segment_values(
+    offset_span: int, copy: TopicOutcome | None, cp_row: Mapping[str, Any] | None, v: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The columns a partition's copy and verification results set on its segment."""
+    status = _segment_status(offset_span, copy, cp_row, v)
+    values: dict[str, Any] = {"status": status}
+    if cp_row:
+        values.update(
+            copied_records=cp_row.get("records"),
+            copied_bytes=cp_row.get("bytes"),
+            resumed_records=cp_row.get("resumed_records"),
+            copy_seconds=cp_row.get("seconds"),
+            error=cp_row.get("error"),
+        )
+    elif copy is not None and copy.error and offset_span > 0:
+        values["error"] = copy.error
+    if v:
+        values.update(
+            target_end=v["target_end"],
+            source_records=v["source_records"],
+            target_records=v["target_records"],
+            source_checksum=v["source_checksum"],
+            target_checksum=v["target_checksum"],
+            first_difference=v["first_difference"],
+            first_source_offset=v["first_source_offset"],
+            first_target_offset=v["first_target_offset"],
+            verify_seconds=v["seconds"],
+        )
+    return values
 
 
 def _segment_status(

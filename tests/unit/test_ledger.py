@@ -99,3 +99,38 @@ def test_second_run_continues_and_checkpoints_never_move_back(ledger_url: str) -
     assert [r["run_id"] for r in ledger.runs()] == ["run-2", "run-1"]
     assert ledger.pending_segments("src-cluster", "tgt-cluster") == {}
     Ledger.open(ledger_url)  # reopening runs the migrations again: a no-op
+
+
+def test_record_topics_stores_many_topics_at_once_like_one_by_one(ledger_url: str) -> None:
+    """The bulk path of a run of many topics: same segments, checkpoints and topic ids as topic by topic."""
+    ledger = Ledger.open(ledger_url)
+    base = plan("run-1", 0, 100, 0)
+    topics = tuple(
+        TopicPlan(f"t{i}", f"copy.t{i}", base.topics[0].partitions, 3, {}, {}, create=True, source_topic_id=f"id{i}")
+        for i in range(3)
+    )
+    many = MigrationPlan("run-1", "now", SOURCE, TARGET, {}, topics, {}, (("t0", "t1", "t2"),))
+    ledger.start_run(many, trigger="cli")
+    results = []
+    for i, topic in enumerate(topics):
+        copy, verify = outcomes(base, {0: True, 1: i != 1})
+        results.append((topic, copy, verify, f"target-id{i}"))
+    ledger.record_topics(many, results)
+
+    cps = ledger.checkpoints("src-cluster", "tgt-cluster")
+    assert set(cps) == {(f"t{i}", p, f"copy.t{i}") for i in range(3) for p in (0, 1)} - {("t1", 1, "copy.t1")}
+    statuses = {(s["source_topic"], s["partition"]): s["status"] for s in ledger.run_segments("run-1")}
+    assert statuses[("t1", 1)] == "mismatch" and statuses[("t2", 1)] == "verified"
+    ids = ledger.topic_ids("src-cluster", "tgt-cluster")
+    assert ids[("t2", "copy.t2")].source_topic_id == "id2" and ids[("t2", "copy.t2")].target_topic_id == "target-id2"
+    assert ledger.translate("t2", 1, 10, target_topic="copy.t2").target_offset == 10
+
+    again = plan("run-2", 100, 150, 100)  # a later run moves the same checkpoints forward in bulk
+    later = tuple(
+        TopicPlan(t.source_topic, t.target_topic, again.topics[0].partitions, 3, {}, {}, False) for t in topics
+    )
+    second = MigrationPlan("run-2", "now", SOURCE, TARGET, {}, later, {}, (("t0", "t1", "t2"),))
+    ledger.start_run(second, trigger="cli")
+    ledger.record_topics(second, [(t, *outcomes(again, {0: True, 1: True}), None) for t in later])
+    assert ledger.checkpoints("src-cluster", "tgt-cluster")["t0", 1, "copy.t0"].source_offset == 150
+    assert ledger.topic_ids("src-cluster", "tgt-cluster")[("t0", "copy.t0")].run_id == "run-2"
