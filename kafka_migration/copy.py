@@ -18,6 +18,7 @@ from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRe
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import end_offset, next_batch, read_range
 from kafka_migration.records import batch_fields, difference, encode_record, encode_records, message_fields
+from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.tls import check_tls_settings
 
 
@@ -133,6 +134,19 @@ class _DeliveryErrors:
 # connections) costs far more than copying a small partition, and Spark reuses
 # Python workers across tasks. Tasks in a worker run one after another.
 _PRODUCERS: dict[str, tuple[Any, _DeliveryErrors]] = {}
+
+
+def warm_producer(target_settings: Mapping[str, Any]) -> None:
+    """Start this worker's producer for topics with Kafka's default max.message.bytes ahead of the tasks.
+
+    An idempotent producer's start (connections, producer id) took ~1 s here, paid by each worker's
+    first copy; made while the driver waits for the plan, it is ready when the copy starts. A failure
+    is left to the copy task itself to report, with its context.
+    """
+    try:
+        _producer(target_settings, KAFKA_DEFAULT_MAX_MESSAGE_BYTES)
+    except Exception:  # the first copy task reports it, with its context
+        _PRODUCERS.clear()
 
 
 def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tuple[Any, _DeliveryErrors]:

@@ -424,21 +424,25 @@ GO = "go"
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
 
 
-def _warm_worker(_: Any) -> list[int]:
-    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it."""
+def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
+    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
+    target's settings (a step that copies), also start the worker's producer."""
     import confluent_kafka  # noqa: F401
 
     import kafka_migration.copy
-    import kafka_migration.verify  # noqa: F401
+    import kafka_migration.verify
 
+    if target is not None:
+        kafka_migration.copy.warm_producer(target)
     return [os.getpid()]
 
 
-def warm_workers(sc: Any) -> None:
+def warm_workers(sc: Any, target: Mapping[str, Any] | None = None) -> None:
     """One tiny task per slot, so the first real tasks find Python workers with their imports done."""
     slots = max(1, int(sc.defaultParallelism))
+    settings = dict(target) if target is not None else None
     sc.setJobGroup("warm-up", "start the Python workers")
-    sc.parallelize(range(slots), slots).mapPartitions(_warm_worker).collect()
+    sc.parallelize(range(slots), slots).mapPartitions(lambda _: _warm_worker(settings)).collect()
 
 
 def wait_for_go(path: Path) -> bool:
@@ -466,11 +470,13 @@ def wait_for_go(path: Path) -> bool:
     return data.split(b"\n", 1)[0].strip() == GO.encode()
 
 
-def _warm_and_wait(sc: Any, step: str, channel: Path, driver_started: float) -> bool:
+def _warm_and_wait(
+    sc: Any, step: str, channel: Path, driver_started: float, target: Mapping[str, Any] | None = None
+) -> bool:
     """Warm the Python workers, then wait for the launcher's word; False (stop) also when anything failed."""
     try:
         context_up = time.time()
-        warm_workers(sc)
+        warm_workers(sc, target)
         log.info(
             "%s: Spark is up (context %.1fs, Python workers %.1fs after the driver started); waiting for the plan",
             step,
@@ -536,7 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc = SparkContext(conf=conf)
     try:
         sc.setLogLevel("WARN")
-        if args.wait_for and not _warm_and_wait(sc, args.step, args.wait_for, driver_started):
+        if args.wait_for and not _warm_and_wait(
+            sc, args.step, args.wait_for, driver_started, target if args.step != "verify" else None
+        ):
             # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a
             # JVM the launcher is killing; the JVM stops Spark in its own shutdown hook.
             log.info("%s: told not to run; stopping without writing anything", args.step)
