@@ -186,3 +186,23 @@ def cluster_configs(source: str, target: str) -> tuple[Any, Any]:
         ClusterConfig("source", {"bootstrap.servers": source}),
         ClusterConfig("target", {"bootstrap.servers": target}),
     )
+
+
+def cli_run_command(source: str, target: str, include: str, state_dir: Path) -> list[str]:
+    """``kafka-migrate run`` as a user types it, with the bench's Spark master: for subprocess runs."""
+    import sys
+
+    cli = Path(sys.executable).with_name("kafka-migrate")
+    return [
+        *([str(cli)] if cli.exists() else [sys.executable, "-m", "kafka_migration.cli"]),
+        "run",
+        "--source",
+        source,
+        "--target",
+        target,
+        "--include",
+        include,
+        "--state-dir",
+        str(state_dir),
+        *(["--master", SPARK.settings.master] if SPARK.settings.master else []),
+    ]

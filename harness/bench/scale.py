@@ -17,7 +17,6 @@ import os
 import random
 import re
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Producer
 
-from harness.bench.common import SPARK, cluster_configs, load1, median, say
+from harness.bench.common import cli_run_command, cluster_configs, load1, median, say
 from harness.bench_kafka import KEY_BYTES, TIMESTAMP_BASE, create_topics
 from kafka_migration.clients import client_settings
 
@@ -185,21 +184,7 @@ class TreeSampler:
 
 def whole_run(source: str, target: str, count: int, work: Path) -> dict[str, Any]:
     """``kafka-migrate run`` over the first ``count`` topics, start-up included; peak RSS of its process tree."""
-    cli = Path(sys.executable).with_name("kafka-migrate")
-    command = [
-        str(cli) if cli.exists() else sys.executable,
-        *([] if cli.exists() else ["-m", "kafka_migration.cli"]),
-        "run",
-        "--source",
-        source,
-        "--target",
-        target,
-        "--include",
-        include(count),
-        "--state-dir",
-        str(work / "state"),
-        *(["--master", SPARK.settings.master] if SPARK.settings.master else []),
-    ]
+    command = cli_run_command(source, target, include(count), work / "state")
     load = load1()
     started = time.monotonic()
     with open(work / "cli.out", "w") as out:

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.bench.common import RECORD_BYTES, SPARK, fmt, load1, median, ratio, say, table_row
+from harness.bench.common import RECORD_BYTES, SPARK, cli_run_command, fmt, load1, median, ratio, say, table_row
 from harness.bench_kafka import end_offsets, seed_topics
 
 if TYPE_CHECKING:
@@ -244,20 +244,7 @@ def _project_sample(state_dir: Path, wall: float, load: float) -> dict[str, Any]
 
 def cli_run(source: str, target: str, topic: str, state_dir: Path, log: Path) -> dict[str, Any]:
     load = load1()
-    cmd = [
-        str(BIN / "kafka-migrate"),
-        "run",
-        "--source",
-        source,
-        "--target",
-        target,
-        "--include",
-        re.escape(topic),
-        "--state-dir",
-        str(state_dir),
-        "--master",
-        SPARK.settings.master,
-    ]
+    cmd = cli_run_command(source, target, re.escape(topic), state_dir)
     code, wall, output = _launch(cmd, log, _env())
     if code != 0:
         raise RuntimeError(f"kafka-migrate run exited {code}:\n{output[-3000:]}")
