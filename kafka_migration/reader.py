@@ -47,11 +47,17 @@ def read_range(
     *,
     idle_timeout: float | None = None,
     what: str = "source",
+    follow: Callable[[int], bool] | None = None,
 ) -> Iterator[list[Any]]:
     """Yield lists of confluent_kafka messages from ``[start, end)``; always closes the consumer.
 
     Fails when nothing at all arrives for ``idle_timeout`` seconds (default: the cluster's
     socket.timeout.ms): a consumer cut off from its brokers stays silent and would wait forever.
+
+    ``follow`` (with ``end=None``): reading behind a writer. At the high watermark it is asked,
+    with the number of records yielded so far, whether that is the end; while it says no the
+    reader waits for more records (bounded by ``idle_timeout`` as above). Records that arrive in
+    the same consume() result after a partition-end event are kept (``_behind``).
     """
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
@@ -77,12 +83,21 @@ def read_range(
         consumer.assign([TopicPartition(topic, partition, start)])
         last_progress = time.monotonic()
         next_offset = start
+        yielded = 0
+        waiting = False  # at the high watermark, told by ``follow`` to wait for more
         while True:
             # Never ask for more than the range still holds: consume() would wait for them.
             wanted = BATCH if end is None else max(1, min(BATCH, end - next_offset))
             messages = consumer.consume(num_messages=wanted, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
+                    if waiting:
+                        raise ClusterTimeoutError(
+                            f"{what.capitalize()} {topic}[{partition}] on the {cluster_label(what, settings)} got no "
+                            f"new record for {idle_timeout:.0f}s (socket.timeout.ms) while the verification waited "
+                            f"for the copy at offset {next_offset} ({yielded} records read from offset {start}): "
+                            "the copy stopped or failed before writing the whole range, or the target is not answering."
+                        )
                     raise ClusterTimeoutError(
                         f"The {cluster_label(what, settings)} sent nothing for {idle_timeout:.0f}s "
                         f"(socket.timeout.ms) while reading {what} {topic}[{partition}] at offset {next_offset} "
@@ -91,13 +106,19 @@ def read_range(
                     )
                 continue
             last_progress = time.monotonic()
-            batch, after, done = _in_range(messages, end, fail)
+            if follow is None or end is not None:
+                batch, after, done = _in_range(messages, end, fail)
+            else:
+                batch, after, done = _behind(messages, fail)
             if after is not None:
                 next_offset = after
             if batch:
+                yielded += len(batch)
                 yield batch
             if done:
-                return
+                if follow is None or end is not None or follow(yielded):
+                    return
+                waiting = True
     finally:
         consumer.close()
 
@@ -134,6 +155,24 @@ def _in_range(
         if end is not None and offset == end - 1:
             return batch, next_offset, True
     return batch, next_offset, False
+
+
+def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[list[Any], int | None, bool]:
+    """``_in_range`` for a reader following a writer: every record of one consume() result, also those
+    after a partition-end event (new records the writer added since), and whether the result ends at
+    the partition's end (its last message is that event)."""
+    if all([m.error() is None for m in messages]):
+        return messages, messages[-1].offset() + 1, False
+    from confluent_kafka import KafkaError
+
+    batch = []
+    for msg in messages:
+        error = msg.error()
+        if error is None:
+            batch.append(msg)
+        elif error.code() != KafkaError._PARTITION_EOF:
+            fail(msg, error)
+    return batch, batch[-1].offset() + 1 if batch else None, messages[-1].error() is not None
 
 
 def end_offset(

@@ -10,7 +10,7 @@ nothing the copy reported.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,19 +185,59 @@ def _first_difference(
     raise AssertionError("a chunk whose encoding differs has a differing record")
 
 
+class _Counted:
+    """The source batches, counted as they are read: how many records, and whether the range is done.
+
+    ``compare_ranges`` asks the source for its next batch before the target's whenever both are used
+    up, so a target reader waiting on ``target_complete`` always waits for records the source has
+    already shown, or for the range's end: never for a source batch nobody asks for.
+    """
+
+    def __init__(self, batches: Iterator[list[Any]]) -> None:
+        self.batches = batches
+        self.records = 0
+        self.done = False
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        for batch in self.batches:
+            self.records += len(batch)
+            yield batch
+        self.done = True
+
+    def target_complete(self, target_records: int) -> bool:
+        """At the target's high watermark: the end once the source range is read and the target holds as many."""
+        return self.done and target_records >= self.records
+
+
 def verify_partition(
     task: PartitionSlice,
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress: Callable[[int, int], None] | None = None,
+    *,
+    following: bool = False,
 ) -> PartitionVerification:
+    """Compare the planned source range with the target from ``target_start`` (see ``compare_ranges``).
+
+    ``following``: the copy of this slice may still be writing (it runs in another task at the same
+    time). The target is then not ended at its high watermark until it holds as many records as the
+    source range (waiting for the rest, bounded by the stall timeout); then it is read to its high
+    watermark as usual, so extra records still count. Nothing of the copy is consulted.
+    """
     started = time.monotonic()
     source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end, what="source")
+    counted = _Counted(source_batches) if following else None
     target_batches = read_range(
-        target_settings, task.target_topic, task.partition, task.target_start, None, what="target"
+        target_settings,
+        task.target_topic,
+        task.partition,
+        task.target_start,
+        None,
+        what="target",
+        follow=None if counted is None else counted.target_complete,
     )
     try:
-        found = compare_ranges(source_batches, target_batches, task.target_start, progress)
+        found = compare_ranges(counted or source_batches, target_batches, task.target_start, progress)
     finally:
         source_batches.close()  # closes the consumers now, also after a read error on the other side
         target_batches.close()
@@ -237,4 +277,25 @@ def verify_partitions_safely(
 
     return run_guarded_all(
         verify_partition, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
+    )
+
+
+def verify_partitions_following(
+    tasks: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> list[PartitionVerification]:
+    """``verify_partitions_safely`` behind copies still running (``verify_partition(following=True)``)."""
+    from functools import partial
+
+    from kafka_migration.progress import run_guarded_all
+
+    return run_guarded_all(
+        partial(verify_partition, following=True),
+        PartitionVerification.failed,
+        tasks,
+        source_settings,
+        target_settings,
+        progress_address,
     )

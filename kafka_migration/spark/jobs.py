@@ -8,7 +8,9 @@ Spark start-up; the driver only ever sees per-partition summaries, never record 
 Steps: ``copy``, ``verify``, and ``migrate`` (both in one application: each task verifies
 its slices right after copying them, so CPU-bound verification of one slice runs while
 other tasks still wait on the brokers; the verification reads both clusters afresh, as
-the verify step does, and uses nothing the copy reported).
+the verify step does, and uses nothing the copy reported). A migrate job with fewer big
+slices than Spark slots (one big partition: nothing else to overlap with) verifies each big
+slice in a task of its own that follows the copy as it writes (see ``migrate_units``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,70 @@ def _migrate_rows(
     ]
 
 
+# How a unit of the migrate job runs its slices: copy then verify them (one task), or only copy a big
+# slice while another task verifies it behind the copy ("follow").
+MIGRATE, COPY, FOLLOW = "migrate", "copy", "follow"
+
+
+def migrate_units(tasks: Sequence[list[PartitionSlice]], slots: int) -> list[tuple[str, list[PartitionSlice]]]:
+    """The migrate job's Spark tasks, in launch order: when every task plus one follower per big slice fits
+    in ``slots`` at once, each big slice is copied by one task and verified by a later one while it is
+    copied (its CPU-bound verification on another core); otherwise each task copies, then verifies.
+
+    Spark launches a stage's tasks in index order (TaskSetManager adds its pending tasks in reverse
+    so that low indices go first), and the followers come after all copies: a follower never holds
+    a slot while its copy waits for one. With fewer slots than planned (busy executors, another job)
+    a follower simply starts later and finds more of the target written.
+    """
+    big = [task for task in tasks if len(task) == 1 and task[0].end - task[0].start > SMALL_SLICE_OFFSETS]
+    if not big or len(tasks) + len(big) > slots:
+        return [(MIGRATE, list(task)) for task in tasks]
+    first = [(COPY if task in big else MIGRATE, list(task)) for task in tasks]
+    return first + [(FOLLOW, list(task)) for task in big]
+
+
+def _unit_rows(
+    unit: tuple[str, list[PartitionSlice]],
+    source: Mapping[str, Any],
+    target: Mapping[str, Any],
+    copy_address: tuple[str, int] | None,
+    verify_address: tuple[str, int] | None,
+) -> list[dict[str, Any]]:
+    """Run one unit of ``migrate_units`` (on an executor); rows as ``_migrate_rows``'."""
+    mode, task = unit
+    if mode == COPY:
+        from kafka_migration.copy import copy_partitions_safely
+
+        return [
+            {**row, "step": "copy"} for row in _task_rows(copy_partitions_safely, task, source, target, copy_address)
+        ]
+    if mode == FOLLOW:
+        from kafka_migration.verify import verify_partitions_following
+
+        rows = _task_rows(verify_partitions_following, task, source, target, verify_address)
+        return [{**row, "step": "verify"} for row in rows]
+    return _migrate_rows(task, source, target, copy_address, verify_address)
+
+
+def unverified_where_copy_failed(
+    rows: list[dict[str, Any]], followed: Sequence[PartitionSlice]
+) -> list[dict[str, Any]]:
+    """Rows of a migrate job: a followed slice whose copy failed is not verified (as ``_migrate_rows`` has it),
+    whatever its follower found; the follower's time stamps and executor stay."""
+    from kafka_migration.verify import PartitionVerification
+
+    slices = {(s.source_topic, s.partition): s for s in followed}
+    failed = {(row["source_topic"], row["partition"]) for row in rows if row.get("step") == "copy" and row.get("error")}
+    out = []
+    for row in rows:
+        key = (row.get("source_topic"), row.get("partition"))
+        if row.get("step") == "verify" and key in failed and key in slices:
+            kept = {k: row[k] for k in ("started", "ended", "executor", "step") if k in row}
+            row = {**asdict(PartitionVerification.failed(slices[key], COPY_FAILED)), **kept}
+        out.append(row)
+    return out
+
+
 def _task_error(exc: BaseException) -> str:
     """The Python error raised inside an executor, without the JVM stack around it."""
     text = str(exc)
@@ -205,11 +271,15 @@ def run_job(
     first = topics[0]
     more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
+    tasks: list[Any] = group_slices(slices)
+    followed: list[PartitionSlice] = []
     if step == "migrate":
         copy_address, verify_address = addresses.get("copy"), addresses.get("verify")
+        tasks = migrate_units(tasks, max(1, int(sc.defaultParallelism)))
+        followed = [task[0] for mode, task in tasks if mode == FOLLOW]
 
-        def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
-            return _migrate_rows(task, source, target, copy_address, verify_address)
+        def run(unit: tuple[str, list[PartitionSlice]]) -> list[dict[str, Any]]:
+            return _unit_rows(unit, source, target, copy_address, verify_address)
 
     else:
         if step == "copy":
@@ -223,7 +293,6 @@ def run_job(
 
     kinds = STEP_RESULTS[step]
     try:
-        tasks = group_slices(slices)
         rows: list[Any] = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
     except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
         error = _task_error(exc)
@@ -245,6 +314,8 @@ def run_job(
             for kind in kinds
         }
     seconds = round(time.monotonic() - started, 3)
+    if followed:
+        rows = unverified_where_copy_failed(rows, followed)
     by_topic: dict[str, dict[str, list[dict[str, Any]]]] = {k: {t.source_topic: [] for t in topics} for k in kinds}
     for row in rows:
         fields = dict(row if isinstance(row, dict) else asdict(row))

@@ -20,7 +20,8 @@ from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import KafkaCluster
 from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.planner import build_plan
-from kafka_migration.results import MISMATCH, OK
+from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED
+from kafka_migration.spark.jobs import COPY_FAILED, SMALL_SLICE_OFFSETS
 from kafka_migration.spark.submit import SparkApplication, SparkSettings
 from kafka_migration.topics import create_target_topics
 
@@ -44,6 +45,46 @@ def copy_partition(task, source, target, progress=None):
 
 copy.copy_partition = copy_partition
 '''
+
+
+# For topics named *followed*: note which process copied and which verified (and how), so a test can
+# tell that the copy and its following verification ran as two tasks at once. For topics named
+# *copyfails*: copy half the range, then fail, as a copy cut off from the target would (and note
+# how it was verified).
+SPLIT_PROBE = """
+import dataclasses
+import os
+
+import kafka_migration.copy as copy
+import kafka_migration.verify as verify
+from kafka_migration.exceptions import CopyError
+
+_copy, _verify = copy.copy_partition, verify.verify_partition
+
+
+def _note(line):
+    with open(os.environ["SPLIT_PROBE_LOG"], "a") as out:
+        out.write(line + "\\n")
+
+
+def copy_partition(task, source, target, progress=None):
+    if "copyfails" in task.source_topic:
+        _copy(dataclasses.replace(task, end=(task.start + task.end) // 2), source, target, progress)
+        raise CopyError("planted: the copy stopped halfway")
+    if "followed" in task.source_topic:
+        _note(f"copy {os.getpid()}")
+    return _copy(task, source, target, progress)
+
+
+def verify_partition(task, source, target, progress=None, **how):
+    if "followed" in task.source_topic or "copyfails" in task.source_topic:
+        _note(f"verify {os.getpid()} following={how.get('following', False)}")
+    return _verify(task, source, target, progress, **how)
+
+
+copy.copy_partition = copy_partition
+verify.verify_partition = verify_partition
+"""
 
 
 def _seed(bootstrap: str, topic: str, partitions: int, records: int) -> None:
@@ -141,3 +182,57 @@ def test_a_driver_told_not_to_run_stops_and_writes_nothing(clusters, unique, tmp
         time.sleep(0.2)
     assert _driver_processes(str(directory)) == []
     assert not directory.exists()  # no results, no run directory
+
+
+def _run_migrate(clusters, unique: str, tmp_path: Path, name: str, target_settings: dict[str, str]):  # type: ignore[no-untyped-def]
+    """One migrate application (local[2]) over one topic of one big partition, with SPLIT_PROBE planted."""
+    topic = f"{name}{unique}"
+    _seed(clusters.source, topic, 1, SMALL_SLICE_OFFSETS + 1000)  # one big slice
+    source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
+    target = ClusterConfig("target", {"bootstrap.servers": clusters.target, **target_settings})
+    plan = build_plan(KafkaCluster(source), KafkaCluster(target), MigrationOptions(include=topic), run_id=unique)
+    directory = tmp_path / "runs" / unique
+    plan.write(directory / "plan.json")
+    create_target_topics(plan, KafkaCluster(target))
+    paths = {"copy": directory / "copy.json", "verify": directory / "verify.json"}
+    app = SparkApplication("migrate", directory / "plan.json", paths, source, target, SparkSettings(master="local[2]"))
+    return topic, app.wait()
+
+
+@pytest.fixture
+def split_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    plugin = tmp_path / "probe"
+    plugin.mkdir()
+    (plugin / "sitecustomize.py").write_text(SPLIT_PROBE)
+    monkeypatch.setenv("PYTHONPATH", str(plugin))
+    monkeypatch.setenv("SPLIT_PROBE_LOG", str(tmp_path / "probe.log"))
+    return tmp_path / "probe.log"
+
+
+def test_one_big_partition_is_verified_by_a_second_task_behind_its_copy(  # type: ignore[no-untyped-def]
+    clusters, unique, tmp_path: Path, split_probe: Path
+) -> None:
+    topic, results = _run_migrate(clusters, unique, tmp_path, "followed", {})
+    copy, verify = results["copy"], results["verify"]
+    assert copy.topics[topic].status == verify.topics[topic].status == OK
+    (copied,) = copy.topics[topic].partitions
+    (verified,) = verify.topics[topic].partitions
+    assert copied["records"] == verified["source_records"] == verified["target_records"] == SMALL_SLICE_OFFSETS + 1001
+    assert copied["started"] <= copied["ended"] and verified["started"] <= verified["ended"]
+    # Two Python workers at once: the copy in one, the following verification in the other.
+    notes = sorted(split_probe.read_text().splitlines())
+    assert len(notes) == 2 and notes[0].startswith("copy ") and notes[1].endswith(" following=True")
+    assert notes[0].split()[1] != notes[1].split()[1]
+
+
+def test_a_failed_copy_ends_its_following_verification_as_not_verified(  # type: ignore[no-untyped-def]
+    clusters, unique, tmp_path: Path, split_probe: Path
+) -> None:
+    # The follower waits for records the copy never writes: it gives up after socket.timeout.ms (3 s).
+    topic, results = _run_migrate(clusters, unique, tmp_path, "copyfails", {"socket.timeout.ms": "3000"})
+    copy, verify = results["copy"], results["verify"]
+    assert copy.topics[topic].status == FAILED and "planted" in (copy.topics[topic].error or "")
+    assert verify.topics[topic].status == UNVERIFIED
+    (row,) = verify.topics[topic].partitions
+    assert row["error"] == COPY_FAILED and not row["match"]
+    assert split_probe.read_text().split()[-1] == "following=True"  # the follower ran, and ended

@@ -66,12 +66,14 @@ class FakeContext:
     The task function is never called, so nothing talks to Kafka.
     """
 
-    def __init__(self, rows: list[Any] | None = None, fail: Exception | None = None) -> None:
+    def __init__(self, rows: list[Any] | None = None, fail: Exception | None = None, slots: int = 1) -> None:
         self.rows = rows or []
+        self.defaultParallelism = slots
         self.fail = fail
         self.groups: list[str] = []
         self.parallelized: list[Any] = []
         self.tasks: list[list[Any]] = []
+        self.modes: list[str] = []
 
     def setJobGroup(self, group: str, description: str) -> None:
         self.groups.append(group)
@@ -80,6 +82,9 @@ class FakeContext:
         return {}
 
     def parallelize(self, data: list[Any], slices: int) -> FakeContext:
+        # The migrate job's tasks are (how, slices) units (jobs.migrate_units).
+        self.modes = [task[0] for task in data if isinstance(task, tuple)]
+        data = [task[1] if isinstance(task, tuple) else task for task in data]
         self.tasks = [list(task) for task in data]
         self.parallelized = [piece for task in data for piece in task]
         return self

@@ -12,7 +12,10 @@ from kafka_migration.plan import TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
+    COPY,
     COPY_FAILED,
+    FOLLOW,
+    MIGRATE,
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
@@ -20,6 +23,7 @@ from kafka_migration.spark.jobs import (
     _task_error,
     bundle_topics,
     group_slices,
+    migrate_units,
     run_job,
     run_step,
     run_steps,
@@ -293,6 +297,29 @@ class TestMigrate:
         assert results["copy"].step == "copy" and results["verify"].step == "verify"
         assert results["copy"].ok and results["verify"].ok
 
+    def test_a_big_slice_is_followed_when_the_slots_allow_copy_and_follower_at_once(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2)]
+        ctx = FakeContext(rows, slots=2)
+        done = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
+        assert ctx.modes == [COPY, FOLLOW]
+        assert (done["copy"][0].status, done["verify"][0].status) == (OK, OK)
+        # One slot: the follower could only run after the copy, so the task copies, then verifies.
+        ctx = FakeContext(rows, slots=1)
+        run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
+        assert ctx.modes == [MIGRATE]
+
+    def test_a_followed_slice_whose_copy_failed_is_not_verified(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        # The follower gave up waiting (or even matched what was there): the copy's failure decides.
+        rows = [_copy_row("a", 0, 0, error="broker gone"), _verify_row("a", 0, at=100.2, executor={"host": "h"})]
+        done = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], {}, {})
+        (verified,) = done["verify"]
+        assert verified.status == UNVERIFIED
+        (row,) = verified.partitions
+        assert row["error"] == COPY_FAILED and not row["match"]
+        assert (row["started"], row["ended"], row["executor"]) == (100.2, 100.7, {"host": "h"})
+
     def test_run_step_refuses_migrate(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'migrate'"):
             run_step(FakeContext(), "migrate", migration_plan(), [], {}, {})
@@ -304,6 +331,28 @@ class _Result:
     partition: int
     seconds: float = 0.25
     error: str | None = None
+
+
+class TestMigrateUnits:
+    def _tasks(self, *spans: int) -> list[list[Any]]:
+        return group_slices(topic_plan("t", spans).slices(include_empty=True))
+
+    def test_followers_come_after_every_copy(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        tasks = self._tasks(big, 10, big)
+        units = migrate_units(tasks, slots=5)
+        assert [(mode, [s.partition for s in task]) for mode, task in units] == [
+            (COPY, [0]), (COPY, [2]), (MIGRATE, [1]), (FOLLOW, [0]), (FOLLOW, [2])]  # fmt: skip
+
+    @pytest.mark.parametrize("slots", [1, 2, 4])
+    def test_no_followers_without_a_slot_for_each(self, slots: int) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        tasks = self._tasks(big, 10, big)  # 3 tasks + 2 followers: 5 slots needed
+        assert migrate_units(tasks, slots) == [(MIGRATE, task) for task in tasks]
+
+    def test_small_slices_are_never_followed(self) -> None:
+        tasks = self._tasks(SMALL_SLICE_OFFSETS)
+        assert migrate_units(tasks, slots=8) == [(MIGRATE, tasks[0])]
 
 
 class TestMigrateTask:

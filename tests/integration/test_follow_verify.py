@@ -1,0 +1,96 @@
+"""verify_partition(following=True): verification behind a copy that is still writing, on real brokers.
+
+The follower is started before the copy (in a thread), so it must wait at the target's high
+watermark for records still to come: through source offset gaps (transaction markers), after
+a resumed copy, and it must notice an extra record on the target. Without a copy it gives up
+after the stall timeout (socket.timeout.ms) instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from harness.seed import producer, send
+from kafka_migration.copy import copy_partition
+from kafka_migration.plan import PartitionSlice
+from kafka_migration.verify import PartitionVerification, verify_partition, verify_partitions_following
+from tests.integration.test_copy_verify import _plan_and_create, _seed_rich, _settings
+
+pytestmark = pytest.mark.integration
+
+SHORT = {"socket.timeout.ms": 4000}  # the follower's stall timeout: how long it waits for a copy
+
+
+def _follow(task: PartitionSlice, source: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
+    """Start a following verification in a thread; its result lands in the returned dict."""
+    found: dict[str, Any] = {}
+
+    def run() -> None:
+        found["result"] = verify_partition(task, source, target, following=True)
+
+    found["thread"] = threading.Thread(target=run, daemon=True)
+    found["thread"].start()
+    return found
+
+
+def _result(found: dict[str, Any]) -> PartitionVerification:
+    found["thread"].join(60)
+    assert not found["thread"].is_alive()
+    return found["result"]
+
+
+def test_a_follower_started_before_the_copy_verifies_the_whole_range(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    topic = f"follow{unique}"
+    _seed_rich(clusters.source, topic)  # offset gaps from transactions, records near 1 MB
+    source, target = _settings(clusters.source), {**_settings(clusters.target), **SHORT}
+    (topic_plan,) = _plan_and_create(clusters, topic).topics
+    first, second = topic_plan.slices(include_empty=True)
+
+    # Partition 0: the follower starts on an empty target; the copy starts a little later.
+    found = _follow(first, source, target)
+    time.sleep(1.0)
+    copied = copy_partition(first, source, target)
+    verified = _result(found)
+    assert verified.match, verified
+    assert verified.source_records == verified.target_records == copied.records
+
+    # Partition 1: half the range is already on the target (an interrupted copy), the rest is resumed.
+    middle = (second.start + second.end) // 2
+    copy_partition(replace(second, end=middle), source, target)
+    found = _follow(second, source, target)
+    time.sleep(1.0)
+    resumed = copy_partition(second, source, target)
+    assert resumed.resumed_records > 0 and resumed.records > 0
+    verified = _result(found)
+    assert verified.match, verified
+    assert verified.source_records == verified.target_records == resumed.records + resumed.resumed_records
+
+    # An extra record on the target after the copied range is still caught.
+    p = producer(clusters.target)
+    send(p, topic, 1, b"extra", b"not from the source")
+    p.flush(10)
+    verified = verify_partition(second, source, target, following=True)
+    assert not verified.match and verified.first_difference == "extra record on the target"
+
+
+def test_a_follower_without_a_copy_stops_after_the_stall_timeout(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    topic = f"followalone{unique}"
+    _seed_rich(clusters.source, topic)
+    source, target = _settings(clusters.source), {**_settings(clusters.target), **SHORT}
+    (topic_plan,) = _plan_and_create(clusters, topic).topics
+    task = topic_plan.slices(include_empty=True)[0]
+    copy_partition(replace(task, end=(task.start + task.end) // 2), source, target)  # a copy that stopped halfway
+
+    found: dict[str, Any] = {}
+    waiting = threading.Thread(target=lambda: found.update(rows=verify_partitions_following([task], source, target)))
+    waiting.start()
+    waiting.join(60)  # bounded by socket.timeout.ms (4 s): a follower never waits forever
+    assert not waiting.is_alive()
+    (verified,) = found["rows"]
+    assert not verified.match and verified.error is not None
+    assert "waited for the copy" in verified.error
