@@ -159,11 +159,18 @@ def _unit_rows(
     return _migrate_rows(task, source, target, copy_address, verify_address)
 
 
-def unverified_where_copy_failed(
-    rows: list[dict[str, Any]], followed: Sequence[PartitionSlice]
+def settle_followed(
+    rows: list[dict[str, Any]], followed: Sequence[PartitionSlice], target: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """Rows of a migrate job: a followed slice whose copy failed is not verified (as ``_migrate_rows`` has it),
-    whatever its follower found; the follower's time stamps and executor stay."""
+    """The rows of a migrate job once every task has ended, with the verdict on each followed slice settled.
+
+    A followed slice whose copy failed is not verified (as ``_migrate_rows`` has it), whatever its
+    follower found; the follower's time stamps and executor stay. A follower that matched its slice
+    stopped at the high watermark it saw while the copy may still have been writing, so the target's
+    end is read again now (one ListOffsets request per followed slice, on the driver): records past
+    the verified end are extra records on the target, as a verification after the copy would find.
+    """
+    from kafka_migration.reader import end_offset
     from kafka_migration.verify import PartitionVerification
 
     slices = {(s.source_topic, s.partition): s for s in followed}
@@ -171,9 +178,23 @@ def unverified_where_copy_failed(
     out = []
     for row in rows:
         key = (row.get("source_topic"), row.get("partition"))
-        if row.get("step") == "verify" and key in failed and key in slices:
+        piece = slices.get(key)
+        if row.get("step") != "verify" or piece is None:
+            pass
+        elif key in failed:
             kept = {k: row[k] for k in ("started", "ended", "executor", "step") if k in row}
-            row = {**asdict(PartitionVerification.failed(slices[key], COPY_FAILED)), **kept}
+            row = {**asdict(PartitionVerification.failed(piece, COPY_FAILED)), **kept}
+        elif row.get("match"):
+            try:
+                end = end_offset(target, piece.target_topic, piece.partition, what="target")
+            except Exception as exc:  # the verdict needs this read: without it the slice is unverified
+                message = f"could not read the target's end after the copy: {exc}"
+                row = {**row, "match": False, "error": message, "first_difference": message, "offset_map": []}
+            else:
+                if end > row["target_end"]:
+                    extra = {"first_source_offset": None, "first_target_offset": row["target_end"], "offset_map": []}
+                    row = {**row, **extra, "match": False, "first_difference": "extra record on the target"}
+                    row["target_end"] = end
         out.append(row)
     return out
 
@@ -315,7 +336,7 @@ def run_job(
         }
     seconds = round(time.monotonic() - started, 3)
     if followed:
-        rows = unverified_where_copy_failed(rows, followed)
+        rows = settle_followed(rows, followed, target)
     by_topic: dict[str, dict[str, list[dict[str, Any]]]] = {k: {t.source_topic: [] for t in topics} for k in kinds}
     for row in rows:
         fields = dict(row if isinstance(row, dict) else asdict(row))

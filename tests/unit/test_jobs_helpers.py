@@ -297,9 +297,12 @@ class TestMigrate:
         assert results["copy"].step == "copy" and results["verify"].step == "verify"
         assert results["copy"].ok and results["verify"].ok
 
-    def test_a_big_slice_is_followed_when_the_slots_allow_copy_and_follower_at_once(self) -> None:
+    def test_a_big_slice_is_followed_when_the_slots_allow_copy_and_follower_at_once(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         big = SMALL_SLICE_OFFSETS + 1
-        rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2)]
+        monkeypatch.setattr("kafka_migration.reader.end_offset", lambda *a, **k: big)  # nothing after the follower
+        rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2, target_end=big)]
         ctx = FakeContext(rows, slots=2)
         done = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
         assert ctx.modes == [COPY, FOLLOW]
@@ -308,6 +311,27 @@ class TestMigrate:
         ctx = FakeContext(rows, slots=1)
         run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
         assert ctx.modes == [MIGRATE]
+
+    @pytest.mark.parametrize("end", [SMALL_SLICE_OFFSETS + 2, None])
+    def test_records_written_after_a_follower_ended_are_extra(
+        self, monkeypatch: pytest.MonkeyPatch, end: int | None
+    ) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+
+        def end_offset(settings: Any, topic: str, partition: int, *, what: str) -> int:
+            if end is None:
+                raise CopyError("target unreachable")
+            return end
+
+        monkeypatch.setattr("kafka_migration.reader.end_offset", end_offset)
+        rows = [_copy_row("a", 0, big), _verify_row("a", 0, target_end=big)]
+        (verified,) = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        (row,) = verified.partitions
+        if end is None:  # the end could not be read again: unverified, never a pass
+            assert verified.status == UNVERIFIED and "target unreachable" in row["error"]
+        else:
+            assert verified.status == MISMATCH and row["first_difference"] == "extra record on the target"
+            assert (row["first_target_offset"], row["target_end"]) == (big, end)
 
     def test_a_followed_slice_whose_copy_failed_is_not_verified(self) -> None:
         big = SMALL_SLICE_OFFSETS + 1
