@@ -17,6 +17,8 @@ from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.tls import check_tls_settings
 
 BATCH = 1000
+# In the error of a reader that followed a writer and gave up waiting for more (``read_range(follow=...)``).
+FOLLOW_GAVE_UP = "while the verification waited for the copy"
 # consume() returns once it has the number of messages asked for, else after this long
 # (also after the partition end was seen): short, so the end of a range costs no wait.
 POLL_SECONDS = 0.01
@@ -94,8 +96,8 @@ def read_range(
                     if waiting:
                         raise ClusterTimeoutError(
                             f"{what.capitalize()} {topic}[{partition}] on the {cluster_label(what, settings)} got no "
-                            f"new record for {idle_timeout:.0f}s (socket.timeout.ms) while the verification waited "
-                            f"for the copy at offset {next_offset} ({yielded} records read from offset {start}): "
+                            f"new record for {idle_timeout:.0f}s (socket.timeout.ms) {FOLLOW_GAVE_UP} "
+                            f"at offset {next_offset} ({yielded} records read from offset {start}): "
                             "the copy stopped or failed before writing the whole range, or the target is not answering."
                         )
                     raise ClusterTimeoutError(

@@ -116,7 +116,7 @@ def _migrate_rows(
 
 # How a unit of the migrate job runs its slices: copy then verify them (one task), or only copy a big
 # slice while another task verifies it behind the copy ("follow").
-MIGRATE, COPY, FOLLOW = "migrate", "copy", "follow"
+MIGRATE, COPY, FOLLOW, VERIFY = "migrate", "copy", "follow", "verify"
 
 
 def migrate_units(tasks: Sequence[list[PartitionSlice]], slots: int) -> list[tuple[str, list[PartitionSlice]]]:
@@ -151,11 +151,11 @@ def _unit_rows(
         return [
             {**row, "step": "copy"} for row in _task_rows(copy_partitions_safely, task, source, target, copy_address)
         ]
-    if mode == FOLLOW:
-        from kafka_migration.verify import verify_partitions_following
+    if mode in (FOLLOW, VERIFY):
+        from kafka_migration.verify import verify_partitions_following, verify_partitions_safely
 
-        rows = _task_rows(verify_partitions_following, task, source, target, verify_address)
-        return [{**row, "step": "verify"} for row in rows]
+        work = verify_partitions_following if mode == FOLLOW else verify_partitions_safely
+        return [{**row, "step": "verify"} for row in _task_rows(work, task, source, target, verify_address)]
     return _migrate_rows(task, source, target, copy_address, verify_address)
 
 
@@ -197,6 +197,20 @@ def settle_followed(
                     row["target_end"] = end
         out.append(row)
     return out
+
+
+def gave_up_following(rows: list[dict[str, Any]], followed: Sequence[PartitionSlice]) -> list[PartitionSlice]:
+    """Followed slices whose copy succeeded but whose follower gave up waiting for records (a copy that
+    wrote fewer than the source holds): verified again once the copy has ended, to name what differs."""
+    from kafka_migration.reader import FOLLOW_GAVE_UP
+
+    copied = {(r["source_topic"], r["partition"]) for r in rows if r.get("step") == "copy" and not r.get("error")}
+    waited = {
+        (r["source_topic"], r["partition"])
+        for r in rows
+        if r.get("step") == "verify" and FOLLOW_GAVE_UP in (r.get("error") or "")
+    }
+    return [s for s in followed if (s.source_topic, s.partition) in copied & waited]
 
 
 def _task_error(exc: BaseException) -> str:
@@ -337,6 +351,18 @@ def run_job(
     seconds = round(time.monotonic() - started, 3)
     if followed:
         rows = settle_followed(rows, followed, target)
+        again = gave_up_following(rows, followed)
+        if again:  # the copies have ended: a plain verification, as the verify step would run it
+            names = ", ".join(f"{s.source_topic}[{s.partition}]" for s in again)
+            log.info("verifying again after their copy (the follower gave up waiting): %s", names)
+            try:
+                redone = sc.parallelize([(VERIFY, [s]) for s in again], len(again)).flatMap(run).collect()
+            except Exception as exc:  # keep the followers' rows: unverified, never passed
+                log.error("verifying followed slices again failed: %s", _task_error(exc))
+                redone = []
+            keys = {(r["source_topic"], r["partition"]) for r in redone}
+            rows = [r for r in rows if r.get("step") != "verify" or (r["source_topic"], r["partition"]) not in keys]
+            rows += redone
     by_topic: dict[str, dict[str, list[dict[str, Any]]]] = {k: {t.source_topic: [] for t in topics} for k in kinds}
     for row in rows:
         fields = dict(row if isinstance(row, dict) else asdict(row))

@@ -66,8 +66,15 @@ class FakeContext:
     The task function is never called, so nothing talks to Kafka.
     """
 
-    def __init__(self, rows: list[Any] | None = None, fail: Exception | None = None, slots: int = 1) -> None:
+    def __init__(
+        self,
+        rows: list[Any] | None = None,
+        fail: Exception | None = None,
+        slots: int = 1,
+        then: list[Any] | None = None,
+    ) -> None:
         self.rows = rows or []
+        self.then = then  # the rows of a second job, if any
         self.defaultParallelism = slots
         self.fail = fail
         self.groups: list[str] = []
@@ -95,4 +102,5 @@ class FakeContext:
     def collect(self) -> list[Any]:
         if self.fail is not None:
             raise self.fail
-        return list(reversed(self.rows))  # the driver must not rely on task order
+        rows, self.rows = self.rows, self.then if self.then is not None else self.rows
+        return list(reversed(rows))  # the driver must not rely on task order

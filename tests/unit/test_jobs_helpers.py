@@ -19,6 +19,7 @@ from kafka_migration.spark.jobs import (
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
+    VERIFY,
     _migrate_rows,
     _task_error,
     bundle_topics,
@@ -332,6 +333,20 @@ class TestMigrate:
         else:
             assert verified.status == MISMATCH and row["first_difference"] == "extra record on the target"
             assert (row["first_target_offset"], row["target_end"]) == (big, end)
+
+    def test_a_follower_that_gave_up_waiting_after_a_good_copy_is_verified_again(self) -> None:
+        from kafka_migration.reader import FOLLOW_GAVE_UP
+
+        big = SMALL_SLICE_OFFSETS + 1
+        rows = [_copy_row("a", 0, big), _verify_row("a", 0, match=False, error=f"no new record {FOLLOW_GAVE_UP}")]
+        # The copy reported success but wrote a record less: verified after it ended, the difference is named.
+        missing = _verify_row("a", 0, match=False, at=130.0, first_difference="record missing on the target")
+        ctx = FakeContext(rows, slots=2, then=[missing])
+        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        assert ctx.modes == [VERIFY]
+        assert verified.status == MISMATCH and "record missing on the target" in (verified.error or "")
+        (row,) = verified.partitions
+        assert row["started"] == 130.0
 
     def test_a_followed_slice_whose_copy_failed_is_not_verified(self) -> None:
         big = SMALL_SLICE_OFFSETS + 1
