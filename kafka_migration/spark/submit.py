@@ -30,7 +30,7 @@ from kafka_migration.executor_env import configured_executor_env, executor_env_c
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.jobs import RESULTS_WRITTEN
-from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
+from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup, worker_daemon_conf
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
 
@@ -150,7 +150,7 @@ def submit_command(
         "--conf",
         "spark.ui.showConsoleProgress=false",
     ]
-    conf = settings.submit_conf()
+    conf = worker_daemon_conf(settings.submit_conf(), settings.master, os.environ.get("PYSPARK_PYTHON", sys.executable))
     conf = conf if startup is None else startup.conf(conf)
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
