@@ -341,3 +341,27 @@ def run_step(
         step, plan_path, {step: results_path}, source, target, settings, jobs, on_line=on_line, on_start=on_start
     )
     return app.wait()[step]
+
+
+def migrate_application(
+    directory: Path,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    spark: SparkSettings,
+    on_line: Callable[[str], None] | None = None,
+    on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+    wait: bool = False,
+) -> SparkApplication:
+    """A run's one Spark application (step ``migrate``) for the run files in ``directory``: the copy, and
+    the verification of each slice right after its copy. ``wait``: started ahead of the plan (see above)."""
+    return SparkApplication(
+        "migrate",
+        directory / "plan.json",
+        {"copy": directory / "copy.json", "verify": directory / "verify.json"},
+        source,
+        target,
+        spark,
+        on_line=on_line,
+        on_start=on_start,
+        wait=wait,
+    )
