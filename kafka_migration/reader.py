@@ -3,11 +3,12 @@
 Shared by the copy and the verification, so both agree on what "the range" is:
 offsets ``[start, end)`` of the source as fixed in the plan, skipping the offsets
 that hold no record (transaction markers, compacted records). ``end=None`` reads
-up to the high watermark seen when the reader reaches it.
+up to the high watermark the reader's latest fetch reported.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
@@ -87,9 +88,16 @@ def read_range(
         next_offset = start
         yielded = 0
         waiting = False  # at the high watermark, told by ``follow`` to wait for more
+        high = -1  # the high watermark of the latest fetch, once this read has received a record
         while True:
-            # Never ask for more than the range still holds: consume() would wait for them.
-            wanted = BATCH if end is None else max(1, min(BATCH, end - next_offset))
+            # Never ask for more than the range still holds: consume() would wait for them. Open-ended:
+            # one record first, then up to the fetched high watermark.
+            if end is not None:
+                wanted = max(1, min(BATCH, end - next_offset))
+            elif follow is not None:  # behind a writer: whatever has arrived
+                wanted = BATCH
+            else:
+                wanted = max(1, min(BATCH, high - next_offset)) if high >= 0 else 1
             messages = consumer.consume(num_messages=wanted, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
@@ -108,21 +116,37 @@ def read_range(
                     )
                 continue
             last_progress = time.monotonic()
-            if follow is None or end is not None:
-                batch, after, done = _in_range(messages, end, fail)
-            else:
-                batch, after, done = _behind(messages, fail)
+            following = follow is not None and end is None
+            batch, after, done = _behind(messages, fail) if following else _in_range(messages, end, fail)
             if after is not None:
                 next_offset = after
             if batch:
                 yielded += len(batch)
                 yield batch
+            if end is None and batch and not done:
+                # At the high watermark the latest fetch reported: the end, without waiting for the
+                # partition-EOF event, which needs one more fetch (an empty one, held fetch.wait.max.ms
+                # by the broker). Read only once a record of this read arrived, so the value comes from
+                # this read's fetches. Records held back by read_committed (an open transaction) never
+                # reach it: then the EOF event ends the read, as before.
+                high = _fetched_high_watermark(consumer, TopicPartition(topic, partition))
+                done = 0 <= high <= next_offset
             if done:
                 if follow is None or end is not None or follow(yielded):
                     return
                 waiting = True
     finally:
         consumer.close()
+
+
+def _fetched_high_watermark(consumer: Any, partition: Any) -> int:
+    """The high watermark of the consumer's latest fetch of ``partition`` (no request), or -1 if none yet."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return int(consumer.get_watermark_offsets(partition, cached=True)[1])
+    except KafkaException:
+        return -1
 
 
 def _in_range(
@@ -177,23 +201,42 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
     return batch, batch[-1].offset() + 1 if batch else None, messages[-1].error() is not None
 
 
+# One consumer per cluster (settings) and Python worker for ``end_offset``: a new consumer's connection
+# and metadata cost far more than the ListOffsets request itself, and a task of small slices asks once
+# per slice. Used for nothing else; tasks in a worker run one after another.
+_WATERMARK_CONSUMERS: dict[str, Any] = {}
+
+
 def end_offset(
     settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float | None = None
 ) -> int:
-    """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait."""
+    """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait.
+
+    A failure drops the worker's consumer; one that had served earlier calls gets one more try afresh,
+    so a long-lived consumer's stale view never fails a slice that a new one would copy.
+    """
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     check_tls_settings(what, settings)
     timeout = stall_timeout(settings) if timeout is None else timeout
-    consumer = Consumer(consumer_settings(settings))
-    try:
-        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1])
-    except KafkaException as exc:
-        lost = exc.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
-        raise (ClusterTimeoutError if lost else CopyError)(
-            f"Could not read the end offset of {what} {topic}[{partition}] from the {cluster_label(what, settings)} "
-            f"within {timeout:.0f}s: {exc.args[0].str()}. Check that the {what} cluster is reachable and the topic "
-            "exists, then rerun."
-        ) from exc
-    finally:
-        consumer.close()
+    key = json.dumps(sorted(settings.items()), default=str)
+    while True:
+        consumer = _WATERMARK_CONSUMERS.get(key)
+        reused = consumer is not None
+        if consumer is None:
+            consumer = _WATERMARK_CONSUMERS[key] = Consumer(consumer_settings(settings))
+        try:
+            return int(
+                consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)[1]
+            )
+        except KafkaException as exc:
+            del _WATERMARK_CONSUMERS[key]
+            consumer.close()
+            lost = exc.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+            if reused and not lost:
+                continue
+            raise (ClusterTimeoutError if lost else CopyError)(
+                f"Could not read the end offset of {what} {topic}[{partition}] from the "
+                f"{cluster_label(what, settings)} within {timeout:.0f}s: {exc.args[0].str()}. Check that the "
+                f"{what} cluster is reachable and the topic exists, then rerun."
+            ) from exc
