@@ -23,18 +23,15 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, LeaseKey, lease_ttl_from_env
 from kafka_migration.ledger.store import redact_url
 from kafka_migration.plan import MigrationPlan
-from kafka_migration.planner import Claim, build_plan, new_run_id
+from kafka_migration.planner import Claim, build_plan
 from kafka_migration.results import TopicOutcome
-from kafka_migration.spark.submit import SparkApplication, SparkSettings, can_wait
+from kafka_migration.run_files import new_run_id, run_dir
+from kafka_migration.spark.submit import SparkApplication, SparkSettings, can_wait, migrate_application
 from kafka_migration.summary import TopicSummary, all_verified, run_status, summarize
 from kafka_migration.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.topics import create_target_topics
 
 log = logging.getLogger(__name__)
-
-
-def run_dir(state_dir: Path, run_id: str) -> Path:
-    return Path(state_dir) / "runs" / run_id
 
 
 @dataclass
@@ -127,25 +124,34 @@ def run_migration(
     on_line: Callable[[str], None] | None = None,
     on_step: Callable[[str], None] | None = None,
     lease_ttl: float | None = None,
+    run_id: str | None = None,
+    app: SparkApplication | None = None,
+    started: float | None = None,
 ) -> RunOutcome:
     """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
 
     The Spark application starts first and waits for the plan: its start-up runs while the run is planned.
+    A caller may have started it earlier still (``migrate_application`` with ``wait=True`` for the
+    directory of ``run_id``), e.g. before its own imports: from then on this function owns ``app``,
+    tells it to go or stops it. ``started``: when the run began for the user (default: now).
     """
-    started = time.time()
+    started = time.time() if started is None else started
     spark = spark or SparkSettings()
-    ttl = lease_ttl if lease_ttl is not None else lease_ttl_from_env()
-    source_cluster = KafkaCluster(source)
-    target_cluster = KafkaCluster(target)
-    run_id = new_run_id()
-    holder = Holder.this_process(run_id)
-    claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-    directory = run_dir(state_dir, run_id)
-    running: list[subprocess.Popen[str]] = []
-    app: SparkApplication | None = None
-    if not options.dry_run and can_wait(spark):
-        app = _migrate_app(directory, source, target, spark, on_line, running.append, wait=True)
     try:
+        ttl = lease_ttl if lease_ttl is not None else lease_ttl_from_env()
+        source_cluster = KafkaCluster(source)
+        target_cluster = KafkaCluster(target)
+    except BaseException:
+        _abort(app)
+        raise
+    run_id = run_id or new_run_id()
+    holder = Holder.this_process(run_id)
+    directory = run_dir(state_dir, run_id)
+    running: list[subprocess.Popen[str]] = [app.process] if app is not None else []
+    if app is None and not options.dry_run and can_wait(spark):
+        app = migrate_application(directory, source, target, spark, on_line, running.append, wait=True)
+    try:
+        claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
         plan = _plan(source_cluster, target_cluster, options, ledger, run_id, claim, state_dir)
         directory = run_dir(state_dir, plan.run_id)
         if on_plan is not None:
@@ -175,7 +181,7 @@ def run_migration(
             planned = time.time()
             heartbeat.check()
             if app is None:
-                app = _migrate_app(directory, source, target, spark, on_line, running.append, wait=False)
+                app = migrate_application(directory, source, target, spark, on_line, running.append, wait=False)
             else:
                 app.go()
             if on_step is not None:
@@ -241,29 +247,6 @@ def _plan(
             release_leases(ledger, run_id)
         raise
     return plan
-
-
-def _migrate_app(
-    directory: Path,
-    source: ClusterConfig,
-    target: ClusterConfig,
-    spark: SparkSettings,
-    on_line: Callable[[str], None] | None,
-    on_start: Callable[[subprocess.Popen[str]], None],
-    wait: bool,
-) -> SparkApplication:
-    """The run's one Spark application: copy, and verification of each slice right after its copy."""
-    return SparkApplication(
-        "migrate",
-        directory / "plan.json",
-        {"copy": directory / "copy.json", "verify": directory / "verify.json"},
-        source,
-        target,
-        spark,
-        on_line=on_line,
-        on_start=on_start,
-        wait=wait,
-    )
 
 
 def _failure(ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None) -> BaseException:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -21,15 +20,11 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.positions import partition_positions
+from kafka_migration.run_files import new_run_id
 from kafka_migration.stale_state import stale_state_problems
 from kafka_migration.topics import plan_topic
 
 log = logging.getLogger(__name__)
-
-
-def new_run_id(prefix: str = "cli") -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
 
 
 def safe_run_id(raw: str) -> str:

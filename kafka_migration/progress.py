@@ -79,6 +79,12 @@ class ProgressCollector:
 
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
+        # Wake the receiver from its blocking wait now: otherwise the step's end waits out its timeout.
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as wake:
+                wake.sendto(b"", ("127.0.0.1", self.address[1]))
+        except OSError:
+            pass
         for thread in self._threads:
             thread.join(timeout=2)
         self._sock.close()

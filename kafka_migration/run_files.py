@@ -8,12 +8,25 @@ half-written, or not the plan the ledger recorded for the run.
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import RunFileError
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import StepResults
+
+
+def new_run_id(prefix: str = "cli") -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_dir(state_dir: Path, run_id: str) -> Path:
+    """Where a run's plan and results files live."""
+    return Path(state_dir) / "runs" / run_id
+
 
 REPLAN = (
     "Clear this DAG run's 'plan' task together with its downstream tasks: it plans again under the same run id, "

@@ -192,7 +192,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.airflow.tasks import executor_env
         from kafka_migration.executor_env import executor_env_conf
-        from kafka_migration.spark.startup import default_archive_dir, driver_startup
+        from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
         target = KafkaClusterHook(self.target_conn_id, "target").get_cluster_config()
@@ -234,6 +234,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
                 self.log.info("Executors run the shipped environment %s", conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
         startup = driver_startup(default_archive_dir(), deploy_mode)
+        conf = worker_daemon_conf(conf, hook._connection.get("master"), env["PYSPARK_PYTHON"])
         self.conf = startup.conf(conf)
         self._hook = self._get_hook()
         return startup

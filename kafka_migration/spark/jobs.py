@@ -516,10 +516,32 @@ def _write_results(
     return bad
 
 
+NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
+
+
+def _skip_numpy_conversion() -> None:
+    """Unregister PySpark's py4j converters for numpy values: this driver sends the JVM none.
+
+    py4j asks every registered converter about every argument of a JVM call, and these answer the
+    first question by importing ``pyspark.testing.utils`` (with pandas and protobuf) to learn
+    whether numpy is installed: ~0.5 s of CPU in every driver's start-up, before the SparkContext.
+    """
+    from py4j import protocol
+
+    converters = getattr(protocol, "INPUT_CONVERTER", None)
+    if isinstance(converters, list):
+        converters[:] = [c for c in converters if type(c).__name__ not in NUMPY_CONVERTERS]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point behind ``spark_jobs/*.py``: exit 0 when every topic is OK, 1 otherwise (3: told not to run)."""
     driver_started = time.time()
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark
+
+    prefer_installed_pyspark()  # before the first import of pyspark: its compiled modules, not the zip's sources
     from pyspark import SparkConf, SparkContext
+
+    _skip_numpy_conversion()
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stdout)
     args = _parse(sys.argv[1:] if argv is None else argv)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,3 +116,21 @@ def driver_startup(archive_dir: Path | None, deploy_mode: str | None = "client")
     writing = archive.with_name(f"{archive.stem}.{uuid.uuid4().hex[:8]}.writing")
     options = f"{C1_ONLY} {_path_option('ArchiveClassesAtExit', writing)} {QUIET_ARCHIVE}"
     return DriverStartup(options, archive, writing)
+
+
+DAEMON_MODULE = "spark.python.daemon.module"
+COMPILED_DAEMON = "kafka_migration.spark.daemon"
+
+
+def worker_daemon_conf(conf: Mapping[str, str], master: str | None, worker_python: str) -> dict[str, str]:
+    """``conf`` with the daemon that imports compiled PySpark (spark/daemon.py), where it is safe.
+
+    Only in local mode and when the workers run this very Python (``PYSPARK_PYTHON``), which has
+    kafka_migration installed: a daemon module the executors lack would fail every task obscurely.
+    A daemon the user set, or a Python of their own, wins.
+    """
+    if not (master or "").startswith("local") or DAEMON_MODULE in conf or "spark.pyspark.python" in conf:
+        return dict(conf)
+    if os.path.abspath(worker_python) != os.path.abspath(sys.executable):
+        return dict(conf)
+    return {**conf, DAEMON_MODULE: COMPILED_DAEMON}

@@ -30,7 +30,7 @@ from kafka_migration.executor_env import configured_executor_env, executor_env_c
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.jobs import RESULTS_WRITTEN
-from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup
+from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup, worker_daemon_conf
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
 
@@ -150,7 +150,7 @@ def submit_command(
         "--conf",
         "spark.ui.showConsoleProgress=false",
     ]
-    conf = settings.submit_conf()
+    conf = worker_daemon_conf(settings.submit_conf(), settings.master, os.environ.get("PYSPARK_PYTHON", sys.executable))
     conf = conf if startup is None else startup.conf(conf)
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]
@@ -341,3 +341,27 @@ def run_step(
         step, plan_path, {step: results_path}, source, target, settings, jobs, on_line=on_line, on_start=on_start
     )
     return app.wait()[step]
+
+
+def migrate_application(
+    directory: Path,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    spark: SparkSettings,
+    on_line: Callable[[str], None] | None = None,
+    on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+    wait: bool = False,
+) -> SparkApplication:
+    """A run's one Spark application (step ``migrate``) for the run files in ``directory``: the copy, and
+    the verification of each slice right after its copy. ``wait``: started ahead of the plan (see above)."""
+    return SparkApplication(
+        "migrate",
+        directory / "plan.json",
+        {"copy": directory / "copy.json", "verify": directory / "verify.json"},
+        source,
+        target,
+        spark,
+        on_line=on_line,
+        on_start=on_start,
+        wait=wait,
+    )

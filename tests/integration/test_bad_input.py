@@ -137,7 +137,7 @@ def test_cli_refuses_before_writing(prepared, clusters, capfd: pytest.CaptureFix
     _no_spark_left(state)
 
 
-def _no_spark_left(state: Path) -> None:
+def _no_spark_left(state: Path, within: float = 30.0) -> None:
     """The Spark application started while planning (it waits for the plan) is gone once the refusal is out."""
     import psutil
 
@@ -149,7 +149,7 @@ def _no_spark_left(state: Path) -> None:
                 found.append(cmdline)
         return found
 
-    deadline = time.monotonic() + 30  # the Python driver follows its JVM within moments
+    deadline = time.monotonic() + within  # the Python driver follows its JVM within moments
     while left() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left() == []
@@ -198,3 +198,30 @@ def test_cli_exit_2_on_unreachable_cluster_without_secrets_in_output(clusters, t
     assert result.returncode == 2
     assert "Cannot reach the target cluster at 127.0.0.1:1" in result.stderr
     assert "s3cr3t-value" not in result.stderr + result.stdout
+
+
+def test_cli_unreachable_ledger_stops_the_spark_application_started_ahead(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Spark starts before the ledger is opened (its start-up overlaps the rest); a ledger that cannot be
+    opened still ends in one line and exit 2, with that application gone and nothing written."""
+    state = tmp_path / "state"
+    code = main(
+        [
+            "run",
+            "--source",
+            "127.0.0.1:1",
+            "--target",
+            "127.0.0.1:2",
+            "--state-dir",
+            str(state),
+            "--ledger",
+            "postgresql://postgres@127.0.0.1:1/kafka_migration",
+        ]
+    )
+    _out, err = capfd.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == EXIT_BAD_INPUT, err
+    assert len(lines) == 1 and "Cannot open the ledger" in lines[0], err
+    assert not (state / "runs").exists()
+    _no_spark_left(state, within=2.0)  # stopped, not left to find out by itself that the CLI is gone

@@ -134,3 +134,111 @@ def test_default_master_oversubscribes_the_cores(monkeypatch: pytest.MonkeyPatch
     assert default_master() == "local[6]"
     monkeypatch.setenv("KAFKA_MIGRATION_SPARK_MASTER", "spark://h:7077")
     assert default_master() == "spark://h:7077"
+
+
+# --- PySpark's compiled modules instead of Spark's source zip (spark/pythonpath.py, spark/daemon.py) ---
+
+
+def _spark_home(tmp_path: Path, zipped: str, installed: str | None) -> tuple[str, str]:
+    """A SPARK_HOME-style pyspark.zip holding ``pyspark/version.py`` and, optionally, an installed package."""
+    import zipfile
+
+    archive = tmp_path / "spark" / "python" / "lib" / "pyspark.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("pyspark/__init__.py", "")
+        out.writestr("pyspark/version.py", f'__version__: str = "{zipped}"\n')
+    site = tmp_path / "site-packages"
+    if installed is not None:
+        (site / "pyspark").mkdir(parents=True)
+        (site / "pyspark" / "__init__.py").write_text("")
+        (site / "pyspark" / "version.py").write_text(f"__version__: str = '{installed}'\n")
+    return str(archive), str(site)
+
+
+def test_the_zip_goes_behind_the_same_installed_version(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark
+
+    archive, site = _spark_home(tmp_path, "4.3.0", "4.3.0")
+    path = ["/app", archive, "/usr/lib/python3.11", site]
+    assert prefer_installed_pyspark(path) == [archive]
+    assert path == ["/app", "/usr/lib/python3.11", site, archive]
+
+
+@pytest.mark.parametrize("installed", ["4.2.1", None])
+def test_the_zip_stays_first_without_the_same_installed_version(tmp_path: Path, installed: str | None) -> None:
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark
+
+    archive, site = _spark_home(tmp_path, "4.3.0", installed)
+    path = [archive, site]
+    assert prefer_installed_pyspark(path) == []
+    assert path == [archive, site]
+
+
+def test_an_unreadable_zip_changes_nothing(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark
+
+    _archive, site = _spark_home(tmp_path, "4.3.0", "4.3.0")
+    broken = tmp_path / "other" / "pyspark.zip"
+    broken.parent.mkdir()
+    broken.write_text("not a zip")
+    path = [str(broken), site]
+    assert prefer_installed_pyspark(path) == []
+    assert path == [str(broken), site]
+
+
+def test_this_installation_has_the_same_pyspark_in_both_places() -> None:
+    """The product's own environment: the installed package and spark-submit's zip agree, so the zip moves."""
+    import pyspark
+
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark
+
+    archive = Path(pyspark.__file__).parent / "python" / "lib" / "pyspark.zip"
+    site = str(Path(pyspark.__file__).parent.parent)
+    path = [str(archive), site]
+    assert prefer_installed_pyspark(path) == [str(archive)]
+
+
+def test_the_compiled_daemon_only_for_local_executors_running_this_python() -> None:
+    import sys
+
+    from kafka_migration.spark.startup import COMPILED_DAEMON, DAEMON_MODULE, worker_daemon_conf
+
+    assert worker_daemon_conf({}, "local[4]", sys.executable) == {DAEMON_MODULE: COMPILED_DAEMON}
+    assert worker_daemon_conf({}, "local-cluster[2,1,1024]", sys.executable)[DAEMON_MODULE] == COMPILED_DAEMON
+    assert worker_daemon_conf({}, "spark://master:7077", sys.executable) == {}
+    assert worker_daemon_conf({}, "yarn", sys.executable) == {}
+    assert worker_daemon_conf({}, "local[4]", "/opt/other/bin/python3") == {}
+    assert worker_daemon_conf({"spark.pyspark.python": "/x/python"}, "local[2]", sys.executable) == {
+        "spark.pyspark.python": "/x/python"
+    }
+    theirs = {DAEMON_MODULE: "my.daemon"}
+    assert worker_daemon_conf(theirs, "local[2]", sys.executable) == theirs
+
+
+def test_submit_command_names_the_compiled_daemon_in_local_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_migration.spark.startup import COMPILED_DAEMON, DAEMON_MODULE
+
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    command = submit_command("migrate", Path("p.json"), Path("r.json"), [], SparkSettings(master="local[2]"))
+    assert f"{DAEMON_MODULE}={COMPILED_DAEMON}" in command
+    command = submit_command("migrate", Path("p.json"), Path("r.json"), [], SparkSettings(master="spark://h:7077"))
+    assert not any(arg.startswith(DAEMON_MODULE) for arg in command)
+
+
+def test_the_driver_drops_the_numpy_converters_that_import_pandas() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from kafka_migration.spark.jobs import _skip_numpy_conversion\n"
+        "import pyspark\n"
+        "from py4j import protocol\n"
+        "_skip_numpy_conversion()\n"
+        "for converter in protocol.INPUT_CONVERTER:\n"
+        "    converter.can_convert('a string argument')\n"
+        "print('pyspark.testing' in sys.modules, len(protocol.INPUT_CONVERTER))\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert found[0] == "False" and int(found[1]) > 0
