@@ -6,7 +6,8 @@ Kafka settings (secrets included) reach spark-submit through its environment,
 resolved from the Airflow connections at run time; they are never rendered into
 templates, arguments or XCom. On YARN and Kubernetes, where the provider turns that
 environment into ``--conf`` arguments, secrets go by reference
-(kafka_migration/spark/driver_env.py).
+(kafka_migration/spark/driver_env.py). With the driver inside spark-submit (client deploy mode) the task
+ends once the driver has written its results, not when Spark has stopped (``submit_until_results``).
 """
 
 from __future__ import annotations
