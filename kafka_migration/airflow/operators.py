@@ -6,14 +6,18 @@ Kafka settings (secrets included) reach spark-submit through its environment,
 resolved from the Airflow connections at run time; they are never rendered into
 templates, arguments or XCom. On YARN and Kubernetes, where the provider turns that
 environment into ``--conf`` arguments, secrets go by reference
-(kafka_migration/spark/driver_env.py).
+(kafka_migration/spark/driver_env.py). With the driver inside spark-submit (client deploy mode) the task
+ends once the driver has written its results, not when Spark has stopped (``submit_until_results``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -22,7 +26,61 @@ from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.submit import entry_point
 
 if TYPE_CHECKING:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
     from kafka_migration.spark.startup import DriverStartup
+
+RESULTS_WRITTEN_LINE = "kafka_migration.spark: results written"  # kafka_migration/spark/jobs.py RESULTS_WRITTEN
+
+
+def _until_results_written(lines: Iterator[str], written: threading.Event) -> Iterator[str]:
+    """The driver's output up to and including the line that says every results file is complete."""
+    for line in lines:
+        yield line
+        if line.rstrip().endswith(RESULTS_WRITTEN_LINE):
+            written.set()
+            return
+
+
+def _drain(process: subprocess.Popen[str], lines: Iterator[str]) -> None:
+    """Read Spark's stop (not logged: the task may have ended by then) and reap the process."""
+    for _ in lines:
+        pass
+    process.wait()
+
+
+def submit_until_results(hook: SparkSubmitHook, application: str) -> bool:
+    """The provider's ``SparkSubmitHook.submit`` for a driver inside spark-submit (client deploy mode), except
+    that it returns as soon as the driver has logged that its results files are complete, as the CLI does
+    (``SparkApplication.detach``): the SparkContext stop and JVM exit (~1.5-2 s) then overlap the next task
+    instead of delaying it; the rest of the output is drained and the process reaped in the background.
+    True when it returned early (success is then read from the results files, as the driver's exit code
+    would say it); False when spark-submit ended without that line (exit code checked as the provider does).
+    """
+    from airflow.exceptions import AirflowException
+
+    command = hook._build_spark_submit_command(application)
+    env = {**os.environ, **hook._env} if hook._env else None
+    hook._submit_sp = process = subprocess.Popen(  # on_kill stops it through the hook, as before
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=-1, universal_newlines=True, env=env
+    )
+    assert process.stdout is not None
+    lines = iter(process.stdout)
+    written = threading.Event()
+    try:
+        hook._process_spark_submit_log(_until_results_written(lines, written))
+        if written.is_set():
+            threading.Thread(target=_drain, args=(process, lines), name="spark-submit-drain", daemon=True).start()
+            hook.log.info("The driver wrote its results; Spark stops by itself (not waited for).")
+            return True
+        returncode = process.wait()
+        if returncode:
+            raise AirflowException(
+                f"Cannot execute: {hook._mask_cmd(command)}. Error code is: {returncode}.{hook._submit_log_tail}"
+            )
+        return False
+    finally:
+        hook._run_post_submit_commands()
 
 
 class MigrationSparkOperator(SparkSubmitOperator):
@@ -89,12 +147,46 @@ class MigrationSparkOperator(SparkSubmitOperator):
             self.job["run_id"],
             ", ".join(self.job["topics"]),
         )
-        succeeded = False
+        succeeded = detached = False
         try:
-            super().execute(context)
+            if self._can_detach(startup):
+                detached = submit_until_results(self._hook, self.application)
+            else:
+                super().execute(context)
             succeeded = True
         finally:
             startup.finish(succeeded)
+        if detached:
+            self._check_results()
+
+    def _can_detach(self, startup: DriverStartup) -> bool:
+        """The driver runs inside spark-submit here (not cluster deploy mode, not Kubernetes) and its JVM
+        writes no class archive (put in place only once the JVM has exited): the task need not wait for
+        Spark to stop once the results are written."""
+        hook = self._hook
+        return (
+            startup.writing is None
+            and hook is not None
+            and not getattr(hook, "_is_kubernetes", False)
+            and hook._connection.get("deploy_mode") != "cluster"
+        )
+
+    def _check_results(self) -> None:
+        """After an early return: fail, as the driver's exit code 1 would, when a topic is not OK (the
+        topic_result tasks say why)."""
+        from airflow.exceptions import AirflowException
+
+        from kafka_migration.results import OK, StepResults
+
+        keys = ("copy_results", "verify_results") if self.step == "migrate" else (f"{self.step}_results",)
+        bad = sorted(
+            {name for key in keys for name, t in StepResults.read(self.job[key]).topics.items() if t.status != OK}
+        )
+        if bad:
+            raise AirflowException(
+                f"The Spark {self.step} step wrote its results, but {len(bad)} topic(s) are not OK: {', '.join(bad)} "
+                "(see the topic_result tasks)."
+            )
 
     def prepare(self) -> DriverStartup:
         """Arguments, environment and confs of the submit (no secret in a conf); the driver start-up."""

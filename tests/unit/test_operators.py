@@ -1,4 +1,5 @@
-"""The spark-submit command the DAG's Spark operator builds: no secret on it, on any master.
+"""The spark-submit command the DAG's Spark operator builds: no secret on it, on any master; and the
+operator's task ending once the driver has written its results (not when Spark has stopped).
 
 Builds the command with the Spark provider's own hook (no Spark, no cluster needed). YARN and
 Kubernetes cannot run on this machine, so these tests stop at the command they would run.
@@ -145,3 +146,70 @@ def test_settings_file_is_merged_over_the_extra(connections: Path) -> None:
     config = KafkaClusterHook("kafka_source").get_cluster_config()
     assert config.settings["sasl.password"] == SECRET and "kafka_migration.settings_file" not in config.settings
     assert config.secrets.settings_file == str(connections) and config.secrets.file_keys == {"sasl.password"}
+
+
+def _fake_spark_submit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, body: str):  # type: ignore[no-untyped-def]
+    """A real SparkSubmitHook whose command is a small Python script standing in for spark-submit's output."""
+    import sys
+
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+    script = tmp_path / "fake_submit.py"
+    script.write_text(body)
+    hook = SparkSubmitHook(conn_id="spark_local")
+    monkeypatch.setattr(hook, "_build_spark_submit_command", lambda application: [sys.executable, str(script)])
+    return hook
+
+
+def test_submit_returns_once_the_driver_wrote_its_results(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The task does not wait for Spark to stop (the SparkContext stop and JVM exit) after the results are
+    complete, as the CLI does; spark-submit is still reaped."""
+    import time
+
+    from kafka_migration.airflow.operators import submit_until_results
+
+    done = tmp_path / "stopped"
+    hook = _fake_spark_submit(
+        monkeypatch,
+        tmp_path,
+        "import time, pathlib\n"
+        "print('INFO kafka_migration.spark: verify finished', flush=True)\n"
+        "print('2026-11-23 18:36:54,905 INFO kafka_migration.spark: results written', flush=True)\n"
+        "time.sleep(3)\n"
+        "print('Spark stopping', flush=True)\n"
+        f"pathlib.Path({str(done)!r}).touch()\n",
+    )
+    assert submit_until_results(hook, "app.py") is True
+    process = hook._submit_sp
+    assert process.poll() is None and not done.exists()  # returned while "Spark" was still stopping
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.returncode == 0 and done.exists()  # drained and reaped in the background
+
+
+def test_submit_without_results_fails_on_the_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from airflow.exceptions import AirflowException
+
+    from kafka_migration.airflow.operators import submit_until_results
+
+    hook = _fake_spark_submit(monkeypatch, tmp_path, "import sys\nprint('Exception in thread main')\nsys.exit(7)\n")
+    with pytest.raises(AirflowException, match="Error code is: 7"):
+        submit_until_results(hook, "app.py")
+
+
+def test_early_return_still_fails_a_step_with_a_topic_not_ok(connections: Path, tmp_path: Path) -> None:
+    """What the driver's exit code 1 said (a topic not OK) is read from the results files instead."""
+    from airflow.exceptions import AirflowException
+
+    from kafka_migration.results import StepResults, TopicOutcome
+
+    op = _operator("spark_local")
+    for key, status in (("copy_results", "ok"), ("verify_results", "mismatch")):
+        path = tmp_path / f"{key}.json"
+        outcome = TopicOutcome(source_topic="t", target_topic="t", status=status, seconds=1.0)
+        StepResults(key.split("_")[0], "r1", [0], {"t": outcome}, "2026-11-23T18:00:00Z", 1.0).write(path)
+        op.job[key] = str(path)
+    with pytest.raises(AirflowException, match=r"1 topic\(s\) are not OK: t"):
+        op._check_results()
