@@ -271,12 +271,19 @@ def verify_partitions_safely(
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
+    following: bool = False,
 ) -> list[PartitionVerification]:
-    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted."""
+    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted.
+
+    ``following``: behind copies still running (``verify_partition(following=True)``).
+    """
+    from functools import partial
+
     from kafka_migration.progress import run_guarded_all
 
+    work = partial(verify_partition, following=True) if following else verify_partition
     return run_guarded_all(
-        verify_partition, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
+        work, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
     )
 
 
@@ -286,16 +293,5 @@ def verify_partitions_following(
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
 ) -> list[PartitionVerification]:
-    """``verify_partitions_safely`` behind copies still running (``verify_partition(following=True)``)."""
-    from functools import partial
-
-    from kafka_migration.progress import run_guarded_all
-
-    return run_guarded_all(
-        partial(verify_partition, following=True),
-        PartitionVerification.failed,
-        tasks,
-        source_settings,
-        target_settings,
-        progress_address,
-    )
+    """``verify_partitions_safely`` behind copies still running: the follower tasks' work."""
+    return verify_partitions_safely(tasks, source_settings, target_settings, progress_address, following=True)
