@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from kafka_migration.spark.driver_env import driver_env
+from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.submit import entry_point
 
 if TYPE_CHECKING:
@@ -30,14 +31,12 @@ if TYPE_CHECKING:
 
     from kafka_migration.spark.startup import DriverStartup
 
-RESULTS_WRITTEN_LINE = "kafka_migration.spark: results written"  # kafka_migration/spark/jobs.py RESULTS_WRITTEN
-
 
 def _until_results_written(lines: Iterator[str], written: threading.Event) -> Iterator[str]:
     """The driver's output up to and including the line that says every results file is complete."""
     for line in lines:
         yield line
-        if line.rstrip().endswith(RESULTS_WRITTEN_LINE):
+        if results_written(line):
             written.set()
             return
 

@@ -70,6 +70,11 @@ def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *arg
     return rows
 
 
+def _step_rows(step: str, work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
+    """``_task_rows`` with each row marked with the result kind it belongs to ("copy" or "verify")."""
+    return [{**row, "step": step} for row in _task_rows(work, task, *args)]
+
+
 def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
     """Run one Spark task's slices (on an executor); each result as a dict with ``executor`` added."""
     where = executor_identity()
@@ -148,14 +153,12 @@ def _unit_rows(
     if mode == COPY:
         from kafka_migration.copy import copy_partitions_safely
 
-        return [
-            {**row, "step": "copy"} for row in _task_rows(copy_partitions_safely, task, source, target, copy_address)
-        ]
+        return _step_rows("copy", copy_partitions_safely, task, source, target, copy_address)
     if mode in (FOLLOW, VERIFY):
         from kafka_migration.verify import verify_partitions_following, verify_partitions_safely
 
         work = verify_partitions_following if mode == FOLLOW else verify_partitions_safely
-        return [{**row, "step": "verify"} for row in _task_rows(work, task, source, target, verify_address)]
+        return _step_rows("verify", work, task, source, target, verify_address)
     return _migrate_rows(task, source, target, copy_address, verify_address)
 
 
@@ -324,7 +327,7 @@ def run_job(
         address = addresses.get(step)
 
         def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
-            return [{**row, "step": step} for row in _task_rows(work, task, source, target, address)]
+            return _step_rows(step, work, task, source, target, address)
 
     kinds = STEP_RESULTS[step]
     try:
@@ -609,6 +612,11 @@ def _warm_and_wait(
 
 # Logged once every results file is complete, before Spark stops: the launcher may read them then.
 RESULTS_WRITTEN = "results written"
+
+
+def results_written(line: str) -> bool:
+    """Whether a line of the driver's output is its ``RESULTS_WRITTEN`` log line (read by the launchers)."""
+    return line.rstrip().endswith(f"{log.name}: {RESULTS_WRITTEN}")
 
 
 def _write_results(

@@ -29,7 +29,7 @@ from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
-from kafka_migration.spark.jobs import RESULTS_WRITTEN
+from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup, worker_daemon_conf
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
@@ -251,7 +251,7 @@ class SparkApplication:
         for line in self.process.stdout:
             line = line.rstrip("\n")
             self.tail.append(line)
-            if line.endswith(f"kafka_migration.spark: {RESULTS_WRITTEN}"):
+            if results_written(line):
                 self._written.set()
             if self._on_line is not None:
                 self._on_line(line)
