@@ -9,12 +9,13 @@ from harness.bench import runner, whole
 
 
 def test_rotation_puts_each_kind_first_in_turn() -> None:
-    assert [whole.rotation(whole.KINDS, i) for i in range(4)] == [
+    assert [whole.rotation(("script", "cli", "dag"), i) for i in range(4)] == [
         ("script", "cli", "dag"),
         ("cli", "dag", "script"),
         ("dag", "script", "cli"),
         ("script", "cli", "dag"),
     ]
+    assert whole.KINDS == ("script", "cli", "dag", "dag_api_up")
 
 
 def test_find_timings_at_the_top_under_run_or_as_json_text() -> None:
@@ -86,6 +87,11 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
                 _sample(41.0, trigger_to_summary_seconds=26.0, airflow={"before_first_task": 5.0}),
                 _sample(42.0, trigger_to_summary_seconds=None),
             ],
+            "dag_api_up": [
+                _sample(30.0, trigger_to_summary_seconds=21.0),
+                _sample(31.0, trigger_to_summary_seconds=23.0),
+                _sample(35.0, trigger_to_summary_seconds=28.0),
+            ],
         },
         "one_partition": {"script": [_sample(10.0)], "cli": [_sample(12.5)]},
         "airflow_db_migrate_seconds": 9.0,
@@ -99,11 +105,17 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
     assert w["cli"]["median_parts"] == {"wall": 20.0, "copy": 5.0, "other": 15.0}
     assert w["dag"]["median_before_first_task_seconds"] == 4.0
     assert math.isnan(w["dag"]["median_between_tasks_seconds"])
-    assert o["ratio"] == 0.8 and "dag_over_cli" not in o
+    assert w["dag_api_up_over_cli"] == 1.15 and w["dag_api_up_wall_over_cli"] == 1.55
+    assert w["dag_api_up"]["median_parts"] == {}  # none of its samples recorded parts
+    assert o["ratio"] == 0.8 and "dag_over_cli" not in o and "dag_api_up_over_cli" not in o
     met = runner.targets_met(summary, [whole])
-    assert met["whole.cli_ratio"]["met"] and met["whole.dag_over_cli"]["met"]
+    # the DAG's target is judged with the Execution API up, as a deployed api-server has it
+    assert met["whole.cli_ratio"]["met"] and met["whole.dag_api_up_over_cli"]["met"]
+    assert "whole.dag_over_cli" not in met
     assert met["one_partition.ratio"]["met"] is False
-    assert any("script/CLI: 1.65x" in line for line in whole.table(summary))
+    lines = whole.table(summary)
+    assert any("script/CLI: 1.65x" in line and "1.15x with the Execution API up" in line for line in lines)
+    assert any("DAG, API up trigger->summary" in line for line in lines)
 
 
 def test_summarize_without_runs_is_empty_and_a_missing_ratio_is_nan() -> None:
