@@ -216,6 +216,74 @@ def gave_up_following(rows: list[dict[str, Any]], followed: Sequence[PartitionSl
     return [s for s in followed if (s.source_topic, s.partition) in copied & waited]
 
 
+def _failed_copy(rows: list[dict[str, Any]]) -> bool:
+    return any(row.get("step") == "copy" and row.get("error") for row in rows)
+
+
+def collect_with_followers(
+    sc: Any,
+    units: Sequence[tuple[str, list[PartitionSlice]]],
+    run: Callable[[tuple[str, list[PartitionSlice]]], list[dict[str, Any]]],
+    group: str,
+) -> list[dict[str, Any]]:
+    """The rows of ``migrate_units``' units when some follow a copy: each big slice's copy and its follower
+    run as Spark jobs of their own (the other units as one more), from driver threads, all at once
+    (``migrate_units`` splits only when every unit has a slot).
+
+    A follower waits for records its copy writes; once that copy has failed, nobody writes them and the
+    follower would wait out the stall timeout (socket.timeout.ms) before the failure could be reported.
+    So when a copy's job ends in a failed copy, its follower's job is cancelled at once and the slice is
+    not verified (a failed copy is the verdict, see ``settle_followed``). A failed Spark job cancels every
+    follower and fails the call, as one job's failure did.
+    """
+    from kafka_migration.verify import PartitionVerification
+
+    followed = {task[0]: i for i, (mode, task) in enumerate(units) if mode == FOLLOW}
+    cancelled: set[int] = set()
+
+    def job(name: str, batch: list[tuple[str, list[PartitionSlice]]], cancellable: bool) -> list[dict[str, Any]]:
+        sc.setJobGroup(f"{group}:{name}", f"{group}: {name}", interruptOnCancel=cancellable)
+        return sc.parallelize(batch, len(batch)).flatMap(run).collect()
+
+    def cancel(i: int) -> None:
+        cancelled.add(i)
+        sc.cancelJobGroup(f"{group}:follow{i}")
+
+    rows: list[dict[str, Any]] = []
+    others = [unit for unit in units if unit[0] not in (COPY, FOLLOW)]
+    with ThreadPoolExecutor(max_workers=len(units), thread_name_prefix="migrate-unit") as pool:
+        copies = {
+            pool.submit(job, f"copy{followed[task[0]]}", [(mode, task)], False): followed[task[0]]
+            for mode, task in units
+            if mode == COPY
+        }
+        rest = [pool.submit(job, "slices", others, False)] if others else []
+        follows = {i: pool.submit(job, f"follow{i}", [units[i]], True) for i in followed.values()}
+        try:
+            for future in [*copies, *rest]:
+                found = future.result()
+                rows += found
+                i = copies.get(future)
+                if i is not None and _failed_copy(found):
+                    piece = units[i][1][0]
+                    log.info("copy of %s[%d] failed: its verification stops", piece.source_topic, piece.partition)
+                    cancel(i)
+        except BaseException:
+            for i in follows:
+                cancel(i)
+            raise
+        for i, future in follows.items():
+            try:
+                rows += future.result()
+            except Exception:
+                if i not in cancelled:
+                    raise
+                now = round(time.time(), 3)
+                failed = PartitionVerification.failed(units[i][1][0], COPY_FAILED)
+                rows.append({**asdict(failed), "started": now, "ended": now, "step": "verify"})
+    return rows
+
+
 def _task_error(exc: BaseException) -> str:
     """The Python error raised inside an executor, without the JVM stack around it."""
     text = str(exc)
@@ -331,7 +399,10 @@ def run_job(
 
     kinds = STEP_RESULTS[step]
     try:
-        rows: list[Any] = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
+        if followed:
+            rows: list[Any] = collect_with_followers(sc, tasks, run, f"{step}:{first.source_topic}{more}")
+        else:
+            rows = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
     except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
         error = _task_error(exc)
         log.error("%s of topic(s) %s failed: %s", step, ", ".join(t.source_topic for t in topics), error)

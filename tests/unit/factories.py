@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +64,11 @@ def migration_plan(*topics: TopicPlan, jobs: tuple[tuple[str, ...], ...] = (), r
 class FakeContext:
     """Stands in for a SparkContext: records what would be parallelized, returns canned task rows.
 
-    The task function is never called, so nothing talks to Kafka.
+    The task function is never called, so nothing talks to Kafka. A job of migrate units (jobs.migrate_units'
+    (mode, slices) pairs) gets the canned rows of its slices for its modes (copy rows for COPY, verify rows
+    for FOLLOW/VERIFY, both for MIGRATE); ``then`` replaces the rows for VERIFY units (the verification
+    again after followers). ``follower_waits``: a FOLLOW job returns only after ``follower_waits`` seconds,
+    or raises at once when its job group is cancelled, as a follower waiting for records would.
     """
 
     def __init__(
@@ -72,35 +77,69 @@ class FakeContext:
         fail: Exception | None = None,
         slots: int = 1,
         then: list[Any] | None = None,
+        follower_waits: float = 0.0,
     ) -> None:
         self.rows = rows or []
         self.then = then  # the rows of a second job, if any
         self.defaultParallelism = slots
         self.fail = fail
+        self.follower_waits = follower_waits
         self.groups: list[str] = []
         self.parallelized: list[Any] = []
         self.tasks: list[list[Any]] = []
-        self.modes: list[str] = []
+        self.modes: list[str] = []  # the modes of every unit parallelized, job after job
+        self.cancelled: list[str] = []
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._cancel = threading.Condition(self._lock)
 
-    def setJobGroup(self, group: str, description: str) -> None:
-        self.groups.append(group)
+    def setJobGroup(self, group: str, description: str, interruptOnCancel: bool = False) -> None:
+        self._local.group = group
+        with self._lock:
+            self.groups.append(group)
+
+    def cancelJobGroup(self, group: str) -> None:
+        with self._cancel:
+            self.cancelled.append(group)
+            self._cancel.notify_all()
 
     def getConf(self) -> dict[str, str]:
         return {}
 
-    def parallelize(self, data: list[Any], slices: int) -> FakeContext:
-        # The migrate job's tasks are (how, slices) units (jobs.migrate_units).
-        self.modes = [task[0] for task in data if isinstance(task, tuple)]
-        data = [task[1] if isinstance(task, tuple) else task for task in data]
-        self.tasks = [list(task) for task in data]
-        self.parallelized = [piece for task in data for piece in task]
-        return self
+    def parallelize(self, data: list[Any], slices: int) -> _FakeJob:
+        units = [task for task in data if isinstance(task, tuple)]
+        with self._lock:
+            self.modes += [mode for mode, _ in units]
+            data = [task[1] if isinstance(task, tuple) else task for task in data]
+            self.tasks = [list(task) for task in data]
+            self.parallelized = [piece for task in data for piece in task]
+        return _FakeJob(self, units, getattr(self._local, "group", ""))
 
-    def flatMap(self, fn: Callable[[Any], Any]) -> FakeContext:
+
+class _FakeJob:
+    def __init__(self, context: FakeContext, units: list[tuple[str, list[Any]]], group: str) -> None:
+        self.context, self.units, self.group = context, units, group
+
+    def flatMap(self, fn: Callable[[Any], Any]) -> _FakeJob:
         return self
 
     def collect(self) -> list[Any]:
-        if self.fail is not None:
-            raise self.fail
-        rows, self.rows = self.rows, self.then if self.then is not None else self.rows
-        return list(reversed(rows))  # the driver must not rely on task order
+        ctx = self.context
+        if ctx.fail is not None:
+            raise ctx.fail
+        if not self.units:
+            rows, ctx.rows = ctx.rows, ctx.then if ctx.then is not None else ctx.rows
+            return list(reversed(rows))  # the driver must not rely on task order
+        modes = {mode for mode, _ in self.units}
+        if "follow" in modes and ctx.follower_waits:
+            with ctx._cancel:
+                ctx._cancel.wait_for(lambda: self.group in ctx.cancelled, timeout=ctx.follower_waits)
+                if self.group in ctx.cancelled:
+                    raise RuntimeError(f"Job cancelled part of cancelled job group {self.group}")
+        source = ctx.then if "verify" in modes and ctx.then is not None else ctx.rows
+        steps = {"copy": {"copy"}, "follow": {"verify"}, "verify": {"verify"}, "migrate": {"copy", "verify"}}
+        wanted = {
+            (p.source_topic, p.partition, step) for mode, task in self.units for p in task for step in steps[mode]
+        }
+        rows = [r for r in source if (r.get("source_topic"), r.get("partition"), r.get("step")) in wanted]
+        return list(reversed(rows))

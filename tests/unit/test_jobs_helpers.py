@@ -306,7 +306,7 @@ class TestMigrate:
         rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2, target_end=big)]
         ctx = FakeContext(rows, slots=2)
         done = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
-        assert ctx.modes == [COPY, FOLLOW]
+        assert sorted(ctx.modes) == [COPY, FOLLOW]  # jobs of their own, launched from threads
         assert (done["copy"][0].status, done["verify"][0].status) == (OK, OK)
         # One slot: the follower could only run after the copy, so the task copies, then verifies.
         ctx = FakeContext(rows, slots=1)
@@ -343,7 +343,7 @@ class TestMigrate:
         missing = _verify_row("a", 0, match=False, at=130.0, first_difference="record missing on the target")
         ctx = FakeContext(rows, slots=2, then=[missing])
         (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
-        assert ctx.modes == [VERIFY]
+        assert sorted(ctx.modes[:2]) == [COPY, FOLLOW] and ctx.modes[2:] == [VERIFY]
         assert verified.status == MISMATCH and "record missing on the target" in (verified.error or "")
         (row,) = verified.partitions
         assert row["started"] == 130.0
@@ -358,6 +358,33 @@ class TestMigrate:
         (row,) = verified.partitions
         assert row["error"] == COPY_FAILED and not row["match"]
         assert (row["started"], row["ended"], row["executor"]) == (100.2, 100.7, {"host": "h"})
+
+    def test_a_follower_still_waiting_when_its_copy_fails_is_cancelled(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        rows = [_copy_row("a", 0, 0, error="broker gone"), _verify_row("a", 0)]
+        # The follower would wait 30 s for records nobody writes: the failed copy cancels its job instead.
+        ctx = FakeContext(rows, slots=2, follower_waits=30.0)
+        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        assert ctx.cancelled == ["migrate:a:follow1"]
+        assert verified.status == UNVERIFIED
+        (row,) = verified.partitions
+        assert row["error"] == COPY_FAILED and not row["match"] and row["started"] == row["ended"]
+
+    def test_a_follower_behind_a_good_copy_is_left_to_finish(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        rows = [_copy_row("a", 0, big), _verify_row("a", 0, target_end=big)]
+        ctx = FakeContext(rows, slots=2, follower_waits=0.2)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("kafka_migration.reader.end_offset", lambda *a, **k: big)
+            (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        assert ctx.cancelled == [] and verified.status == OK
+
+    def test_a_failed_copy_job_cancels_the_followers_and_fails_the_topic(self) -> None:
+        big = SMALL_SLICE_OFFSETS + 1
+        ctx = FakeContext(fail=Exception(PY4J_TEXT), slots=4, follower_waits=30.0)
+        done = run_job(ctx, "migrate", [topic_plan("a", (big, big))], {}, {})
+        assert sorted(ctx.cancelled) == ["migrate:a:follow2", "migrate:a:follow3"]
+        assert [o.status for o in done["copy"]] == [FAILED] and [o.status for o in done["verify"]] == [UNVERIFIED]
 
     def test_run_step_refuses_migrate(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'migrate'"):
