@@ -24,15 +24,10 @@ import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
-from tests.e2e.ui_harness import (
-    AirflowClient,
-    AirflowServer,
-    Chromium,
-    airflow_standalone,
-    find_chromium,
-)
+from tests.e2e.ui_harness import Chromium, find_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 

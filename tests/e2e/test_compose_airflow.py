@@ -26,8 +26,8 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from harness.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
 from harness.embedded import free_port
-from tests.e2e.ui_harness import VENV_BIN, AirflowClient, log_tail, stop_process_tree
 from tests.unit.compose_file import REPO, ComposeProject, load
 
 pytestmark = pytest.mark.e2e

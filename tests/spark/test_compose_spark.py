@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.airflow_server import VENV_BIN, log_tail, stop_process_tree
 from harness.embedded import free_port
-from tests.e2e.ui_harness import VENV_BIN, log_tail, stop_process_tree
 from tests.unit.compose_file import ComposeProject, load
 
 pytestmark = pytest.mark.spark

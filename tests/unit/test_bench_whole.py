@@ -92,6 +92,7 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
                 _sample(31.0, trigger_to_summary_seconds=23.0),
                 _sample(35.0, trigger_to_summary_seconds=28.0),
             ],
+            "dag_deployed": [_sample(27.0, trigger_to_summary_seconds=27.0)],
         },
         "one_partition": {"script": [_sample(10.0)], "cli": [_sample(12.5)]},
         "airflow_db_migrate_seconds": 9.0,
@@ -108,14 +109,17 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
     assert w["dag_api_up_over_cli"] == 1.15 and w["dag_api_up_wall_over_cli"] == 1.55
     assert w["dag_api_up"]["median_parts"] == {}  # none of its samples recorded parts
     assert o["ratio"] == 0.8 and "dag_over_cli" not in o and "dag_api_up_over_cli" not in o
+    assert w["dag_deployed_over_cli"] == 1.35
     met = runner.targets_met(summary, [whole])
-    # the DAG's target is judged with the Execution API up, as a deployed api-server has it
-    assert met["whole.cli_ratio"]["met"] and met["whole.dag_api_up_over_cli"]["met"]
-    assert "whole.dag_over_cli" not in met
+    # the DAG's target is judged on the deployed Airflow, as a user triggers it
+    assert met["whole.cli_ratio"]["met"] and met["whole.dag_deployed_over_cli"]["met"] is False
+    assert "whole.dag_over_cli" not in met and "whole.dag_api_up_over_cli" not in met
     assert met["one_partition.ratio"]["met"] is False
     lines = whole.table(summary)
-    assert any("script/CLI: 1.65x" in line and "1.15x with the Execution API up" in line for line in lines)
-    assert any("DAG, API up trigger->summary" in line for line in lines)
+    assert any("script/CLI: 1.65x" in line and "1.35x deployed" in line for line in lines)
+    assert any("DAG API up trig->summary" in line for line in lines)
+    assert any("DAG deployed trig->summary" in line for line in lines)
+    assert not any("DAG deployed process" in line for line in lines)
 
 
 def test_summarize_without_runs_is_empty_and_a_missing_ratio_is_nan() -> None:

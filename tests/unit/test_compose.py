@@ -415,6 +415,13 @@ def test_airflow_components_share_what_they_must(project: ComposeProject) -> Non
     assert project.environment("airflow-init")["_AIRFLOW_ADMIN_USERNAME"] == user
 
 
+def test_the_test_and_bench_airflow_schedules_as_the_compose_file_does(project: ComposeProject) -> None:
+    from harness.airflow_server import SCHEDULER_IDLE_SLEEP_TIME
+
+    sleep = project.environment("airflow-scheduler")["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"]
+    assert sleep == SCHEDULER_IDLE_SLEEP_TIME
+
+
 # --- the image is built from the repository ---------------------------------------------------------
 
 
