@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.clients import cluster_label, delivery_timeout, producer_settings
-from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import end_offset, next_batch, read_range
 from kafka_migration.records import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.tls import check_tls_settings
+from kafka_migration.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,62 @@ def _produce_when_room(
             continue
 
 
+def _produce_batch(batch: list[Any], topic: str, partition: int, producer: Any, errors: _DeliveryErrors) -> tuple[int, int]:
+    """Queue a batch of source records for ``topic[partition]``; (records, bytes of keys and values) queued.
+
+    Stops early once a delivery has failed (no use queueing more); ``errors.count`` tells.
+    """
+    produce = producer.produce
+    poll = producer.poll
+    written = 0
+    size = 0
+    for msg in batch:
+        key = msg.key()
+        value = msg.value()
+        headers = msg.headers()
+        timestamp = msg.timestamp()[1]
+        try:
+            # Positional arguments, and no headers=None: produce() looks up each keyword, per record.
+            if headers is None:
+                produce(topic, value, key, partition, timestamp=timestamp)
+            else:
+                produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
+        except BufferError:
+            extra = {"timestamp": timestamp} if headers is None else {"timestamp": timestamp, "headers": headers}
+            if not _produce_when_room(produce, poll, errors, (topic, value, key, partition), extra):
+                break  # the target stopped acknowledging: no use queueing more
+        written += 1
+        size += (len(key) if key else 0) + (len(value) if value else 0)
+    if not errors.count:
+        poll(0)
+    return written, size
+
+
+def _confirm(producer: Any, errors: _DeliveryErrors, target_settings: Mapping[str, Any], where: str) -> None:
+    """Flush the producer; raise when any record queued since ``errors.reset()`` was not acknowledged.
+
+    ``where`` names what was copied (one slice, or the slices of a window copied together).
+    """
+    timeout = delivery_timeout(target_settings)
+    if errors.count:
+        producer.purge(in_queue=True, in_flight=False)  # queued ones would only time out in turn
+    remaining = producer.flush(timeout + 30.0)
+    target = cluster_label("target", target_settings)
+    if errors.count or remaining:
+        _PRODUCERS.clear()  # do not reuse a producer in an unknown state
+    if errors.count:
+        raise (ClusterTimeoutError if errors.timed_out else CopyError)(
+            f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
+            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
+            "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
+        )
+    if remaining:
+        raise ClusterTimeoutError(
+            f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
+            "the target cluster is slow or unreachable. Rerun when it is healthy."
+        )
+
+
 def copy_partition(
     task: PartitionSlice,
     source_settings: Mapping[str, Any],
@@ -205,54 +262,17 @@ def copy_partition(
     producer, errors = _producer(target_settings, task.max_message_bytes)
     written = 0
     size = 0
-    produce = producer.produce
-    poll = producer.poll
     topic = task.target_topic
     partition = task.partition
     for batch in read_range(source_settings, task.source_topic, partition, resume_from, task.end):
-        for msg in batch:
-            key = msg.key()
-            value = msg.value()
-            headers = msg.headers()
-            timestamp = msg.timestamp()[1]
-            try:
-                # Positional arguments, and no headers=None: produce() looks up each keyword, per record.
-                if headers is None:
-                    produce(topic, value, key, partition, timestamp=timestamp)
-                else:
-                    produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
-            except BufferError:
-                extra = {"timestamp": timestamp} if headers is None else {"timestamp": timestamp, "headers": headers}
-                if not _produce_when_room(produce, poll, errors, (topic, value, key, partition), extra):
-                    break  # the target stopped acknowledging: no use queueing more
-            written += 1
-            size += (len(key) if key else 0) + (len(value) if value else 0)
-        if errors.count:
-            break
-        poll(0)
+        count, nbytes = _produce_batch(batch, topic, partition, producer, errors)
+        written += count
+        size += nbytes
         if errors.count:
             break
         if progress is not None:
             progress(written, size)
-    timeout = delivery_timeout(target_settings)
-    if errors.count:
-        producer.purge(in_queue=True, in_flight=False)  # queued ones would only time out in turn
-    remaining = producer.flush(timeout + 30.0)
-    where = f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]"
-    target = cluster_label("target", target_settings)
-    if errors.count or remaining:
-        _PRODUCERS.clear()  # do not reuse a producer in an unknown state
-    if errors.count:
-        raise (ClusterTimeoutError if errors.timed_out else CopyError)(
-            f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
-            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
-            "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
-        )
-    if remaining:
-        raise ClusterTimeoutError(
-            f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
-            "the target cluster is slow or unreachable. Rerun when it is healthy."
-        )
+    _confirm(producer, errors, target_settings, f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]")
     return PartitionCopyResult(
         source_topic=task.source_topic,
         target_topic=task.target_topic,
@@ -266,15 +286,100 @@ def copy_partition(
     )
 
 
+def copy_window(
+    window: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> WindowOutcome[PartitionCopyResult]:
+    """Copy small slices together: one source consumer for all, one producer flush for the window.
+
+    A slice whose target partition does not end at its ``target_start`` (an interrupted attempt
+    left a prefix, or someone else wrote there) is handed back (None) for ``copy_partition``, which
+    reconciles it. A failed delivery fails every slice of the window, as none is confirmed before
+    the flush; the rerun reconciles each with what the target holds. A source read error hands
+    the slices not yet read completely back too (``copy_partition`` resumes and names the error for
+    the one it concerns), unless the source stopped answering: then they fail with that error.
+    Slices of one window share the producer of one ``max_message_bytes`` (see ``windows.run_windowed``).
+    """
+    from kafka_migration.progress import ProgressSender
+    from kafka_migration.ranges import OffsetRange, read_ranges
+
+    started = time.time()
+    clock = time.monotonic()
+    clean = [
+        piece
+        for piece in window
+        if end_offset(target_settings, piece.target_topic, piece.partition, what="target") == piece.target_start
+    ]
+    producer, errors = _producer(target_settings, window[0].max_message_bytes)
+    written = [0] * len(clean)
+    sizes = [0] * len(clean)
+    finished = [False] * len(clean)
+    senders = [ProgressSender(progress_address, piece.source_topic, piece.partition) for piece in clean]
+    ranges = [OffsetRange(piece.source_topic, piece.partition, piece.start, piece.end) for piece in clean]
+    read_error: Exception | None = None
+    try:
+        for i, batch, done in read_ranges(source_settings, ranges):
+            count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)
+            written[i] += count
+            sizes[i] += nbytes
+            if errors.count:
+                break
+            finished[i] = done
+            senders[i].update(written[i], sizes[i], final=done)
+    except Exception as exc:  # the records queued so far are still confirmed (or failed) below
+        read_error = exc
+    finally:
+        for sender in senders:
+            sender.close()
+    names = ", ".join(f"{p.source_topic}[{p.partition}]" for p in clean[:3]) + (" ..." if len(clean) > 3 else "")
+    lost = None
+    unconfirmed = None
+    try:
+        _confirm(producer, errors, target_settings, f"of {len(clean)} partitions copied together ({names})")
+    except (ClusterTimeoutError, CopyError) as exc:  # every slice of the window: none is known to be complete
+        unconfirmed = describe_failure(exc)
+        if isinstance(exc, ClusterTimeoutError):
+            lost = unconfirmed
+    if isinstance(read_error, ClusterTimeoutError):
+        lost = describe_failure(read_error)
+    seconds = shares(time.monotonic() - clock, written)
+    stamps = dict(zip(map(id, clean), lay_out(started, seconds), strict=True))
+    results: dict[int, PartitionCopyResult | None] = {}
+    for i, piece in enumerate(clean):
+        if unconfirmed is not None:
+            results[id(piece)] = PartitionCopyResult.failed(piece, unconfirmed)
+        elif finished[i]:
+            results[id(piece)] = PartitionCopyResult(
+                piece.source_topic, piece.target_topic, piece.partition, piece.start, piece.end,
+                written[i], sizes[i], round(seconds[i], 3),
+            )
+        elif lost is not None:
+            results[id(piece)] = PartitionCopyResult.failed(piece, lost)
+    now = time.time()
+    return WindowOutcome(
+        results=[results.get(id(piece)) for piece in window],
+        stamps=[stamps.get(id(piece), (now, now)) for piece in window],
+        lost=None if lost is None else f"{names} found: {lost}",
+    )
+
+
 def copy_partitions_safely(
     tasks: list[PartitionSlice],
     source_settings: Mapping[str, Any],
     target_settings: Mapping[str, Any],
     progress_address: tuple[str, int] | None = None,
 ) -> list[PartitionCopyResult]:
-    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted."""
-    from kafka_migration.progress import run_guarded_all
-
-    return run_guarded_all(
-        copy_partition, PartitionCopyResult.failed, tasks, source_settings, target_settings, progress_address
+    """The slices of one Spark task: small ones a window at a time (``copy_window``), the others one after
+    another (``copy_partition``); after a cluster timeout the rest are not attempted."""
+    return run_windowed(
+        copy_partition,
+        copy_window,
+        PartitionCopyResult.failed,
+        tasks,
+        source_settings,
+        target_settings,
+        progress_address,
+        key=lambda piece: piece.max_message_bytes,
     )

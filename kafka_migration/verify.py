@@ -18,6 +18,7 @@ from kafka_migration.offsets import OffsetMapBuilder
 from kafka_migration.plan import PartitionSlice
 from kafka_migration.reader import next_batch, read_range
 from kafka_migration.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
+from kafka_migration.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,11 @@ def verify_partition(
     finally:
         source_batches.close()  # closes the consumers now, also after a read error on the other side
         target_batches.close()
+    return _verification(task, found, time.monotonic() - started)
+
+
+def _verification(task: PartitionSlice, found: RangeComparison, seconds: float) -> PartitionVerification:
+    """The verdict on one slice from what ``compare_ranges`` found."""
     first = found.first
     source_checksum = found.source.hexdigest()
     target_checksum = found.target.hexdigest()
@@ -261,9 +267,50 @@ def verify_partition(
         first_difference=None if first is None else first[2],
         first_source_offset=None if first is None else first[0],
         first_target_offset=None if first is None else first[1],
-        seconds=round(time.monotonic() - started, 3),
+        seconds=round(seconds, 3),
         offset_map=found.offset_map if match else [],
     )
+
+
+def verify_window(
+    window: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> WindowOutcome[PartitionVerification]:
+    """Verify small slices together: one consumer reads their source ranges, one their target partitions
+    (each from ``target_start`` to its high watermark), then each slice is compared alone with
+    ``compare_ranges``, exactly as ``verify_partition`` compares it.
+
+    The window's records are held until compared: ``windows.WINDOW_RECORDS`` bounds them. A read
+    error is raised: ``windows.run_windowed`` then verifies each slice alone, so the error is
+    attributed to the slice it concerns (or, a cluster not answering, fails the window).
+    """
+    from kafka_migration.progress import ProgressSender
+    from kafka_migration.ranges import OffsetRange, read_all
+
+    started = time.time()
+    clock = time.monotonic()
+    sources = read_all(source_settings, [OffsetRange(p.source_topic, p.partition, p.start, p.end) for p in window])
+    targets = read_all(
+        target_settings,
+        [OffsetRange(p.target_topic, p.partition, p.target_start, None) for p in window],
+        what="target",
+    )
+    reading = shares(time.monotonic() - clock, [len(s) + len(t) for s, t in zip(sources, targets, strict=True)])
+    results = []
+    seconds = []
+    for i, piece in enumerate(window):
+        clock = time.monotonic()
+        found = compare_ranges([sources[i]], [targets[i]], piece.target_start)
+        sources[i] = targets[i] = []  # compared: no longer held
+        took = reading[i] + time.monotonic() - clock
+        seconds.append(took)
+        results.append(_verification(piece, found, took))
+        sender = ProgressSender(progress_address, piece.source_topic, piece.partition)
+        sender.update(found.source.count, found.source.bytes, final=True)
+        sender.close()
+    return WindowOutcome(results=list(results), stamps=lay_out(started, seconds))
 
 
 def verify_partitions_safely(
@@ -281,9 +328,19 @@ def verify_partitions_safely(
 
     from kafka_migration.progress import run_guarded_all
 
-    work = partial(verify_partition, following=True) if following else verify_partition
-    return run_guarded_all(
-        work, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
+    if following:
+        work = partial(verify_partition, following=True)
+        return run_guarded_all(
+            work, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
+        )
+    return run_windowed(
+        verify_partition,
+        verify_window,
+        PartitionVerification.failed,
+        tasks,
+        source_settings,
+        target_settings,
+        progress_address,
     )
 
 
