@@ -188,7 +188,9 @@ def _produce_when_room(
             continue
 
 
-def _produce_batch(batch: list[Any], topic: str, partition: int, producer: Any, errors: _DeliveryErrors) -> tuple[int, int]:
+def _produce_batch(
+    batch: list[Any], topic: str, partition: int, producer: Any, errors: _DeliveryErrors
+) -> tuple[int, int]:
     """Queue a batch of source records for ``topic[partition]``; (records, bytes of keys and values) queued.
 
     Stops early once a delivery has failed (no use queueing more); ``errors.count`` tells.
@@ -319,8 +321,9 @@ def copy_window(
     senders = [ProgressSender(progress_address, piece.source_topic, piece.partition) for piece in clean]
     ranges = [OffsetRange(piece.source_topic, piece.partition, piece.start, piece.end) for piece in clean]
     read_error: Exception | None = None
+    reads = read_ranges(source_settings, ranges)
     try:
-        for i, batch, done in read_ranges(source_settings, ranges):
+        for i, batch, done in reads:
             count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)
             written[i] += count
             sizes[i] += nbytes
@@ -331,6 +334,7 @@ def copy_window(
     except Exception as exc:  # the records queued so far are still confirmed (or failed) below
         read_error = exc
     finally:
+        reads.close()  # the consumer now, also when a failed delivery ended the loop early
         for sender in senders:
             sender.close()
     names = ", ".join(f"{p.source_topic}[{p.partition}]" for p in clean[:3]) + (" ..." if len(clean) > 3 else "")
@@ -352,8 +356,14 @@ def copy_window(
             results[id(piece)] = PartitionCopyResult.failed(piece, unconfirmed)
         elif finished[i]:
             results[id(piece)] = PartitionCopyResult(
-                piece.source_topic, piece.target_topic, piece.partition, piece.start, piece.end,
-                written[i], sizes[i], round(seconds[i], 3),
+                piece.source_topic,
+                piece.target_topic,
+                piece.partition,
+                piece.start,
+                piece.end,
+                written[i],
+                sizes[i],
+                round(seconds[i], 3),
             )
         elif lost is not None:
             results[id(piece)] = PartitionCopyResult.failed(piece, lost)

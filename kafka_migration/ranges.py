@@ -66,7 +66,7 @@ def read_ranges(
     unassigned when its range is done, so it stops being fetched. Nothing is held beyond the batch
     yielded. Always closes the consumer, also when the caller stops early.
     """
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     keys = [(r.topic, r.partition) for r in ranges]
     if len(set(keys)) != len(keys):
@@ -93,41 +93,10 @@ def read_ranges(
             messages = consumer.consume(num_messages=BATCH, timeout=POLL_SECONDS)
             if not messages:
                 if time.monotonic() - last_progress > idle_timeout:
-                    first = states[next(iter(open_ranges.values()))]
-                    r = first.wanted
-                    raise ClusterTimeoutError(
-                        f"The {label} sent nothing for {idle_timeout:.0f}s (socket.timeout.ms) while reading "
-                        f"{what} {r.topic}[{r.partition}] at offset {first.next_offset} (range {r.start}.."
-                        f"{'end' if r.end is None else r.end - 1}, one of {len(open_ranges)} ranges still open): "
-                        "it is unreachable or not answering. Rerun when it is reachable; the rerun resumes from "
-                        "what the target holds."
-                    )
+                    raise _stalled(what, label, idle_timeout, [states[i] for i in open_ranges.values()])
                 continue
             last_progress = time.monotonic()
-            batches: dict[int, list[Any]] = {}
-            for msg in messages:
-                i = open_ranges.get((msg.topic(), msg.partition()))
-                if i is None or states[i].done:
-                    continue  # prefetched before its range ended, or an event of no range
-                state = states[i]
-                batches.setdefault(i, [])
-                error = msg.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        if state.wanted.end is None or msg.offset() >= state.wanted.end:
-                            state.done = True
-                        continue
-                    _fail(what, label, state, msg, error)
-                offset = msg.offset()
-                state.next_offset = offset + 1
-                state.received = True
-                end = state.wanted.end
-                if end is not None and offset >= end:
-                    state.done = True
-                    continue
-                batches[i].append(msg)
-                if end is not None and offset == end - 1:
-                    state.done = True
+            batches = _by_range(messages, open_ranges, states, what, label)
             finished = []
             for i, batch in sorted(batches.items()):
                 state = states[i]
@@ -147,6 +116,50 @@ def read_ranges(
         consumer.close()
 
 
+def _by_range(
+    messages: list[Any], open_ranges: Mapping[tuple[str, int], int], states: list[_Progress], what: str, label: str
+) -> dict[int, list[Any]]:
+    """One consume() result sorted by range: each open range's records inside it, in offset order (an entry,
+    maybe empty, for every range the result touched); a range's state is ``done`` once its end was seen."""
+    from confluent_kafka import KafkaError
+
+    batches: dict[int, list[Any]] = {}
+    for msg in messages:
+        i = open_ranges.get((msg.topic(), msg.partition()))
+        if i is None or states[i].done:
+            continue  # prefetched before its range ended, or an event of no range
+        state = states[i]
+        batch = batches.setdefault(i, [])
+        end = state.wanted.end
+        error = msg.error()
+        if error is not None:
+            if error.code() != KafkaError._PARTITION_EOF:
+                _fail(what, label, state, msg, error)
+            state.done = end is None or msg.offset() >= end
+            continue
+        offset = msg.offset()
+        state.next_offset = offset + 1
+        state.received = True
+        if end is not None and offset >= end:
+            state.done = True
+            continue
+        batch.append(msg)
+        state.done = end is not None and offset == end - 1
+    return batches
+
+
+def _stalled(what: str, label: str, idle_timeout: float, waiting: list[_Progress]) -> ClusterTimeoutError:
+    first = waiting[0]
+    r = first.wanted
+    return ClusterTimeoutError(
+        f"The {label} sent nothing for {idle_timeout:.0f}s (socket.timeout.ms) while reading "
+        f"{what} {r.topic}[{r.partition}] at offset {first.next_offset} (range {r.start}.."
+        f"{'end' if r.end is None else r.end - 1}, one of {len(waiting)} ranges still open): "
+        "it is unreachable or not answering. Rerun when it is reachable; the rerun resumes from "
+        "what the target holds."
+    )
+
+
 def _fail(what: str, label: str, state: _Progress, msg: Any, error: Any) -> NoReturn:
     from confluent_kafka import KafkaError
 
@@ -163,7 +176,11 @@ def _fail(what: str, label: str, state: _Progress, msg: Any, error: Any) -> NoRe
 
 
 def read_all(
-    settings: Mapping[str, Any], ranges: Sequence[OffsetRange], *, what: str = "source", idle_timeout: float | None = None
+    settings: Mapping[str, Any],
+    ranges: Sequence[OffsetRange],
+    *,
+    what: str = "source",
+    idle_timeout: float | None = None,
 ) -> list[list[Any]]:
     """Every range's records, whole, one list per range (a window's verification holds them to compare)."""
     out: list[list[Any]] = [[] for _ in ranges]

@@ -21,8 +21,9 @@ from kafka_migration.progress import Address, SliceResults, run_guarded_all
 R = TypeVar("R")
 
 # A slice up to this many planned offsets is "small": read together with others. Bigger ones stream
-# alone, as before (their consumer's cost is small next to their records).
-SMALL_SLICE_RECORDS = 10_000
+# alone, as before (their consumer's cost is small next to their records). The Spark jobs put slices
+# up to this size together in a task (``spark.jobs.SMALL_SLICE_OFFSETS``); a bigger one has its task.
+SMALL_SLICE_RECORDS = 5_000
 # Planned offsets of one window at most: the verification holds a window's records to compare them.
 WINDOW_RECORDS = 50_000
 
@@ -81,7 +82,9 @@ class WindowOutcome(Generic[R]):
 
 def run_windowed(
     work: Callable[..., R],
-    window_work: Callable[[list[PartitionSlice], Mapping[str, Any], Mapping[str, Any], Address | None], WindowOutcome[R]],
+    window_work: Callable[
+        [list[PartitionSlice], Mapping[str, Any], Mapping[str, Any], Address | None], WindowOutcome[R]
+    ],
     failed: Callable[[PartitionSlice, str], R],
     tasks: list[PartitionSlice],
     source: Mapping[str, Any],
@@ -101,6 +104,8 @@ def run_windowed(
     small = [i for i, piece in enumerate(tasks) if is_small(piece)]
     lost: str | None = None
     for window in windows([tasks[i] for i in small], key):
+        if len(window) == 1:
+            continue  # nothing to share: the per-slice path
         chosen = [small[w] for w in window]
         pieces = [tasks[i] for i in chosen]
         started = time.time()

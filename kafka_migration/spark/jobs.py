@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.config import ClusterConfig
 from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
@@ -302,7 +303,7 @@ SMALL_TOPIC_OFFSETS = 50_000
 BUNDLE_SLICES = 64
 # Slices up to this many offsets share a Spark task (run one after another): a task costs
 # ~55 ms of slot time in local mode even when it does nothing, more than a small slice's copy.
-SMALL_SLICE_OFFSETS = 5_000
+SMALL_SLICE_OFFSETS = SMALL_SLICE_RECORDS  # and read together, a window at a time (kafka_migration.windows)
 SLICES_PER_TASK = 16
 
 

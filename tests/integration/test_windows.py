@@ -14,15 +14,12 @@ import pytest
 
 from harness.data import read_partition
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.copy import copy_partition, copy_partitions_safely
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.plan import MigrationPlan, PartitionSlice
-from kafka_migration.planner import build_plan
 from kafka_migration.ranges import OffsetRange, read_all, read_ranges
-from kafka_migration.topics import create_target_topics
 from kafka_migration.verify import verify_partition, verify_partitions_safely
+from tests.integration.test_copy_verify import _plan_and_create
 
 pytestmark = pytest.mark.integration
 
@@ -56,14 +53,6 @@ def _seed(bootstrap: str, prefix: str, transactions: bool = True) -> list[str]:
     for name in names:
         seal_partitions(bootstrap, name, range(PARTITIONS))
     return names
-
-
-def _plan(clusters: Any, include: str) -> MigrationPlan:
-    source = KafkaCluster(ClusterConfig("source", _settings(clusters.source)))
-    target = KafkaCluster(ClusterConfig("target", _settings(clusters.target)))
-    plan = build_plan(source, target, MigrationOptions(include=include))
-    create_target_topics(plan, target)
-    return plan
 
 
 def _slices(plan: MigrationPlan) -> list[PartitionSlice]:
@@ -127,7 +116,7 @@ def test_read_ranges_names_a_start_past_the_end(clusters, unique) -> None:  # ty
 def test_a_task_of_small_slices_opens_few_consumers_with_per_slice_results(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     prefix = f"win.{unique}"
     _seed(clusters.source, prefix)
-    plan = _plan(clusters, f"{prefix}.*")
+    plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
     assert len(slices) == TOPICS * PARTITIONS
     src, tgt = _settings(clusters.source), _settings(clusters.target)
@@ -154,7 +143,7 @@ def test_a_task_of_small_slices_opens_few_consumers_with_per_slice_results(clust
 def test_verify_window_names_the_one_slice_that_differs(clusters, unique, monkeypatch, case: str) -> None:  # type: ignore[no-untyped-def]
     prefix = f"win.bad.{unique}"
     _seed(clusters.source, prefix)
-    plan = _plan(clusters, f"{prefix}.*")
+    plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
     src, tgt = _settings(clusters.source), _settings(clusters.target)
     victim = next(s for s in slices if s.source_topic.endswith(".0") and s.partition == 1)  # the gapped one
@@ -199,7 +188,7 @@ def test_verify_window_names_the_one_slice_that_differs(clusters, unique, monkey
 def test_copy_window_resumes_a_prefix_and_refuses_a_foreign_record(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     prefix = f"win.resume.{unique}"
     _seed(clusters.source, prefix, transactions=False)
-    plan = _plan(clusters, f"{prefix}.*")
+    plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
     src, tgt = _settings(clusters.source), _settings(clusters.target)
     resumed, foreign = slices[4], slices[7]
