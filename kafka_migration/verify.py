@@ -320,9 +320,10 @@ def verify_partitions_safely(
     progress_address: tuple[str, int] | None = None,
     following: bool = False,
 ) -> list[PartitionVerification]:
-    """The slices of one Spark task, one after another; after a cluster timeout the rest are not attempted.
+    """The slices of one Spark task: small ones a window at a time (``verify_window``), the others one after
+    another (``verify_partition``); after a cluster timeout the rest are not attempted.
 
-    ``following``: behind copies still running (``verify_partition(following=True)``).
+    ``following``: behind copies still running (``verify_partition(following=True)``), each slice alone.
     """
     from functools import partial
 
