@@ -212,21 +212,24 @@ def _project_source(project: Path | None, work: Path) -> Path | None:
                 f"{', '.join(PACKAGES)})."
             )
         return _copy_source(project, work)
+    import kafka_migration
+
+    tree = Path(kafka_migration.__file__).resolve().parents[1]
+    # Where the running code is decides, not the package metadata: a source tree's own *.egg-info (an
+    # editable install writes one, listing the files of that moment) shadows the install's metadata when
+    # the command runs from the tree, and its file list misses modules added since.
+    if _is_source_tree(tree):
+        return _copy_source(tree, work)
     try:
         direct = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json") or "{}"
         editable = bool(json.loads(direct).get("dir_info", {}).get("editable"))
     except importlib.metadata.PackageNotFoundError:
-        editable = True  # not installed: run from a source tree
-    if not editable:
-        return None
-    import kafka_migration
-
-    tree = Path(kafka_migration.__file__).resolve().parents[1]
-    if not _is_source_tree(tree):
+        editable = True  # not installed, yet not in a source tree either
+    if editable:
         raise ConfigurationError(
             f"Cannot find the source of {DISTRIBUTION} at {tree}; pass --project with its source tree or a wheel."
         )
-    return _copy_source(tree, work)
+    return None
 
 
 def _is_source_tree(tree: Path) -> bool:

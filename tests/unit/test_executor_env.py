@@ -132,6 +132,27 @@ def test_package_env_refuses_bad_output_and_interpreter(tmp_path: Path) -> None:
         build_executor_env(tmp_path / "env.tar.gz", project=tmp_path)
 
 
+def test_package_env_ships_the_running_source_tree_even_beside_a_stale_egg_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editable install leaves kafka_migration.egg-info in the tree, listing the files of that moment.
+    # Run from the tree, its metadata shadows the install's: the archive must still hold today's modules.
+    import kafka_migration
+    from kafka_migration.executor_env import _project_source
+
+    stale = tmp_path / "tree"
+    (stale / "kafka_migration.egg-info").mkdir(parents=True)
+    (stale / "kafka_migration.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: kafka-migration\n")
+    (stale / "kafka_migration.egg-info" / "SOURCES.txt").write_text("kafka_migration/__init__.py\n")
+    monkeypatch.syspath_prepend(str(stale))
+    (tmp_path / "work").mkdir()
+    source = _project_source(None, tmp_path / "work")
+    assert source is not None  # the tree itself is copied, not the stale list of installed files
+    shipped = {p.name for p in (source / "kafka_migration").iterdir()}
+    here = {p.name for p in Path(kafka_migration.__file__).parent.iterdir() if p.suffix == ".py"}
+    assert here <= shipped and "windows.py" in shipped
+
+
 @dataclass(frozen=True)
 class Row:
     partition: int
