@@ -190,7 +190,7 @@ def run_steps(
     # groups warm; not after a failed topic.
     @task(trigger_rule=TriggerRule.NONE_FAILED)
     def sync_groups(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-        return tasks.sync_consumer_groups(params or {}, ti.xcom_pull(task_ids="plan", key="plan"))
+        return tasks.sync_consumer_groups(params or {}, lambda: ti.xcom_pull(task_ids="plan", key="plan"))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -389,20 +389,22 @@ def check_group_params(params: dict[str, Any]) -> None:
     select_groups((), groups if groups is not None else ".*", exclude or None)
 
 
-def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any] | None) -> dict[str, Any]:
+def sync_consumer_groups(params: dict[str, Any], pull_plan: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
     """The optional ``sync_groups`` task: translate, write and prove the selected groups' offsets on the target.
 
     Linked to the run, so the run's report gets a "Consumer groups" section; fails the task unless
-    every partition is synced and proven.
+    every partition is synced and proven. ``pull_plan``: the plan task's XCom, asked for only when the
+    Param is on (a run without group sync skips this task at once, on every run).
     """
     from airflow.sdk.exceptions import AirflowSkipException
 
+    if not params.get("sync_groups"):
+        raise AirflowSkipException("Param sync_groups is off: consumer groups are not synced.")
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.group_pipeline import sync_groups
     from kafka_migration.group_sync import render_sync, verdict_line
 
-    if not params.get("sync_groups"):
-        raise AirflowSkipException("Param sync_groups is off: consumer groups are not synced.")
+    planned = pull_plan()
     if not planned:
         raise RuntimeError("The plan task produced no plan (see its log): consumer groups were not synced.")
     result = sync_groups(

@@ -173,3 +173,18 @@ def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
     check_group_params({"sync_groups": True, "groups": "orders-.*", "exclude_groups": ""})
     with pytest.raises(ConfigurationError, match="Param exclude_groups\\) pattern '\\[' is not a valid"):
         check_group_params({"sync_groups": True, "groups": ".*", "exclude_groups": "["})
+
+
+def test_the_dag_task_skips_without_asking_for_the_plan_when_sync_is_off() -> None:
+    pytest.importorskip("airflow")
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from kafka_migration.airflow.tasks import sync_consumer_groups
+
+    def pull_plan() -> None:
+        raise AssertionError("the plan's XCom was pulled for a task that only skips")
+
+    with pytest.raises(AirflowSkipException, match="sync_groups is off"):
+        sync_consumer_groups({"sync_groups": False}, pull_plan)
+    with pytest.raises(RuntimeError, match="produced no plan"):
+        sync_consumer_groups({"sync_groups": True}, lambda: None)
