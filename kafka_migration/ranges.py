@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.reader import BATCH, POLL_SECONDS, _fetched_high_watermark
+from kafka_migration.reader import BATCH, POLL_SECONDS, fetched_high_watermark
 from kafka_migration.tls import check_tls_settings
 
 # librdkafka's prefetch bound, queued.max.messages.kbytes, holds per assigned partition: with many
@@ -103,7 +103,7 @@ def read_ranges(
                 if not state.done and state.wanted.end is None and state.received:
                     # At the high watermark the latest fetch reported: the end, without waiting for the
                     # partition-end event (one more fetch), as ``read_range`` does.
-                    high = _fetched_high_watermark(consumer, TopicPartition(*keys[i]))
+                    high = fetched_high_watermark(consumer, TopicPartition(*keys[i]))
                     state.done = 0 <= high <= state.next_offset
                 if state.done:
                     finished.append(i)

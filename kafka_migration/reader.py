@@ -129,7 +129,7 @@ def read_range(
                 # by the broker). Read only once a record of this read arrived, so the value comes from
                 # this read's fetches. Records held back by read_committed (an open transaction) never
                 # reach it: then the EOF event ends the read, as before.
-                high = _fetched_high_watermark(consumer, TopicPartition(topic, partition))
+                high = fetched_high_watermark(consumer, TopicPartition(topic, partition))
                 done = 0 <= high <= next_offset
             if done:
                 if follow is None or end is not None or follow(yielded):
@@ -139,7 +139,7 @@ def read_range(
         consumer.close()
 
 
-def _fetched_high_watermark(consumer: Any, partition: Any) -> int:
+def fetched_high_watermark(consumer: Any, partition: Any) -> int:
     """The high watermark of the consumer's latest fetch of ``partition`` (no request), or -1 if none yet."""
     from confluent_kafka import KafkaException
 

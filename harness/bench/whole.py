@@ -263,6 +263,22 @@ def cli_run(source: str, target: str, topic: str, state_dir: Path, log: Path) ->
     return _project_sample(state_dir, wall, load)
 
 
+def _kafka_connection(bootstrap: str) -> str:
+    """An Airflow connection of type kafka (librdkafka settings in extra), as AIRFLOW_CONN_* holds it."""
+    return json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": bootstrap}})
+
+
+def _dag_sample(
+    state_dir: Path, wall: float, load: float, dag_run: dict[str, Any], seconds: float | None
+) -> dict[str, Any]:
+    """A DAG run's sample: the project's figures from its report, trigger to summary, Airflow's share."""
+    sample = _project_sample(state_dir, wall, load)
+    sample["trigger_to_summary_seconds"] = seconds
+    sample["airflow"] = airflow_overhead(dag_run)
+    sample["dag_run"] = dag_run
+    return sample
+
+
 class Airflow:
     """A temporary AIRFLOW_HOME with a migrated SQLite metadata DB, as tests/e2e/conftest.py sets it up."""
 
@@ -292,10 +308,8 @@ class Airflow:
         env = _env(
             {
                 **self.env,
-                **{
-                    f"AIRFLOW_CONN_{conn}": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": boot}})
-                    for conn, boot in (("KAFKA_SOURCE", source), ("KAFKA_TARGET", target))
-                },
+                "AIRFLOW_CONN_KAFKA_SOURCE": _kafka_connection(source),
+                "AIRFLOW_CONN_KAFKA_TARGET": _kafka_connection(target),
             }
         )
         conf = json.dumps({"include": re.escape(topic), "dry_run": False})
@@ -304,11 +318,7 @@ class Airflow:
         dag_run = self.last_run()
         if code != 0 or dag_run.get("state") != "success":
             raise RuntimeError(f"airflow dags test exited {code}, DAG run {dag_run.get('state')}:\n{output[-3000:]}")
-        sample = _project_sample(self.state_dir, wall, load)
-        sample["trigger_to_summary_seconds"] = trigger_to_summary(dag_run)
-        sample["airflow"] = airflow_overhead(dag_run)
-        sample["dag_run"] = dag_run
-        return sample
+        return _dag_sample(self.state_dir, wall, load, dag_run, trigger_to_summary(dag_run))
 
     def last_run(self) -> dict[str, Any]:
         """The newest kafka_migration DAG run's row (state, queued_at, created_at, start_date), its task
@@ -347,9 +357,7 @@ class DeployedAirflow:
         from harness.airflow_server import airflow_standalone
 
         env = {
-            "AIRFLOW_CONN_KAFKA_SOURCE": json.dumps(
-                {"conn_type": "kafka", "extra": {"bootstrap.servers": self.source}}
-            ),
+            "AIRFLOW_CONN_KAFKA_SOURCE": _kafka_connection(self.source),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": SPARK.settings.master}),
             "KAFKA_MIGRATION_STATE_DIR": str(self.state_dir),
         }
@@ -393,11 +401,7 @@ class DeployedAirflow:
         if seconds is None:
             raise RuntimeError(f"DAG run {run_id}: no trigger or summary time in {final}")
         # No process of its own to time: the wall time is what the user waits, trigger to summary.
-        sample = _project_sample(self.state_dir, seconds, load)
-        sample["trigger_to_summary_seconds"] = seconds
-        sample["airflow"] = airflow_overhead(dag_run)
-        sample["dag_run"] = {k: dag_run.get(k) for k in ("dag_run_id", "state", "queued_at", "start_date", "end_date")}
-        return sample
+        return _dag_sample(self.state_dir, seconds, load, dag_run, seconds)
 
 
 # --- the scenario ---------------------------------------------------------------------------------

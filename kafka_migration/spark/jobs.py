@@ -82,6 +82,22 @@ def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: 
     return [{**row, "executor": where} for row in _stamped_rows(work, task, *args)]
 
 
+def _not_verified(piece: PartitionSlice, **extra: Any) -> dict[str, Any]:
+    """The verification row of a slice whose copy failed (the failure is its verdict); ``extra``: its
+    stamps (and executor), kept from a follower's row or set now."""
+    from kafka_migration.verify import PartitionVerification
+
+    if "started" not in extra:
+        now = round(time.time(), 3)
+        extra = {"started": now, "ended": now, **extra}
+    return {**asdict(PartitionVerification.failed(piece, COPY_FAILED)), **extra}
+
+
+def _failed_copies(rows: Sequence[dict[str, Any]]) -> set[tuple[str, int]]:
+    """(source topic, partition) of the copy rows among ``rows`` that carry an error."""
+    return {(r["source_topic"], r["partition"]) for r in rows if r.get("step", "copy") == "copy" and r.get("error")}
+
+
 def _migrate_rows(
     task: Sequence[PartitionSlice],
     source: Mapping[str, Any],
@@ -96,12 +112,12 @@ def _migrate_rows(
     Each row carries ``step`` ("copy" or "verify").
     """
     from kafka_migration.copy import copy_partitions_safely
-    from kafka_migration.verify import PartitionVerification, verify_partitions_safely
+    from kafka_migration.verify import verify_partitions_safely
 
     where = executor_identity()
     slices = list(task)
     copied = _stamped_rows(copy_partitions_safely, [s for s in slices if s.end > s.start], source, target, copy_address)
-    failed = {(row["source_topic"], row["partition"]) for row in copied if row.get("error")}
+    failed = _failed_copies(copied)
     verified = _stamped_rows(
         verify_partitions_safely,
         [s for s in slices if (s.source_topic, s.partition) not in failed],
@@ -109,12 +125,7 @@ def _migrate_rows(
         target,
         verify_address,
     )
-    now = round(time.time(), 3)
-    skipped = [
-        {**asdict(PartitionVerification.failed(s, COPY_FAILED)), "started": now, "ended": now}
-        for s in slices
-        if (s.source_topic, s.partition) in failed
-    ]
+    skipped = [_not_verified(s) for s in slices if (s.source_topic, s.partition) in failed]
     return [{**row, "executor": where, "step": "copy"} for row in copied] + [
         {**row, "executor": where, "step": "verify"} for row in verified + skipped
     ]
@@ -175,10 +186,9 @@ def settle_followed(
     the verified end are extra records on the target, as a verification after the copy would find.
     """
     from kafka_migration.reader import end_offset
-    from kafka_migration.verify import PartitionVerification
 
     slices = {(s.source_topic, s.partition): s for s in followed}
-    failed = {(row["source_topic"], row["partition"]) for row in rows if row.get("step") == "copy" and row.get("error")}
+    failed = _failed_copies(rows)
     out = []
     for row in rows:
         key = (row.get("source_topic"), row.get("partition"))
@@ -187,7 +197,7 @@ def settle_followed(
             pass
         elif key in failed:
             kept = {k: row[k] for k in ("started", "ended", "executor", "step") if k in row}
-            row = {**asdict(PartitionVerification.failed(piece, COPY_FAILED)), **kept}
+            row = _not_verified(piece, **kept)
         elif row.get("match"):
             try:
                 end = end_offset(target, piece.target_topic, piece.partition, what="target")
@@ -217,10 +227,6 @@ def gave_up_following(rows: list[dict[str, Any]], followed: Sequence[PartitionSl
     return [s for s in followed if (s.source_topic, s.partition) in copied & waited]
 
 
-def _failed_copy(rows: list[dict[str, Any]]) -> bool:
-    return any(row.get("step") == "copy" and row.get("error") for row in rows)
-
-
 def collect_with_followers(
     sc: Any,
     units: Sequence[tuple[str, list[PartitionSlice]]],
@@ -237,8 +243,6 @@ def collect_with_followers(
     not verified (a failed copy is the verdict, see ``settle_followed``). A failed Spark job cancels every
     follower and fails the call, as one job's failure did.
     """
-    from kafka_migration.verify import PartitionVerification
-
     followed = {task[0]: i for i, (mode, task) in enumerate(units) if mode == FOLLOW}
     cancelled: set[int] = set()
 
@@ -265,7 +269,7 @@ def collect_with_followers(
                 found = future.result()
                 rows += found
                 i = copies.get(future)
-                if i is not None and _failed_copy(found):
+                if i is not None and _failed_copies(found):
                     piece = units[i][1][0]
                     log.info("copy of %s[%d] failed: its verification stops", piece.source_topic, piece.partition)
                     cancel(i)
@@ -279,9 +283,7 @@ def collect_with_followers(
             except Exception:
                 if i not in cancelled:
                     raise
-                now = round(time.time(), 3)
-                failed = PartitionVerification.failed(units[i][1][0], COPY_FAILED)
-                rows.append({**asdict(failed), "started": now, "ended": now, "step": "verify"})
+                rows.append(_not_verified(units[i][1][0], step="verify"))
     return rows
 
 
