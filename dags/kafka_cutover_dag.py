@@ -1,6 +1,6 @@
 """DAG ``kafka_cutover``: switch from the source cluster to the target, exactly, triggered by hand.
 
-preflight -> plan -> create_topics -> copy -> verify -> topic_result -> summary -> finish
+preflight -> plan -> copy_verify -> summary (topic_result beside it) -> finish
 
 The pre-flight refuses while a selected source topic still receives records (within
 ``quiet_seconds``) or a selected consumer group has members on either cluster. Then a final

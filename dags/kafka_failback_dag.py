@@ -1,6 +1,6 @@
 """DAG ``kafka_failback``: return to the source cluster after a cutover, without losing what the target received.
 
-prepare -> plan -> create_topics -> copy -> verify -> topic_result -> summary -> finish
+prepare -> plan -> copy_verify -> summary (topic_result beside it) -> finish
 
 Param ``cutover_id`` names the cutover. The target's topics must be quiet and the groups
 idle; a verified incremental run copies every record written to the target after the

@@ -1,8 +1,8 @@
 """DAG ``kafka_migration``: one bounded, verified migration run, triggered by hand.
 
-plan -> create_topics -> copy (a Spark application per job of topics)
-     -> verify (a separate Spark application per job) -> topic_result (one per topic)
-     -> sync_groups (optional, Param sync_groups: consumer group offsets to the target) -> summary
+plan (and target topics) -> copy_verify (a Spark application per job of topics: copy, and
+verification from fresh reads of both clusters) -> summary (evidence, consumer group offsets when
+Param sync_groups asks, the report), with topic_result (one per topic) beside it.
 
 Every run is recorded in the ledger; partitions continue from their verified checkpoints.
 """

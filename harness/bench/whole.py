@@ -107,7 +107,8 @@ def _trigger(run: dict[str, Any]) -> float | None:
 
 
 def trigger_to_summary(run: dict[str, Any]) -> float | None:
-    """Seconds from a DAG run's trigger to the end of its summary task, from its metadata DB row.
+    """Seconds from a DAG run's trigger to the end of its summary task (or of a per-topic result beside it
+    that ended later: ``summary_end``), from its metadata DB row.
 
     The trigger is ``queued_at`` (set when a run is triggered through the API or UI), else ``created_at``
     (the row's creation: ``dags test`` queues nothing and sets start_date to the logical date, i.e. the
@@ -117,6 +118,14 @@ def trigger_to_summary(run: dict[str, Any]) -> float | None:
     if begin is None or end is None:
         return None
     return round(end - begin, 3)
+
+
+def summary_end(tasks: list[dict[str, Any]]) -> Any:
+    """When the run's verdict was complete: the end of its summary task, or of a per-topic result task that
+    ran beside it and ended later (the latest end of any task); None while the summary has not ended."""
+    if not any(t["task_id"] == "summary" and t.get("end_date") for t in tasks):
+        return None
+    return max((t["end_date"] for t in tasks if t.get("end_date")), key=lambda v: parse_db_time(v) or 0.0)
 
 
 def airflow_overhead(run: dict[str, Any]) -> dict[str, Any]:
@@ -339,8 +348,7 @@ class Airflow:
                     (row["run_id"],),
                 )
             ]
-        end = next((t["end_date"] for t in tasks if t["task_id"] == "summary"), None)
-        return {**dict(row), "tasks": tasks, "summary_end": end}
+        return {**dict(row), "tasks": tasks, "summary_end": summary_end(tasks)}
 
 
 class DeployedAirflow:
@@ -395,8 +403,7 @@ class DeployedAirflow:
                 f"DAG run {run_id} ended {final['state']}\n{self.api.describe_run('kafka_migration', run_id)}"
             )
         tasks = self.api.task_instances("kafka_migration", run_id)
-        end = next((t["end_date"] for t in tasks if t["task_id"] == "summary"), None)
-        dag_run = {**final, "tasks": tasks, "summary_end": end}
+        dag_run = {**final, "tasks": tasks, "summary_end": summary_end(tasks)}
         seconds = trigger_to_summary(dag_run)
         if seconds is None:
             raise RuntimeError(f"DAG run {run_id}: no trigger or summary time in {final}")

@@ -1,7 +1,7 @@
 """Build the ``kafka_cutover`` and ``kafka_failback`` DAGs. The DAG files call these and nothing else.
 
-kafka_cutover:  preflight -> plan -> create_topics -> copy -> verify -> topic_result -> summary -> finish
-kafka_failback: prepare   -> plan -> create_topics -> copy -> verify -> topic_result -> summary -> finish
+kafka_cutover:  preflight -> plan -> copy_verify -> summary (topic_result beside it) -> finish
+kafka_failback: prepare   -> plan -> copy_verify -> summary (topic_result beside it) -> finish
 (the failback's run reads the cutover's target and writes its source)
 """
 

@@ -1,9 +1,15 @@
 """Build the migration DAGs. The DAG files call ``migration_dag`` and nothing else.
 
-plan -> create_topics -> copy_verify (a Spark application per job of topics: it copies, and
-     verifies each partition right after its copy, from fresh reads of both clusters)
-     -> topic_result (one per topic) -> sync_groups (optional: consumer group offsets, Param
-     sync_groups) -> summary
+plan (plans the run and creates the target topics it needs)
+  -> copy_verify (a Spark application per job of topics: it copies, and verifies each partition right
+     after its copy, from fresh reads of both clusters)
+  -> summary (records every topic's evidence, syncs the consumer groups when Param sync_groups asks,
+     closes the run and writes the report)
+  -> and beside it topic_result (one per topic: its verdict, read from the job's results files;
+     list_topics, beside copy_verify, lists the topics for it)
+
+Every task between trigger and report costs a task process and a scheduler hop (~0.6 s in a deployed
+Airflow), so work that needs no task of its own rides in a task that is on the way anyway.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from kafka_migration.airflow import tasks
 from kafka_migration.airflow.operators import MigrationSparkOperator
 from kafka_migration.config import MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
+
+TOPICS = "topics"  # XCom key of the plan task: one entry per planned topic, for the per-topic results
 
 
 def migration_params(include: str = ".*", exclude: str = "", rename: str = "{topic}") -> dict[str, Param]:
@@ -137,12 +145,11 @@ def run_steps(
     group_sync: bool = False,
     declared: tuple[str, ...] | None = None,
 ) -> tuple[Any, Any]:
-    """plan -> create_topics -> copy_verify -> topic_result [-> sync_groups] -> summary, inside a ``with DAG``;
-    returns (plan, summary).
+    """plan -> copy_verify -> summary and topic_result, inside a ``with DAG``; returns (plan, summary).
 
     ``options_from`` names a task whose return value holds ``options`` and the connection ids
     the run uses instead of the Params (the failback's reverse direction and topic map).
-    ``group_sync`` adds the optional ``sync_groups`` task (Param ``sync_groups``); the cutover
+    ``group_sync``: the summary syncs the consumer groups when Param ``sync_groups`` asks; the cutover
     DAGs move their groups in their own ``finish`` task instead. ``declared``: the DAG's Param names,
     so that the plan task refuses any other key of the run configuration (a likely typo).
     """
@@ -170,39 +177,35 @@ def run_steps(
             )
         except ConfigurationError as exc:  # bad input: fail at once, a retry would meet the same input
             raise AirflowFailException(str(exc)) from None
-        ti.xcom_push(key="plan", value=planned["plan"])
+        ti.xcom_push(key="plan", value=planned["plan"])  # first: a summary closes the run if creation fails
+        target_conn_id = target or (params or {}).get("target_conn_id") or "kafka_target"
+        ti.xcom_push(key=TOPICS, value=tasks.create_topics(planned["plan"], target_conn_id))
         return planned["jobs"]
 
     @task
-    def create_topics(jobs: list[dict], params: dict | None = None, ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
-        planned = ti.xcom_pull(task_ids="plan", key="plan")
-        _, target, _ = _conns(ti, params)
-        return tasks.create_topics(planned, target or (params or {}).get("target_conn_id") or "kafka_target")
+    def list_topics(jobs: list[dict], ti=None) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+        """What topic_result expands over: Airflow maps only over a task's return value, and the plan's is
+        its jobs (taken here only to run after the plan). Runs beside copy_verify."""
+        return ti.xcom_pull(task_ids="plan", key=TOPICS) or []
 
     @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ topic }}")
-    def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None) -> dict:  # type: ignore[type-arg]
+    def topic_result(plan_path: str, topic: str) -> dict:  # type: ignore[type-arg]
         from airflow.sdk import get_current_context
 
         get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-        return tasks.topic_result(plan_path, topic, target_topic_id)
+        return tasks.topic_result(plan_path, topic)
 
-    # NONE_FAILED: also after a run with nothing new (no topic tasks), so a nightly sync keeps a standby's
-    # groups warm; not after a failed topic.
-    @task(trigger_rule=TriggerRule.NONE_FAILED)
-    def sync_groups(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-        return tasks.sync_consumer_groups(params or {}, lambda: ti.xcom_pull(task_ids="plan", key="plan"))
-
+    # ALL_DONE: also after a failed copy, so that the run is closed, its evidence stored and its report written.
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
         requested = group_sync and bool((params or {}).get("sync_groups"))
         return tasks.summarize_run(
             ti.xcom_pull(task_ids="plan", key="plan"),
-            group_sync=ti.xcom_pull(task_ids="sync_groups") if requested else None,
-            sync_requested=requested,
+            target_topic_ids=ti.xcom_pull(task_ids="plan", key=tasks.TARGET_TOPIC_IDS),
+            group_params=params if requested else None,
         )
 
     jobs = plan()
-    topics = create_topics(jobs)
     spark_step = {
         "source_conn_id": source_conn_id,
         "target_conn_id": target_conn_id,
@@ -211,12 +214,10 @@ def run_steps(
     }
     # One Spark application per job copies and verifies: one start-up, verification overlapping the copy.
     copy_verify = MigrationSparkOperator.partial(task_id="copy_verify", step="migrate", **spark_step).expand(job=jobs)
-    results = topic_result.expand_kwargs(topics)
+    results = topic_result.expand_kwargs(list_topics(jobs))
     done = summary()
-    if group_sync:
-        topics >> copy_verify >> results >> sync_groups() >> done
-    else:
-        topics >> copy_verify >> results >> done
+    # The per-topic verdicts and the summary read the same results files: side by side, not one after the other.
+    copy_verify >> [results, done]
     return jobs, done
 
 

@@ -219,11 +219,9 @@ class MigrationSparkOperator(SparkSubmitOperator):
         }
         if shutil.which("spark-submit") is None:
             # The pyspark package ships spark-submit; Airflow only looks for it on PATH.
-            import pyspark
+            from kafka_migration.spark.startup import pyspark_dir
 
-            env["PATH"] = os.pathsep.join(
-                [os.path.join(os.path.dirname(pyspark.__file__), "bin"), os.environ.get("PATH", "")]
-            )
+            env["PATH"] = os.pathsep.join([str(pyspark_dir() / "bin"), os.environ.get("PATH", "")])
         self.env_vars = env
         deploy_mode = hook._connection.get("deploy_mode")
         conf = {**dict(self.conf or {}), **delivery.conf}

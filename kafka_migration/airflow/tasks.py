@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -256,11 +256,9 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     created = create_target_topics(plan, target)
     log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
     ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
+    _push(TARGET_TOPIC_IDS, ids)
     _push_planned_at()
-    return [
-        {"plan_path": planned["plan_path"], "topic": t.source_topic, "target_topic_id": ids.get(t.target_topic)}
-        for t in plan.topics
-    ]
+    return [{"plan_path": planned["plan_path"], "topic": t.source_topic} for t in plan.topics]
 
 
 def _results_path(plan_path: Path, step: str, job: int) -> Path:
@@ -273,26 +271,28 @@ def _step_results(plan: MigrationPlan, plan_path: Path, step: str) -> list[StepR
     return [r for r in found if r is not None]
 
 
-def _step_outcomes(plan: MigrationPlan, plan_path: Path, step: str) -> dict[str, TopicOutcome]:
-    return merge(_step_results(plan, plan_path, step))
+PLANNED_AT = "planned_at"  # XCom key of the plan task: epoch seconds when the plan and its topics were done
+TARGET_TOPIC_IDS = "target_topic_ids"  # XCom key of the plan task: {target topic: id} of the topics it created
 
 
-PLANNED_AT = "planned_at"  # XCom key of create_topics: epoch seconds when the plan and its topics were done
-
-
-def _push_planned_at() -> None:
-    """Stamp the end of planning (plan and topics) for the summary's timings; outside a task: nothing."""
+def _push(key: str, value: Any) -> None:
+    """An XCom of the running task for the summary; outside a task (a direct call): nothing, the summary copes."""
     try:
         from airflow.sdk import get_current_context
 
-        get_current_context()["ti"].xcom_push(key=PLANNED_AT, value=time.time())
-    except Exception as exc:  # no task context (a direct call): the summary falls back to the plan file's time
-        log.debug("No %s stamp: %s", PLANNED_AT, exc)
+        get_current_context()["ti"].xcom_push(key=key, value=value)
+    except Exception as exc:
+        log.debug("No %s XCom: %s", key, exc)
+
+
+def _push_planned_at() -> None:
+    """Stamp the end of planning (plan and topics) for the summary's timings (else: the plan file's time)."""
+    _push(PLANNED_AT, time.time())
 
 
 def _airflow_stamps(plan_path: Path, ledger_started: Any) -> tuple[float, float | None]:
     """(trigger, planned) in epoch seconds from Airflow's records: the DAG run's start (else the ledger's
-    start of the run) and create_topics' stamp (else the plan file's time)."""
+    start of the run) and the plan task's stamp once its topics exist (else the plan file's time)."""
     started: float | None = None
     planned: float | None = None
     try:
@@ -302,7 +302,7 @@ def _airflow_stamps(plan_path: Path, ledger_started: Any) -> tuple[float, float 
         dag_run = context["dag_run"]
         start = getattr(dag_run, "start_date", None) or getattr(dag_run, "run_after", None)
         started = start.timestamp() if start is not None else None
-        stamp = context["ti"].xcom_pull(task_ids="create_topics", key=PLANNED_AT)
+        stamp = context["ti"].xcom_pull(task_ids="plan", key=PLANNED_AT)
         planned = float(stamp) if stamp is not None else None
     except Exception as exc:  # no task context: the ledger's and the run files' times
         log.debug("No Airflow stamps for the run's timings: %s", exc)
@@ -320,8 +320,9 @@ def _job_of(plan: MigrationPlan, topic: str) -> int:
     return next(i for i, topics in enumerate(plan.jobs) if topic in topics)
 
 
-def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None) -> dict[str, Any]:
-    """One topic's verdict, so every topic has its own status in the Airflow UI."""
+def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
+    """One topic's verdict, so every topic has its own status in the Airflow UI. Reads only: the summary,
+    which runs beside it, stores the evidence."""
     path = Path(plan_path)
     ledger = open_ledger()
     plan = load_plan(path, read_plan(path).run_id, ledger)
@@ -339,8 +340,6 @@ def topic_result(plan_path: str, topic: str, target_topic_id: str | None = None)
         outcomes[step] = results.topics.get(topic)
     copy, verify = outcomes["copy"], outcomes["verify"]
     verdict, detail = topic_verdict(copy, verify)
-    hold_leases(plan, ledger)
-    ledger.record_topic(plan, plan.topic(topic), copy, verify, target_topic_id=target_topic_id)
     rows = [
         r
         for r in summarize(plan, {topic: copy} if copy else {}, {topic: verify} if verify else {})
@@ -389,24 +388,17 @@ def check_group_params(params: dict[str, Any]) -> None:
     select_groups((), groups if groups is not None else ".*", exclude or None)
 
 
-def sync_consumer_groups(params: dict[str, Any], pull_plan: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
-    """The optional ``sync_groups`` task: translate, write and prove the selected groups' offsets on the target.
+def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+    """Translate, write and prove the selected groups' offsets on the target (Param ``sync_groups``).
 
-    Linked to the run, so the run's report gets a "Consumer groups" section; fails the task unless
-    every partition is synced and proven. ``pull_plan``: the plan task's XCom, asked for only when the
-    Param is on (a run without group sync skips this task at once, on every run).
+    Linked to the run, so the run's report gets a "Consumer groups" section. Raises unless every partition
+    is synced and proven; the summary, which calls it once the topics are verified, reports that after
+    closing the run.
     """
-    from airflow.sdk.exceptions import AirflowSkipException
-
-    if not params.get("sync_groups"):
-        raise AirflowSkipException("Param sync_groups is off: consumer groups are not synced.")
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.group_pipeline import sync_groups
     from kafka_migration.group_sync import render_sync, verdict_line
 
-    planned = pull_plan()
-    if not planned:
-        raise RuntimeError("The plan task produced no plan (see its log): consumer groups were not synced.")
     result = sync_groups(
         KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config(),
         KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config(),
@@ -429,17 +421,52 @@ def sync_consumer_groups(params: dict[str, Any], pull_plan: Callable[[], dict[st
     }
 
 
+class _GroupSync:
+    """The summary's consumer group sync: run at most once, when asked, and its failure kept until the run is
+    closed and its report written (a group that cannot be synced must not cost the run its record)."""
+
+    def __init__(self, params: dict[str, Any] | None, planned: dict[str, Any]) -> None:
+        self.params, self.planned = params, planned
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        if self.params is None:
+            return
+        try:
+            sync_consumer_groups(self.params, self.planned)
+        except Exception as exc:  # a broker error as much as an unproven partition
+            log.error("Consumer group sync failed: %s", exc)
+            self.error = exc
+
+    def skip(self, why: str) -> None:
+        if self.params is not None:
+            log.warning("Consumer groups not synced: %s.", why)
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise RuntimeError(
+                f"The records are verified, but the consumer group sync did not complete: {self.error} (see "
+                "this task's log and the report's Consumer groups section)."
+            ) from self.error
+
+
 def summarize_run(
-    planned: dict[str, Any] | None, group_sync: dict[str, Any] | None = None, sync_requested: bool = False
+    planned: dict[str, Any] | None,
+    target_topic_ids: dict[str, str] | None = None,
+    group_params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Close the run in the ledger, write its report, and fail unless every topic (and, when requested,
-    every consumer group) was verified."""
+    """Store every topic's evidence, sync the consumer groups when asked (``group_params``: the run's Params)
+    and every topic is verified, close the run in the ledger, write its report; fail unless every topic
+    (and, when asked, every consumer group) was verified.
+
+    ``target_topic_ids``: {target topic: id} of the topics the plan task created.
+    """
     if not planned:
         raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
     path = Path(planned["plan_path"])
     ledger = open_ledger()
     try:
-        return _summarize(planned, path, ledger, group_sync, sync_requested)
+        return _summarize(planned, path, ledger, target_topic_ids or {}, _GroupSync(group_params, planned))
     finally:
         from kafka_migration.pipeline import release_leases
 
@@ -447,18 +474,21 @@ def summarize_run(
 
 
 def _summarize(
-    planned: dict[str, Any], path: Path, ledger: Any, group_sync: dict[str, Any] | None, sync_requested: bool
+    planned: dict[str, Any], path: Path, ledger: Any, ids: dict[str, str], groups: _GroupSync
 ) -> dict[str, Any]:
     plan = load_plan(path, planned["run_id"], ledger)
     if planned["dry_run"]:
+        groups.run()  # plans the groups' offsets only, as the run planned its topics
         ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
         log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
-        _check_group_sync(group_sync, sync_requested)
+        groups.check()
         return {"run_id": plan.run_id, "verified": False, "dry_run": True}
     for warning in plan.warnings:
         log.warning("%s", warning)
+    hold_leases(plan, ledger)  # raises, before anything is stored, when another run took the leases over
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
+        groups.run()  # keeps a standby's groups warm when nothing new was produced
         ledger.finish_run(
             plan.run_id,
             "up_to_date",
@@ -468,21 +498,29 @@ def _summarize(
         )
         _write_report(ledger, plan.run_id)
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
-        _check_group_sync(group_sync, sync_requested)
+        groups.check()
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
     copy, verify = _step_results(plan, path, "copy"), _step_results(plan, path, "verify")
-    rows = summarize(plan, merge(copy), merge(verify))
+    copied, verified = merge(copy), merge(verify)
+    rows = summarize(plan, copied, verified)
     log.info("\n%s", render_table(rows))
-    status = run_status(rows)
+    ledger.record_topics(
+        plan,
+        [(t, copied.get(t.source_topic), verified.get(t.source_topic), ids.get(t.target_topic)) for t in plan.topics],
+    )
+    if all_verified(rows):
+        groups.run()  # the offset map it translates through is the one just stored
+    else:
+        groups.skip("not every topic is verified")
     timings = _timings(ledger, plan, path, copy, verify)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=timings)
+    ledger.finish_run(plan.run_id, run_status(rows), sum(r.copied or 0 for r in rows), timings=timings)
     _write_report(ledger, plan.run_id)
     log.info("%s", timings_line(timings))
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
-    _check_group_sync(group_sync, sync_requested)
+    groups.check()
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}
 
 
@@ -497,18 +535,3 @@ def _timings(
     except Exception as exc:
         log.warning("Could not work out where the run's time went: %s", exc)
         return None
-
-
-def _check_group_sync(group_sync: dict[str, Any] | None, sync_requested: bool) -> None:
-    if not sync_requested:
-        return
-    if not group_sync or not group_sync.get("ok"):
-        raise RuntimeError(
-            "The records are verified, but the consumer group sync did not complete: see the log of task "
-            "sync_groups and the report's Consumer groups section."
-        )
-    log.info(
-        "Consumer groups: %d group(s), %d partition(s) synced and proven.",
-        group_sync["groups"],
-        group_sync["partitions"],
-    )

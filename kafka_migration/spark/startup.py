@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka_migration.exceptions import ConfigurationError
+
 C1_ONLY = "-XX:TieredStopAtLevel=1"
 # The JVM warns about every class it cannot archive (Ivy, Ant, ...): noise in the task logs.
 QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -81,17 +83,34 @@ def java_binary() -> Path | None:
     return Path(found).resolve() if found else None
 
 
+def pyspark_dir() -> Path:
+    """The installed pyspark package's directory (its bin/ and jars/), found without importing it: ``import
+    pyspark`` costs ~0.1 s, paid by every Airflow task that submits a Spark step."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigurationError("pyspark is not installed: install the project's requirements.")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def pyspark_version() -> str:
+    """The installed pyspark's version, read from its metadata (no import, as ``pyspark_dir``)."""
+    from importlib.metadata import version
+
+    return version("pyspark")
+
+
 def archive_path(directory: Path) -> Path | None:
     """Where this machine's archive for this Spark version and JDK lives; None without a JDK."""
-    import pyspark
-
     java = java_binary()
     if java is None:
         return None
+    spark = pyspark_version()
     modules = java.parent.parent / "lib" / "modules"  # changes with every JDK build
-    stamp = f"{pyspark.__version__}|{java}|{modules.stat().st_mtime_ns if modules.exists() else ''}"
+    stamp = f"{spark}|{java}|{modules.stat().st_mtime_ns if modules.exists() else ''}"
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:12]
-    return directory / f"spark-{pyspark.__version__}-{digest}.jsa"
+    return directory / f"spark-{spark}-{digest}.jsa"
 
 
 def _path_option(name: str, path: Path) -> str:

@@ -30,7 +30,13 @@ from kafka_migration.executor_env import configured_executor_env, executor_env_c
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.jobs import results_written
-from kafka_migration.spark.startup import DriverStartup, default_archive_dir, driver_startup, worker_daemon_conf
+from kafka_migration.spark.startup import (
+    DriverStartup,
+    default_archive_dir,
+    driver_startup,
+    pyspark_dir,
+    worker_daemon_conf,
+)
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
 
@@ -51,9 +57,7 @@ def spark_submit_binary() -> str:
         candidate = Path(os.environ["SPARK_HOME"]) / "bin" / "spark-submit"
         if candidate.exists():
             return str(candidate)
-    import pyspark
-
-    bundled = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    bundled = pyspark_dir() / "bin" / "spark-submit"
     if bundled.exists():
         return str(bundled)
     found = shutil.which("spark-submit")

@@ -160,8 +160,8 @@ def test_plugin_is_registered_with_page_view_and_link(api: AirflowClient) -> Non
 def test_triggered_run_succeeds_task_by_task(migration: Migration, api: AirflowClient, clusters) -> None:  # type: ignore[no-untyped-def]
     tis = api.task_instances(DAG_ID, migration.dag_run_id)
     assert {(t["task_id"], t["state"]) for t in tis} == {
-        (task, "success") for task in ("plan", "create_topics", "copy_verify", "topic_result", "summary")
-    } | {("sync_groups", "skipped")}  # Param sync_groups is off by default
+        (task, "success") for task in ("plan", "copy_verify", "list_topics", "topic_result", "summary")
+    }
     # one result task per topic, labelled with the topic in the grid
     labels = sorted(t["rendered_map_index"] for t in tis if t["task_id"] == "topic_result")
     assert labels == sorted(migration.topics)

@@ -63,10 +63,23 @@ def test_dag_has_no_import_errors_and_documented_params(migration_dag) -> None: 
     assert migration_dag.schedule is None or str(migration_dag.timetable.summary) in {"None", "Never"}
 
 
+def test_dag_puts_only_the_copy_between_plan_and_summary(migration_dag) -> None:  # type: ignore[no-untyped-def]
+    """Each task between trigger and report costs a task process and a scheduler hop: the per-topic results
+    run beside the summary, their topic list beside the copy, and both only after what they read."""
+    upstream = {t.task_id: t.upstream_task_ids for t in migration_dag.tasks}
+    assert upstream == {
+        "plan": set(),
+        "copy_verify": {"plan"},
+        "list_topics": {"plan"},
+        "topic_result": {"list_topics", "copy_verify"},
+        "summary": {"copy_verify"},
+    }
+
+
 def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]
     prefix = f"e2e{unique}"
     _seed(clusters.source, prefix)
-    group = f"{prefix}-app"  # a consumer group on the source, synced by the optional sync_groups task
+    group = f"{prefix}-app"  # a consumer group on the source, synced by the summary (Param sync_groups)
     source_groups = GroupCluster(ClusterConfig("source", {"bootstrap.servers": clusters.source}))
     source_groups.alter_offsets(
         group, {(f"{prefix}.orders", 0): CommittedOffset(100), (f"{prefix}.orders", 1): CommittedOffset(0)}
@@ -148,7 +161,7 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
 
     assert str(run.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states["plan"] == "failed" and states["create_topics"] == "upstream_failed", states
+    assert states["plan"] == "failed" and states["copy_verify"] == "upstream_failed", states
     assert "Unknown Param(s) 'inclde' in the run configuration" in capfd.readouterr().out
     assert _topics(clusters.target) == before
     assert {r["run_id"] for r in Ledger.open(ledger_url()).runs(limit=1000)} == runs_before

@@ -40,6 +40,16 @@ def test_trigger_to_summary_from_metadata_db_stamps() -> None:
     assert whole.trigger_to_summary({"queued_at": "2026-11-23 10:00:00", "summary_end": None}) is None
 
 
+def test_the_verdict_is_complete_when_the_summary_and_the_results_beside_it_have_ended() -> None:
+    tasks = [
+        {"task_id": "summary", "end_date": "2026-11-23 10:00:30.100"},
+        {"task_id": "topic_result", "end_date": "2026-11-23 10:00:30.400"},  # beside the summary, ended later
+        {"task_id": "copy_verify", "end_date": "2026-11-23 10:00:29"},
+    ]
+    assert whole.summary_end(tasks) == "2026-11-23 10:00:30.400"
+    assert whole.summary_end([{**tasks[0], "end_date": None}, tasks[1]]) is None  # the summary still runs
+
+
 def test_airflow_overhead_before_the_first_task_and_between_tasks() -> None:
     def task(task_id: str, start: str, end: str | None) -> dict:  # type: ignore[type-arg]
         return {

@@ -175,16 +175,29 @@ def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
         check_group_params({"sync_groups": True, "groups": ".*", "exclude_groups": "["})
 
 
-def test_the_dag_task_skips_without_asking_for_the_plan_when_sync_is_off() -> None:
+def test_the_summary_syncs_groups_only_when_asked_and_reports_a_failure_after_closing_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The DAG's summary runs the group sync (no task of its own: a skipped task costs a process, and
+    Airflow may notice its end up to 5 s late); a failed sync is raised only once the run is recorded."""
     pytest.importorskip("airflow")
-    from airflow.sdk.exceptions import AirflowSkipException
+    from kafka_migration.airflow import tasks
 
-    from kafka_migration.airflow.tasks import sync_consumer_groups
+    calls: list[dict[str, object]] = []
 
-    def pull_plan() -> None:
-        raise AssertionError("the plan's XCom was pulled for a task that only skips")
+    def failing(params: dict[str, object], planned: dict[str, object]) -> dict[str, object]:
+        calls.append(params)
+        raise RuntimeError("group orders-app: 1 partition not proven")
 
-    with pytest.raises(AirflowSkipException, match="sync_groups is off"):
-        sync_consumer_groups({"sync_groups": False}, pull_plan)
-    with pytest.raises(RuntimeError, match="produced no plan"):
-        sync_consumer_groups({"sync_groups": True}, lambda: None)
+    monkeypatch.setattr(tasks, "sync_consumer_groups", failing)
+    off = tasks._GroupSync(None, {"run_id": "r"})
+    off.run()
+    off.skip("not every topic is verified")
+    off.check()
+    assert calls == []
+
+    on = tasks._GroupSync({"sync_groups": True}, {"run_id": "r"})
+    on.run()  # the failure is kept: the summary still closes the run and writes its report
+    assert calls == [{"sync_groups": True}]
+    with pytest.raises(RuntimeError, match="consumer group sync did not complete: group orders-app: 1 partition"):
+        on.check()
