@@ -9,10 +9,11 @@ b. cli: ``kafka-migrate run --source .. --target .. --include TOPIC --state-dir 
 c. dag: the ``kafka_migration`` DAG through a real Airflow (a temporary AIRFLOW_HOME, ``airflow db
    migrate`` once, not measured), ``airflow dags test kafka_migration --conf ..`` as a subprocess:
    its wall time, and trigger to summary from the metadata DB (DagRun queued_at, else the row's
-   created_at, to the end of the summary task): what a user of a deployed Airflow waits for;
+   created_at, to the end of the summary task or of a per-topic result beside it, whichever ends
+   last: ``summary_end``): what a user of a deployed Airflow waits for;
 d. dag_deployed: the DAG in a running ``airflow standalone`` (LocalExecutor, as the end-to-end tests
    start it: ``harness.airflow_server``), triggered over its REST API as a user triggers it, trigger
-   (the run's queued_at) to the end of its summary task; in a phase of its own after the other kinds
+   (the run's queued_at) to the end of its summary (as in c.); in a phase of its own after the other kinds
    (an idle Airflow's scheduler and dag-processor would load the machine under them), with one
    warm-up run, and the target connection pointed at each run's fresh target cluster over REST;
 e. dag_api_up: the same command as c. through ``harness.airflow_api_up``, which initialises the in-process
@@ -331,7 +332,7 @@ class Airflow:
 
     def last_run(self) -> dict[str, Any]:
         """The newest kafka_migration DAG run's row (state, queued_at, created_at, start_date), its task
-        instances (``tasks``) and the end of its summary task (``summary_end``); empty when there is none."""
+        instances (``tasks``) and when its verdict was complete (``summary_end``); empty when there is none."""
         with sqlite3.connect(self.home / "airflow.db") as db:
             db.row_factory = sqlite3.Row
             row = db.execute(

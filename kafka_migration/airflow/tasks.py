@@ -10,7 +10,7 @@ from typing import Any
 
 from kafka_migration.airflow import settings
 from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.plan import MigrationPlan
 from kafka_migration.results import OK, StepResults, TopicOutcome, merge
 from kafka_migration.run_files import missing_results, read_plan, read_results
@@ -485,7 +485,11 @@ def _summarize(
         return {"run_id": plan.run_id, "verified": False, "dry_run": True}
     for warning in plan.warnings:
         log.warning("%s", warning)
-    hold_leases(plan, ledger)  # raises, before anything is stored, when another run took the leases over
+    try:
+        hold_leases(plan, ledger)  # before anything is stored: another run may have taken the leases over
+    except LeaseLostError as exc:
+        ledger.finish_run(plan.run_id, "failed", 0, str(exc)[:2000])  # closed, with no evidence of this run's
+        raise
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
         groups.run()  # keeps a standby's groups warm when nothing new was produced

@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic
 from kafka_migration.clients import client_settings
-from kafka_migration.exceptions import RunFileError
+from kafka_migration.exceptions import LeaseLostError, RunFileError
 from kafka_migration.ledger import Ledger, default_ledger_url
 from tests.spark.test_resume import _fill
 
@@ -176,6 +176,16 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     with pytest.raises(RuntimeError, match=f"Topic {topic}: copy failed: partition 0: target broker down"):
         tasks.topic_result(str(plan_path), topic)
     ledger.leases.release(run_id)
+
+    # A summary whose run lost its leases (another run took them over) stores nothing and closes the run.
+    other = Holder("another-run", "cli", "a CLI run")
+    ledger.leases.acquire(other, lease_keys(tasks.load_plan(plan_path, run_id, ledger)), 60)
+    with pytest.raises(LeaseLostError, match=f"Run {run_id} lost the lease on 1 target topic"):
+        tasks.summarize_run(planned)
+    assert ledger.run_segments(run_id) == segments_before  # no evidence of the failed copy stored
+    assert ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+    assert [x.run_id for x in ledger.leases.active()] == ["another-run"]  # the other run's lease is kept
+    ledger.leases.release("another-run")
 
 
 def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-untyped-def]
