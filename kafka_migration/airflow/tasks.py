@@ -428,12 +428,13 @@ class _GroupSync:
     def __init__(self, params: dict[str, Any] | None, planned: dict[str, Any]) -> None:
         self.params, self.planned = params, planned
         self.error: Exception | None = None
+        self.result: dict[str, Any] | None = None
 
     def run(self) -> None:
         if self.params is None:
             return
         try:
-            sync_consumer_groups(self.params, self.planned)
+            self.result = sync_consumer_groups(self.params, self.planned)
         except Exception as exc:  # a broker error as much as an unproven partition
             log.error("Consumer group sync failed: %s", exc)
             self.error = exc
@@ -448,6 +449,12 @@ class _GroupSync:
                 f"The records are verified, but the consumer group sync did not complete: {self.error} (see "
                 "this task's log and the report's Consumer groups section)."
             ) from self.error
+        if self.result is not None:
+            log.info(
+                "Consumer groups: %d group(s), %d partition(s) synced and proven.",
+                self.result["groups"],
+                self.result["partitions"],
+            )
 
 
 def summarize_run(

@@ -201,3 +201,9 @@ def test_the_summary_syncs_groups_only_when_asked_and_reports_a_failure_after_cl
     assert calls == [{"sync_groups": True}]
     with pytest.raises(RuntimeError, match="consumer group sync did not complete: group orders-app: 1 partition"):
         on.check()
+
+    monkeypatch.setattr(tasks, "sync_consumer_groups", lambda params, planned: {"groups": 2, "partitions": 5})
+    synced = tasks._GroupSync({"sync_groups": True}, {"run_id": "r"})
+    synced.run()
+    synced.check()
+    assert synced.result == {"groups": 2, "partitions": 5}
