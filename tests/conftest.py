@@ -8,6 +8,7 @@ you already run instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -60,10 +61,6 @@ def unique() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def _postgres_url() -> str:
-    return os.environ.get("KAFKA_MIGRATION_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty ledger database on each backend: SQLite file, and a new PostgreSQL database."""
@@ -71,27 +68,17 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'ledger.db'}"
         return
     import psycopg
-    from sqlalchemy.engine import make_url
 
-    admin = make_url(_postgres_url())
-    name = f"km_test_{uuid.uuid4().hex[:10]}"
-    try:
-        conn = psycopg.connect(
-            host=admin.host, port=admin.port or 5432, user=admin.username, dbname=admin.database, autocommit=True
-        )
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI"):
-            raise  # CI machines run PostgreSQL: a missing server is a failure, not a skip
-        pytest.skip(f"PostgreSQL not reachable at {admin.host}:{admin.port}: {exc}")
-    with conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(
-            host=admin.host, port=admin.port or 5432, user=admin.username, dbname=admin.database, autocommit=True
-        ) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    from harness.postgres import database_url, temporary_databases
+
+    with contextlib.ExitStack() as stack:
+        try:
+            (name,) = stack.enter_context(temporary_databases("km_test"))
+        except psycopg.OperationalError as exc:
+            if os.environ.get("CI"):
+                raise  # CI machines run PostgreSQL: a missing server is a failure, not a skip
+            pytest.skip(f"PostgreSQL not reachable: {exc}")
+        yield database_url(name)
 
 
 @pytest.fixture(scope="session")

@@ -11,12 +11,12 @@ gives it. Only what points at other containers is redirected: database host and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,29 +24,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
 from harness.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
 from harness.embedded import free_port
+from harness.postgres import admin_connect, database_url, temporary_databases
 from tests.unit.compose_file import REPO, ComposeProject, load
 
 pytestmark = pytest.mark.e2e
-
-ADMIN_URL = os.environ.get("KAFKA_MIGRATION_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-
-
-def _admin_connect(database: str | None = None):  # type: ignore[no-untyped-def]
-    import psycopg
-
-    admin = make_url(ADMIN_URL)
-    return psycopg.connect(
-        host=admin.host,
-        port=admin.port or 5432,
-        user=admin.username,
-        dbname=database or admin.database,
-        autocommit=True,
-        connect_timeout=5,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -54,40 +38,22 @@ def databases() -> Iterator[dict[str, str]]:
     """Fresh local databases standing in for the compose file's "airflow" and ledger databases."""
     import psycopg
 
-    names = {"airflow": f"km_compose_af_{uuid.uuid4().hex[:8]}", "ledger": f"km_compose_ledger_{uuid.uuid4().hex[:8]}"}
-    try:
-        conn = _admin_connect()
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    with conn:
-        for name in names.values():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield names
-    finally:
-        with _admin_connect() as conn:
-            for name in names.values():
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _local(url: str, database: str) -> str:
-    """The compose URL (driver, options) pointed at the local server and a fresh database."""
-    admin = make_url(ADMIN_URL)
-    return (
-        make_url(url)
-        .set(host=admin.host, port=admin.port or 5432, username=admin.username, password=None, database=database)
-        .render_as_string(hide_password=False)
-    )
+    with contextlib.ExitStack() as stack:
+        try:
+            airflow, ledger = stack.enter_context(temporary_databases("km_compose_af", "km_compose_ledger"))
+        except psycopg.OperationalError as exc:
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(f"PostgreSQL not reachable: {exc}")
+        yield {"airflow": airflow, "ledger": ledger}
 
 
 def _environment(project: ComposeProject, service: str, home: Path, databases: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "KAFKA_MIGRATION_"))}
     env.update(project.environment(service))
     for key in ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"):
-        env[key] = _local(env[key], databases["airflow"])
-    env["KAFKA_MIGRATION_LEDGER_URL"] = _local(env["KAFKA_MIGRATION_LEDGER_URL"], databases["ledger"])
+        env[key] = database_url(databases["airflow"], like=env[key])
+    env["KAFKA_MIGRATION_LEDGER_URL"] = database_url(databases["ledger"], like=env["KAFKA_MIGRATION_LEDGER_URL"])
     passwords = Path(env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"])
     (home / "auth").mkdir(parents=True, exist_ok=True)
     env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"] = str(home / "auth" / passwords.name)
@@ -134,7 +100,7 @@ def test_airflow_init_migrates_the_metadata_db_and_writes_the_login(initialised:
         project.env["AIRFLOW_ADMIN_USERNAME"]: project.env["AIRFLOW_ADMIN_PASSWORD"]
     }
     assert oct(passwords.stat().st_mode & 0o777) == "0o600"
-    with _admin_connect(databases["airflow"]) as conn:
+    with admin_connect(databases["airflow"]) as conn:
         assert conn.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
 
 
@@ -265,7 +231,7 @@ def test_login_from_env_dags_and_the_migrations_page(stack: Stack, initialised: 
         # The Kafka migrations page reads the ledger through KAFKA_MIGRATION_LEDGER_URL.
         page = client.request("GET", "/kafka-migrations/")
         assert "Kafka migrations" in page.text
-        with _admin_connect(databases["ledger"]) as conn:
+        with admin_connect(databases["ledger"]) as conn:
             tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables")}
         assert {"km_runs", "km_checkpoints"} <= tables, tables
     finally:

@@ -14,6 +14,7 @@ short ``max.poll.interval.ms`` or the broker holds its JoinGroup for the rebalan
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.data import read_partition
+from harness.postgres import database_url, temporary_databases
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
 from kafka_migration.config import ClusterConfig, MigrationOptions
@@ -48,7 +50,6 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.offsets import BEFORE
 from kafka_migration.pipeline import record_results, run_migration
 from kafka_migration.state import CommittedOffset
-from tests.conftest import _postgres_url
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -96,26 +97,19 @@ def _seed(bootstrap: str, prefix: str) -> None:
         seal_partitions(bootstrap, f"{prefix}.{name}", range(n))  # ListOffsets on the embedded broker
 
 
+@contextlib.contextmanager
 def _postgres_database() -> Iterator[str | None]:
+    """A fresh PostgreSQL database's URL; None when the server cannot be reached (outside CI)."""
     import psycopg
-    from sqlalchemy.engine import make_url
 
-    admin = make_url(_postgres_url())
-    name = f"km_test_{uuid.uuid4().hex[:10]}"
-    params = {"host": admin.host, "port": admin.port or 5432, "user": admin.username, "dbname": admin.database}
-    try:
-        with psycopg.connect(**params, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.OperationalError:
-        if os.environ.get("CI"):
-            raise
-        yield None
-        return
-    try:
-        yield admin.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(**params, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with contextlib.ExitStack() as stack:
+        try:
+            (name,) = stack.enter_context(temporary_databases("km_test"))
+        except psycopg.OperationalError:
+            if os.environ.get("CI"):
+                raise
+            name = None
+        yield database_url(name) if name else None
 
 
 @pytest.fixture(scope="module")
@@ -160,16 +154,14 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
     p.flush(10)
     seal_partitions(clusters.source, f"{prefix}.orders", [0])
     ledgers = {"sqlite": sqlite_url}
-    postgres = _postgres_database()
-    pg_url = next(postgres)
-    if pg_url is not None:  # the same evidence, recorded in a PostgreSQL ledger
-        pg = Ledger.open(pg_url)
-        for outcome in (first, second):
-            pg.start_run(outcome.plan, trigger="cli")
-            record_results(pg, outcome)
-        ledgers["postgresql"] = pg_url
-    yield Migrated(clusters.source, clusters.target, prefix, ledgers)
-    postgres.close()
+    with _postgres_database() as pg_url:
+        if pg_url is not None:  # the same evidence, recorded in a PostgreSQL ledger
+            pg = Ledger.open(pg_url)
+            for outcome in (first, second):
+                pg.start_run(outcome.plan, trigger="cli")
+                record_results(pg, outcome)
+            ledgers["postgresql"] = pg_url
+        yield Migrated(clusters.source, clusters.target, prefix, ledgers)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,0 +1,63 @@
+"""harness.postgres: the fresh databases that the ledger tests, the compose test and the benchmark's
+deployed Airflow run on, on this machine's PostgreSQL server."""
+
+from __future__ import annotations
+
+import os
+
+import psycopg
+import pytest
+
+from harness.bench import whole
+from harness.embedded import free_port
+from harness.postgres import ADMIN_URL_VARIABLE, admin_connect, database_url, temporary_databases
+
+pytestmark = pytest.mark.integration
+
+
+def _exists(name: str) -> bool:
+    with admin_connect() as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+
+
+@pytest.fixture(autouse=True)
+def _server() -> None:
+    try:
+        admin_connect().close()
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+
+
+def test_each_prefix_gets_an_empty_database_that_is_dropped_with_its_connections_open() -> None:
+    with temporary_databases("km_harness_a", "km_harness_b") as (first, second):
+        assert first.startswith("km_harness_a_") and second.startswith("km_harness_b_")
+        assert _exists(first) and _exists(second)
+        held = psycopg.connect(database_url(first).replace("postgresql+psycopg", "postgresql"))
+        assert held.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone() == (0,)
+    assert not _exists(first) and not _exists(second)  # dropped although `held` was still open
+    held.close()
+
+
+def test_a_database_url_keeps_the_driver_of_the_url_it_stands_in_for() -> None:
+    url = database_url("km_x", like="postgresql+psycopg://airflow:secret@postgres:5432/airflow?connect_timeout=3")
+    assert url.startswith("postgresql+psycopg://postgres@127.0.0.1:5432/km_x")
+    assert "secret" not in url and url.endswith("connect_timeout=3")
+
+
+def test_the_deployed_airflow_of_the_bench_gets_a_database_of_its_own() -> None:
+    with whole.deployed_metadata() as url:
+        assert url is not None and url.startswith("postgresql+psycopg://")
+        name = url.rsplit("/", 1)[1]
+        assert name.startswith("km_bench_airflow_") and _exists(name)
+    assert not _exists(name)
+
+
+def test_without_a_server_the_deployed_airflow_of_the_bench_runs_on_sqlite(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(ADMIN_URL_VARIABLE, f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/postgres")
+    with whole.deployed_metadata() as url:
+        assert url is None
+    assert "PostgreSQL not reachable" in capsys.readouterr().out
