@@ -12,7 +12,8 @@ c. dag: the ``kafka_migration`` DAG through a real Airflow (a temporary AIRFLOW_
    created_at, to the end of the summary task or of a per-topic result beside it, whichever ends
    last: ``summary_end``): what a user of a deployed Airflow waits for;
 d. dag_deployed: the DAG in a running ``airflow standalone`` (LocalExecutor, as the end-to-end tests
-   start it: ``harness.airflow_server``), triggered over its REST API as a user triggers it, trigger
+   start it: ``harness.airflow_server``; its metadata on a fresh PostgreSQL database, as docker-compose.yaml
+   runs it, else on SQLite), triggered over its REST API as a user triggers it, trigger
    (the run's queued_at) to the end of its summary (as in c.); in a phase of its own after the other kinds
    (an idle Airflow's scheduler and dag-processor would load the machine under them), with one
    warm-up run, and the target connection pointed at each run's fresh target cluster over REST;
@@ -37,6 +38,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -353,11 +355,17 @@ class Airflow:
 
 
 class DeployedAirflow:
-    """``airflow standalone`` with the repository's DAGs: runs triggered over REST, timed from its API."""
+    """``airflow standalone`` with the repository's DAGs: runs triggered over REST, timed from its API.
 
-    def __init__(self, home: Path, source: str) -> None:
+    ``metadata_url``: Airflow's metadata database (PostgreSQL, as docker-compose.yaml runs it); None:
+    SQLite in the home, where the scheduler starts a triggered run only at the next whole second (it
+    selects queued runs with ``run_after <= now()``, and SQLite's now() has no fraction of a second).
+    """
+
+    def __init__(self, home: Path, source: str, metadata_url: str | None = None) -> None:
         self.home = home
         self.source = source
+        self.metadata_url = metadata_url
         self.state_dir = home / "kafka-migration"
         self._stack = contextlib.ExitStack()
         self.api: Any = None
@@ -370,6 +378,9 @@ class DeployedAirflow:
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": SPARK.settings.master}),
             "KAFKA_MIGRATION_STATE_DIR": str(self.state_dir),
         }
+        if self.metadata_url:  # psycopg 3 for the async engine too, as docker-compose.yaml sets it
+            env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = self.metadata_url
+            env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] = self.metadata_url
         server = self._stack.enter_context(airflow_standalone(self.home, env))
         self.api = server.client()
         self._stack.callback(self.api.close)
@@ -476,8 +487,14 @@ def run(session: Session, repeat: int) -> None:
             _check(kind, sample, expected_one)
             raw["one_partition"][kind].append(sample)
 
-    say("scenario 5: a deployed Airflow (airflow standalone), started and warmed up, not measured")
-    with DeployedAirflow(session.work / "airflow-standalone", source) as deployed:
+    with contextlib.ExitStack() as stack:
+        metadata_url = stack.enter_context(deployed_metadata())
+        raw["deployed_metadata"] = "postgresql" if metadata_url else "sqlite"
+        say(
+            f"scenario 5: a deployed Airflow (airflow standalone, metadata on {raw['deployed_metadata']}), started "
+            "and warmed up, not measured"
+        )
+        deployed = stack.enter_context(DeployedAirflow(session.work / "airflow-standalone", source, metadata_url))
         warm = deployed.run(session.target.fresh(), WARMUP_TOPIC)
         _check("warm-up dag_deployed", warm, sum(end_offsets(source, {WARMUP_TOPIC: 2}).values()))
         runs = raw["whole"].setdefault("dag_deployed", [])
@@ -486,6 +503,23 @@ def run(session: Session, repeat: int) -> None:
             sample = deployed.run(session.target.fresh(), TOPIC)
             _check("dag_deployed", sample, expected)
             runs.append(sample)
+
+
+@contextlib.contextmanager
+def deployed_metadata() -> Iterator[str | None]:
+    """A fresh PostgreSQL database for the deployed Airflow's metadata, as docker-compose.yaml gives it one,
+    dropped afterwards; None (SQLite, said so) when the local server cannot be reached."""
+    import psycopg
+
+    from harness.postgres import database_url, temporary_databases
+
+    with contextlib.ExitStack() as stack:
+        try:
+            (name,) = stack.enter_context(temporary_databases("km_bench_airflow"))
+        except psycopg.OperationalError as exc:
+            say(f"scenario 5: PostgreSQL not reachable ({str(exc).strip()}); the deployed Airflow runs on SQLite")
+            name = None
+        yield database_url(name) if name else None  # postgresql+psycopg, as docker-compose.yaml
 
 
 def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
@@ -498,6 +532,7 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
         "whole": {
             "partitions": PARTITIONS,
             "airflow_db_migrate_seconds": raw.get("airflow_db_migrate_seconds"),
+            "deployed_metadata": raw.get("deployed_metadata"),
             **whole,
         },
         "one_partition": {"partitions": 1, **one},
@@ -512,6 +547,10 @@ def _parts(entry: dict[str, Any]) -> str:
     return "parts (median s): " + ", ".join(shown) if shown else "parts: not recorded by this version"
 
 
+METADATA_NAMES = {
+    "postgresql": "PostgreSQL, as docker-compose.yaml",
+    "sqlite": "SQLite: a triggered run waits for the next whole second",
+}
 # Row labels fit the table's 26-character run column: "<label> trigger->summary" / "<label> process".
 DAG_LABELS = {"dag_deployed": "DAG deployed", "dag": "DAG test", "dag_api_up": "DAG API up"}
 
@@ -568,6 +607,7 @@ def notes(summary: dict[str, Any]) -> list[str]:
         "Scenario 5: wall s = launch to exit of each subprocess (interpreter start-up included); ratios are script s / "
         "project s (> 1: the project is faster) and DAG s / CLI s. 'dags test' runs the tasks in one process and "
         "initialises its Execution API inside the first task; 'API up' has it initialised before the run, as a "
-        "deployed api-server has; 'deployed' is airflow standalone (LocalExecutor) triggered over REST: its "
+        "deployed api-server has; 'deployed' is airflow standalone (LocalExecutor, metadata on "
+        f"{METADATA_NAMES.get(summary['whole'].get('deployed_metadata'), 'SQLite')}) triggered over REST: its "
         "scheduler's and task runners' latency included.",
     ]

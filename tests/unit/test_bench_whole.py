@@ -136,3 +136,12 @@ def test_summarize_without_runs_is_empty_and_a_missing_ratio_is_nan() -> None:
     assert whole.summarize({"whole": {"script": []}, "one_partition": {}}, {}) == {}
     partial = whole.summarize_kinds({"script": [_sample(3.0)], "cli": []}, 100)
     assert math.isnan(partial["ratio"])
+
+
+def test_the_notes_say_which_metadata_database_the_deployed_airflow_ran_on() -> None:
+    def note(metadata: str | None) -> str:
+        return " ".join(whole.notes({"whole": {"deployed_metadata": metadata}}))
+
+    assert "metadata on PostgreSQL, as docker-compose.yaml" in note("postgresql")
+    assert "SQLite: a triggered run waits for the next whole second" in note("sqlite")
+    assert "SQLite" in note(None)  # results of a version that did not record it ran on SQLite
