@@ -70,6 +70,21 @@ def temporary_databases(*prefixes: str) -> Iterator[list[str]]:
             _drop(conn, created)
 
 
+@contextlib.contextmanager
+def optional_databases(*prefixes: str, required: bool = False) -> Iterator[list[str] | None]:
+    """``temporary_databases``, or None when the server cannot be reached and ``required`` is false."""
+    import psycopg
+
+    with contextlib.ExitStack() as stack:
+        try:
+            names = stack.enter_context(temporary_databases(*prefixes))
+        except psycopg.OperationalError:
+            if required:
+                raise
+            names = None
+        yield names
+
+
 def _drop(conn: Any, names: list[str]) -> None:
     for name in names:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

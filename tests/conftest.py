@@ -67,18 +67,25 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'ledger.db'}"
         return
-    import psycopg
+    from harness.postgres import database_url
 
-    from harness.postgres import database_url, temporary_databases
-
-    with contextlib.ExitStack() as stack:
-        try:
-            (name,) = stack.enter_context(temporary_databases("km_test"))
-        except psycopg.OperationalError as exc:
-            if os.environ.get("CI"):
-                raise  # CI machines run PostgreSQL: a missing server is a failure, not a skip
-            pytest.skip(f"PostgreSQL not reachable: {exc}")
+    with postgres_databases("km_test") as (name,):
         yield database_url(name)
+
+
+IN_CI = bool(os.environ.get("CI"))  # CI machines run PostgreSQL: a missing server is a failure, not a skip
+
+
+@contextlib.contextmanager
+def postgres_databases(*prefixes: str) -> Iterator[list[str]]:
+    """Fresh PostgreSQL databases for a test (harness.postgres); the test is skipped when no server answers,
+    except in CI, where that fails."""
+    from harness.postgres import admin_url, optional_databases
+
+    with optional_databases(*prefixes, required=IN_CI) as names:
+        if names is None:
+            pytest.skip(f"PostgreSQL not reachable at {admin_url()}")
+        yield names
 
 
 @pytest.fixture(scope="session")

@@ -509,17 +509,12 @@ def run(session: Session, repeat: int) -> None:
 def deployed_metadata() -> Iterator[str | None]:
     """A fresh PostgreSQL database for the deployed Airflow's metadata, as docker-compose.yaml gives it one,
     dropped afterwards; None (SQLite, said so) when the local server cannot be reached."""
-    import psycopg
+    from harness.postgres import admin_url, database_url, optional_databases
 
-    from harness.postgres import database_url, temporary_databases
-
-    with contextlib.ExitStack() as stack:
-        try:
-            (name,) = stack.enter_context(temporary_databases("km_bench_airflow"))
-        except psycopg.OperationalError as exc:
-            say(f"scenario 5: PostgreSQL not reachable ({str(exc).strip()}); the deployed Airflow runs on SQLite")
-            name = None
-        yield database_url(name) if name else None  # postgresql+psycopg, as docker-compose.yaml
+    with optional_databases("km_bench_airflow") as names:
+        if names is None:
+            say(f"scenario 5: PostgreSQL not reachable at {admin_url()}; the deployed Airflow runs on SQLite")
+        yield database_url(names[0]) if names else None  # postgresql+psycopg, as docker-compose.yaml
 
 
 def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ gives it. Only what points at other containers is redirected: database host and 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -27,7 +26,8 @@ import pytest
 
 from harness.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
 from harness.embedded import free_port
-from harness.postgres import admin_connect, database_url, temporary_databases
+from harness.postgres import admin_connect, database_url
+from tests.conftest import postgres_databases
 from tests.unit.compose_file import REPO, ComposeProject, load
 
 pytestmark = pytest.mark.e2e
@@ -36,15 +36,7 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def databases() -> Iterator[dict[str, str]]:
     """Fresh local databases standing in for the compose file's "airflow" and ledger databases."""
-    import psycopg
-
-    with contextlib.ExitStack() as stack:
-        try:
-            airflow, ledger = stack.enter_context(temporary_databases("km_compose_af", "km_compose_ledger"))
-        except psycopg.OperationalError as exc:
-            if os.environ.get("CI"):
-                raise
-            pytest.skip(f"PostgreSQL not reachable: {exc}")
+    with postgres_databases("km_compose_af", "km_compose_ledger") as (airflow, ledger):
         yield {"airflow": airflow, "ledger": ledger}
 
 

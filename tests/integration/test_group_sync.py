@@ -14,8 +14,6 @@ short ``max.poll.interval.ms`` or the broker holds its JoinGroup for the rebalan
 
 from __future__ import annotations
 
-import contextlib
-import os
 import subprocess
 import sys
 import time
@@ -30,7 +28,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.data import read_partition
-from harness.postgres import database_url, temporary_databases
+from harness.postgres import database_url, optional_databases
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
 from kafka_migration.config import ClusterConfig, MigrationOptions
@@ -50,6 +48,7 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.offsets import BEFORE
 from kafka_migration.pipeline import record_results, run_migration
 from kafka_migration.state import CommittedOffset
+from tests.conftest import IN_CI
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -97,21 +96,6 @@ def _seed(bootstrap: str, prefix: str) -> None:
         seal_partitions(bootstrap, f"{prefix}.{name}", range(n))  # ListOffsets on the embedded broker
 
 
-@contextlib.contextmanager
-def _postgres_database() -> Iterator[str | None]:
-    """A fresh PostgreSQL database's URL; None when the server cannot be reached (outside CI)."""
-    import psycopg
-
-    with contextlib.ExitStack() as stack:
-        try:
-            (name,) = stack.enter_context(temporary_databases("km_test"))
-        except psycopg.OperationalError:
-            if os.environ.get("CI"):
-                raise
-            name = None
-        yield database_url(name) if name else None
-
-
 @pytest.fixture(scope="module")
 def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Migrated]:  # type: ignore[no-untyped-def]
     prefix = f"gs{uuid.uuid4().hex[:6]}"
@@ -154,8 +138,10 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
     p.flush(10)
     seal_partitions(clusters.source, f"{prefix}.orders", [0])
     ledgers = {"sqlite": sqlite_url}
-    with _postgres_database() as pg_url:
-        if pg_url is not None:  # the same evidence, recorded in a PostgreSQL ledger
+    # Without a server (outside CI) only the SQLite ledger: a skip here would skip its tests too.
+    with optional_databases("km_test", required=IN_CI) as names:
+        if names is not None:  # the same evidence, recorded in a PostgreSQL ledger
+            pg_url = database_url(names[0])
             pg = Ledger.open(pg_url)
             for outcome in (first, second):
                 pg.start_run(outcome.plan, trigger="cli")
