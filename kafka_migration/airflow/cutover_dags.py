@@ -11,7 +11,7 @@ from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import cutover_tasks
-from kafka_migration.airflow.dag_factory import migration_params, run_steps
+from kafka_migration.airflow.dag_factory import OPTIONAL_TEXT, migration_params, run_steps
 from kafka_migration.cutover import DEFAULT_QUIET_SECONDS
 
 
@@ -38,7 +38,7 @@ def cutover_params() -> dict[str, Param]:
         "offsets on the selected topics move to the target.",
     )
     params["exclude_groups"] = Param(
-        "", type="string", title="Exclude groups", description="Regular expression of group ids to leave out."
+        "", type=OPTIONAL_TEXT, title="Exclude groups", description="Regular expression of group ids to leave out."
     )
     params["quiet_seconds"] = _quiet_param()
     return params

@@ -24,6 +24,9 @@ from kafka_migration.airflow.operators import MigrationSparkOperator
 from kafka_migration.config import MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
 
+# Airflow's trigger form sends an emptied text field as null: a Param whose empty value means "none" must take it,
+# or the form keeps its Trigger button disabled while the field holds its default.
+OPTIONAL_TEXT = ["null", "string"]
 TOPICS = "topics"  # XCom key of the plan task: one entry per planned topic, for the per-topic results
 
 
@@ -49,7 +52,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
         ),
         "exclude": Param(
             exclude,
-            type="string",
+            type=OPTIONAL_TEXT,
             format="regex",
             title="Exclude topics",
             description="Regular expression of topic names to leave out (empty: none).",
@@ -121,7 +124,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
         ),
         "exclude_groups": Param(
             "",
-            type="string",
+            type=OPTIONAL_TEXT,
             format="regex",
             title="Exclude consumer groups",
             description="Regular expression of consumer group ids to leave out (empty: none).",
