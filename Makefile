@@ -7,7 +7,7 @@ LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c
 STAMP := $(VENV)/.installed-$(LOCK_HASH)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env
+.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -64,6 +64,12 @@ bench: venv ## benchmark: Spark copy/verify vs single-process baselines, local m
 executor-env: venv ## pack the executor environment for Spark clusters into dist/kafka-migration-executor-env.tar.gz
 	$(VENV)/bin/kafka-migrate package-env --output dist/kafka-migration-executor-env.tar.gz
 
+docs: venv ## build the documentation site from docs/ into site/ (open site/index.html)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
+
+docs-check: venv ## build the documentation site strictly: a broken link, a missing page or anchor fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 lint: venv ## ruff lint and format check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -80,4 +86,4 @@ lock: ## re-resolve requirements.txt into requirements-lock.txt
 	rm -rf .lock-venv
 
 clean: ## remove the virtualenv and local state
-	rm -rf $(VENV) .state .pytest_cache .ruff_cache
+	rm -rf $(VENV) .state .pytest_cache .ruff_cache site
