@@ -46,7 +46,7 @@ compose-config: ## validate docker-compose.yaml (docker compose config, no engin
 demo: venv ## run the kafka_migration DAG on two embedded clusters and verify it
 	$(PY) harness/demo.py
 
-test: venv lint system-deps ## lint, then every test tier (unit, integration, spark, end-to-end)
+test: venv lint docs-check system-deps ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end)
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
