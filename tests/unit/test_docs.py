@@ -134,7 +134,7 @@ def test_the_readme_links_to_pages_and_headings_that_exist(path: Path) -> None:
         if not target.startswith("docs/"):
             continue
         page = REPO / target
-        if not page.is_file():
+        if not page.exists():
             broken.append(target)
         elif anchor:
             headings = re.findall(r"^#+ (.*)$", _FENCE.sub("", _read(page)), flags=re.M)
