@@ -200,7 +200,7 @@ def _answers(host: str, port: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.spark_cluster``: a standalone cluster to try the README's commands on; Ctrl-C stops it."""
+    """``python -m harness.spark_cluster``: a standalone cluster to try the docs' cluster commands; Ctrl-C stops it."""
     import argparse
     import tempfile
 

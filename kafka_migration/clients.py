@@ -64,7 +64,7 @@ class _ConnectionWatch(_QuietRdkafkaLogger):
             self.last_failure = error.str()
 
 
-# Bounded waits when a cluster stops answering (README, "Timeouts"). Each comes from the
+# Bounded waits when a cluster stops answering (docs/concepts.md). Each comes from the
 # cluster's librdkafka settings, so users tune them where they tune everything else.
 DEFAULT_SOCKET_TIMEOUT_MS = 60_000  # librdkafka's socket.timeout.ms default
 DEFAULT_MESSAGE_TIMEOUT_MS = 120_000  # librdkafka's own default is 300,000: a dead target would hold a task 5 min

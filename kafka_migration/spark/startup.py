@@ -3,7 +3,7 @@
 Each copy and verify is a fresh Spark application, and in local mode the driver
 JVM's start-up (class loading, JIT) costs more than copying a small topic. Two
 standard HotSpot features cut it by about 3.5 s of the ~9 s a submit takes on a
-2-core machine (see the README's benchmark section):
+2-core machine (see docs/benchmarks.md):
 
 * ``-XX:TieredStopAtLevel=1``: compile with C1 only. The driver moves per-partition
   summaries, not records, so C2's optimised code buys nothing while its compiler

@@ -41,7 +41,7 @@ PER_PARTITION = 600
 TOTAL = PARTITIONS * (PER_PARTITION + 1)  # + the seal record of each partition
 # Fetch at most 4 KB (about 30 records) per request: with latency on the source, a copy takes seconds.
 SLOW_READS = {"fetch.max.bytes": 4096, "message.max.bytes": 4096}
-# Short bounds for the tests (the product defaults are 60 s and 120 s; README "Timeouts").
+# Short bounds for the tests (the product defaults are 60 s and 120 s; docs/concepts.md).
 SHORT = {"socket.timeout.ms": 5000, "message.timeout.ms": 6000}
 RUN_TIMEOUT = 300  # seconds: a run that takes longer hangs, which is what these tests rule out
 Pair = tuple[ProxiedCluster, ProxiedCluster]
