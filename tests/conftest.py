@@ -9,10 +9,13 @@ you already run instead.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -73,18 +76,36 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield database_url(name)
 
 
-IN_CI = bool(os.environ.get("CI"))  # CI machines run PostgreSQL: a missing server is a failure, not a skip
+IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")  # .ci/run sets CI=1: every test must run
+
+
+def missing(reason: str) -> NoReturn:
+    """Something a test needs is not here (a tool, a module, a server, a git checkout): a failure under CI,
+    which must run every test, and a skip elsewhere. Every skip of the suite goes through here (ruff's TID251
+    refuses pytest's own skips in tests/)."""
+    __tracebackhide__ = True  # the skip and the failure point at the caller's line
+    if IN_CI:
+        pytest.fail(f"{reason} (a failure, not a skip: CI is set)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)  # noqa: TID251 (the one skip)
+
+
+def require_module(name: str) -> ModuleType:
+    """``pytest.importorskip`` under the rule of ``missing``: the module, else a skip, or a failure under CI."""
+    __tracebackhide__ = True
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing(f"cannot import {name} ({exc}); make venv installs the project's requirements")
 
 
 @contextlib.contextmanager
 def postgres_databases(*prefixes: str) -> Iterator[list[str]]:
-    """Fresh PostgreSQL databases for a test (harness.postgres); the test is skipped when no server answers,
-    except in CI, where that fails."""
+    """Fresh PostgreSQL databases for a test (harness.postgres); no server answering is ``missing``."""
     from harness.postgres import admin_url, optional_databases
 
     with optional_databases(*prefixes, required=IN_CI) as names:
         if names is None:
-            pytest.skip(f"PostgreSQL not reachable at {admin_url()}")
+            missing(f"PostgreSQL not reachable at {admin_url()}")
         yield names
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.clients import client_settings
+from tests.conftest import missing
 from tests.e2e.ui_harness import Chromium, find_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
@@ -121,9 +121,7 @@ def chromium() -> Chromium:
             "headless Chromium is needed to look at the Airflow pages: install Debian's 'chromium' package "
             "(make system-deps, as root: apt-get install -y --no-install-recommends chromium)"
         )
-        if os.environ.get("CI"):
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        missing(message)
     return Chromium(binary)
 
 

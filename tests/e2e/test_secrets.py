@@ -11,11 +11,13 @@ logs (Spark driver and executor output included: local mode prints both), the Sp
 log, the process arguments sampled with ``ps`` while the run goes, the run directory (plan,
 results, reports in json/html/md, the SQLite ledger file), every table of the ledger, every
 table of the Airflow metadata DB (XCom, rendered templates...), and the Kafka migrations page
-and its API. Each check first proves it looked at something real.
+and its API; as typed, base64-encoded (at any alignment) or URL-encoded (tests/leaks.py), the
+key also as its bytes. Each check first proves it looked at something real.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -31,10 +33,11 @@ import pytest
 
 from harness.data import read_partition, without_offsets
 from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
+from tests.leaks import leaks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
-SECRET = f"Planted-{uuid.uuid4().hex}"
+SECRET = f"Planted {uuid.uuid4().hex}/+&=%"  # characters that URL-encoding changes
 KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
 
 
@@ -142,13 +145,10 @@ def _web(ledger_url: str, reports: Path, run_id: str) -> dict[str, str]:
 
 
 def _leaks(tls: TlsClusters, places: dict[str, str | bytes]) -> list[str]:
-    marks = (SECRET, _key_mark(tls))
-    found = []
-    for place, content in places.items():
-        for mark in marks:
-            if (mark.encode() in content) if isinstance(content, bytes) else (mark in content):
-                found.append(f"{'password' if mark == SECRET else 'client key'} in {place}")
-    return found
+    """Each planted secret found in a place, in any form (tests/leaks.py: literal, base64, URL-encoded)."""
+    mark = _key_mark(tls)
+    secrets = {"password": SECRET, "client key": mark, "client key (its bytes)": base64.b64decode(mark)}
+    return leaks(secrets, places)
 
 
 @pytest.fixture
@@ -211,7 +211,8 @@ def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_c
     places.update(_event_logs(spark_conf_dir))
     places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
     places.update(_web(ledger_url, state / "reports", run_id))
-    assert _leaks(tls, places) == []
+    found = _leaks(tls, places)
+    assert found == [], "leaked:\n" + "\n".join(found)
 
 
 def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
@@ -266,4 +267,5 @@ def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
     places.update({f"Airflow metadata table {t}": rows for t, rows in metadata.items()})
     places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
     places.update(_web(ledger_url, state / "reports", run_id))
-    assert _leaks(tls, places) == []
+    found = _leaks(tls, places)
+    assert found == [], "leaked:\n" + "\n".join(found)

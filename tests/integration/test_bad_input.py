@@ -26,6 +26,7 @@ from kafka_migration.cli import EXIT_BAD_INPUT, main
 from kafka_migration.clients import client_settings
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger import Ledger
+from tests.leaks import leaked
 
 pytestmark = pytest.mark.integration
 
@@ -197,7 +198,7 @@ def test_cli_exit_2_on_unreachable_cluster_without_secrets_in_output(clusters, t
     )
     assert result.returncode == 2
     assert "Cannot reach the target cluster at 127.0.0.1:1" in result.stderr
-    assert "s3cr3t-value" not in result.stderr + result.stdout
+    assert leaked("s3cr3t-value", result.stderr, result.stdout) == []
 
 
 def test_cli_unreachable_ledger_stops_the_spark_application_started_ahead(

@@ -48,7 +48,7 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.offsets import BEFORE
 from kafka_migration.pipeline import record_results, run_migration
 from kafka_migration.state import CommittedOffset
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -153,7 +153,7 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
 @pytest.fixture(params=["sqlite", "postgresql"])
 def ledger_backend(request: pytest.FixtureRequest, migrated: Migrated) -> str:
     if request.param not in migrated.ledgers:
-        pytest.skip("PostgreSQL not reachable")
+        missing("PostgreSQL not reachable")
     return request.param
 
 

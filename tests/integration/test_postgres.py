@@ -4,6 +4,7 @@ deployed Airflow run on, on this machine's PostgreSQL server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -12,6 +13,7 @@ from harness.bench import whole
 from harness.embedded import free_port
 from harness.postgres import ADMIN_URL_VARIABLE, admin_connect, database_url, temporary_databases
 from tests.conftest import postgres_databases
+from tests.leaks import leaked
 
 pytestmark = pytest.mark.integration
 
@@ -38,9 +40,11 @@ def test_each_prefix_gets_an_empty_database_that_is_dropped_with_its_connections
 
 
 def test_a_database_url_keeps_the_driver_of_the_url_it_stands_in_for() -> None:
-    url = database_url("km_x", like="postgresql+psycopg://airflow:secret@postgres:5432/airflow?connect_timeout=3")
+    password = "Planted/pw+4711"
+    like = f"postgresql+psycopg://airflow:{quote(password, safe='')}@postgres:5432/airflow?connect_timeout=3"
+    url = database_url("km_x", like=like)
     assert url.startswith("postgresql+psycopg://postgres@127.0.0.1:5432/km_x")
-    assert "secret" not in url and url.endswith("connect_timeout=3")
+    assert leaked(password, url) == [] and url.endswith("connect_timeout=3")
 
 
 def test_the_deployed_airflow_of_the_bench_gets_a_database_of_its_own() -> None:

@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -35,6 +36,7 @@ from kafka_migration.planner import build_plan, new_run_id
 from kafka_migration.spark.jobs import _outcome
 from kafka_migration.topics import create_target_topics
 from kafka_migration.verify import verify_partition
+from tests.leaks import leaked
 
 pytestmark = pytest.mark.integration
 
@@ -218,10 +220,11 @@ def test_cli_exits_2_on_stale_state_and_on_an_unreachable_ledger(
     assert result.returncode == 2, result.stdout + result.stderr
     assert "nothing was written" in result.stderr and f"source topic {topic} was deleted and recreated" in result.stderr
 
-    dead = f"postgresql://km:secret@127.0.0.1:{free_port()}/ledger"  # nothing listens there
+    password = "Planted/pw+4711"  # URL-encoded in the URL, as a password with these characters must be
+    dead = f"postgresql://km:{quote(password, safe='')}@127.0.0.1:{free_port()}/ledger"  # nothing listens there
     result = subprocess.run(
         [*base, "--ledger", dead], capture_output=True, text=True, timeout=120, env=env, check=False
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Cannot open the ledger at postgresql+psycopg://km:***@127.0.0.1" in result.stderr
-    assert "secret" not in result.stderr and "Traceback" not in result.stderr
+    assert leaked(password, result.stderr, result.stdout) == [] and "Traceback" not in result.stderr

@@ -28,6 +28,7 @@ import pytest
 
 from kafka_migration.cli import EXIT_BAD_INPUT, _parser, main
 from kafka_migration.exceptions import ConfigurationError
+from tests.leaks import leaked
 
 S, T = "127.0.0.1:1", "127.0.0.1:2"  # never contacted: every case is refused first
 PARSER = functools.cache(_parser)
@@ -395,7 +396,7 @@ def test_no_secret_in_a_refusal(isolated: Path, capfd: pytest.CaptureFixture[str
     assert main([*BASE["run"], "--source-config", str(isolated / "s.json")]) == EXIT_BAD_INPUT
     out, err = capfd.readouterr()
     assert 'Invalid value "***" for configuration property "security.protocol"' in _one_line(err)
-    assert "hunter2" not in out + err
+    assert leaked("hunter2", out, err) == []
 
 
 def test_every_option_has_a_case() -> None:

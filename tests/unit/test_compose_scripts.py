@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import missing
 from tests.unit.compose_file import REPO, load
 
 SCRIPTS = REPO / "docker"
@@ -33,9 +34,7 @@ def _run_script(path: Path, env: dict[str, str], timeout: float = 120) -> subpro
 
 def _require(tool: str) -> None:
     if shutil.which(tool) is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{tool} is missing")
-        pytest.skip(f"{tool} is missing")
+        missing(f"{tool} is missing")
 
 
 @pytest.fixture(scope="module")
@@ -158,9 +157,7 @@ def test_create_ledger_db_script_makes_the_role_and_database() -> None:
     try:
         psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", connect_timeout=5).close()
     except psycopg.OperationalError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1: {exc}")
+        missing(f"PostgreSQL not reachable at 127.0.0.1: {exc}")
     try:
         run = _run_script(SCRIPTS / "postgres/create-ledger-db.sh", env)
         assert run.returncode == 0, run.stderr

@@ -10,6 +10,7 @@ import pytest
 from kafka_migration.config import ClusterConfig, SecretSource
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.spark.driver_env import driver_env
+from tests.leaks import leaked
 
 SECRET = "pw-7f3a9c"
 
@@ -41,13 +42,13 @@ def test_yarn_and_kubernetes_refuse_secrets_without_a_reference(kubernetes: bool
     message = str(info.value)
     assert "source connection's ['sasl.password']" in message
     assert "kafka_migration.settings_file" in message and "kafka_migration.kubernetes_secret" in message
-    assert SECRET not in message
+    assert leaked(SECRET, message) == []
 
 
 def test_settings_file_sends_only_public_settings_and_the_path() -> None:
     secrets = SecretSource(settings_file="/mnt/kafka/source.json", file_keys=frozenset({"sasl.password"}))
     result = driver_env([_cluster("source", secrets)], env_becomes_conf=True, kubernetes=False)
-    assert SECRET not in json.dumps(result.env)
+    assert leaked(SECRET, json.dumps(result.env)) == []
     public = json.loads(result.env["KAFKA_MIGRATION_SOURCE_CONFIG"])
     assert public["sasl.username"] == "migrator" and "sasl.password" not in public
     assert public["ssl.ca.location"] == "/etc/kafka/ca.pem"  # a path, not a secret
@@ -71,7 +72,7 @@ def test_kubernetes_secret_becomes_a_secret_key_ref_conf() -> None:
         "spark.kubernetes.driver.secretKeyRef.KAFKA_MIGRATION_SOURCE_SECRET_CONFIG": "kafka-source:settings.json",
         "spark.kubernetes.driver.secretKeyRef.KAFKA_MIGRATION_TARGET_SECRET_CONFIG": "kafka-target:settings.json",
     }
-    assert SECRET not in json.dumps(result.env)
+    assert leaked(SECRET, json.dumps(result.env)) == []
 
 
 def test_kubernetes_secret_on_yarn_is_refused() -> None:
@@ -104,7 +105,7 @@ def test_driver_reports_bad_secret_json_without_quoting_it() -> None:
     with pytest.raises(ConfigurationError) as info:
         ClusterConfig.from_environment("source", environ)
     assert "KAFKA_MIGRATION_SOURCE_SECRET_CONFIG of the source cluster is not valid JSON" in str(info.value)
-    assert "oops-secret" not in str(info.value)
+    assert leaked("oops-secret", str(info.value)) == []
 
 
 def test_driver_without_any_settings_names_the_three_variables() -> None:

@@ -13,6 +13,7 @@ from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.executor_env import build_executor_env, configured_executor_env, executor_env_conf
 from kafka_migration.spark.jobs import _task_rows
 from kafka_migration.spark.submit import SparkSettings, submit_command
+from tests.conftest import require_module
 from tests.unit.factories import topic_plan
 
 
@@ -169,7 +170,7 @@ def test_every_task_row_names_the_python_that_ran_it() -> None:
 def test_airflow_settings_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """[kafka_migration] executor_env in airflow.cfg (here through its AIRFLOW__ variable) before
     $KAFKA_MIGRATION_EXECUTOR_ENV; the Airflow Variable, read by the tasks, comes first (tests/e2e)."""
-    pytest.importorskip("airflow")
+    require_module("airflow")
     from kafka_migration.airflow import settings
 
     monkeypatch.delenv("AIRFLOW__KAFKA_MIGRATION__EXECUTOR_ENV", raising=False)

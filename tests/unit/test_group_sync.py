@@ -33,6 +33,7 @@ from kafka_migration.group_sync import (
 )
 from kafka_migration.offsets import AT_END, BEFORE, BEYOND, GAP, WITHIN, MappedSegment, translate_position
 from kafka_migration.state import CommittedOffset, ConsumerGroup
+from tests.conftest import require_module
 
 # Source offsets 10..29 copied in run r1 to target 0..: records at 10,11,12, a transaction marker at 13,
 # records 14..19, then (run r2) 20..29 with a marker at 25.
@@ -165,7 +166,7 @@ def test_group_selection_is_a_full_match() -> None:
 
 
 def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
-    pytest.importorskip("airflow")
+    require_module("airflow")
     from kafka_migration.airflow.tasks import check_group_params
 
     with pytest.raises(ConfigurationError, match=r"Param groups\) pattern .\(. is not a valid"):
@@ -180,7 +181,7 @@ def test_the_summary_syncs_groups_only_when_asked_and_reports_a_failure_after_cl
 ) -> None:
     """The DAG's summary runs the group sync (no task of its own: a skipped task costs a process, and
     Airflow may notice its end up to 5 s late); a failed sync is raised only once the run is recorded."""
-    pytest.importorskip("airflow")
+    require_module("airflow")
     from kafka_migration.airflow import tasks
 
     calls: list[dict[str, object]] = []

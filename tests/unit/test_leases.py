@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -83,6 +85,68 @@ def test_an_expired_lease_is_taken_over_and_the_old_holder_learns_it(ledger_url:
     assert "copy.orders: now held by run run-b (DAG kafka_migration, DAG run manual__2026-11-23)" in str(lost.value)
     assert ledger.leases.release("run-a") == 0  # releasing cannot drop the new holder's lease
     assert [x.run_id for x in ledger.leases.active()] == ["run-b"]
+
+
+def _contend(number: int, url: str, rounds: list[list[LeaseKey]], start: Any, results: Any) -> None:
+    """Contender ``number`` of each round of a takeover race, in a thread or a process, with an engine of its own."""
+    ledger = Ledger.open(url)
+    try:
+        for r, keys in enumerate(rounds):
+            holder = Holder(f"run-{r}-{number}", "cli", f"cli process {number} on host-{r}")
+            start.wait(120)
+            try:
+                takeovers = ledger.leases.acquire(holder, keys, ttl=600)
+                results.put((r, holder.run_id, "won", sorted(t.previous.run_id for t in takeovers)))
+            except LeaseHeldError as exc:
+                results.put((r, holder.run_id, "refused", str(exc)))
+    except BaseException as exc:
+        start.abort()  # the others stop waiting for this one
+        results.put((-1, f"contender {number}", "error", repr(exc)))
+    finally:
+        ledger.engine.dispose()
+
+
+def test_runs_taking_over_the_same_expired_leases_at_once_have_exactly_one_winner(ledger_url: str) -> None:
+    """The holder of three leases died; six runs (three threads, three processes) find them expired at the same
+    moment and all try to take them over. The takeover's compare-and-set lets exactly one have them; the others
+    are refused, naming the winner, and the rows record the winner and whom it took them from. Raced in several
+    rounds (a fresh set of expired leases each), as one round may happen to serialise the contenders."""
+    ledger = Ledger.open(ledger_url)
+    dead = Holder("run-dead", "cli", "cli process 9 on host-gone")
+    rounds = [[key(f"round{r}.{name}") for name in ("a", "b", "c")] for r in range(5)]
+    ledger.leases.acquire(dead, [k for keys in rounds for k in keys], ttl=1)
+    # Forked before any contender thread starts; each process opens an engine of its own, not touching this one's.
+    fork = multiprocessing.get_context("fork")
+    start, results = fork.Barrier(6), fork.Queue()
+    args = (ledger_url, rounds, start, results)
+    contenders: list[Any] = [fork.Process(target=_contend, args=(n, *args)) for n in (3, 4, 5)]
+    contenders += [threading.Thread(target=_contend, args=(n, *args)) for n in (0, 1, 2)]
+    wait_until_expired(ledger, "run-dead")
+    for contender in contenders:
+        contender.start()
+    found: list[tuple[int, str, str, Any]] = []
+    while len(found) < 6 * len(rounds):
+        found.append(results.get(timeout=180))
+        assert found[-1][2] != "error", found[-1]
+    for contender in contenders:
+        contender.join(timeout=60)
+    for r, keys in enumerate(rounds):
+        outcomes = {run: (result, detail) for n, run, result, detail in found if n == r}
+        winners = [run for run, (result, _) in outcomes.items() if result == "won"]
+        assert len(outcomes) == 6 and len(winners) == 1, f"round {r}: {outcomes}"
+        (winner,) = winners
+        assert outcomes[winner][1] == ["run-dead"] * 3  # it says whose leases it took over
+        for run, (result, detail) in outcomes.items():
+            if run == winner:
+                continue
+            assert result == "refused", f"round {r}: {run}: {detail}"
+            assert f"run {run} stops before writing anything" in detail
+            for k in keys:
+                assert f"target topic {k.target_topic} is held by run {winner} (" in detail
+        rows = ledger.leases.active(keys)
+        assert [(x.key.target_topic, x.run_id, x.taken_over_from) for x in rows] == [
+            (k.target_topic, winner, "run-dead") for k in keys
+        ]
 
 
 def test_the_heartbeat_keeps_a_lease_alive_and_reports_its_loss(ledger_url: str) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.leaks import leaked
+
 SECRET = "pw-unit-5d1e"
 
 
@@ -81,7 +83,7 @@ def test_kubernetes_command_carries_references_not_secrets(connections: Path) ->
     op = _operator("spark_k8s")
     op.prepare()
     command = op._hook._build_spark_submit_command(op.application)
-    assert SECRET not in " ".join(command)
+    assert leaked(SECRET, " ".join(command)) == []
     assert "spark.kubernetes.driver.secretKeyRef.KAFKA_MIGRATION_TARGET_SECRET_CONFIG=kafka-dst:json" in command
     assert f"spark.kubernetes.driverEnv.KAFKA_MIGRATION_SOURCE_CONFIG_FILE={connections}" in command
     source = next(c for c in command if c.startswith("spark.kubernetes.driverEnv.KAFKA_MIGRATION_SOURCE_CONFIG="))
@@ -93,14 +95,14 @@ def test_yarn_refuses_a_secret_with_no_reference(connections: Path) -> None:
 
     with pytest.raises(ConfigurationError, match=r"target connection's \['sasl\.password'\]") as info:
         _operator("spark_yarn", target_conn_id="kafka_plain").prepare()
-    assert SECRET not in str(info.value)
+    assert leaked(SECRET, str(info.value)) == []
 
 
 def test_local_master_passes_settings_in_the_environment_only(connections: Path) -> None:
     op = _operator("spark_local")
     op.prepare()
     command = op._hook._build_spark_submit_command(op.application)
-    assert SECRET not in " ".join(command)
+    assert leaked(SECRET, " ".join(command)) == []
     # one application copies and verifies: both results files on its command line
     assert op.application.endswith("migrate_topics.py")
     args = command[command.index(op.application) + 1 :]

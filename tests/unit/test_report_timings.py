@@ -17,6 +17,7 @@ from kafka_migration.report import build_report, generate_report, render_html, r
 from kafka_migration.results import OK, StepResults, TopicOutcome
 from kafka_migration.summary import render_table, results_timings, summarize, timings_line
 from kafka_migration.timings import RunTimings
+from tests.conftest import require_module
 from tests.unit.test_ledger import SOURCE, TARGET
 
 TIMINGS = RunTimings(wall=8.2, plan=0.8, startup=0.4, copy=5.1, verify=5.3, overlap=4.0, bookkeeping=0.6)
@@ -358,7 +359,7 @@ def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) ->
 
 
 def test_airflow_page_shows_the_wall_time(tmp_path: Path) -> None:
-    pytest.importorskip("airflow")
+    require_module("airflow")
     from fastapi.testclient import TestClient
 
     from kafka_migration.airflow.webapp import create_app

@@ -13,6 +13,7 @@ import pytest
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.tls import check_tls_settings, diagnose_tls, uses_tls
+from tests.leaks import leaked
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 KEY = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nsecret-key-body\n-----END ENCRYPTED PRIVATE KEY-----\n"
@@ -43,7 +44,7 @@ def test_inline_pem_that_is_a_path_points_to_the_location_setting() -> None:
     message = str(info.value)
     assert "ssl.key.pem of the source cluster does not hold PEM text" in message
     assert "ssl.key.location" in message
-    assert "client-key-value" not in message  # the value (possibly a secret) is never quoted
+    assert leaked("client-key-value", message) == []  # the value (possibly a secret) is never quoted
 
 
 def test_missing_file_names_the_setting_and_the_inline_alternative(tmp_path: Path) -> None:
@@ -147,4 +148,4 @@ def test_wrong_key_password_fails_before_connecting_without_quoting_it(tmp_path:
     message = str(info.value)
     assert message.startswith("The target cluster settings are refused by librdkafka: ")
     assert "ssl.key.password" in message
-    assert "Wrong-Pass-4711" not in message and "ENCRYPTED" not in message
+    assert leaked("Wrong-Pass-4711", message) == [] and "ENCRYPTED" not in message

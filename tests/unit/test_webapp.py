@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("airflow")
+from tests.conftest import require_module
+
+require_module("airflow")
 from fastapi.testclient import TestClient
 
 from kafka_migration.airflow.links import MigrationReportLink, run_id_for
