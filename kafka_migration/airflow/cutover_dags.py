@@ -12,7 +12,7 @@ from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import cutover_tasks
 from kafka_migration.airflow.dag_factory import OPTIONAL_TEXT, migration_params, run_steps
-from kafka_migration.cutover import DEFAULT_QUIET_SECONDS
+from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 
 
 def _quiet_param() -> Param:

@@ -21,8 +21,8 @@ from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import tasks
 from kafka_migration.airflow.operators import MigrationSparkOperator
-from kafka_migration.config import MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import MigrationOptions
 
 # Airflow's trigger form sends an emptied text field as null: a Param whose empty value means "none" must take it,
 # or the form keeps its Trigger button disabled while the field holds its default.

@@ -20,8 +20,8 @@ from typing import Any
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
 
-from kafka_migration.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 
 SETTINGS_FILE_EXTRA = "kafka_migration.settings_file"
 KUBERNETES_SECRET_EXTRA = "kafka_migration.kubernetes_secret"
@@ -102,7 +102,7 @@ class KafkaClusterHook(BaseHook):
         )
 
     def test_connection(self) -> tuple[bool, str]:
-        from kafka_migration.clients import KafkaCluster
+        from kafka_migration.kafka.clients import KafkaCluster
 
         try:
             info = KafkaCluster(self.get_cluster_config()).describe()

@@ -121,7 +121,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         """
         from kafka_migration.airflow import settings, tasks
         from kafka_migration.ledger.leases import LeaseHeartbeat
-        from kafka_migration.pipeline import lease_keys
+        from kafka_migration.run.pipeline import lease_keys
 
         ledger = tasks.open_ledger()
         plan = tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)
@@ -175,7 +175,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         topic_result tasks say why)."""
         from airflow.exceptions import AirflowException
 
-        from kafka_migration.results import OK, StepResults
+        from kafka_migration.model.results import OK, StepResults
 
         keys = ("copy_results", "verify_results") if self.step == "migrate" else (f"{self.step}_results",)
         bad = sorted(
@@ -191,7 +191,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         """Arguments, environment and confs of the submit (no secret in a conf); the driver start-up."""
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.airflow.tasks import executor_env
-        from kafka_migration.executor_env import executor_env_conf
+        from kafka_migration.spark.executor_env import executor_env_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()

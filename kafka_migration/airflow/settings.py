@@ -44,8 +44,8 @@ def configured_ledger_url() -> str:
 
 
 def executor_env() -> str | None:
-    """The packed executor environment to ship with every spark-submit (kafka_migration/executor_env.py)."""
-    from kafka_migration.executor_env import configured_executor_env
+    """The packed executor environment to ship with every spark-submit (kafka_migration/spark/executor_env.py)."""
+    from kafka_migration.spark.executor_env import configured_executor_env
 
     return configured_executor_env(_airflow_option("executor_env"))
 

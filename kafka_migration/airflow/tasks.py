@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.airflow import settings
-from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.exceptions import ConfigurationError, LeaseLostError
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, StepResults, TopicOutcome, merge
-from kafka_migration.run_files import missing_results, read_plan, read_results
-from kafka_migration.summary import (
+from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import OK, StepResults, TopicOutcome, merge
+from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.summary import (
     VERIFIED,
     all_verified,
     render_plan,
@@ -25,7 +25,7 @@ from kafka_migration.summary import (
     timings_line,
     topic_verdict,
 )
-from kafka_migration.timings import RunTimings
+from kafka_migration.run.files import missing_results, read_plan, read_results
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,14 @@ def executor_env() -> str | None:
     else $KAFKA_MIGRATION_EXECUTOR_ENV: the archive shipped to the executors; None: nothing shipped."""
     from airflow.sdk import Variable
 
-    from kafka_migration.executor_env import configured_executor_env
+    from kafka_migration.spark.executor_env import configured_executor_env
 
     return configured_executor_env(Variable.get(EXECUTOR_ENV_VARIABLE, default=None)) or settings.executor_env()
 
 
 def check_executor_env() -> None:
     """A configured archive that Spark cannot ship fails the plan, before anything is written."""
-    from kafka_migration.executor_env import executor_env_conf
+    from kafka_migration.spark.executor_env import executor_env_conf
 
     archive = executor_env()
     if archive:
@@ -115,7 +115,7 @@ def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
 
 def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
     """Renew the DAG run's leases before a task writes; raise (before writing) if another run took them over."""
-    from kafka_migration.pipeline import lease_keys
+    from kafka_migration.run.pipeline import lease_keys
 
     ledger.leases.renew(plan.run_id, lease_keys(plan), settings.lease_ttl())
 
@@ -136,7 +136,7 @@ def validated_inputs(
     the Params (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.clients import check_client_settings
+    from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.ledger.store import check_ledger_url
 
     if declared is not None:
@@ -184,11 +184,11 @@ def plan_run(
     ``options`` and the connections default to the DAG's Params; a failback passes its own
     (the reverse direction, an explicit topic map).
     """
-    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.pipeline import lease_claim, release_leases, run_dir
-    from kafka_migration.planner import build_plan, safe_run_id
+    from kafka_migration.run.pipeline import lease_claim, release_leases, run_dir
+    from kafka_migration.run.planner import build_plan, safe_run_id
 
     options, source_config, target_config, state, url = validated_inputs(
         params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
@@ -242,8 +242,8 @@ def plan_run(
 def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str, str]]:
     """Create what the plan needs; return one descriptor per topic for the per-topic result tasks."""
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.topics import create_target_topics
+    from kafka_migration.kafka.clients import KafkaCluster
+    from kafka_migration.run.topics import create_target_topics
 
     if planned["dry_run"] or planned.get("nothing_new"):
         log.info("Dry run or nothing new: no topic created." if planned["dry_run"] else "Nothing new to copy.")
@@ -367,7 +367,7 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
 
 
 def _write_report(ledger: Any, run_id: str) -> None:
-    from kafka_migration.report import generate_report
+    from kafka_migration.reports.signoff import generate_report
 
     files = generate_report(ledger, run_id, settings.reports_dir())
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
@@ -379,8 +379,8 @@ def check_group_params(params: dict[str, Any]) -> None:
     Checked whether or not sync_groups is on: a bad pattern is bad input either way, and must fail
     before anything is copied rather than after.
     """
-    from kafka_migration.config import param_flag, param_text
-    from kafka_migration.group_sync import select_groups
+    from kafka_migration.groups.rules import select_groups
+    from kafka_migration.model.config import param_flag, param_text
 
     param_flag(params, "sync_groups")
     groups = param_text(params, "groups")
@@ -396,8 +396,8 @@ def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dic
     closing the run.
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.group_pipeline import sync_groups
-    from kafka_migration.group_sync import render_sync, verdict_line
+    from kafka_migration.groups.rules import render_sync, verdict_line
+    from kafka_migration.groups.sync import sync_groups
 
     result = sync_groups(
         KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config(),
@@ -475,7 +475,7 @@ def summarize_run(
     try:
         return _summarize(planned, path, ledger, target_topic_ids or {}, _GroupSync(group_params, planned))
     finally:
-        from kafka_migration.pipeline import release_leases
+        from kafka_migration.run.pipeline import release_leases
 
         release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
 

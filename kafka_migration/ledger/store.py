@@ -15,7 +15,7 @@ from sqlalchemy import Engine, and_, bindparam, case, create_engine, delete, eve
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.group_sync import GOOD_OUTCOMES, GroupSyncResult
+from kafka_migration.groups.rules import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.ledger.leases import LeaseKey, Leases
 from kafka_migration.ledger.schema import (
     checkpoint_topic_ids,
@@ -26,10 +26,10 @@ from kafka_migration.ledger.schema import (
     runs,
     segments,
 )
-from kafka_migration.offsets import MappedSegment, translate
-from kafka_migration.plan import MigrationPlan, TopicPlan
-from kafka_migration.results import TopicOutcome
-from kafka_migration.timings import RunTimings
+from kafka_migration.model.offsets import MappedSegment, translate
+from kafka_migration.model.plan import MigrationPlan, TopicPlan
+from kafka_migration.model.results import TopicOutcome
+from kafka_migration.model.timings import RunTimings
 
 log = logging.getLogger(__name__)
 

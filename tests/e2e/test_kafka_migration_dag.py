@@ -9,10 +9,10 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.config import ClusterConfig
-from kafka_migration.group_admin import GroupCluster
-from kafka_migration.state import CommittedOffset
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.clients import client_settings
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.state import CommittedOffset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
@@ -117,7 +117,7 @@ def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connec
 
     # Where the DAG run's time went, from Airflow's own stamps: in the ledger, comparable with the CLI's.
     from kafka_migration.airflow.tasks import open_ledger
-    from kafka_migration.timings import RunTimings
+    from kafka_migration.model.timings import RunTimings
 
     (recorded,) = [r for r in open_ledger().runs(limit=20) if r["dag_run_id"] == run.run_id]
     timings = RunTimings.from_dict(recorded["timings"])

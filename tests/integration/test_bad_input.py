@@ -23,8 +23,8 @@ from confluent_kafka.admin import AdminClient
 
 from harness.seed import create_topic
 from kafka_migration.cli import EXIT_BAD_INPUT, main
-from kafka_migration.clients import client_settings
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 
 pytestmark = pytest.mark.integration

@@ -30,12 +30,9 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from harness.data import read_partition
 from harness.postgres import database_url, optional_databases
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.group_admin import GroupCluster
-from kafka_migration.group_pipeline import sync_groups
-from kafka_migration.group_sync import (
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.groups.rules import (
     BOTH_AT_END,
     KEPT_AHEAD,
     NOT_TRANSLATABLE,
@@ -44,10 +41,13 @@ from kafka_migration.group_sync import (
     TARGET_ACTIVE,
     UNCHANGED,
 )
+from kafka_migration.groups.sync import sync_groups
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
-from kafka_migration.offsets import BEFORE
-from kafka_migration.pipeline import record_results, run_migration
-from kafka_migration.state import CommittedOffset
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.offsets import BEFORE
+from kafka_migration.model.state import CommittedOffset
+from kafka_migration.run.pipeline import record_results, run_migration
 from tests.conftest import IN_CI
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

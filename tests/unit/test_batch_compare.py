@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-from kafka_migration.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
 from kafka_migration.exceptions import ForeignRecordsError
-from kafka_migration.offsets import OffsetMapBuilder
-from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import _in_range
-from kafka_migration.records import (
+from kafka_migration.kafka.reader import _in_range
+from kafka_migration.model.offsets import OffsetMapBuilder
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.records import (
     RangeChecksum,
     batch_fields,
     difference,
@@ -31,7 +30,8 @@ from kafka_migration.records import (
     encode_records,
     message_fields,
 )
-from kafka_migration.verify import compare_ranges
+from kafka_migration.run.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
+from kafka_migration.run.verify import compare_ranges
 
 
 class Msg:

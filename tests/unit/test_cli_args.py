@@ -196,7 +196,7 @@ def test_progress_regex_ignores_other_lines() -> None:
     # jobs.main's start and finish lines, another logger, and Spark's own log4j output.
     assert not _PROGRESS.match(_format("%s: %d topics, %d partitions, jobs %s of run %s", "copy", 3, 9, [0], "r"))
     assert not _PROGRESS.match(_format("%s finished in %.1fs: %d topics ok", "copy", 1.0, 3))
-    other = _format("copy a -> a: ok, 1 records in 0.1s (1/1 topics done)", name="kafka_migration.copy")
+    other = _format("copy a -> a: ok, 1 records in 0.1s (1/1 topics done)", name="kafka_migration.run.copy")
     assert not _PROGRESS.match(other)
     assert not _PROGRESS.match("26/11/22 21:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library")
 

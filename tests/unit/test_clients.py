@@ -1,8 +1,8 @@
-"""kafka_migration.clients: the bounded waits that come from each cluster's librdkafka settings."""
+"""kafka_migration.kafka.clients: the bounded waits that come from each cluster's librdkafka settings."""
 
 from __future__ import annotations
 
-from kafka_migration.clients import (
+from kafka_migration.kafka.clients import (
     DEFAULT_MESSAGE_TIMEOUT_MS,
     cluster_label,
     delivery_timeout,

@@ -1,4 +1,4 @@
-"""kafka_migration.config: cluster settings, patterns, run options."""
+"""kafka_migration.model.config: cluster settings, patterns, run options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_migration.config import (
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import (
     DEFAULT_INCLUDE,
     DEFAULT_RENAME,
     ClusterConfig,
@@ -21,7 +22,6 @@ from kafka_migration.config import (
     redact,
     writable_dir,
 )
-from kafka_migration.exceptions import ConfigurationError
 
 
 class TestSecrets:
@@ -239,7 +239,7 @@ class TestWritableDir:
 
 class TestSecretsInMessages:
     def test_scrub_replaces_every_secret_value(self) -> None:
-        from kafka_migration.config import scrub
+        from kafka_migration.model.config import scrub
 
         settings = {"sasl.password": "hunter22", "ssl.key.password": "k3y-pass", "sasl.username": "alice"}
         text = "login alice with hunter22 failed; key k3y-pass unreadable"

@@ -7,13 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_migration.config import MigrationOptions
-from kafka_migration.cutover import Cutover, CutoverTopic, PartitionEnds, combine_segments, cutover_topics, invert
-from kafka_migration.cutover_report import build_cutover_report, checklist, generate_cutover_report
-from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.ledger import Checkpoint, Ledger
-from kafka_migration.offsets import MappedSegment, translate_position
-from kafka_migration.preflight import (
+from kafka_migration.cutover.preflight import (
     Preflight,
     active_group_problems,
     is_active,
@@ -22,7 +16,20 @@ from kafka_migration.preflight import (
     quiet_problems,
     select_groups,
 )
-from kafka_migration.report import verify_report
+from kafka_migration.cutover.record import (
+    Cutover,
+    CutoverTopic,
+    PartitionEnds,
+    combine_segments,
+    cutover_topics,
+    invert,
+)
+from kafka_migration.cutover.report import build_cutover_report, checklist, generate_cutover_report
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.ledger import Checkpoint, Ledger
+from kafka_migration.model.config import MigrationOptions
+from kafka_migration.model.offsets import MappedSegment, translate_position
+from kafka_migration.reports.signoff import verify_report
 from tests.unit.test_ledger import outcomes, plan
 
 

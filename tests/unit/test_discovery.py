@@ -1,11 +1,11 @@
-"""kafka_migration.discovery: include/exclude selection and internal topics."""
+"""kafka_migration.run.discovery: include/exclude selection and internal topics."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_migration.discovery import is_internal, names_topic_explicitly, select_topics
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.run.discovery import is_internal, names_topic_explicitly, select_topics
 
 INTERNAL = [
     "__consumer_offsets",

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from kafka_migration.config import ClusterConfig, SecretSource
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import ClusterConfig, SecretSource
 from kafka_migration.spark.driver_env import driver_env
 
 SECRET = "pw-7f3a9c"

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 import pytest
 from confluent_kafka import KafkaError
 
-from kafka_migration.reader import _behind
+from kafka_migration.kafka.reader import _behind
 from tests.unit.test_batch_compare import Msg
 
 

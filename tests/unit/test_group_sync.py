@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.group_sync import (
+from kafka_migration.groups.rules import (
     BOTH_AT_END,
     DIFFERENT,
     KEEP,
@@ -31,8 +31,8 @@ from kafka_migration.group_sync import (
     select_groups,
     verdict_line,
 )
-from kafka_migration.offsets import AT_END, BEFORE, BEYOND, GAP, WITHIN, MappedSegment, translate_position
-from kafka_migration.state import CommittedOffset, ConsumerGroup
+from kafka_migration.model.offsets import AT_END, BEFORE, BEYOND, GAP, WITHIN, MappedSegment, translate_position
+from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 
 # Source offsets 10..29 copied in run r1 to target 0..: records at 10,11,12, a transaction marker at 13,
 # records 14..19, then (run r2) 20..29 with a marker at 25.

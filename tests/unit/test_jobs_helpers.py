@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kafka_migration.exceptions import CopyError
-from kafka_migration.plan import TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
+from kafka_migration.model.plan import TopicPlan
+from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
     COPY,
@@ -66,7 +66,7 @@ PY4J_TEXT = """An error occurred while calling o71.collectAndServe.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times, most recent \
 failure: Lost task 0.0 in stage 3.0 (TID 3) (host executor driver): org.apache.spark.api.python.PythonException: \
 Traceback (most recent call last):
-  File "/opt/venv/lib/python3.11/site-packages/kafka_migration/copy.py", line 120, in copy_partition
+  File "/opt/venv/lib/python3.11/site-packages/kafka_migration/run/copy.py", line 120, in copy_partition
     raise CopyError(message)
 kafka_migration.exceptions.CopyError: orders[2]: target rejected record at offset 17: MSG_SIZE_TOO_LARGE
 
@@ -302,7 +302,9 @@ class TestMigrate:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         big = SMALL_SLICE_OFFSETS + 1
-        monkeypatch.setattr("kafka_migration.reader.end_offset", lambda *a, **k: big)  # nothing after the follower
+        monkeypatch.setattr(
+            "kafka_migration.kafka.reader.end_offset", lambda *a, **k: big
+        )  # nothing after the follower
         rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2, target_end=big)]
         ctx = FakeContext(rows, slots=2)
         done = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
@@ -324,7 +326,7 @@ class TestMigrate:
                 raise CopyError("target unreachable")
             return end
 
-        monkeypatch.setattr("kafka_migration.reader.end_offset", end_offset)
+        monkeypatch.setattr("kafka_migration.kafka.reader.end_offset", end_offset)
         rows = [_copy_row("a", 0, big), _verify_row("a", 0, target_end=big)]
         (verified,) = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
         (row,) = verified.partitions
@@ -335,7 +337,7 @@ class TestMigrate:
             assert (row["first_target_offset"], row["target_end"]) == (big, end)
 
     def test_a_follower_that_gave_up_waiting_after_a_good_copy_is_verified_again(self) -> None:
-        from kafka_migration.reader import FOLLOW_GAVE_UP
+        from kafka_migration.kafka.reader import FOLLOW_GAVE_UP
 
         big = SMALL_SLICE_OFFSETS + 1
         rows = [_copy_row("a", 0, big), _verify_row("a", 0, match=False, error=f"no new record {FOLLOW_GAVE_UP}")]
@@ -375,7 +377,7 @@ class TestMigrate:
         rows = [_copy_row("a", 0, big), _verify_row("a", 0, target_end=big)]
         ctx = FakeContext(rows, slots=2, follower_waits=0.2)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("kafka_migration.reader.end_offset", lambda *a, **k: big)
+            patch.setattr("kafka_migration.kafka.reader.end_offset", lambda *a, **k: big)
             (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
         assert ctx.cancelled == [] and verified.status == OK
 
@@ -425,9 +427,9 @@ class TestMigrateTask:
     """``_migrate_rows``, the body of one migrate task, with stand-ins for the copy and verify functions."""
 
     def _run(self, monkeypatch: pytest.MonkeyPatch, copy_errors: set[int]) -> tuple[list[dict[str, Any]], list[Any]]:
-        import kafka_migration.copy
-        import kafka_migration.verify
-        from kafka_migration.progress import run_guarded_all
+        import kafka_migration.run.copy
+        import kafka_migration.run.verify
+        from kafka_migration.run.progress import run_guarded_all
 
         verified: list[Any] = []
 
@@ -445,8 +447,8 @@ class TestMigrateTask:
             verified.extend(slices)  # what verification is given: slices and cluster settings, nothing of the copy
             return [_Result(s.source_topic, s.partition) for s in slices]
 
-        monkeypatch.setattr(kafka_migration.copy, "copy_partitions_safely", copy)
-        monkeypatch.setattr(kafka_migration.verify, "verify_partitions_safely", verify)
+        monkeypatch.setattr(kafka_migration.run.copy, "copy_partitions_safely", copy)
+        monkeypatch.setattr(kafka_migration.run.verify, "verify_partitions_safely", verify)
         task = topic_plan("a", (3, 0, 4)).slices(include_empty=True)
         return _migrate_rows(task, {"bootstrap.servers": "s"}, {"bootstrap.servers": "t"}, None, None), verified
 

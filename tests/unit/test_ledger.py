@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kafka_migration.ledger import Ledger
-from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
-from kafka_migration.results import OK, TopicOutcome
+from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.model.results import OK, TopicOutcome
 
 SOURCE = ClusterInfo("source", "s:9092", "src-cluster", 3)
 TARGET = ClusterInfo("target", "t:9092", "tgt-cluster", 3)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kafka_migration.group_sync import SYNCED, GroupSync, GroupSyncResult, PartitionSync
+from kafka_migration.groups.rules import SYNCED, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.ledger import Ledger
-from kafka_migration.offsets import translate_position
+from kafka_migration.model.offsets import translate_position
 from tests.unit.test_ledger import outcomes, plan
 
 

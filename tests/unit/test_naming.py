@@ -1,4 +1,4 @@
-"""kafka_migration.naming: collisions Kafka refuses, and the checks that no two topics share a target."""
+"""kafka_migration.model.naming: collisions Kafka refuses, and the checks that no two topics share a target."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.naming import name_collisions, same_cluster_exclude_hint, target_names
+from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names
 
 
 class TestNameCollisions:

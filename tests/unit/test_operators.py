@@ -203,7 +203,7 @@ def test_early_return_still_fails_a_step_with_a_topic_not_ok(connections: Path, 
     """What the driver's exit code 1 said (a topic not OK) is read from the results files instead."""
     from airflow.exceptions import AirflowException
 
-    from kafka_migration.results import StepResults, TopicOutcome
+    from kafka_migration.model.results import StepResults, TopicOutcome
 
     op = _operator("spark_local")
     for key, status in (("copy_results", "ok"), ("verify_results", "mismatch")):

@@ -1,4 +1,4 @@
-"""kafka_migration.plan: job grouping, slices, and the plan's JSON round trip."""
+"""kafka_migration.model.plan: job grouping, slices, and the plan's JSON round trip."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_migration.plan import (
+from kafka_migration.model.plan import (
     MigrationPlan,
     PartitionPlan,
     PartitionSlice,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kafka_migration.ledger.store import Checkpoint, PendingSegment
-from kafka_migration.offsets import OffsetMapBuilder, translate
-from kafka_migration.positions import partition_positions
-from kafka_migration.state import TopicState
+from kafka_migration.model.offsets import OffsetMapBuilder, translate
+from kafka_migration.model.state import TopicState
+from kafka_migration.run.positions import partition_positions
 
 
 def source(earliest: int = 0, latest: int = 100, partitions: int = 1) -> TopicState:

@@ -1,4 +1,4 @@
-"""kafka_migration.progress.run_guarded_all: the slices of one Spark task, failures reported, timeouts not repeated."""
+"""kafka_migration.run.progress.run_guarded_all: a Spark task's slices, failures reported, timeouts not repeated."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.progress import ProgressCollector, run_guarded_all
+from kafka_migration.run.progress import ProgressCollector, run_guarded_all
 
 
 @dataclass(frozen=True)

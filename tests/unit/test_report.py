@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from kafka_migration.ledger import Ledger
-from kafka_migration.report import build_report, generate_report, verify_report
+from kafka_migration.reports.signoff import build_report, generate_report, verify_report
 from tests.unit.test_ledger import outcomes, plan
 
 

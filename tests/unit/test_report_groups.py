@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kafka_migration.group_sync import GroupSync, GroupSyncResult, PartitionSync
-from kafka_migration.report import generate_report
+from kafka_migration.groups.rules import GroupSync, GroupSyncResult, PartitionSync
+from kafka_migration.reports.signoff import generate_report
 from tests.unit.test_report import _ledger_with_run
 
 

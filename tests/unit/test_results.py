@@ -1,11 +1,11 @@
-"""kafka_migration.results: step outcomes and their JSON round trip."""
+"""kafka_migration.model.results: step outcomes and their JSON round trip."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from kafka_migration.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome, merge
+from kafka_migration.model.results import FAILED, MISMATCH, OK, StepResults, TopicOutcome, merge
 
 
 def copy_outcome(topic: str = "orders", status: str = OK, records: tuple[int, ...] = (3, 4)) -> TopicOutcome:
@@ -100,7 +100,7 @@ def test_merge_later_results_win() -> None:
 
 
 def test_run_timings_parts_from_stamps() -> None:
-    from kafka_migration.timings import RunTimings, run_timings, task_intervals
+    from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 
     rows = [{"started": 12.0, "ended": 15.0}, {"started": 13.0, "ended": 16.0}, {"seconds": 1.0}]
     copy = task_intervals(rows)
@@ -114,7 +114,7 @@ def test_run_timings_parts_from_stamps() -> None:
 
 
 def test_task_seconds_sum_partitions_of_a_shared_job() -> None:
-    from kafka_migration.results import TopicOutcome
+    from kafka_migration.model.results import TopicOutcome
 
     outcome = TopicOutcome("a", "a", "ok", 9.0, partitions=[{"seconds": 0.25}, {"seconds": 0.5}], job_topics=3)
     assert outcome.task_seconds == 0.75 and outcome.job_topics == 3

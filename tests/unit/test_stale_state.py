@@ -7,8 +7,8 @@ these pin the rules and the messages (topic, partition, offsets, the way out).
 from __future__ import annotations
 
 from kafka_migration.ledger.store import Checkpoint, PendingSegment, TopicIds
-from kafka_migration.stale_state import stale_state_problems
-from kafka_migration.state import TopicState
+from kafka_migration.model.state import TopicState
+from kafka_migration.run.stale_state import stale_state_problems
 
 
 def state(name: str, latest: dict[int, int], topic_id: str | None = "id-1") -> TopicState:

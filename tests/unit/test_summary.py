@@ -1,12 +1,12 @@
-"""kafka_migration.summary: per-topic verdicts, the result table, the dry-run plan text."""
+"""kafka_migration.reports.summary: per-topic verdicts, the result table, the dry-run plan text."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from kafka_migration.plan import PartitionPlan, TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
-from kafka_migration.summary import (
+from kafka_migration.model.plan import PartitionPlan, TopicPlan
+from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
+from kafka_migration.reports.summary import (
     VERIFIED,
     TopicSummary,
     all_verified,

@@ -1,4 +1,4 @@
-"""TLS settings checked before the first connection (kafka_migration/tls.py); never a value in a message.
+"""TLS settings checked before the first connection (kafka_migration/kafka/tls.py); never a value in a message.
 
 The handshake probe (diagnose_tls) needs a TLS server: it is exercised against real TLS
 proxies in tests/integration/test_tls.py.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.tls import check_tls_settings, diagnose_tls, uses_tls
+from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 KEY = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nsecret-key-body\n-----END ENCRYPTED PRIVATE KEY-----\n"
@@ -76,8 +76,8 @@ def test_probe_gives_no_verdict_without_tls_or_a_listener() -> None:
 
 
 def test_a_path_missing_on_an_executor_fails_its_reads_and_writes_clearly(tmp_path: Path) -> None:
-    from kafka_migration.copy import _producer
-    from kafka_migration.reader import read_range
+    from kafka_migration.kafka.reader import read_range
+    from kafka_migration.run.copy import _producer
 
     settings = {"bootstrap.servers": "b:9093", "security.protocol": "SSL", "ssl.ca.location": str(tmp_path / "x")}
     with pytest.raises(ConfigurationError, match=r"ssl\.ca\.location of the source cluster .* every executor"):
@@ -104,7 +104,7 @@ def _ssl_error(reason: str) -> ssl.SSLError:
     ],
 )
 def test_broker_alerts_are_named(reason: str, identity: bool, cause: str) -> None:
-    from kafka_migration.tls import _rejected
+    from kafka_migration.kafka.tls import _rejected
 
     settings = {"ssl.certificate.pem": PEM} if identity else {}
     assert cause in _rejected(_ssl_error(reason), False, settings)
@@ -121,7 +121,7 @@ def test_broker_alerts_are_named(reason: str, identity: bool, cause: str) -> Non
     ],
 )
 def test_certificate_verification_failures_are_named(code: int, cause: str) -> None:
-    from kafka_migration.tls import _verify_cause
+    from kafka_migration.kafka.tls import _verify_cause
 
     error = ssl.SSLCertVerificationError(1, "certificate verify failed")
     error.verify_code, error.verify_message = code, "openssl says"
@@ -130,8 +130,8 @@ def test_certificate_verification_failures_are_named(code: int, cause: str) -> N
 
 def test_wrong_key_password_fails_before_connecting_without_quoting_it(tmp_path: Path) -> None:
     from harness.certs import make_pki
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.config import ClusterConfig
+    from kafka_migration.kafka.clients import KafkaCluster
+    from kafka_migration.model.config import ClusterConfig
 
     pki = make_pki(tmp_path, client_key_password="the-right-one")
     settings = {

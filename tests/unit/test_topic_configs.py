@@ -1,4 +1,4 @@
-"""kafka_migration.topic_configs: which configs a created topic gets, on recorded broker answers.
+"""kafka_migration.run.topic_configs: which configs a created topic gets, on recorded broker answers.
 
 Two recorded answer styles for DescribeConfigs on a topic:
 - Apache Kafka (3.x): every topic config, defaults labelled DEFAULT_CONFIG / STATIC_BROKER_CONFIG,
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
-from kafka_migration.topic_configs import (
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
+from kafka_migration.run.topic_configs import (
     COMPARED_CONFIGS,
     EFFECTIVE_VALUE,
     LISTED_AS_OVERRIDE,
@@ -24,7 +24,7 @@ from kafka_migration.topic_configs import (
     decide_configs,
     lists_only_overrides,
 )
-from kafka_migration.topics import compatibility_problems
+from kafka_migration.run.topics import compatibility_problems
 
 # Apache Kafka 3.x, `kafka-configs --describe --all` of a topic with nothing set on it.
 APACHE_DEFAULTS = {

@@ -1,15 +1,15 @@
-"""kafka_migration.topics and TopicState: target names, config filtering, compatibility, per-topic plans."""
+"""kafka_migration.run.topics and TopicState: target names, config filtering, compatibility, per-topic plans."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.naming import target_topic_name, validate_rename_template
-from kafka_migration.plan import ClusterInfo
-from kafka_migration.positions import Position
-from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
-from kafka_migration.topics import (
+from kafka_migration.model.naming import target_topic_name, validate_rename_template
+from kafka_migration.model.plan import ClusterInfo
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
+from kafka_migration.run.positions import Position
+from kafka_migration.run.topics import (
     EXCLUDED_CONFIGS,
     compatibility_problems,
     plan_topic,
@@ -288,9 +288,9 @@ class TestPlanTopic:
 
 
 def test_raised_broker_level_record_limit_travels_to_the_new_target_topic() -> None:
-    from kafka_migration.plan import ClusterInfo
-    from kafka_migration.state import ConfigValue, TopicState
-    from kafka_migration.topics import plan_topic
+    from kafka_migration.model.plan import ClusterInfo
+    from kafka_migration.model.state import ConfigValue, TopicState
+    from kafka_migration.run.topics import plan_topic
 
     # Apache Kafka reports the effective limit with a broker source when the topic does not override it.
     source = TopicState("big", 1, 1, {"max.message.bytes": ConfigValue("5242880", set_on_topic=False)}, {0: 0}, {0: 3})

@@ -47,7 +47,7 @@ def test_the_defaults_pass_the_form(dags: dict, dag_id: str) -> None:  # type: i
 
 def test_an_emptied_exclude_means_none() -> None:
     """What the form sends for an emptied field is read as "no exclusion", not as a bad value."""
-    from kafka_migration.config import MigrationOptions
+    from kafka_migration.model.config import MigrationOptions
 
     options = MigrationOptions.from_mapping({"include": ".*", "exclude": None, "rename": "{topic}"})
     assert options.exclude is None

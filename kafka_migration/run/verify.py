@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_migration.offsets import OffsetMapBuilder
-from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import next_batch, read_range
-from kafka_migration.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
-from kafka_migration.windows import WindowOutcome, lay_out, run_windowed, shares
+from kafka_migration.kafka.reader import next_batch, read_range
+from kafka_migration.model.offsets import OffsetMapBuilder
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
+from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
 @dataclass(frozen=True)
@@ -286,8 +286,8 @@ def verify_window(
     error is raised: ``windows.run_windowed`` then verifies each slice alone, so the error is
     attributed to the slice it concerns (or, a cluster not answering, fails the window).
     """
-    from kafka_migration.progress import ProgressSender
-    from kafka_migration.ranges import OffsetRange, read_all
+    from kafka_migration.kafka.ranges import OffsetRange, read_all
+    from kafka_migration.run.progress import ProgressSender
 
     started = time.time()
     clock = time.monotonic()
@@ -327,7 +327,7 @@ def verify_partitions_safely(
     """
     from functools import partial
 
-    from kafka_migration.progress import run_guarded_all
+    from kafka_migration.run.progress import run_guarded_all
 
     if following:
         work = partial(verify_partition, following=True)

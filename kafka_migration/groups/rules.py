@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.offsets import AT_END, BEFORE, BEYOND, GAP, MappedSegment, translate_position
-from kafka_migration.state import CommittedOffset, ConsumerGroup
+from kafka_migration.model.offsets import AT_END, BEFORE, BEYOND, GAP, MappedSegment, translate_position
+from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 
 # What the sync does with one partition.
 WRITE = "write"  # write the translated offset to the target group

@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_migration.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
-from kafka_migration.plan import PartitionSlice
-from kafka_migration.reader import end_offset, next_batch, read_range
-from kafka_migration.records import batch_fields, difference, encode_record, encode_records, message_fields
-from kafka_migration.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
-from kafka_migration.tls import check_tls_settings
-from kafka_migration.windows import WindowOutcome, lay_out, run_windowed, shares
+from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
+from kafka_migration.kafka.reader import end_offset, next_batch, read_range
+from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
 @dataclass(frozen=True)
@@ -304,8 +304,8 @@ def copy_window(
     the one it concerns), unless the source stopped answering: then they fail with that error.
     Slices of one window share the producer of one ``max_message_bytes`` (see ``windows.run_windowed``).
     """
-    from kafka_migration.progress import ProgressSender
-    from kafka_migration.ranges import OffsetRange, read_ranges
+    from kafka_migration.kafka.ranges import OffsetRange, read_ranges
+    from kafka_migration.run.progress import ProgressSender
 
     started = time.time()
     clock = time.monotonic()

@@ -12,17 +12,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import MigrationOptions, parse_start
-from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, StaleStateError, TopicConflictError
+from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
-from kafka_migration.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
-from kafka_migration.plan import MigrationPlan, TopicPlan, group_into_jobs
-from kafka_migration.positions import partition_positions
-from kafka_migration.run_files import new_run_id
-from kafka_migration.stale_state import stale_state_problems
-from kafka_migration.topics import plan_topic
+from kafka_migration.model.config import MigrationOptions, parse_start
+from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
+from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
+from kafka_migration.run.discovery import select_topics
+from kafka_migration.run.files import new_run_id
+from kafka_migration.run.positions import partition_positions
+from kafka_migration.run.stale_state import stale_state_problems
+from kafka_migration.run.topics import plan_topic
 
 log = logging.getLogger(__name__)
 

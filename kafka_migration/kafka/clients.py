@@ -11,11 +11,11 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_migration.config import ClusterConfig, scrub
 from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
-from kafka_migration.plan import ClusterInfo
-from kafka_migration.state import ConfigValue, TopicState
-from kafka_migration.tls import check_tls_settings, diagnose_tls, uses_tls
+from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
+from kafka_migration.model.config import ClusterConfig, scrub
+from kafka_migration.model.plan import ClusterInfo
+from kafka_migration.model.state import ConfigValue, TopicState
 
 log = logging.getLogger(__name__)
 _rdkafka_log = logging.getLogger("kafka_migration.librdkafka")

@@ -17,16 +17,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions, compile_pattern
-from kafka_migration.cutover import COMPLETED, FAILED, REFUSED, RUNNING, Cutover, combine_segments, cutover_topics
+from kafka_migration.cutover.preflight import Preflight, preflight, selected_topics, still_quiet
+from kafka_migration.cutover.record import (
+    COMPLETED,
+    FAILED,
+    REFUSED,
+    RUNNING,
+    Cutover,
+    combine_segments,
+    cutover_topics,
+)
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
-from kafka_migration.group_admin import GroupCluster
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.store import Key
-from kafka_migration.offsets import MappedSegment
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.preflight import Preflight, preflight, selected_topics, still_quiet
+from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_pattern
+from kafka_migration.model.offsets import MappedSegment
+from kafka_migration.model.plan import MigrationPlan
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +190,7 @@ def sync_groups(
     names = sorted(groups)
     if not names:
         return []
-    from kafka_migration.group_pipeline import sync_groups as sync
+    from kafka_migration.groups.sync import sync_groups as sync
 
     result = sync(source, target, ledger, groups=_exact(names), run_id=run_id, segments=segments)
     return [f"{p.name()}: {p.outcome}" + (f" ({p.reason})" if p.reason else "") for p in result.failures()]
@@ -303,6 +311,6 @@ def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[Mapped
 
 
 def write_cutover_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> Path:
-    from kafka_migration.cutover_report import generate_cutover_report
+    from kafka_migration.cutover.report import generate_cutover_report
 
     return generate_cutover_report(ledger, cutover_id, reports_dir).html

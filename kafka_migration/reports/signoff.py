@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.group_sync import GOOD_OUTCOMES
-from kafka_migration.summary import timing_parts
-from kafka_migration.timings import RunTimings
+from kafka_migration.groups.rules import GOOD_OUTCOMES
+from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.summary import timing_parts
 
 REPORT_VERSION = 1
 
@@ -193,7 +193,7 @@ def build_report(
             "expired_offsets": sum(p["expired_offsets"] for p in all_parts),
         },
         "topics": topics,
-        # Where the run's wall time went (seconds; kafka_migration.timings); None: not recorded.
+        # Where the run's wall time went (seconds; kafka_migration.model.timings); None: not recorded.
         "timings": _timings(run.get("timings")),
         "differences": differences,
         "warnings": warnings,

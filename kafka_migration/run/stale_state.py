@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kafka_migration.ledger.store import Checkpoint, Key, PendingSegment, TopicIds
-from kafka_migration.state import TopicState
+from kafka_migration.model.state import TopicState
 
 
 def forget_command(source_cluster_id: str, source_topic: str, target_cluster_id: str, target_topic: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.report import (
+from kafka_migration.reports.signoff import (
     REPORT_VERSION,
     ReportFiles,
     build_report,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
-from kafka_migration.positions import Position
-from kafka_migration.state import TopicState
-from kafka_migration.topic_configs import (
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.model.state import TopicState
+from kafka_migration.run.positions import Position
+from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
     cleanup_policy,
     decide_configs,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from kafka_migration.plan import PartitionSlice
-from kafka_migration.progress import Address, SliceResults, run_guarded_all
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.run.progress import Address, SliceResults, run_guarded_all
 
 R = TypeVar("R")
 

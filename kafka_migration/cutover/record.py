@@ -16,7 +16,7 @@ from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger.store import Checkpoint, Key
-from kafka_migration.offsets import MappedSegment
+from kafka_migration.model.offsets import MappedSegment
 
 DEFAULT_QUIET_SECONDS = 30.0
 

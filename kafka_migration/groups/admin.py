@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from contextlib import closing
 from typing import Any
 
-from kafka_migration.clients import KafkaCluster
 from kafka_migration.exceptions import MigrationError
-from kafka_migration.reader import records
-from kafka_migration.records import encode_record, message_fields
-from kafka_migration.state import CommittedOffset, ConsumerGroup
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.reader import records
+from kafka_migration.model.records import encode_record, message_fields
+from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 
 
 def _state_name(state: Any) -> str:

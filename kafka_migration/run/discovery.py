@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafka_migration.config import DEFAULT_INCLUDE, compile_pattern
+from kafka_migration.model.config import DEFAULT_INCLUDE, compile_pattern
 
 # Topics that belong to Kafka itself or to its ecosystem, not to users. They are
 # never selected by a wildcard; naming them in the include pattern selects them.

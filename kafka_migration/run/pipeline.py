@@ -16,20 +16,20 @@ from pathlib import Path
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import LeaseLostError, LedgerUnavailableError
+from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, LeaseKey, lease_ttl_from_env
 from kafka_migration.ledger.store import redact_url
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.planner import Claim, build_plan
-from kafka_migration.results import TopicOutcome
-from kafka_migration.run_files import new_run_id, run_dir
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import TopicOutcome
+from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
+from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize
+from kafka_migration.run.files import new_run_id, run_dir
+from kafka_migration.run.planner import Claim, build_plan
+from kafka_migration.run.topics import create_target_topics
 from kafka_migration.spark.submit import SparkApplication, SparkSettings, can_wait, migrate_application
-from kafka_migration.summary import TopicSummary, all_verified, run_status, summarize
-from kafka_migration.timings import RunTimings, run_timings, task_intervals
-from kafka_migration.topics import create_target_topics
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_migration.ledger.store import Checkpoint, Key, PendingSegment
-from kafka_migration.state import TopicState
+from kafka_migration.model.state import TopicState
 
 
 @dataclass(frozen=True)

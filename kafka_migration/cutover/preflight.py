@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import compile_pattern
-from kafka_migration.discovery import select_topics
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
-from kafka_migration.group_admin import GroupCluster
-from kafka_migration.state import IDLE_GROUP_STATES
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.model.config import compile_pattern
+from kafka_migration.model.state import IDLE_GROUP_STATES
+from kafka_migration.run.discovery import select_topics
 
 TopicPartitionKey = tuple[str, int]
 Ends = Mapping[TopicPartitionKey, tuple[int, int]]  # (high watermark, last stable offset)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.naming import target_topic_name, validate_rename_template
+from kafka_migration.model.naming import target_topic_name, validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
 _SECRET_KEY = re.compile(

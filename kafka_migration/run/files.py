@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import RunFileError
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import StepResults
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import StepResults
 
 
 def new_run_id(prefix: str = "cli") -> str:

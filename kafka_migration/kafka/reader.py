@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
-from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.tls import check_tls_settings
+from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
+from kafka_migration.kafka.tls import check_tls_settings
 
 BATCH = 1000
 # In the error of a reader that followed a writer and gave up waiting for more (``read_range(follow=...)``).

@@ -17,10 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from kafka_migration.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.reader import BATCH, POLL_SECONDS, fetched_high_watermark
-from kafka_migration.tls import check_tls_settings
+from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
+from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark
+from kafka_migration.kafka.tls import check_tls_settings
 
 # librdkafka's prefetch bound, queued.max.messages.kbytes, holds per assigned partition: with many
 # partitions assigned at once, the default of one range's reader (16 MB) is split among them.

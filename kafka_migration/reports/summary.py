@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, UNVERIFIED, StepResults, TopicOutcome
-from kafka_migration.timings import RunTimings, run_timings, task_intervals
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 
 VERIFIED = "verified"
 COULD_NOT_VERIFY = "could not verify"

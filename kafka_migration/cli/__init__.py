@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafka_migration import __version__
-from kafka_migration.config import (
+from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.model.config import (
     DEFAULT_INCLUDE,
     DEFAULT_RENAME,
     ClusterConfig,
@@ -29,17 +30,16 @@ from kafka_migration.config import (
     compile_pattern,
     writable_dir,
 )
-from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
-from kafka_migration.results import UNVERIFIED
+from kafka_migration.model.results import UNVERIFIED
+from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
+from kafka_migration.spark.executor_env import DEFAULT_OUTPUT, EXECUTOR_ENV_VARIABLE, configured_executor_env
 from kafka_migration.spark.submit import SparkSettings, default_master
-from kafka_migration.summary import render_plan, render_table, results_timings, run_status, timings_line
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
-    from kafka_migration.pipeline import RunOutcome
+    from kafka_migration.model.timings import RunTimings
+    from kafka_migration.run.pipeline import RunOutcome
     from kafka_migration.spark.submit import SparkApplication
-    from kafka_migration.timings import RunTimings
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 _RECORDS = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
@@ -338,7 +338,7 @@ def _reports_dir(args: argparse.Namespace) -> Path:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from kafka_migration.report import generate_report, verify_report
+    from kafka_migration.reports.signoff import generate_report, verify_report
 
     if args.what[0] == "verify":
         if len(args.what) != 2:
@@ -432,7 +432,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
-    from kafka_migration.timings import RunTimings
+    from kafka_migration.model.timings import RunTimings
 
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
     walls = [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
@@ -476,8 +476,8 @@ def _translate(args: argparse.Namespace) -> int:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    from kafka_migration.group_pipeline import sync_groups
-    from kafka_migration.group_sync import GOOD_OUTCOMES, render_rows, render_sync, verdict_line
+    from kafka_migration.groups.rules import GOOD_OUTCOMES, render_rows, render_sync, verdict_line
+    from kafka_migration.groups.sync import sync_groups
 
     if args.groups_command == "show":
         rows = _ledger(args).group_sync_rows(sync_id=args.sync_id)
@@ -495,8 +495,8 @@ def _groups(args: argparse.Namespace) -> int:
         print(render_rows(rows))
         return EXIT_OK if all(r["outcome"] in GOOD_OUTCOMES for r in rows) else EXIT_MISMATCH
 
-    from kafka_migration.clients import check_client_settings
-    from kafka_migration.group_sync import select_groups
+    from kafka_migration.groups.rules import select_groups
+    from kafka_migration.kafka.clients import check_client_settings
 
     select_groups((), args.group, args.exclude_group)  # patterns first: nothing is read before they are valid
     source = ClusterConfig.build("source", args.source, args.source_config)
@@ -521,7 +521,7 @@ def _groups(args: argparse.Namespace) -> int:
 
 
 def _package_env(args: argparse.Namespace) -> int:
-    from kafka_migration.executor_env import build_executor_env
+    from kafka_migration.spark.executor_env import build_executor_env
 
     output = build_executor_env(args.output, python=args.python, project=args.project)
     print(
@@ -560,7 +560,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kafka_migration.clients import check_client_settings
+    from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
 
     started = time.time()  # the wall time a user sees starts here
@@ -627,7 +627,7 @@ def _run(args: argparse.Namespace) -> int:
             progress.update(tasks[step], topics=int(done), last=f"(last: {topic}: {status})")
 
     run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, ledger_url)
-    from kafka_migration.pipeline import run_migration
+    from kafka_migration.run.pipeline import run_migration
 
     with progress:
         outcome = run_migration(
@@ -650,7 +650,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK
-    from kafka_migration.report import generate_report
+    from kafka_migration.reports.signoff import generate_report
 
     timings = getattr(outcome, "timings", None) or _measured(outcome, started, stamps.get("planned"))
     ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
@@ -686,7 +686,7 @@ def _start_spark_then_open_ledger(
     while this process opens the ledger and plans. Until run_migration owns the application, it is
     stopped here on any failure, a ledger refused as bad input included.
     """
-    from kafka_migration.run_files import new_run_id, run_dir
+    from kafka_migration.run.files import new_run_id, run_dir
     from kafka_migration.spark.submit import can_wait, migrate_application
 
     run_id = new_run_id()
@@ -705,7 +705,7 @@ def _start_spark_then_open_ledger(
 
 def _measured(outcome: RunOutcome, started: float, planned: float | None) -> RunTimings:
     """The run's timings from the CLI's own stamps and the steps' results files, when the pipeline gave none."""
-    from kafka_migration.run_files import read_results
+    from kafka_migration.run.files import read_results
 
     steps = {}
     for step in ("copy", "verify"):
@@ -741,8 +741,8 @@ def _run_quietly(
     args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
 ):  # type: ignore[no-untyped-def]
     """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
-    from kafka_migration.pipeline import run_migration
-    from kafka_migration.report import generate_report
+    from kafka_migration.reports.signoff import generate_report
+    from kafka_migration.run.pipeline import run_migration
 
     def on_line(line: str) -> None:
         if args.verbose:
@@ -767,7 +767,7 @@ def _run_quietly(
 
 def _check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:
     """What cutover and failback can check without a cluster, as run does: settings, Spark, directories."""
-    from kafka_migration.clients import check_client_settings
+    from kafka_migration.kafka.clients import check_client_settings
 
     SparkSettings(master=args.master, conf=_spark_conf(args.spark_conf))
     writable_dir(
@@ -779,9 +779,9 @@ def _check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) ->
 
 
 def _cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover import FAILED
-    from kafka_migration.cutover_steps import finish_cutover, prepare_cutover
-    from kafka_migration.planner import new_run_id
+    from kafka_migration.cutover.record import FAILED
+    from kafka_migration.cutover.steps import finish_cutover, prepare_cutover
+    from kafka_migration.run.planner import new_run_id
 
     if not args.source or not args.target:
         raise ConfigurationError("kafka-migrate cutover needs --source and --target (HOST:PORT).")
@@ -820,9 +820,9 @@ def _cutover(args: argparse.Namespace) -> int:
 
 
 def _failback(args: argparse.Namespace) -> int:
-    from kafka_migration.config import load_settings_file
-    from kafka_migration.cutover import FAILED
-    from kafka_migration.cutover_steps import finish_failback, load_cutover, prepare_failback
+    from kafka_migration.cutover.record import FAILED
+    from kafka_migration.cutover.steps import finish_failback, load_cutover, prepare_failback
+    from kafka_migration.model.config import load_settings_file
 
     # Before the ledger is read: what the options say on their own (bootstraps may come from the cutover).
     given = [
@@ -895,7 +895,3 @@ def console_main() -> int:
 
     gc.freeze()  # nothing is left to collect: the process ends now
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(console_main())

@@ -14,10 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
-from kafka_migration.group_admin import GroupCluster, first_record
-from kafka_migration.group_sync import (
+from kafka_migration.groups.admin import GroupCluster, first_record
+from kafka_migration.groups.rules import (
     PENDING,
     UNREADABLE,
     WRITE,
@@ -32,7 +31,8 @@ from kafka_migration.group_sync import (
 )
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.store import Key, redact_url
-from kafka_migration.offsets import MappedSegment
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.offsets import MappedSegment
 
 log = logging.getLogger(__name__)
 
