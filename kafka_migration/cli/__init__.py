@@ -476,8 +476,9 @@ def _translate(args: argparse.Namespace) -> int:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    from kafka_migration.groups.rules import GOOD_OUTCOMES, render_rows, render_sync, verdict_line
+    from kafka_migration.groups.rules import render_rows, render_sync, verdict_line
     from kafka_migration.groups.sync import sync_groups
+    from kafka_migration.model.groups import GOOD_OUTCOMES
 
     if args.groups_command == "show":
         rows = _ledger(args).group_sync_rows(sync_id=args.sync_id)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.ledger.store import Checkpoint, Key
+from kafka_migration.model.checkpoints import Checkpoint, Key
 from kafka_migration.model.offsets import MappedSegment
 
 DEFAULT_QUIET_SECONDS = 30.0

@@ -1,6 +1,6 @@
 """The cutover report: the final run's sign-off report (with its consumer groups section) and a checklist.
 
-Built from the ledger alone, like the run report (``report.py``), and written next to
+Built from the ledger alone, like the run report (``reports.signoff``), and written next to
 it as ``report.json`` / ``report.html`` / ``report.md`` in ``<reports>/<cutover id>/``;
 the SHA-256 of ``report.json`` is recorded on the cutover, so ``kafka-migrate report
 verify`` vouches for it the same way. A failback adds its run and the groups moved back.

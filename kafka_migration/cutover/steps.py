@@ -31,7 +31,7 @@ from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, 
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.store import Key
+from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_pattern
 from kafka_migration.model.offsets import MappedSegment
 from kafka_migration.model.plan import MigrationPlan
@@ -186,7 +186,7 @@ def sync_groups(
     run_id: str,
     segments: Mapping[Key, list[MappedSegment]] | None = None,
 ) -> list[str]:
-    """Move the selected groups with proof (``group_pipeline``); the problems, empty when every one is proven."""
+    """Move the selected groups with proof (``groups.sync``); the problems, empty when every one is proven."""
     names = sorted(groups)
     if not names:
         return []

@@ -6,7 +6,6 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ from sqlalchemy import Engine, and_, bindparam, case, create_engine, delete, eve
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.groups.rules import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.ledger.leases import LeaseKey, Leases
 from kafka_migration.ledger.schema import (
     checkpoint_topic_ids,
@@ -26,6 +24,8 @@ from kafka_migration.ledger.schema import (
     runs,
     segments,
 )
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds, Translation
+from kafka_migration.model.groups import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.model.offsets import MappedSegment, translate
 from kafka_migration.model.plan import MigrationPlan, TopicPlan
 from kafka_migration.model.results import TopicOutcome
@@ -34,8 +34,6 @@ from kafka_migration.model.timings import RunTimings
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-
-Key = tuple[str, int, str]  # (source topic, partition, target topic)
 
 _MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
@@ -86,43 +84,6 @@ def check_ledger_url(url: str) -> str:
     if parsed.drivername == "postgresql":
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    source_offset: int
-    target_offset: int
-    run_id: str
-
-
-@dataclass(frozen=True)
-class TopicIds:
-    """The topic ids a topic's checkpoints were verified against (None: the broker gave none)."""
-
-    source_topic_id: str | None
-    target_topic_id: str | None
-    run_id: str
-
-
-@dataclass(frozen=True)
-class PendingSegment:
-    """A planned segment that never verified: its target range may hold part of a copy."""
-
-    run_id: str
-    source_start: int
-    target_start: int
-
-
-@dataclass(frozen=True)
-class Translation:
-    source_topic: str
-    partition: int
-    source_offset: int
-    target_topic: str
-    target_offset: int
-    run_id: str
-    source_cluster_id: str
-    target_cluster_id: str
 
 
 def _now() -> datetime:

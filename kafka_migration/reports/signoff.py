@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.groups.rules import GOOD_OUTCOMES
+from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import timing_parts
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_migration.ledger.store import Checkpoint, Key, PendingSegment
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
 from kafka_migration.model.state import TopicState
 
 

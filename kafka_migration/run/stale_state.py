@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_migration.ledger.store import Checkpoint, Key, PendingSegment, TopicIds
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds
 from kafka_migration.model.state import TopicState
 
 

@@ -32,7 +32,11 @@ from harness.postgres import database_url, optional_databases
 from harness.seed import create_topic, producer, seal_partitions, send
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.admin import GroupCluster
-from kafka_migration.groups.rules import (
+from kafka_migration.groups.sync import sync_groups
+from kafka_migration.kafka.clients import client_settings
+from kafka_migration.ledger import Ledger
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.groups import (
     BOTH_AT_END,
     KEPT_AHEAD,
     NOT_TRANSLATABLE,
@@ -41,10 +45,6 @@ from kafka_migration.groups.rules import (
     TARGET_ACTIVE,
     UNCHANGED,
 )
-from kafka_migration.groups.sync import sync_groups
-from kafka_migration.kafka.clients import client_settings
-from kafka_migration.ledger import Ledger
-from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.offsets import BEFORE
 from kafka_migration.model.state import CommittedOffset
 from kafka_migration.run.pipeline import record_results, run_migration

@@ -26,7 +26,8 @@ from kafka_migration.cutover.record import (
 )
 from kafka_migration.cutover.report import build_cutover_report, checklist, generate_cutover_report
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.ledger import Checkpoint, Ledger
+from kafka_migration.ledger import Ledger
+from kafka_migration.model.checkpoints import Checkpoint
 from kafka_migration.model.config import MigrationOptions
 from kafka_migration.model.offsets import MappedSegment, translate_position
 from kafka_migration.reports.signoff import verify_report

@@ -6,6 +6,15 @@ import pytest
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.rules import (
+    Routes,
+    conclude,
+    judge_proof,
+    plan_group,
+    render_sync,
+    select_groups,
+    verdict_line,
+)
+from kafka_migration.model.groups import (
     BOTH_AT_END,
     DIFFERENT,
     KEEP,
@@ -23,13 +32,6 @@ from kafka_migration.groups.rules import (
     WRITE,
     WRITE_FAILED,
     GroupSyncResult,
-    Routes,
-    conclude,
-    judge_proof,
-    plan_group,
-    render_sync,
-    select_groups,
-    verdict_line,
 )
 from kafka_migration.model.offsets import AT_END, BEFORE, BEYOND, GAP, WITHIN, MappedSegment, translate_position
 from kafka_migration.model.state import CommittedOffset, ConsumerGroup

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kafka_migration.groups.rules import SYNCED, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.ledger import Ledger
+from kafka_migration.model.groups import SYNCED, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.model.offsets import translate_position
 from tests.unit.test_ledger import outcomes, plan
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_migration.ledger.store import Checkpoint, PendingSegment
+from kafka_migration.model.checkpoints import Checkpoint, PendingSegment
 from kafka_migration.model.offsets import OffsetMapBuilder, translate
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.positions import partition_positions

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kafka_migration.groups.rules import GroupSync, GroupSyncResult, PartitionSync
+from kafka_migration.model.groups import GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.reports.signoff import generate_report
 from tests.unit.test_report import _ledger_with_run
 

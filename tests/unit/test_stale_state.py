@@ -6,7 +6,7 @@ these pin the rules and the messages (topic, partition, offsets, the way out).
 
 from __future__ import annotations
 
-from kafka_migration.ledger.store import Checkpoint, PendingSegment, TopicIds
+from kafka_migration.model.checkpoints import Checkpoint, PendingSegment, TopicIds
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.stale_state import stale_state_problems
 
