@@ -1,4 +1,4 @@
-"""Bodies of the cutover and failback DAGs' own tasks; the run in between is the migration's (``run_steps``)."""
+"""Bodies of the cutover and failback DAGs' own tasks; the run in between is the migration's (``migration_steps``)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _plan(planned: dict[str, Any] | None) -> MigrationPlan:
     return MigrationPlan.read(Path(planned["plan_path"]))
 
 
-def finish_cutover(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
+def cutover_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
     """Still quiet, verified, groups synced with proof; record the ends; write the cutover report."""
     from kafka_migration.cutover.steps import finish_cutover as finish
     from kafka_migration.exceptions import MigrationError
@@ -142,7 +142,7 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def finish_failback(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
+def failback_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
     from kafka_migration.cutover.record import FAILED
     from kafka_migration.cutover.steps import finish_failback as finish
     from kafka_migration.cutover.steps import load_cutover

@@ -140,7 +140,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
     }
 
 
-def run_steps(
+def migration_steps(
     dag_id: str,
     source_conn_id: str = "{{ params.source_conn_id }}",
     target_conn_id: str = "{{ params.target_conn_id }}",
@@ -236,5 +236,5 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
         tags=["kafka", "migration"],
         doc_md=doc_md,
     ) as dag:
-        run_steps(dag_id, group_sync=True, declared=declared)
+        migration_steps(dag_id, group_sync=True, declared=declared)
     return dag

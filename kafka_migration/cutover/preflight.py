@@ -114,7 +114,7 @@ def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -
     return problems
 
 
-def select_groups(
+def groups_on_topics(
     group_ids: Iterable[str],
     offsets: Callable[[str], Mapping[TopicPartitionKey, object]],
     topics: Iterable[str],
@@ -166,7 +166,7 @@ def preflight(
     names = tuple(topics)
     writers.describe()
     other.describe()
-    groups = select_groups(writers.group_ids(), writers.committed, names, group_include, group_exclude)
+    groups = groups_on_topics(writers.group_ids(), writers.committed, names, group_include, group_exclude)
     if group_include and group_include != ".*" and not groups:
         raise ConfigurationError(
             f"No consumer group on the {writers.config.role} cluster matches {group_include!r}"

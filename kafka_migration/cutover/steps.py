@@ -124,7 +124,7 @@ def _fail(
         ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message[:4000])
     else:
         ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message[:4000])
-    report = write_cutover_report(ledger, cutover_id, reports_dir)
+    report = _write_report(ledger, cutover_id, reports_dir)
     what = "Failback of cutover" if failback else "Cutover"
     raise error(f"{what} {cutover_id} FAILED: {message}. Do not switch; report: {report}")
 
@@ -166,11 +166,11 @@ def finish_cutover(
     if problems:
         _fail(ledger, cutover_id, problems, reports_dir)
     ledger.update_cutover(cutover_id, topics=[t.to_dict() for t in topics])
-    problems = sync_groups(source, target, ledger, checked.groups, plan.run_id)
+    problems = move_groups(source, target, ledger, checked.groups, plan.run_id)
     status = FAILED if problems else COMPLETED
     message = "; ".join(problems) if problems else "consumers may start on the target"
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
-    files = write_cutover_report(ledger, cutover_id, reports_dir)
+    files = _write_report(ledger, cutover_id, reports_dir)
     if problems:
         raise VerificationError(
             f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
@@ -178,7 +178,7 @@ def finish_cutover(
     return CutoverOutcome(cutover_id, plan.run_id, True, message, files)
 
 
-def sync_groups(
+def move_groups(
     source: ClusterConfig,
     target: ClusterConfig,
     ledger: Ledger,
@@ -286,12 +286,12 @@ def finish_failback(
     if problems:
         _fail(ledger, cutover.cutover_id, problems, reports_dir, failback=True, error=error)
     groups = sorted(checked.groups)
-    problems = sync_groups(target, source, ledger, groups, plan.run_id, segments=failback_segments(ledger, cutover))
+    problems = move_groups(target, source, ledger, groups, plan.run_id, segments=failback_segments(ledger, cutover))
     message = "; ".join(problems) if problems else "consumers may start on the source again"
     ledger.update_cutover(
         cutover.cutover_id, failback_status=FAILED if problems else COMPLETED, failback_message=message[:4000]
     )
-    files = write_cutover_report(ledger, cutover.cutover_id, reports_dir)
+    files = _write_report(ledger, cutover.cutover_id, reports_dir)
     if problems:
         raise VerificationError(
             f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
@@ -310,7 +310,7 @@ def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[Mapped
     )
 
 
-def write_cutover_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> Path:
+def _write_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> Path:
     from kafka_migration.cutover.report import generate_cutover_report
 
     return generate_cutover_report(ledger, cutover_id, reports_dir).html

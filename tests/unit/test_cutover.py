@@ -10,11 +10,11 @@ import pytest
 from kafka_migration.cutover.preflight import (
     Preflight,
     active_group_problems,
+    groups_on_topics,
     is_active,
     moved_partitions,
     open_transactions,
     quiet_problems,
-    select_groups,
 )
 from kafka_migration.cutover.record import (
     Cutover,
@@ -61,11 +61,11 @@ def test_groups_are_active_by_state_whatever_the_member_list_says() -> None:
 
 def test_groups_are_selected_by_pattern_and_by_offsets_on_the_topics() -> None:
     offsets = {"a": {("orders", 0): 1}, "b": {("other", 0): 1}, "c.x": {("orders", 1): 4}, "d": {}}
-    assert select_groups(offsets, offsets.__getitem__, ["orders"], None, None) == ("a", "c.x")
-    assert select_groups(offsets, offsets.__getitem__, ["orders"], "c.*", None) == ("c.x",)
-    assert select_groups(offsets, offsets.__getitem__, ["orders"], ".*", "a") == ("c.x",)
+    assert groups_on_topics(offsets, offsets.__getitem__, ["orders"], None, None) == ("a", "c.x")
+    assert groups_on_topics(offsets, offsets.__getitem__, ["orders"], "c.*", None) == ("c.x",)
+    assert groups_on_topics(offsets, offsets.__getitem__, ["orders"], ".*", "a") == ("c.x",)
     with pytest.raises(ConfigurationError, match="not a valid regular expression"):
-        select_groups(offsets, offsets.__getitem__, ["orders"], "(", None)
+        groups_on_topics(offsets, offsets.__getitem__, ["orders"], "(", None)
 
 
 def test_preflight_round_trips_through_xcom_json() -> None:
