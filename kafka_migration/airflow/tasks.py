@@ -137,7 +137,7 @@ def validated_inputs(
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.kafka.clients import check_client_settings
-    from kafka_migration.ledger.store import check_ledger_url
+    from kafka_migration.ledger.urls import check_ledger_url
 
     if declared is not None:
         unknown = sorted(set(params) - set(declared))

@@ -315,7 +315,7 @@ def _cutover_parsers(sub: Any) -> None:
 def _ledger_url(args: argparse.Namespace) -> str:
     """--ledger, $KAFKA_MIGRATION_LEDGER_URL, or SQLite in the state dir; refused here if it cannot work."""
     from kafka_migration.ledger import default_ledger_url
-    from kafka_migration.ledger.store import check_ledger_url
+    from kafka_migration.ledger.urls import check_ledger_url
 
     url = (
         args.ledger

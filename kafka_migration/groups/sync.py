@@ -18,7 +18,7 @@ from kafka_migration.exceptions import ConfigurationError, MigrationError, descr
 from kafka_migration.groups.admin import GroupCluster, first_record
 from kafka_migration.groups.rules import Routes, conclude, judge_proof, plan_group, select_groups
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.store import redact_url
+from kafka_migration.ledger.urls import redact_url
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.groups import PENDING, UNREADABLE, WRITE, GroupSync, GroupSyncResult, PartitionSync

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -195,3 +197,8 @@ checkpoint_topic_ids = Table(
     # `kafka-migrate checkpoints forget`: segments up to this id no longer count as interrupted copies to resume
     Column("forgotten_through_segment", Integer),
 )
+
+
+def utc_now() -> datetime:
+    """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""
+    return datetime.now(UTC)

@@ -20,7 +20,7 @@ from kafka_migration.exceptions import LeaseLostError, LedgerUnavailableError
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, LeaseKey, lease_ttl_from_env
-from kafka_migration.ledger.store import redact_url
+from kafka_migration.ledger.urls import redact_url
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.store import MIGRATIONS, check_ledger_url
+from kafka_migration.ledger.store import MIGRATIONS
+from kafka_migration.ledger.urls import check_ledger_url
 from kafka_migration.model.plan import MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.results import OK, StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings
