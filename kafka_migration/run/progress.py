@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -19,6 +20,15 @@ from typing import Any
 log = logging.getLogger("kafka_migration.spark")
 
 Address = tuple[str, int]
+
+# The lines the driver logs (``ProgressCollector`` every few seconds, the Spark jobs as each topic ends), as
+# ``kafka-migrate run`` reads them from the driver's output to move its progress bars.
+# step, source topic, target topic, status, records, seconds, topics done, topics, ": error" or "" (spark/jobs.py)
+TOPIC_DONE = "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s"
+RECORDS_LINE = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
+TOPIC_DONE_LINE = re.compile(
+    r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)"
+)
 
 
 class ProgressSender:

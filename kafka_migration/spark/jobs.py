@@ -530,7 +530,7 @@ def run_steps(
     outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
-    from kafka_migration.run.progress import ProgressCollector
+    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     total = sum(t.offset_span for t in topics)
@@ -545,7 +545,7 @@ def run_steps(
                 with lock:
                     outcomes[kind][topic.source_topic] = outcome
                     log.info(
-                        "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
+                        TOPIC_DONE,
                         kind,
                         topic.source_topic,
                         topic.target_topic,

@@ -26,11 +26,12 @@ from typing import Any
 
 import pytest
 
-from kafka_migration.cli import EXIT_BAD_INPUT, _parser, main
+from kafka_migration.cli import EXIT_BAD_INPUT, main
+from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import ConfigurationError
 
 S, T = "127.0.0.1:1", "127.0.0.1:2"  # never contacted: every case is refused first
-PARSER = functools.cache(_parser)
+PARSER = functools.cache(build_parser)
 
 # A valid command line per subcommand, for the shared rows below. A subcommand that is not on this
 # branch yet is skipped until it is; one without an entry gets no shared rows (the coverage test says so).

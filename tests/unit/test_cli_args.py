@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kafka_migration.cli import _PROGRESS, EXIT_BAD_INPUT, _parser, _spark_conf, main
+from kafka_migration.cli import EXIT_BAD_INPUT, main
+from kafka_migration.cli.options import spark_conf
+from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import MigrationError
+from kafka_migration.run.progress import TOPIC_DONE_LINE
 from kafka_migration.spark import jobs
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
@@ -20,38 +23,38 @@ DOCUMENTED_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 class TestSparkConf:
     def test_pairs(self) -> None:
-        assert _spark_conf(["spark.executor.memory=2g", "spark.driver.cores=2"]) == {
+        assert spark_conf(["spark.executor.memory=2g", "spark.driver.cores=2"]) == {
             "spark.executor.memory": "2g",
             "spark.driver.cores": "2",
         }
 
     def test_value_may_contain_equals_and_be_empty(self) -> None:
-        assert _spark_conf(["spark.driver.extraJavaOptions=-Da=b -Dc=d", "spark.x="]) == {
+        assert spark_conf(["spark.driver.extraJavaOptions=-Da=b -Dc=d", "spark.x="]) == {
             "spark.driver.extraJavaOptions": "-Da=b -Dc=d",
             "spark.x": "",
         }
 
     def test_later_setting_wins(self) -> None:
-        assert _spark_conf(["a=1", "a=2"]) == {"a": "2"}
+        assert spark_conf(["a=1", "a=2"]) == {"a": "2"}
 
     def test_none(self) -> None:
-        assert _spark_conf([]) == {}
+        assert spark_conf([]) == {}
 
     @pytest.mark.parametrize("pair", ["spark.executor.memory", "=2g", ""])
     def test_malformed_names_the_pair(self, pair: str) -> None:
         with pytest.raises(MigrationError, match=rf"--spark-conf '{pair}' must look like KEY=VALUE"):
-            _spark_conf([pair])
+            spark_conf([pair])
 
 
 class TestParser:
     def test_run_defaults(self) -> None:
-        args = _parser().parse_args(["run", "--source", "s:9092", "--target", "t:9092"])
+        args = build_parser().parse_args(["run", "--source", "s:9092", "--target", "t:9092"])
         assert (args.include, args.exclude, args.rename) == (".*", None, "{topic}")
         assert args.topics_per_job == 25 and args.replication_factor is None
         assert not args.dry_run and args.spark_conf == []
 
     def test_run_options(self) -> None:
-        args = _parser().parse_args(
+        args = build_parser().parse_args(
             [
                 "run",
                 "--include",
@@ -77,7 +80,7 @@ class TestParser:
 
     def test_command_required(self) -> None:
         with pytest.raises(SystemExit):
-            _parser().parse_args([])
+            build_parser().parse_args([])
 
 
 class TestBadInputExitCode:
@@ -159,7 +162,7 @@ def test_progress_regex_matches_run_step_lines(spark_log_lines: list[str]) -> No
 
     lines = _progress_lines(spark_log_lines)
     assert len(lines) == 2
-    matches = [_PROGRESS.match(line) for line in lines]
+    matches = [TOPIC_DONE_LINE.match(line) for line in lines]
     assert all(matches), lines
     # parallel_topics=1 and equal sizes: topics finish in plan order.
     assert [m.groups() for m in matches if m] == [
@@ -174,7 +177,7 @@ def test_progress_regex_matches_failed_topic_line_with_error(spark_log_lines: li
     jobs.run_step(failing, "copy", migration_plan(*topics), topics, {}, {})
 
     (line,) = _progress_lines(spark_log_lines)
-    match = _PROGRESS.match(line)
+    match = TOPIC_DONE_LINE.match(line)
     assert match is not None, line
     assert match.group(1, 2, 3, 4, 5) == ("copy", "orders -> orders", "failed", "1", "1")
 
@@ -183,7 +186,7 @@ def test_progress_regex_matches_verify_lines(spark_log_lines: list[str]) -> None
     topics = [topic_plan("orders", ())]  # no partitions: verification runs no task
     jobs.run_step(FakeContext(), "verify", migration_plan(*topics), topics, {}, {})
     (line,) = _progress_lines(spark_log_lines)
-    match = _PROGRESS.match(line)
+    match = TOPIC_DONE_LINE.match(line)
     assert match is not None and match.group(1, 3, 4, 5) == ("verify", "ok", "1", "1")
 
 
@@ -194,11 +197,11 @@ def _format(message: str, *args: object, name: str = jobs.log.name) -> str:
 
 def test_progress_regex_ignores_other_lines() -> None:
     # jobs.main's start and finish lines, another logger, and Spark's own log4j output.
-    assert not _PROGRESS.match(_format("%s: %d topics, %d partitions, jobs %s of run %s", "copy", 3, 9, [0], "r"))
-    assert not _PROGRESS.match(_format("%s finished in %.1fs: %d topics ok", "copy", 1.0, 3))
+    assert not TOPIC_DONE_LINE.match(_format("%s: %d topics, %d partitions, jobs %s of run %s", "copy", 3, 9, [0], "r"))
+    assert not TOPIC_DONE_LINE.match(_format("%s finished in %.1fs: %d topics ok", "copy", 1.0, 3))
     other = _format("copy a -> a: ok, 1 records in 0.1s (1/1 topics done)", name="kafka_migration.run.copy")
-    assert not _PROGRESS.match(other)
-    assert not _PROGRESS.match("26/11/22 21:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library")
+    assert not TOPIC_DONE_LINE.match(other)
+    assert not TOPIC_DONE_LINE.match("26/11/22 21:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library")
 
 
 def test_console_entry_returns_mains_code_and_skips_the_last_collection(monkeypatch) -> None:  # type: ignore[no-untyped-def]
