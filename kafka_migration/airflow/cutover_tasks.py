@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.airflow import settings
-from kafka_migration.airflow.tasks import open_ledger
+from kafka_migration.airflow.hooks import LedgerHook
 from kafka_migration.cutover.preflight import Preflight
 from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
@@ -56,7 +56,7 @@ def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[
         source,
         target,
         options,
-        open_ledger(),
+        LedgerHook().get_conn(),
         cutover_id,
         _quiet(params),
         _text(params, "groups"),
@@ -88,7 +88,7 @@ def cutover_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | No
 
     if not prepared:
         raise RuntimeError("The pre-flight refused the cutover (see its log): nothing was switched.")
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     try:
         plan = _plan(planned)
@@ -124,7 +124,7 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     if not cutover_id:
         raise ConfigurationError("Give the cutover to fail back (Param cutover_id); see 'kafka-migrate history'.")
     source_conn, target_conn, source, target = _clusters(params)
-    cutover, checked, options = prepare_failback(source, target, open_ledger(), cutover_id, _quiet(params))
+    cutover, checked, options = prepare_failback(source, target, LedgerHook().get_conn(), cutover_id, _quiet(params))
     log.info(
         "Failback of cutover %s: target quiet, groups idle; copying %s back",
         cutover_id,
@@ -150,7 +150,7 @@ def failback_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | N
 
     if not prepared:
         raise RuntimeError("The failback's pre-flight failed (see its log): nothing was copied back.")
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     cutover = load_cutover(ledger, prepared["cutover_id"])
     try:

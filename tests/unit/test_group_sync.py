@@ -168,7 +168,7 @@ def test_group_selection_is_a_full_match() -> None:
 
 def test_dag_group_params_are_checked_before_the_run_copies_anything() -> None:
     pytest.importorskip("airflow")
-    from kafka_migration.airflow.tasks import check_group_params
+    from kafka_migration.airflow.group_tasks import check_group_params
 
     with pytest.raises(ConfigurationError, match=r"Param groups\) pattern .\(. is not a valid"):
         check_group_params({"sync_groups": False, "groups": "("})  # bad input even while off
@@ -183,7 +183,7 @@ def test_the_summary_syncs_groups_only_when_asked_and_reports_a_failure_after_cl
     """The DAG's summary runs the group sync (no task of its own: a skipped task costs a process, and
     Airflow may notice its end up to 5 s late); a failed sync is raised only once the run is recorded."""
     pytest.importorskip("airflow")
-    from kafka_migration.airflow import tasks
+    from kafka_migration.airflow import group_tasks
 
     calls: list[dict[str, object]] = []
 
@@ -191,21 +191,21 @@ def test_the_summary_syncs_groups_only_when_asked_and_reports_a_failure_after_cl
         calls.append(params)
         raise RuntimeError("group orders-app: 1 partition not proven")
 
-    monkeypatch.setattr(tasks, "sync_consumer_groups", failing)
-    off = tasks._GroupSync(None, {"run_id": "r"})
+    monkeypatch.setattr(group_tasks, "sync_consumer_groups", failing)
+    off = group_tasks.SummaryGroupSync(None, {"run_id": "r"})
     off.run()
     off.skip("not every topic is verified")
     off.check()
     assert calls == []
 
-    on = tasks._GroupSync({"sync_groups": True}, {"run_id": "r"})
+    on = group_tasks.SummaryGroupSync({"sync_groups": True}, {"run_id": "r"})
     on.run()  # the failure is kept: the summary still closes the run and writes its report
     assert calls == [{"sync_groups": True}]
     with pytest.raises(RuntimeError, match="consumer group sync did not complete: group orders-app: 1 partition"):
         on.check()
 
-    monkeypatch.setattr(tasks, "sync_consumer_groups", lambda params, planned: {"groups": 2, "partitions": 5})
-    synced = tasks._GroupSync({"sync_groups": True}, {"run_id": "r"})
+    monkeypatch.setattr(group_tasks, "sync_consumer_groups", lambda params, planned: {"groups": 2, "partitions": 5})
+    synced = group_tasks.SummaryGroupSync({"sync_groups": True}, {"run_id": "r"})
     synced.run()
     synced.check()
     assert synced.result == {"groups": 2, "partitions": 5}
