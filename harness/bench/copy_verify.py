@@ -35,7 +35,7 @@ from harness.bench.common import (
 from harness.bench_kafka import WorkerRssSampler, baseline_copy, end_offsets, plain_verify, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
     from kafka_migration.spark.submit import SparkSettings
 
 NAME = "copy"

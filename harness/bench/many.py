@@ -27,7 +27,7 @@ from harness.bench.common import (
 from harness.bench_kafka import baseline_copy, plain_verify, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "many"
 PARTITIONS = 4

@@ -29,7 +29,7 @@ from harness.bench_kafka import KEY_BYTES, TIMESTAMP_BASE, create_topics
 from kafka_migration.kafka.clients import client_settings
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "scale"
 RECORDS = 100
