@@ -45,7 +45,7 @@ def project_whole_run(source: str, target: str, include: str, run_dir: Path, ver
     from kafka_migration.ledger import Ledger
     from kafka_migration.model.config import MigrationOptions
     from kafka_migration.model.results import StepResults
-    from kafka_migration.run.pipeline import run_migration
+    from kafka_migration.spark.pipeline import run_migration
 
     src_cfg, tgt_cfg = cluster_configs(source, target)
     output = SparkOutput(verbose)

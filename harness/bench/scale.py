@@ -103,7 +103,7 @@ def plan_once(source: str, target: str, count: int, work: Path) -> dict[str, Any
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
     from kafka_migration.model.config import MigrationOptions
-    from kafka_migration.run.pipeline import lease_claim
+    from kafka_migration.run.claims import lease_claim
     from kafka_migration.run.planner import build_plan, new_run_id
 
     src_cfg, tgt_cfg = cluster_configs(source, target)

@@ -122,7 +122,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         from kafka_migration.airflow import settings, tasks
         from kafka_migration.airflow.hooks import LedgerHook
         from kafka_migration.ledger.leases import LeaseHeartbeat
-        from kafka_migration.run.pipeline import lease_keys
+        from kafka_migration.run.claims import lease_keys
 
         ledger = LedgerHook().get_conn()
         plan = tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)

@@ -53,7 +53,7 @@ def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
 
 def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
     """Renew the DAG run's leases before a task writes; raise (before writing) if another run took them over."""
-    from kafka_migration.run.pipeline import lease_keys
+    from kafka_migration.run.claims import lease_keys
 
     ledger.leases.renew(plan.run_id, lease_keys(plan), settings.lease_ttl())
 
@@ -127,8 +127,9 @@ def plan_run(
     from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.run.pipeline import lease_claim, release_leases, run_dir
+    from kafka_migration.run.claims import lease_claim, release_leases
     from kafka_migration.run.planner import build_plan, safe_run_id
+    from kafka_migration.spark.pipeline import run_dir
 
     options, source_config, target_config, state, url = validated_inputs(
         params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
@@ -331,7 +332,7 @@ def summarize_run(
     try:
         return _summarize(planned, path, ledger, target_topic_ids or {}, SummaryGroupSync(group_params, planned))
     finally:
-        from kafka_migration.run.pipeline import release_leases
+        from kafka_migration.run.claims import release_leases
 
         release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
 

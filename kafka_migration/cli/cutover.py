@@ -116,7 +116,7 @@ def final_run(
 ):  # type: ignore[no-untyped-def]
     """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
     from kafka_migration.reports.signoff import generate_report
-    from kafka_migration.run.pipeline import run_migration
+    from kafka_migration.spark.pipeline import run_migration
 
     def on_line(line: str) -> None:
         if args.verbose:

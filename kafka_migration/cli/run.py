@@ -31,7 +31,7 @@ from kafka_migration.spark.submit import SparkSettings, default_master
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
     from kafka_migration.model.timings import RunTimings
-    from kafka_migration.run.pipeline import RunOutcome
+    from kafka_migration.spark.pipeline import RunOutcome
     from kafka_migration.spark.submit import SparkApplication
 
 
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             progress.update(tasks[step], topics=int(done), last=f"(last: {topic}: {status})")
 
     run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, url)
-    from kafka_migration.run.pipeline import run_migration
+    from kafka_migration.spark.pipeline import run_migration
 
     with progress:
         outcome = run_migration(

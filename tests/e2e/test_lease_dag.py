@@ -116,7 +116,7 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     from kafka_migration.airflow import tasks
     from kafka_migration.airflow.operators import MigrationSparkOperator
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.run.pipeline import lease_keys
+    from kafka_migration.run.claims import lease_keys
 
     directory = Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "runs" / run_id
     plan_path = directory / "plan.json"

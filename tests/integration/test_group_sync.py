@@ -47,7 +47,7 @@ from kafka_migration.model.groups import (
 )
 from kafka_migration.model.offsets import BEFORE
 from kafka_migration.model.state import CommittedOffset
-from kafka_migration.run.pipeline import record_results, run_migration
+from kafka_migration.spark.pipeline import record_results, run_migration
 from tests.conftest import IN_CI
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

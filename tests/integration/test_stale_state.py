@@ -29,12 +29,13 @@ from kafka_migration.ledger.leases import Holder
 from kafka_migration.ledger.schema import checkpoint_topic_ids
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.run.claims import lease_claim
 from kafka_migration.run.copy import copy_partition
-from kafka_migration.run.pipeline import RunOutcome, lease_claim, record_results, run_migration
 from kafka_migration.run.planner import build_plan, new_run_id
 from kafka_migration.run.topics import create_target_topics
 from kafka_migration.run.verify import verify_partition
 from kafka_migration.spark.jobs import _outcome
+from kafka_migration.spark.pipeline import RunOutcome, record_results, run_migration
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from kafka_migration.model.results import OK, StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.signoff import build_report, generate_report, render_html, render_markdown, verify_report
 from kafka_migration.reports.summary import render_table, results_timings, summarize, timings_line
-from kafka_migration.run.pipeline import RunOutcome, record_results
+from kafka_migration.spark.pipeline import RunOutcome, record_results
 from tests.unit.test_ledger import SOURCE, TARGET
 
 TIMINGS = RunTimings(wall=8.2, plan=0.8, startup=0.4, copy=5.1, verify=5.3, overlap=4.0, bookkeeping=0.6)
@@ -346,7 +346,7 @@ def _cli_run(tmp_path: Path) -> int:
 
 def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """`kafka-migrate run` prints where the time went as its last line, and the report has the same figures."""
-    from kafka_migration.run import pipeline
+    from kafka_migration.spark import pipeline
 
     monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, TIMINGS))
     code = _cli_run(tmp_path)
@@ -375,7 +375,7 @@ def test_airflow_page_shows_the_wall_time(tmp_path: Path) -> None:
 
 def test_cli_measures_the_run_itself_when_the_pipeline_did_not(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """No timings from the pipeline: the CLI's own stamps and the results files' task stamps give them."""
-    from kafka_migration.run import pipeline
+    from kafka_migration.spark import pipeline
 
     monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, None))
     assert _cli_run(tmp_path) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,13 +19,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from kafka_migration.exceptions import LeaseLostError, LedgerUnavailableError
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, LeaseKey, lease_ttl_from_env
+from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, lease_ttl_from_env
 from kafka_migration.ledger.urls import redact_url
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize
+from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.files import new_run_id, run_dir
 from kafka_migration.run.planner import Claim, build_plan
 from kafka_migration.run.topics import create_target_topics
@@ -54,31 +55,6 @@ class RunOutcome:
     @property
     def verified(self) -> bool:
         return self.nothing_new or all_verified(self.rows)
-
-
-def lease_keys(plan: MigrationPlan) -> list[LeaseKey]:
-    """The target topics a plan writes, as lease keys."""
-    return [
-        LeaseKey(plan.source.cluster_id, t.source_topic, plan.target.cluster_id, t.target_topic) for t in plan.topics
-    ]
-
-
-def lease_claim(ledger: Ledger, holder: Holder, ttl: float) -> Claim:
-    """The planner's claim: take the leases of every target topic, or raise naming who holds them."""
-
-    def claim(source_cluster_id: str, target_cluster_id: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
-        keys = [LeaseKey(source_cluster_id, s, target_cluster_id, t) for s, t in pairs]
-        return [takeover.message() for takeover in ledger.leases.acquire(holder, keys, ttl)]
-
-    return claim
-
-
-def release_leases(ledger: Ledger, run_id: str) -> None:
-    """Release at the end, also after failures; an unreachable ledger lets them expire instead."""
-    try:
-        ledger.leases.release(run_id)
-    except SQLAlchemyError as exc:
-        log.warning("Could not release the leases of run %s (%s); they expire after their time to live.", run_id, exc)
 
 
 def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[str, str] | None = None) -> str:
