@@ -15,7 +15,7 @@ from kafka_migration.cli.options import (
     nonempty,
     nonempty_path,
     positive,
-    reports_dir,
+    reports_dir_of,
     seconds,
     spark_conf,
 )
@@ -104,7 +104,7 @@ def cutover(args: argparse.Namespace) -> int:
     except BaseException as exc:
         ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
         raise
-    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir(args))
+    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
     print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
     print(f"Cutover report (checklist, group start offsets): {result.report}")
     print(f"To go back later: kafka-migrate failback --cutover {cutover_id}")
@@ -134,7 +134,7 @@ def final_run(
     )
     if not outcome.nothing_new:
         print(render_table(outcome.rows))
-    files = generate_report(ledger, outcome.plan.run_id, reports_dir(args))
+    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
     print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
     return outcome
 
@@ -147,6 +147,6 @@ def check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> 
     writable_dir(
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
     )
-    writable_dir(reports_dir(args), "The report directory (--report-dir)")
+    writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     for cluster in clusters:
         check_client_settings(cluster)

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from kafka_migration.cli.cutover import check_before_writing, cluster_options, final_run
-from kafka_migration.cli.options import EXIT_OK, nonempty, open_ledger, reports_dir
+from kafka_migration.cli.options import EXIT_OK, nonempty, open_ledger, reports_dir_of
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 
 
@@ -55,7 +55,7 @@ def failback(args: argparse.Namespace) -> int:
             cutover.cutover_id, failback_status=FAILED, failback_message=str(exc)[:4000] or type(exc).__name__
         )
         raise
-    result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir(args))
+    result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir_of(args))
     print(f"Failback of cutover {cutover.cutover_id} COMPLETED: {result.message}.")
     print(f"Report: {result.report}")
     return EXIT_OK

@@ -79,7 +79,7 @@ def open_ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Ledger.open(ledger_url(args), create=False)
 
 
-def reports_dir(args: argparse.Namespace) -> Path:
+def reports_dir_of(args: argparse.Namespace) -> Path:
     return args.report_dir or (args.state_dir or default_state_dir()) / "reports"
 
 

@@ -15,7 +15,7 @@ from kafka_migration.cli.options import (
     nonempty,
     nonempty_path,
     open_ledger,
-    reports_dir,
+    reports_dir_of,
 )
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import writable_dir
@@ -59,7 +59,7 @@ def report(args: argparse.Namespace) -> int:
         return EXIT_OK if ok else EXIT_MISMATCH
     if len(args.what) != 1:
         raise ConfigurationError("usage: kafka-migrate report RUN_ID, or kafka-migrate report verify FILE")
-    reports = writable_dir(reports_dir(args), "The report directory (--report-dir)")
+    reports = writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     files = generate_report(open_ledger(args), args.what[0], reports)
     print(f"Report of run {args.what[0]}: {files.html} ({files.sha256} recorded in the ledger)")
     return EXIT_OK

@@ -18,7 +18,7 @@ from kafka_migration.cli.options import (
     nonempty,
     nonempty_path,
     positive,
-    reports_dir,
+    reports_dir_of,
     spark_conf,
 )
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     state_dir = writable_dir(
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
     )
-    writable_dir(reports_dir(args), "The report directory (--report-dir)")
+    writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     check_client_settings(source)
     check_client_settings(target)
     url = ledger_url(args)
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     timings = getattr(outcome, "timings", None) or _measured(outcome, started, stamps.get("planned"))
     ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
     if outcome.nothing_new:
-        files = generate_report(ledger, outcome.plan.run_id, reports_dir(args))
+        files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
         print(f"Report: {files.html}")
         if timings is not None:
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
-    files = generate_report(ledger, outcome.plan.run_id, reports_dir(args))
+    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
     print(f"Report: {files.html} (report.json {files.sha256})")
     code = _verdict_exit(outcome)
     print(timings_line(timings))
