@@ -8,7 +8,7 @@ Embedded-broker notes (../shared/notes/embedded-kafka.md): every partition ends 
 batch (``seal_partitions``) so ListOffsets is right; the broker returns aborted records to
 read_committed consumers, so the "inside an aborted range" group reads the aborted record on both
 clusters (Apache Kafka would skip it on both); committed metadata strings are not stored by the
-broker, so their travel is covered by tests/unit/test_group_sync.py; a subscribing consumer needs a
+broker, so their travel is covered by tests/unit/groups/test_group_sync.py; a subscribing consumer needs a
 short ``max.poll.interval.ms`` or the broker holds its JoinGroup for the rebalance timeout.
 """
 

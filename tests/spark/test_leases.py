@@ -20,7 +20,7 @@ from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.spark.pipeline import run_migration
 from kafka_migration.spark.submit import SparkSettings
 from tests.spark.test_resume import _assert_exact_copy, _cli, _fill
-from tests.unit.test_leases import wait_until_expired
+from tests.unit.ledger.test_leases import wait_until_expired
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

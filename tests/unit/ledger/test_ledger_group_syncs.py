@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.groups import SYNCED, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.model.offsets import translate_position
-from tests.unit.test_ledger import outcomes, plan
+from tests.unit.ledger.test_ledger import outcomes, plan
 
 
 def test_verified_segments_feed_the_same_translation_as_translate(ledger_url: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaError
 
 from kafka_migration.kafka.reader import _behind
-from tests.unit.test_batch_compare import Msg
+from tests.unit.run.test_batch_compare import Msg
 
 
 def _records(*offsets: int) -> list[Msg]:

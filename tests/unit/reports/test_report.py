@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kafka_migration.ledger import Ledger
 from kafka_migration.reports.signoff import build_report, generate_report, verify_report
-from tests.unit.test_ledger import outcomes, plan
+from tests.unit.ledger.test_ledger import outcomes, plan
 
 
 def _ledger_with_run(tmp_path: Path, match: dict[int, bool]) -> Ledger:

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from kafka_migration.airflow.links import MigrationReportLink, run_id_for
 from kafka_migration.airflow.webapp import create_app
 from kafka_migration.ledger import Ledger
-from tests.unit.test_ledger import outcomes, plan
+from tests.unit.ledger.test_ledger import outcomes, plan
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kafka_migration.model.groups import GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.reports.signoff import generate_report
-from tests.unit.test_report import _ledger_with_run
+from tests.unit.reports.test_report import _ledger_with_run
 
 
 def _sync(run_id: str) -> GroupSyncResult:

@@ -18,7 +18,7 @@ from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.signoff import build_report, generate_report, render_html, render_markdown, verify_report
 from kafka_migration.reports.summary import render_table, results_timings, summarize, timings_line
 from kafka_migration.spark.pipeline import RunOutcome, record_results
-from tests.unit.test_ledger import SOURCE, TARGET
+from tests.unit.ledger.test_ledger import SOURCE, TARGET
 
 TIMINGS = RunTimings(wall=8.2, plan=0.8, startup=0.4, copy=5.1, verify=5.3, overlap=4.0, bookkeeping=0.6)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DAG_IDS = ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback")
 NEEDS_INPUT = {("kafka_failback", "cutover_id")}  # no default can name the cutover to reverse
 

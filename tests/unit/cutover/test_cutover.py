@@ -31,7 +31,7 @@ from kafka_migration.model.checkpoints import Checkpoint
 from kafka_migration.model.config import MigrationOptions
 from kafka_migration.model.offsets import MappedSegment, translate_position
 from kafka_migration.reports.signoff import verify_report
-from tests.unit.test_ledger import outcomes, plan
+from tests.unit.ledger.test_ledger import outcomes, plan
 
 
 def test_moved_partitions_and_open_transactions_name_topics_partitions_and_offsets() -> None:

@@ -10,7 +10,7 @@ from kafka_migration.cli import main
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseKey
-from tests.unit.test_ledger import outcomes, plan
+from tests.unit.ledger.test_ledger import outcomes, plan
 
 
 def test_forget_drops_checkpoints_topic_ids_and_interrupted_segments(ledger_url: str) -> None:
