@@ -28,12 +28,12 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.seed import seal_partitions
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 
 KEY_BYTES = 10  # b"k%09d"
 TIMESTAMP_BASE = 1_700_000_000_000
 
-# The project's producer defaults (kafka_migration.clients.producer_settings), written out.
+# The project's producer defaults (kafka_migration.kafka.clients.producer_settings), written out.
 BASELINE_PRODUCER = {
     "linger.ms": 20,
     "batch.size": 1024 * 1024,

@@ -3,12 +3,12 @@
 Seeds one partition (default 300k records of 200 bytes) on an embedded source,
 then:
 
-1. runs ``kafka_migration.copy.copy_partition`` under cProfile and prints the top
+1. runs ``kafka_migration.run.copy.copy_partition`` under cProfile and prints the top
    functions by cumulative and by total (own) time;
 2. times ``copy_partition`` alone against the baseline loop (harness/bench_kafka.py)
    on the same partition, alternating, each into a fresh target topic, single
    process each, and prints the medians;
-3. the same for ``kafka_migration.verify.verify_partition`` against the plain
+3. the same for ``kafka_migration.run.verify.verify_partition`` against the plain
    verification loop, on one of those copies.
 
     python -m harness.bench_profile [--records N] [--repeat N] [--top N]
@@ -34,7 +34,7 @@ TOPIC = "profile.one"
 
 
 def _slice(source: str, target: str, target_topic: str, end: int):  # type: ignore[no-untyped-def]
-    from kafka_migration.plan import PartitionSlice
+    from kafka_migration.model.plan import PartitionSlice
 
     return PartitionSlice(source_topic=TOPIC, target_topic=target_topic, partition=0, start=0, end=end, target_start=0)
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=Path(".bench/profile.txt"))
     args = parser.parse_args(argv)
 
-    from kafka_migration.copy import copy_partition
+    from kafka_migration.run.copy import copy_partition
 
     report: list[str] = []
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             f"copy_partition / baseline throughput {b / p:.2f}x"
         )
 
-        from kafka_migration.verify import verify_partition
+        from kafka_migration.run.verify import verify_partition
 
         task = _slice(src.bootstrap, tgt.bootstrap, "prof.copy0", end)
         profiler = cProfile.Profile()

@@ -110,9 +110,9 @@ def main() -> int:
     from harness.data import read_partition, without_offsets
     from harness.embedded import embedded_clusters
     from harness.seed import seed_sample_dataset
-    from kafka_migration.plan import MigrationPlan
-    from kafka_migration.results import StepResults
-    from kafka_migration.summary import all_verified, render_table, summarize
+    from kafka_migration.model.plan import MigrationPlan
+    from kafka_migration.model.results import StepResults
+    from kafka_migration.reports.summary import all_verified, render_table, summarize
 
     home = REPO / ".state" / "demo-airflow"
     home.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from harness.seed import producer, seal_partitions, send
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000}
 

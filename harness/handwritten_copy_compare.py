@@ -26,7 +26,7 @@ import time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-PRODUCER = {  # kafka_migration.clients.producer_settings, written out
+PRODUCER = {  # kafka_migration.kafka.clients.producer_settings, written out
     "linger.ms": 20,
     "batch.size": 1024 * 1024,
     "compression.type": "lz4",

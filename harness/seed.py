@@ -22,7 +22,7 @@ OLD_TIMESTAMP = 946684800000  # 2000-01-01T00:00:00Z
 
 
 def _quiet() -> dict[str, object]:
-    from kafka_migration.clients import client_settings
+    from kafka_migration.kafka.clients import client_settings
 
     return client_settings({})
 

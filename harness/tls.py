@@ -21,7 +21,7 @@ from harness.certs import Pki, make_pki
 from harness.embedded import ProxiedCluster, proxied_cluster
 from harness.proxy import LoopbackProxy
 from harness.seed import producer, send
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 
 
 def tls_settings(bootstrap: str, pki: Pki, *, client_cert: bool, inline: bool) -> dict[str, Any]:

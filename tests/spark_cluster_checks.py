@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kafka_migration.results import StepResults
+from kafka_migration.model.results import StepResults
 
 
 def executor_pythons(results_files: list[Path]) -> list[dict[str, str]]:

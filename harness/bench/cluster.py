@@ -20,7 +20,7 @@ from harness.bench.copy_verify import project_copy, project_verify
 from harness.bench_kafka import end_offsets, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "cluster"
 TOPIC = "bench.cluster"
@@ -40,7 +40,7 @@ def seed(session: Session) -> None:
 
 def run(session: Session, repeat: int) -> None:
     from harness.spark_cluster import standalone_cluster
-    from kafka_migration.executor_env import build_executor_env
+    from kafka_migration.spark.executor_env import build_executor_env
     from kafka_migration.spark.submit import SparkSettings
 
     raw = session.raw.setdefault(NAME, {mode: [] for mode in MODES})

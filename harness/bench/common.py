@@ -180,7 +180,7 @@ class SparkOutput:
 
 
 def cluster_configs(source: str, target: str) -> tuple[Any, Any]:
-    from kafka_migration.config import ClusterConfig
+    from kafka_migration.model.config import ClusterConfig
 
     return (
         ClusterConfig("source", {"bootstrap.servers": source}),

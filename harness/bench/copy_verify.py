@@ -35,7 +35,7 @@ from harness.bench.common import (
 from harness.bench_kafka import WorkerRssSampler, baseline_copy, end_offsets, plain_verify, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
     from kafka_migration.spark.submit import SparkSettings
 
 NAME = "copy"
@@ -57,12 +57,12 @@ def project_copy(
     source: str, target: str, topic: str, run_dir: Path, verbose: bool, settings: SparkSettings | None = None
 ) -> dict[str, Any]:
     """build_plan + create_target_topics + spark-submit of the copy step, with the worker RSS sampled."""
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.config import MigrationOptions
+    from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
-    from kafka_migration.planner import build_plan
+    from kafka_migration.model.config import MigrationOptions
+    from kafka_migration.run.planner import build_plan
+    from kafka_migration.run.topics import create_target_topics
     from kafka_migration.spark.submit import run_step
-    from kafka_migration.topics import create_target_topics
 
     settings = settings or SPARK.settings
     src_cfg, tgt_cfg = cluster_configs(source, target)

@@ -27,7 +27,7 @@ from harness.bench.common import (
 from harness.bench_kafka import baseline_copy, plain_verify, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "many"
 PARTITIONS = 4
@@ -42,10 +42,10 @@ def topics(count: int) -> dict[str, int]:
 
 def project_whole_run(source: str, target: str, include: str, run_dir: Path, verbose: bool) -> dict[str, Any]:
     """pipeline.run_migration: plan, target topics, copy, verify, ledger; as ``kafka-migrate run`` does."""
-    from kafka_migration.config import MigrationOptions
     from kafka_migration.ledger import Ledger
-    from kafka_migration.pipeline import run_migration
-    from kafka_migration.results import StepResults
+    from kafka_migration.model.config import MigrationOptions
+    from kafka_migration.model.results import StepResults
+    from kafka_migration.spark.pipeline import run_migration
 
     src_cfg, tgt_cfg = cluster_configs(source, target)
     output = SparkOutput(verbose)

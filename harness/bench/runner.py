@@ -18,47 +18,23 @@ from types import ModuleType
 from typing import Any
 
 from harness.bench import cluster, copy_verify, many, scale, whole
-from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
+from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
+from harness.bench.session import Session
 from harness.bench_kafka import KEY_BYTES, seed_topics
-from harness.embedded import start_cluster
 
 SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole, scale)}
 DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale"
 WARMUP_TOPIC = "bench.warmup"
 
 
-class Session:
-    """One source cluster seeded once, a target restarted per repetition, and the samples taken."""
-
-    def __init__(self, work: Path, sizes: dict[str, int], verbose: bool) -> None:
-        self.work = work
-        self.sizes = sizes
-        self.verbose = verbose
-        self.raw: dict[str, Any] = {}
-        self.seeding: dict[str, float] = {}
-        self.source_cluster = start_cluster("bench-source", log_dir=work / "brokers")
-        self.source = self.source_cluster.bootstrap
-        self.target = Target(work / "brokers")
-        self.runs = 0
-
-    def close(self) -> None:
-        self.target.stop()
-        self.source_cluster.stop()
-
-    def run_dir(self) -> Path:
-        self.runs += 1
-        path = self.work / f"run-{self.runs:03d}"
-        path.mkdir(parents=True)
-        return path
-
-    def warm_up(self) -> None:
-        """One small project copy, not measured: Spark's jars in the page cache and the driver's class
-        archive written (kafka_migration/spark/startup.py), as after a user's first run."""
-        archive = SPARK.settings.archive_dir
-        had_archive = archive is not None and any(archive.glob("*.jsa"))
-        say(f"warm-up: one small Spark copy, not measured (class archive {'present' if had_archive else 'created'})")
-        seed_topics(self.source, {WARMUP_TOPIC: 1}, 100, rng_seed=14)
-        copy_verify.project_copy(self.source, self.target.fresh(), WARMUP_TOPIC, self.run_dir(), self.verbose)
+def warm_up(session: Session) -> None:
+    """One small project copy, not measured: Spark's jars in the page cache and the driver's class
+    archive written (kafka_migration/spark/startup.py), as after a user's first run."""
+    archive = SPARK.settings.archive_dir
+    had_archive = archive is not None and any(archive.glob("*.jsa"))
+    say(f"warm-up: one small Spark copy, not measured (class archive {'present' if had_archive else 'created'})")
+    seed_topics(session.source, {WARMUP_TOPIC: 1}, 100, rng_seed=14)
+    copy_verify.project_copy(session.source, session.target.fresh(), WARMUP_TOPIC, session.run_dir(), session.verbose)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -160,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for module in chosen:
             module.seed(session)
-        session.warm_up()
+        warm_up(session)
         for module in chosen:
             module.run(session, repeat)
     finally:

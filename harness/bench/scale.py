@@ -26,10 +26,10 @@ from confluent_kafka import Producer
 
 from harness.bench.common import cli_run_command, cluster_configs, load1, median, say
 from harness.bench_kafka import KEY_BYTES, TIMESTAMP_BASE, create_topics
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "scale"
 RECORDS = 100
@@ -99,12 +99,12 @@ def seed_many(bootstrap: str, count: int, records: int) -> float:
 
 def plan_once(source: str, target: str, count: int, work: Path) -> dict[str, Any]:
     """build_plan over the first ``count`` topics, with a ledger and the leases, as the CLI plans."""
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.config import MigrationOptions
+    from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.pipeline import lease_claim
-    from kafka_migration.planner import build_plan, new_run_id
+    from kafka_migration.model.config import MigrationOptions
+    from kafka_migration.run.claims import lease_claim
+    from kafka_migration.run.planner import build_plan, new_run_id
 
     src_cfg, tgt_cfg = cluster_configs(source, target)
     ledger = Ledger.open(f"sqlite:///{work / 'ledger.db'}")

@@ -47,7 +47,7 @@ from harness.bench.common import RECORD_BYTES, SPARK, cli_run_command, fmt, load
 from harness.bench_kafka import end_offsets, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "whole"
 PARTITIONS = 8

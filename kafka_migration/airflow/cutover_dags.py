@@ -11,8 +11,8 @@ from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import cutover_tasks
-from kafka_migration.airflow.dag_factory import OPTIONAL_TEXT, migration_params, run_steps
-from kafka_migration.cutover import DEFAULT_QUIET_SECONDS
+from kafka_migration.airflow.dag_factory import OPTIONAL_TEXT, migration_params, migration_steps
+from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 
 
 def _quiet_param() -> Param:
@@ -81,12 +81,12 @@ def cutover_dag(dag_id: str = "kafka_cutover", doc_md: str | None = None) -> DAG
 
         @task(trigger_rule=TriggerRule.ALL_DONE)
         def finish(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return cutover_tasks.finish_cutover(
+            return cutover_tasks.cutover_finish(
                 ti.xcom_pull(task_ids="preflight"), ti.xcom_pull(task_ids="plan", key="plan"), params or {}
             )
 
         checked = preflight()
-        plan, summary = run_steps(dag_id, options_from="preflight")
+        plan, summary = migration_steps(dag_id, options_from="preflight")
         checked >> plan
         summary >> finish()
     return dag
@@ -111,12 +111,12 @@ def failback_dag(dag_id: str = "kafka_failback", doc_md: str | None = None) -> D
 
         @task(trigger_rule=TriggerRule.ALL_DONE)
         def finish(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return cutover_tasks.finish_failback(
+            return cutover_tasks.failback_finish(
                 ti.xcom_pull(task_ids="prepare"), ti.xcom_pull(task_ids="plan", key="plan"), params or {}
             )
 
         prepared = prepare()
-        plan, summary = run_steps(
+        plan, summary = migration_steps(
             dag_id,
             source_conn_id="{{ params.target_conn_id }}",  # reverse: read the cutover's target
             target_conn_id="{{ params.source_conn_id }}",

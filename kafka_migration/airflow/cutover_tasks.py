@@ -1,4 +1,4 @@
-"""Bodies of the cutover and failback DAGs' own tasks; the run in between is the migration's (``run_steps``)."""
+"""Bodies of the cutover and failback DAGs' own tasks; the run in between is the migration's (``migration_steps``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.airflow import settings
-from kafka_migration.airflow.tasks import open_ledger
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.cutover import DEFAULT_QUIET_SECONDS
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.preflight import Preflight
+from kafka_migration.airflow.hooks import LedgerHook
+from kafka_migration.cutover.preflight import Preflight
+from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +40,14 @@ def _quiet(params: dict[str, Any]) -> float:
 
 
 def cutover_id_for(dag_id: str, run_id: str) -> str:
-    from kafka_migration.planner import safe_run_id
+    from kafka_migration.run.planner import safe_run_id
 
     return safe_run_id(f"{dag_id}__{run_id}__cutover")  # not the final run's id: each has its report directory
 
 
 def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[str, Any]:
     """Refuse while producers write or consumers run; record the cutover; hand the checks to ``finish``."""
-    from kafka_migration.cutover_steps import prepare_cutover
+    from kafka_migration.cutover.steps import prepare_cutover
 
     options = MigrationOptions.from_mapping({**params, "dry_run": False})
     source_conn, target_conn, source, target = _clusters(params)
@@ -56,7 +56,7 @@ def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[
         source,
         target,
         options,
-        open_ledger(),
+        LedgerHook().get_conn(),
         cutover_id,
         _quiet(params),
         _text(params, "groups"),
@@ -81,19 +81,19 @@ def _plan(planned: dict[str, Any] | None) -> MigrationPlan:
     return MigrationPlan.read(Path(planned["plan_path"]))
 
 
-def finish_cutover(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
+def cutover_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
     """Still quiet, verified, groups synced with proof; record the ends; write the cutover report."""
-    from kafka_migration.cutover_steps import finish_cutover as finish
+    from kafka_migration.cutover.steps import finish_cutover as finish
     from kafka_migration.exceptions import MigrationError
 
     if not prepared:
         raise RuntimeError("The pre-flight refused the cutover (see its log): nothing was switched.")
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     try:
         plan = _plan(planned)
     except RuntimeError as exc:
-        from kafka_migration.cutover import FAILED
+        from kafka_migration.cutover.record import FAILED
 
         ledger.update_cutover(prepared["cutover_id"], finished=True, status=FAILED, message=str(exc))
         raise
@@ -117,14 +117,14 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     """Check the target is quiet and the groups idle; seed the reverse checkpoints; the reverse run's options."""
     from dataclasses import asdict
 
-    from kafka_migration.cutover_steps import prepare_failback
+    from kafka_migration.cutover.steps import prepare_failback
     from kafka_migration.exceptions import ConfigurationError
 
     cutover_id = _text(params, "cutover_id")
     if not cutover_id:
         raise ConfigurationError("Give the cutover to fail back (Param cutover_id); see 'kafka-migrate history'.")
     source_conn, target_conn, source, target = _clusters(params)
-    cutover, checked, options = prepare_failback(source, target, open_ledger(), cutover_id, _quiet(params))
+    cutover, checked, options = prepare_failback(source, target, LedgerHook().get_conn(), cutover_id, _quiet(params))
     log.info(
         "Failback of cutover %s: target quiet, groups idle; copying %s back",
         cutover_id,
@@ -142,15 +142,15 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def finish_failback(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
-    from kafka_migration.cutover import FAILED
-    from kafka_migration.cutover_steps import finish_failback as finish
-    from kafka_migration.cutover_steps import load_cutover
+def failback_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
+    from kafka_migration.cutover.record import FAILED
+    from kafka_migration.cutover.steps import finish_failback as finish
+    from kafka_migration.cutover.steps import load_cutover
     from kafka_migration.exceptions import MigrationError
 
     if not prepared:
         raise RuntimeError("The failback's pre-flight failed (see its log): nothing was copied back.")
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     cutover = load_cutover(ledger, prepared["cutover_id"])
     try:

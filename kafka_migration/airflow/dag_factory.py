@@ -21,8 +21,8 @@ from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import tasks
 from kafka_migration.airflow.operators import MigrationSparkOperator
-from kafka_migration.config import MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import MigrationOptions
 
 # Airflow's trigger form sends an emptied text field as null: a Param whose empty value means "none" must take it,
 # or the form keeps its Trigger button disabled while the field holds its default.
@@ -140,7 +140,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
     }
 
 
-def run_steps(
+def migration_steps(
     dag_id: str,
     source_conn_id: str = "{{ params.source_conn_id }}",
     target_conn_id: str = "{{ params.target_conn_id }}",
@@ -236,5 +236,5 @@ def migration_dag(dag_id: str, schedule: Any, params: dict[str, Param], descript
         tags=["kafka", "migration"],
         doc_md=doc_md,
     ) as dag:
-        run_steps(dag_id, group_sync=True, declared=declared)
+        migration_steps(dag_id, group_sync=True, declared=declared)
     return dag

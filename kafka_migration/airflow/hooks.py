@@ -1,4 +1,4 @@
-"""Kafka connections as Airflow stores them.
+"""Connections as Airflow stores them: the Kafka clusters (``KafkaClusterHook``) and the ledger (``LedgerHook``).
 
 Convention of apache-airflow-providers-apache-kafka: a connection of type ``kafka``
 whose extra field is the librdkafka configuration as JSON, ``bootstrap.servers``
@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
 
-from kafka_migration.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
+from kafka_migration.airflow import settings
 from kafka_migration.exceptions import ConfigurationError
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+from kafka_migration.model.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 
 SETTINGS_FILE_EXTRA = "kafka_migration.settings_file"
 KUBERNETES_SECRET_EXTRA = "kafka_migration.kubernetes_secret"
@@ -102,10 +106,64 @@ class KafkaClusterHook(BaseHook):
         )
 
     def test_connection(self) -> tuple[bool, str]:
-        from kafka_migration.clients import KafkaCluster
+        from kafka_migration.kafka.clients import KafkaCluster
 
         try:
             info = KafkaCluster(self.get_cluster_config()).describe()
         except Exception as exc:
             return False, str(exc)
         return True, f"Connected to cluster {info.cluster_id} ({info.broker_count} brokers)"
+
+
+LEDGER_CONNECTION = "kafka_migration_ledger"
+LEDGER_VARIABLE = "kafka_migration_ledger_url"
+
+
+class LedgerHook(BaseHook):
+    """The ledger's database: connection ``kafka_migration_ledger`` (type postgres, sqlite with the file's
+    absolute path as host, or any other type as its URI), else Variable ``kafka_migration_ledger_url``,
+    else ``[kafka_migration] ledger_url``, $KAFKA_MIGRATION_LEDGER_URL or SQLite in the state directory."""
+
+    conn_name_attr = "ledger_conn_id"
+    default_conn_name = LEDGER_CONNECTION
+    hook_name = "Migration ledger (kafka-migration)"
+
+    def __init__(self, ledger_conn_id: str = LEDGER_CONNECTION) -> None:
+        super().__init__()
+        self.ledger_conn_id = ledger_conn_id
+
+    def get_uri(self) -> str:
+        """The ledger's SQLAlchemy URL, password included: for ``Ledger.open``, never for a log."""
+        from airflow.sdk import Variable
+
+        try:
+            conn = self.get_connection(self.ledger_conn_id)
+        except Exception:
+            conn = None
+        if conn is not None:
+            from sqlalchemy.engine import URL
+
+            if conn.conn_type in ("postgres", "postgresql"):
+                return URL.create(
+                    "postgresql+psycopg",
+                    username=conn.login,
+                    password=conn.password,
+                    host=conn.host,
+                    port=conn.port,
+                    database=conn.schema,
+                ).render_as_string(hide_password=False)
+            if conn.conn_type == "sqlite":
+                if not conn.host:
+                    raise ConfigurationError(
+                        f"Airflow connection {self.ledger_conn_id!r} (type sqlite) names no database file; put the "
+                        "ledger file's absolute path in its host field."
+                    )
+                return f"sqlite:///{conn.host}"
+            return conn.get_uri()
+        return Variable.get(LEDGER_VARIABLE, default=None) or settings.configured_ledger_url()
+
+    def get_conn(self) -> Ledger:
+        """The opened ledger, its schema brought up to date."""
+        from kafka_migration.ledger import Ledger
+
+        return Ledger.open(self.get_uri())

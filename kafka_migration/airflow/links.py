@@ -11,7 +11,7 @@ URL_PREFIX = "/kafka-migrations"
 
 
 def run_id_for(dag_id: str, dag_run_id: str) -> str:
-    from kafka_migration.planner import safe_run_id
+    from kafka_migration.run.planner import safe_run_id
 
     return safe_run_id(f"{dag_id}__{dag_run_id}")
 

@@ -120,10 +120,11 @@ class MigrationSparkOperator(SparkSubmitOperator):
         Losing the leases mid-step (another run took them over) stops spark-submit and fails the task.
         """
         from kafka_migration.airflow import settings, tasks
+        from kafka_migration.airflow.hooks import LedgerHook
         from kafka_migration.ledger.leases import LeaseHeartbeat
-        from kafka_migration.pipeline import lease_keys
+        from kafka_migration.run.claims import lease_keys
 
-        ledger = tasks.open_ledger()
+        ledger = LedgerHook().get_conn()
         plan = tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)
         tasks.hold_leases(plan, ledger)  # raises before anything is submitted when the leases were taken over
         heartbeat = LeaseHeartbeat(
@@ -175,7 +176,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         topic_result tasks say why)."""
         from airflow.exceptions import AirflowException
 
-        from kafka_migration.results import OK, StepResults
+        from kafka_migration.model.results import OK, StepResults
 
         keys = ("copy_results", "verify_results") if self.step == "migrate" else (f"{self.step}_results",)
         bad = sorted(
@@ -189,9 +190,9 @@ class MigrationSparkOperator(SparkSubmitOperator):
 
     def prepare(self) -> DriverStartup:
         """Arguments, environment and confs of the submit (no secret in a conf); the driver start-up."""
+        from kafka_migration.airflow import settings
         from kafka_migration.airflow.hooks import KafkaClusterHook
-        from kafka_migration.airflow.tasks import executor_env
-        from kafka_migration.executor_env import executor_env_conf
+        from kafka_migration.spark.executor_env import executor_env_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
@@ -225,8 +226,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
         self.env_vars = env
         deploy_mode = hook._connection.get("deploy_mode")
         conf = {**dict(self.conf or {}), **delivery.conf}
-        archive = executor_env()
-        if archive:  # the packed environment the executors run (executor_env.py); not in local mode
+        archive = settings.task_executor_env()
+        if archive:  # the packed environment the executors run (spark/executor_env.py); not in local mode
             conf = executor_env_conf(archive, conf, deploy_mode, hook._connection.get("master"))
             if "spark.archives" in conf:
                 self.log.info("Executors run the shipped environment %s", conf["spark.archives"])

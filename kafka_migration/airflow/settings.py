@@ -30,6 +30,16 @@ def state_dir() -> Path:
     return Path(value)
 
 
+STATE_DIR_VARIABLE = "kafka_migration_state_dir"
+
+
+def task_state_dir() -> Path:
+    """As a task sees it: Airflow Variable ``kafka_migration_state_dir``, else ``state_dir()``."""
+    from airflow.sdk import Variable
+
+    return Path(Variable.get(STATE_DIR_VARIABLE, default=None) or state_dir())
+
+
 def reports_dir() -> Path:
     value = _airflow_option("reports_dir") or os.environ.get("KAFKA_MIGRATION_REPORTS_DIR")
     return Path(value) if value else state_dir() / "reports"
@@ -44,10 +54,23 @@ def configured_ledger_url() -> str:
 
 
 def executor_env() -> str | None:
-    """The packed executor environment to ship with every spark-submit (kafka_migration/executor_env.py)."""
-    from kafka_migration.executor_env import configured_executor_env
+    """The packed executor environment to ship with every spark-submit (kafka_migration/spark/executor_env.py)."""
+    from kafka_migration.spark.executor_env import configured_executor_env
 
     return configured_executor_env(_airflow_option("executor_env"))
+
+
+EXECUTOR_ENV_VARIABLE = "kafka_migration_executor_env"
+
+
+def task_executor_env() -> str | None:
+    """As a task sees it: Variable ``kafka_migration_executor_env``, else ``executor_env()`` (the
+    ``[kafka_migration] executor_env`` option, else $KAFKA_MIGRATION_EXECUTOR_ENV); None: nothing shipped."""
+    from airflow.sdk import Variable
+
+    from kafka_migration.spark.executor_env import configured_executor_env
+
+    return configured_executor_env(Variable.get(EXECUTOR_ENV_VARIABLE, default=None)) or executor_env()
 
 
 def lease_ttl() -> float:

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.airflow import settings
-from kafka_migration.config import ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.airflow.group_tasks import SummaryGroupSync, check_group_params
+from kafka_migration.airflow.hooks import LedgerHook
 from kafka_migration.exceptions import ConfigurationError, LeaseLostError
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.results import OK, StepResults, TopicOutcome, merge
-from kafka_migration.run_files import missing_results, read_plan, read_results
-from kafka_migration.summary import (
+from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import OK, StepResults, TopicOutcome, merge
+from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.summary import (
     VERIFIED,
     all_verified,
     render_plan,
@@ -25,82 +27,18 @@ from kafka_migration.summary import (
     timings_line,
     topic_verdict,
 )
-from kafka_migration.timings import RunTimings
+from kafka_migration.run.files import missing_results, read_plan, read_results
 
 log = logging.getLogger(__name__)
-
-STATE_DIR_VARIABLE = "kafka_migration_state_dir"
-
-
-def state_dir() -> Path:
-    """Airflow Variable ``kafka_migration_state_dir``, else the [kafka_migration] option or environment."""
-    from airflow.sdk import Variable
-
-    return Path(Variable.get(STATE_DIR_VARIABLE, default=None) or settings.state_dir())
-
-
-EXECUTOR_ENV_VARIABLE = "kafka_migration_executor_env"
-
-
-def executor_env() -> str | None:
-    """Variable ``kafka_migration_executor_env``, else ``[kafka_migration] executor_env`` in airflow.cfg,
-    else $KAFKA_MIGRATION_EXECUTOR_ENV: the archive shipped to the executors; None: nothing shipped."""
-    from airflow.sdk import Variable
-
-    from kafka_migration.executor_env import configured_executor_env
-
-    return configured_executor_env(Variable.get(EXECUTOR_ENV_VARIABLE, default=None)) or settings.executor_env()
 
 
 def check_executor_env() -> None:
     """A configured archive that Spark cannot ship fails the plan, before anything is written."""
-    from kafka_migration.executor_env import executor_env_conf
+    from kafka_migration.spark.executor_env import executor_env_conf
 
-    archive = executor_env()
+    archive = settings.task_executor_env()
     if archive:
         executor_env_conf(archive)
-
-
-LEDGER_CONNECTION = "kafka_migration_ledger"
-LEDGER_VARIABLE = "kafka_migration_ledger_url"
-
-
-def ledger_url() -> str:
-    """Connection ``kafka_migration_ledger``, else Variable ``kafka_migration_ledger_url``,
-    else SQLite in the state dir."""
-    from airflow.sdk import BaseHook, Variable
-
-    try:
-        conn = BaseHook.get_connection(LEDGER_CONNECTION)
-    except Exception:
-        conn = None
-    if conn is not None:
-        from sqlalchemy.engine import URL
-
-        if conn.conn_type in ("postgres", "postgresql"):
-            return URL.create(
-                "postgresql+psycopg",
-                username=conn.login,
-                password=conn.password,
-                host=conn.host,
-                port=conn.port,
-                database=conn.schema,
-            ).render_as_string(hide_password=False)
-        if conn.conn_type == "sqlite":
-            if not conn.host:
-                raise ConfigurationError(
-                    f"Airflow connection {LEDGER_CONNECTION!r} (type sqlite) names no database file; put the "
-                    "ledger file's absolute path in its host field."
-                )
-            return f"sqlite:///{conn.host}"
-        return conn.get_uri()
-    return Variable.get(LEDGER_VARIABLE, default=None) or settings.configured_ledger_url()
-
-
-def open_ledger():  # type: ignore[no-untyped-def]
-    from kafka_migration.ledger import Ledger
-
-    return Ledger.open(ledger_url())
 
 
 def _label(topics: list[str]) -> str:
@@ -115,7 +53,7 @@ def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
 
 def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
     """Renew the DAG run's leases before a task writes; raise (before writing) if another run took them over."""
-    from kafka_migration.pipeline import lease_keys
+    from kafka_migration.run.claims import lease_keys
 
     ledger.leases.renew(plan.run_id, lease_keys(plan), settings.lease_ttl())
 
@@ -136,8 +74,8 @@ def validated_inputs(
     the Params (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.clients import check_client_settings
-    from kafka_migration.ledger.store import check_ledger_url
+    from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.ledger.urls import check_ledger_url
 
     if declared is not None:
         unknown = sorted(set(params) - set(declared))
@@ -162,9 +100,11 @@ def validated_inputs(
     target = KafkaClusterHook(conn_ids["target"], "target").get_cluster_config()
     check_client_settings(source)
     check_client_settings(target)
-    directory = writable_dir(state_dir(), f"The state directory (Variable {STATE_DIR_VARIABLE} or [kafka_migration])")
+    directory = writable_dir(
+        settings.task_state_dir(), f"The state directory (Variable {settings.STATE_DIR_VARIABLE} or [kafka_migration])"
+    )
     writable_dir(settings.reports_dir(), "The report directory ([kafka_migration] reports_dir)")
-    url = ledger_url()
+    url = LedgerHook().get_uri()
     check_ledger_url(url)
     return checked, source, target, directory, url
 
@@ -184,11 +124,12 @@ def plan_run(
     ``options`` and the connections default to the DAG's Params; a failback passes its own
     (the reverse direction, an explicit topic map).
     """
-    from kafka_migration.clients import KafkaCluster
+    from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.pipeline import lease_claim, release_leases, run_dir
-    from kafka_migration.planner import build_plan, safe_run_id
+    from kafka_migration.run.claims import lease_claim, release_leases
+    from kafka_migration.run.planner import build_plan, safe_run_id
+    from kafka_migration.spark.pipeline import run_dir
 
     options, source_config, target_config, state, url = validated_inputs(
         params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
@@ -242,14 +183,14 @@ def plan_run(
 def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str, str]]:
     """Create what the plan needs; return one descriptor per topic for the per-topic result tasks."""
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.topics import create_target_topics
+    from kafka_migration.kafka.clients import KafkaCluster
+    from kafka_migration.run.topics import create_target_topics
 
     if planned["dry_run"] or planned.get("nothing_new"):
         log.info("Dry run or nothing new: no topic created." if planned["dry_run"] else "Nothing new to copy.")
         _push_planned_at()
         return []
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     plan = load_plan(planned["plan_path"], planned["run_id"], ledger)
     hold_leases(plan, ledger)
     target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
@@ -324,7 +265,7 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     """One topic's verdict, so every topic has its own status in the Airflow UI. Reads only: the summary,
     which runs beside it, stores the evidence."""
     path = Path(plan_path)
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     plan = load_plan(path, read_plan(path).run_id, ledger)
     job = _job_of(plan, topic)
     outcomes: dict[str, TopicOutcome | None] = {}
@@ -367,94 +308,10 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
 
 
 def _write_report(ledger: Any, run_id: str) -> None:
-    from kafka_migration.report import generate_report
+    from kafka_migration.reports.signoff import generate_report
 
     files = generate_report(ledger, run_id, settings.reports_dir())
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
-
-
-def check_group_params(params: dict[str, Any]) -> None:
-    """Params sync_groups, groups and exclude_groups: of the right type, and valid patterns (ConfigurationError).
-
-    Checked whether or not sync_groups is on: a bad pattern is bad input either way, and must fail
-    before anything is copied rather than after.
-    """
-    from kafka_migration.config import param_flag, param_text
-    from kafka_migration.group_sync import select_groups
-
-    param_flag(params, "sync_groups")
-    groups = param_text(params, "groups")
-    exclude = param_text(params, "exclude_groups")
-    select_groups((), groups if groups is not None else ".*", exclude or None)
-
-
-def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
-    """Translate, write and prove the selected groups' offsets on the target (Param ``sync_groups``).
-
-    Linked to the run, so the run's report gets a "Consumer groups" section. Raises unless every partition
-    is synced and proven; the summary, which calls it once the topics are verified, reports that after
-    closing the run.
-    """
-    from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.group_pipeline import sync_groups
-    from kafka_migration.group_sync import render_sync, verdict_line
-
-    result = sync_groups(
-        KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config(),
-        KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config(),
-        open_ledger(),
-        groups=str(params.get("groups") or ".*"),
-        exclude_groups=str(params.get("exclude_groups") or "") or None,
-        dry_run=bool(planned.get("dry_run")),
-        run_id=planned["run_id"],
-    )
-    log.info("\n%s", render_sync(result))
-    line = verdict_line(result)
-    if not result.ok:
-        raise RuntimeError(line)
-    log.info("%s", line)
-    return {
-        "sync_id": result.sync_id,
-        "ok": result.ok,
-        "groups": len(result.groups),
-        "partitions": len(result.partitions),
-    }
-
-
-class _GroupSync:
-    """The summary's consumer group sync: run at most once, when asked, and its failure kept until the run is
-    closed and its report written (a group that cannot be synced must not cost the run its record)."""
-
-    def __init__(self, params: dict[str, Any] | None, planned: dict[str, Any]) -> None:
-        self.params, self.planned = params, planned
-        self.error: Exception | None = None
-        self.result: dict[str, Any] | None = None
-
-    def run(self) -> None:
-        if self.params is None:
-            return
-        try:
-            self.result = sync_consumer_groups(self.params, self.planned)
-        except Exception as exc:  # a broker error as much as an unproven partition
-            log.error("Consumer group sync failed: %s", exc)
-            self.error = exc
-
-    def skip(self, why: str) -> None:
-        if self.params is not None:
-            log.warning("Consumer groups not synced: %s.", why)
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise RuntimeError(
-                f"The records are verified, but the consumer group sync did not complete: {self.error} (see "
-                "this task's log and the report's Consumer groups section)."
-            ) from self.error
-        if self.result is not None:
-            log.info(
-                "Consumer groups: %d group(s), %d partition(s) synced and proven.",
-                self.result["groups"],
-                self.result["partitions"],
-            )
 
 
 def summarize_run(
@@ -471,17 +328,17 @@ def summarize_run(
     if not planned:
         raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
     path = Path(planned["plan_path"])
-    ledger = open_ledger()
+    ledger = LedgerHook().get_conn()
     try:
-        return _summarize(planned, path, ledger, target_topic_ids or {}, _GroupSync(group_params, planned))
+        return _summarize(planned, path, ledger, target_topic_ids or {}, SummaryGroupSync(group_params, planned))
     finally:
-        from kafka_migration.pipeline import release_leases
+        from kafka_migration.run.claims import release_leases
 
         release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
 
 
 def _summarize(
-    planned: dict[str, Any], path: Path, ledger: Any, ids: dict[str, str], groups: _GroupSync
+    planned: dict[str, Any], path: Path, ledger: Any, ids: dict[str, str], groups: SummaryGroupSync
 ) -> dict[str, Any]:
     plan = load_plan(path, planned["run_id"], ledger)
     if planned["dry_run"]:

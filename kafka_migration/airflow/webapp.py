@@ -15,9 +15,9 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
-from kafka_migration.report import VERDICTS, generate_report
-from kafka_migration.summary import timings_line
-from kafka_migration.timings import RunTimings
+from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.signoff import VERDICTS, generate_report
+from kafka_migration.reports.summary import timings_line
 
 _MEDIA = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 
@@ -167,7 +167,7 @@ def _duration(run: dict[str, Any]) -> str:
 
 def _cutover_report(ledger: Any, reports: Path, cutover_id: str, fmt: str) -> Path:
     """A cutover's report file, written from the ledger when missing."""
-    from kafka_migration.cutover_report import generate_cutover_report
+    from kafka_migration.cutover.report import generate_cutover_report
 
     if fmt not in _MEDIA:
         raise HTTPException(status_code=404, detail="report formats: html, json, md")

@@ -1,5 +1,6 @@
 """The migration ledger: runs, per-partition evidence, checkpoints and offset maps."""
 
-from kafka_migration.ledger.store import Checkpoint, Ledger, PendingSegment, default_ledger_url
+from kafka_migration.ledger.store import Ledger
+from kafka_migration.ledger.urls import default_ledger_url
 
-__all__ = ["Checkpoint", "Ledger", "PendingSegment", "default_ledger_url"]
+__all__ = ["Ledger", "default_ledger_url"]

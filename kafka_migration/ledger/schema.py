@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -41,7 +43,7 @@ runs = Table(
     Column("report_sha256", String(80)),
     Column("message", Text),
     Column("plan", JSON),  # 0002
-    # 0006: where the wall time went (kafka_migration.timings.RunTimings.to_dict); null for older runs
+    # 0006: where the wall time went (kafka_migration.model.timings.RunTimings.to_dict); null for older runs
     Column("timings", JSON),
 )
 
@@ -119,7 +121,7 @@ group_syncs = Table(  # 0003_group_syncs: one row per consumer group partition a
     Column("target_topic", String(250)),
     Column("target_offset", BigInteger),  # translated; null when not translatable
     Column("previous_target_offset", BigInteger),  # the target group's offset before the sync
-    Column("translation", String(20)),  # within, end, before, gap, beyond (kafka_migration.offsets)
+    Column("translation", String(20)),  # within, end, before, gap, beyond (kafka_migration.model.offsets)
     Column("translated_by", String(250)),  # run id of the verified segment used
     Column("outcome", String(30), nullable=False),
     Column("proof", String(30)),
@@ -195,3 +197,8 @@ checkpoint_topic_ids = Table(
     # `kafka-migrate checkpoints forget`: segments up to this id no longer count as interrupted copies to resume
     Column("forgotten_through_segment", Integer),
 )
+
+
+def utc_now() -> datetime:
+    """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""
+    return datetime.now(UTC)

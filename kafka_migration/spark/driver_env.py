@@ -16,14 +16,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kafka_migration.config import (
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import (
     ClusterConfig,
     env_var,
     file_env_var,
     is_secret_setting,
     secret_env_var,
 )
-from kafka_migration.exceptions import ConfigurationError
 
 SECRET_KEY_REF = "spark.kubernetes.driver.secretKeyRef."
 

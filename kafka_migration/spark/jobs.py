@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kafka_migration.config import ClusterConfig
-from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
-from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
-from kafka_migration.windows import SMALL_SLICE_RECORDS
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
+from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
@@ -85,7 +85,7 @@ def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: 
 def _not_verified(piece: PartitionSlice, **extra: Any) -> dict[str, Any]:
     """The verification row of a slice whose copy failed (the failure is its verdict); ``extra``: its
     stamps (and executor), kept from a follower's row or set now."""
-    from kafka_migration.verify import PartitionVerification
+    from kafka_migration.run.verify import PartitionVerification
 
     if "started" not in extra:
         now = round(time.time(), 3)
@@ -111,8 +111,8 @@ def _migrate_rows(
     results, except that a slice whose copy failed is not verified (the failure is its verdict).
     Each row carries ``step`` ("copy" or "verify").
     """
-    from kafka_migration.copy import copy_partitions_safely
-    from kafka_migration.verify import verify_partitions_safely
+    from kafka_migration.run.copy import copy_partitions_safely
+    from kafka_migration.run.verify import verify_partitions_safely
 
     where = executor_identity()
     slices = list(task)
@@ -163,11 +163,11 @@ def _unit_rows(
     """Run one unit of ``migrate_units`` (on an executor); rows as ``_migrate_rows``'."""
     mode, task = unit
     if mode == COPY:
-        from kafka_migration.copy import copy_partitions_safely
+        from kafka_migration.run.copy import copy_partitions_safely
 
         return _step_rows("copy", copy_partitions_safely, task, source, target, copy_address)
     if mode in (FOLLOW, VERIFY):
-        from kafka_migration.verify import verify_partitions_following, verify_partitions_safely
+        from kafka_migration.run.verify import verify_partitions_following, verify_partitions_safely
 
         work = verify_partitions_following if mode == FOLLOW else verify_partitions_safely
         return _step_rows("verify", work, task, source, target, verify_address)
@@ -185,7 +185,7 @@ def settle_followed(
     end is read again now (one ListOffsets request per followed slice, on the driver): records past
     the verified end are extra records on the target, as a verification after the copy would find.
     """
-    from kafka_migration.reader import end_offset
+    from kafka_migration.kafka.reader import end_offset
 
     slices = {(s.source_topic, s.partition): s for s in followed}
     failed = _failed_copies(rows)
@@ -216,7 +216,7 @@ def settle_followed(
 def gave_up_following(rows: list[dict[str, Any]], followed: Sequence[PartitionSlice]) -> list[PartitionSlice]:
     """Followed slices whose copy succeeded but whose follower gave up waiting for records (a copy that
     wrote fewer than the source holds): verified again once the copy has ended, to name what differs."""
-    from kafka_migration.reader import FOLLOW_GAVE_UP
+    from kafka_migration.kafka.reader import FOLLOW_GAVE_UP
 
     copied = {(r["source_topic"], r["partition"]) for r in rows if r.get("step") == "copy" and not r.get("error")}
     waited = {
@@ -305,7 +305,7 @@ SMALL_TOPIC_OFFSETS = 50_000
 BUNDLE_SLICES = 64
 # Slices up to this many offsets share a Spark task (run one after another): a task costs
 # ~55 ms of slot time in local mode even when it does nothing, more than a small slice's copy.
-SMALL_SLICE_OFFSETS = SMALL_SLICE_RECORDS  # and read together, a window at a time (kafka_migration.windows)
+SMALL_SLICE_OFFSETS = SMALL_SLICE_RECORDS  # and read together, a window at a time (kafka_migration.run.windows)
 SLICES_PER_TASK = 16
 
 
@@ -392,9 +392,9 @@ def run_job(
 
     else:
         if step == "copy":
-            from kafka_migration.copy import copy_partitions_safely as work
+            from kafka_migration.run.copy import copy_partitions_safely as work
         else:
-            from kafka_migration.verify import verify_partitions_safely as work
+            from kafka_migration.run.verify import verify_partitions_safely as work
         address = addresses.get(step)
 
         def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
@@ -530,7 +530,7 @@ def run_steps(
     outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
-    from kafka_migration.progress import ProgressCollector
+    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     total = sum(t.offset_span for t in topics)
@@ -545,7 +545,7 @@ def run_steps(
                 with lock:
                     outcomes[kind][topic.source_topic] = outcome
                     log.info(
-                        "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s",
+                        TOPIC_DONE,
                         kind,
                         topic.source_topic,
                         topic.target_topic,
@@ -624,11 +624,11 @@ def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
     target's settings (a step that copies), also start the worker's producer."""
     import confluent_kafka  # noqa: F401
 
-    import kafka_migration.copy
-    import kafka_migration.verify
+    import kafka_migration.run.copy
+    import kafka_migration.run.verify
 
     if target is not None:
-        kafka_migration.copy.warm_producer(target)
+        kafka_migration.run.copy.warm_producer(target)
     return [os.getpid()]
 
 

@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_migration.config import ClusterConfig
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
-from kafka_migration.executor_env import configured_executor_env, executor_env_conf
-from kafka_migration.results import StepResults
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
+from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.startup import (
     DriverStartup,

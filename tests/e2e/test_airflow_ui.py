@@ -25,7 +25,7 @@ from confluent_kafka.admin import AdminClient
 
 from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 from tests.conftest import missing
 from tests.e2e.ui_harness import Chromium, find_chromium
 
@@ -48,7 +48,7 @@ class Migration:
 
 
 def ledger_run_id(dag_id: str, dag_run_id: str) -> str:
-    """Written out here on purpose (not imported): kafka_migration.planner.safe_run_id's contract."""
+    """Written out here on purpose (not imported): kafka_migration.run.planner.safe_run_id's contract."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{dag_id}__{dag_run_id}").strip("_")
 
 

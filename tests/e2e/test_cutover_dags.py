@@ -16,9 +16,9 @@ import pytest
 from harness.data import read_partition, without_offsets
 from harness.group_clients import active_member, busy_producer, commit, resume_records
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.config import ClusterConfig
-from kafka_migration.group_admin import GroupCluster
+from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.ledger import Ledger, default_ledger_url
+from kafka_migration.model.config import ClusterConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 

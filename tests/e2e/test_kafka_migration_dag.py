@@ -9,10 +9,10 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.config import ClusterConfig
-from kafka_migration.group_admin import GroupCluster
-from kafka_migration.state import CommittedOffset
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.clients import client_settings
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.state import CommittedOffset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
@@ -116,10 +116,10 @@ def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connec
     assert configs["cleanup.policy"].value == "compact"
 
     # Where the DAG run's time went, from Airflow's own stamps: in the ledger, comparable with the CLI's.
-    from kafka_migration.airflow.tasks import open_ledger
-    from kafka_migration.timings import RunTimings
+    from kafka_migration.airflow.hooks import LedgerHook
+    from kafka_migration.model.timings import RunTimings
 
-    (recorded,) = [r for r in open_ledger().runs(limit=20) if r["dag_run_id"] == run.run_id]
+    (recorded,) = [r for r in LedgerHook().get_conn().runs(limit=20) if r["dag_run_id"] == run.run_id]
     timings = RunTimings.from_dict(recorded["timings"])
     assert timings is not None and timings.wall > 0 and 0 < timings.plan < timings.wall
 
@@ -148,14 +148,15 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
 ) -> None:
     """The bad-input matrix through real Airflow: run conf keys reach the plan task even when the DAG
     does not declare them, so a typo ('inclde') would silently copy every topic; the plan task refuses it."""
-    from kafka_migration.airflow.tasks import ledger_url, state_dir
+    from kafka_migration.airflow.hooks import LedgerHook
+    from kafka_migration.airflow.settings import task_state_dir
     from kafka_migration.ledger import Ledger
 
     prefix = f"typo{unique}"
     _seed(clusters.source, prefix)
     before = _topics(clusters.target)
-    runs_before = {r["run_id"] for r in Ledger.open(ledger_url()).runs(limit=1000)}
-    run_dirs_before = set((state_dir() / "runs").glob("*"))
+    runs_before = {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)}
+    run_dirs_before = set((task_state_dir() / "runs").glob("*"))
 
     run = migration_dag.test(run_conf={"inclde": f"{prefix}\\..*"})
 
@@ -164,8 +165,8 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
     assert states["plan"] == "failed" and states["copy_verify"] == "upstream_failed", states
     assert "Unknown Param(s) 'inclde' in the run configuration" in capfd.readouterr().out
     assert _topics(clusters.target) == before
-    assert {r["run_id"] for r in Ledger.open(ledger_url()).runs(limit=1000)} == runs_before
-    assert set((state_dir() / "runs").glob("*")) == run_dirs_before
+    assert {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)} == runs_before
+    assert set((task_state_dir() / "runs").glob("*")) == run_dirs_before
 
 
 def test_bad_group_pattern_is_refused_when_triggered(migration_dag, clusters, kafka_connections, unique) -> None:  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ from confluent_kafka.admin import AdminClient
 
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic
-from kafka_migration.clients import client_settings
 from kafka_migration.exceptions import LeaseLostError, RunFileError
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
 from tests.spark.test_resume import _fill
 
@@ -116,7 +116,7 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     from kafka_migration.airflow import tasks
     from kafka_migration.airflow.operators import MigrationSparkOperator
     from kafka_migration.ledger.leases import Holder
-    from kafka_migration.pipeline import lease_keys
+    from kafka_migration.run.claims import lease_keys
 
     directory = Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "runs" / run_id
     plan_path = directory / "plan.json"
@@ -192,9 +192,9 @@ def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-unty
     migration_dag, clusters, kafka_connections, unique, capfd
 ) -> None:
     """The other way round: the lease a CLI run takes (its row, written here directly) stops the DAG's plan task."""
-    from kafka_migration.clients import KafkaCluster
-    from kafka_migration.config import ClusterConfig
+    from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger.leases import Holder, LeaseKey
+    from kafka_migration.model.config import ClusterConfig
 
     topic = f"leasecli{unique}"
     create_topic(clusters.source, topic, 2)

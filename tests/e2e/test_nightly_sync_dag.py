@@ -11,11 +11,11 @@ from confluent_kafka.admin import AdminClient
 
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.config import ClusterConfig
-from kafka_migration.group_admin import GroupCluster
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
-from kafka_migration.state import CommittedOffset
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.state import CommittedOffset
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 

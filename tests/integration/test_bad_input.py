@@ -4,7 +4,7 @@ Each case runs through the CLI (``kafka-migrate run``, in-process) and through t
 (``tasks.plan_run``, connections from the environment) and must stop before anything is created,
 written or recorded: exit 2 / ConfigurationError, one line naming the problem and the fix, no target
 topic, no run directory, no run in the ledger. The cases without a cluster are in
-tests/unit/test_bad_input_matrix.py.
+tests/unit/cli/test_bad_input_matrix.py.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from confluent_kafka.admin import AdminClient
 
 from harness.seed import create_topic
 from kafka_migration.cli import EXIT_BAD_INPUT, main
-from kafka_migration.clients import client_settings
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 from tests.leaks import leaked
 

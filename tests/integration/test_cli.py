@@ -25,9 +25,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.topic_configs import EFFECTIVE_VALUE, LISTED_AS_OVERRIDE
+from kafka_migration.kafka.clients import client_settings
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.run.topic_configs import EFFECTIVE_VALUE, LISTED_AS_OVERRIDE
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -17,14 +17,14 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
 from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster, client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.copy import copy_partition
 from kafka_migration.exceptions import ForeignRecordsError
-from kafka_migration.plan import MigrationPlan, PartitionSlice
-from kafka_migration.planner import build_plan
-from kafka_migration.topics import create_target_topics
-from kafka_migration.verify import verify_partition
+from kafka_migration.kafka.clients import KafkaCluster, client_settings
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan, PartitionSlice
+from kafka_migration.run.copy import copy_partition
+from kafka_migration.run.planner import build_plan
+from kafka_migration.run.topics import create_target_topics
+from kafka_migration.run.verify import verify_partition
 
 pytestmark = pytest.mark.integration
 

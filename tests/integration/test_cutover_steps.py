@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.config import ClusterConfig
-from kafka_migration.cutover_steps import finish_cutover
+from kafka_migration.cutover.preflight import Preflight
+from kafka_migration.cutover.steps import finish_cutover
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.ledger import Ledger
-from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
-from kafka_migration.preflight import Preflight
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 
 pytestmark = pytest.mark.integration
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from harness.seed import producer, send
-from kafka_migration.copy import copy_partition
-from kafka_migration.plan import PartitionSlice
-from kafka_migration.verify import PartitionVerification, verify_partition, verify_partitions_following
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.run.copy import copy_partition
+from kafka_migration.run.verify import PartitionVerification, verify_partition, verify_partitions_following
 from tests.integration.test_copy_verify import _plan_and_create, _seed_rich, _settings
 
 pytestmark = pytest.mark.integration

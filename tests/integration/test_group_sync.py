@@ -8,7 +8,7 @@ Embedded-broker notes (../shared/notes/embedded-kafka.md): every partition ends 
 batch (``seal_partitions``) so ListOffsets is right; the broker returns aborted records to
 read_committed consumers, so the "inside an aborted range" group reads the aborted record on both
 clusters (Apache Kafka would skip it on both); committed metadata strings are not stored by the
-broker, so their travel is covered by tests/unit/test_group_sync.py; a subscribing consumer needs a
+broker, so their travel is covered by tests/unit/groups/test_group_sync.py; a subscribing consumer needs a
 short ``max.poll.interval.ms`` or the broker holds its JoinGroup for the rebalance timeout.
 """
 
@@ -30,12 +30,13 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from harness.data import read_partition
 from harness.postgres import database_url, optional_databases
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.group_admin import GroupCluster
-from kafka_migration.group_pipeline import sync_groups
-from kafka_migration.group_sync import (
+from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.groups.sync import sync_groups
+from kafka_migration.kafka.clients import client_settings
+from kafka_migration.ledger import Ledger
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.groups import (
     BOTH_AT_END,
     KEPT_AHEAD,
     NOT_TRANSLATABLE,
@@ -44,10 +45,9 @@ from kafka_migration.group_sync import (
     TARGET_ACTIVE,
     UNCHANGED,
 )
-from kafka_migration.ledger import Ledger
-from kafka_migration.offsets import BEFORE
-from kafka_migration.pipeline import record_results, run_migration
-from kafka_migration.state import CommittedOffset
+from kafka_migration.model.offsets import BEFORE
+from kafka_migration.model.state import CommittedOffset
+from kafka_migration.spark.pipeline import record_results, run_migration
 from tests.conftest import IN_CI, missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

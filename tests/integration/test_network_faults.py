@@ -30,7 +30,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from harness.data import read_partition, without_offsets
 from harness.embedded import ProxiedCluster, proxied_clusters
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

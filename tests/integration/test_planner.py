@@ -11,19 +11,19 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster, client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import (
     ClusterUnreachableError,
     ConfigurationError,
     NoTopicsMatchedError,
     TopicConflictError,
 )
+from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
-from kafka_migration.pipeline import run_migration
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.planner import build_plan
-from kafka_migration.topics import create_target_topics
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.run.planner import build_plan
+from kafka_migration.run.topics import create_target_topics
+from kafka_migration.spark.pipeline import run_migration
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ import confluent_kafka
 import pytest
 
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration import reader
 from kafka_migration.exceptions import CopyError
-from kafka_migration.reader import end_offset, read_range
+from kafka_migration.kafka import reader
+from kafka_migration.kafka.reader import end_offset, read_range
 
 pytestmark = pytest.mark.integration
 

@@ -23,19 +23,20 @@ from sqlalchemy import update
 from harness.data import read_partition
 from harness.embedded import free_port, start_cluster
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster, client_settings
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.copy import copy_partition
 from kafka_migration.exceptions import StaleStateError
+from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder
 from kafka_migration.ledger.schema import checkpoint_topic_ids
-from kafka_migration.pipeline import RunOutcome, lease_claim, record_results, run_migration
-from kafka_migration.plan import MigrationPlan
-from kafka_migration.planner import build_plan, new_run_id
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.run.claims import lease_claim
+from kafka_migration.run.copy import copy_partition
+from kafka_migration.run.planner import build_plan, new_run_id
+from kafka_migration.run.topics import create_target_topics
+from kafka_migration.run.verify import verify_partition
 from kafka_migration.spark.jobs import _outcome
-from kafka_migration.topics import create_target_topics
-from kafka_migration.verify import verify_partition
+from kafka_migration.spark.pipeline import RunOutcome, record_results, run_migration
 from tests.leaks import leaked
 
 pytestmark = pytest.mark.integration

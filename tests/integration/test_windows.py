@@ -14,11 +14,11 @@ import pytest
 
 from harness.data import read_partition
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.copy import copy_partition, copy_partitions_safely
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.plan import MigrationPlan, PartitionSlice
-from kafka_migration.ranges import OffsetRange, read_all, read_ranges
-from kafka_migration.verify import verify_partition, verify_partitions_safely
+from kafka_migration.kafka.ranges import OffsetRange, read_all, read_ranges
+from kafka_migration.model.plan import MigrationPlan, PartitionSlice
+from kafka_migration.run.copy import copy_partition, copy_partitions_safely
+from kafka_migration.run.verify import verify_partition, verify_partitions_safely
 from tests.integration.test_copy_verify import _plan_and_create
 
 pytestmark = pytest.mark.integration

@@ -14,13 +14,13 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from harness.seed import create_topic
-from kafka_migration.config import ClusterConfig, MigrationOptions
 from kafka_migration.exceptions import LedgerUnavailableError
 from kafka_migration.ledger import Ledger
-from kafka_migration.pipeline import run_migration
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.spark.pipeline import run_migration
 from kafka_migration.spark.submit import SparkSettings
 from tests.spark.test_resume import _assert_exact_copy, _cli, _fill
-from tests.unit.test_leases import wait_until_expired
+from tests.unit.ledger.test_leases import wait_until_expired
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

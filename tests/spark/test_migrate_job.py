@@ -17,20 +17,20 @@ import pytest
 
 from harness.data import read_partition
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.planner import build_plan
-from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED
+from kafka_migration.run.planner import build_plan
+from kafka_migration.run.topics import create_target_topics
 from kafka_migration.spark.jobs import COPY_FAILED, SMALL_SLICE_OFFSETS
 from kafka_migration.spark.submit import SparkApplication, SparkSettings
-from kafka_migration.topics import create_target_topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 # Imported by every Python process of the application (driver and workers) through PYTHONPATH.
 FAULTY_COPIER = '''
 import dataclasses
-import kafka_migration.copy as copy
+import kafka_migration.run.copy as copy
 
 _real = copy.copy_partition
 
@@ -74,8 +74,8 @@ SPLIT_PROBE = """
 import dataclasses
 import os
 
-import kafka_migration.copy as copy
-import kafka_migration.verify as verify
+import kafka_migration.run.copy as copy
+import kafka_migration.run.verify as verify
 from kafka_migration.exceptions import CopyError
 
 _copy, _verify = copy.copy_partition, verify.verify_partition

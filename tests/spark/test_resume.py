@@ -15,9 +15,9 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from harness.data import read_partition, without_offsets
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import client_settings
+from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
-from tests.unit.test_leases import wait_until_expired
+from tests.unit.ledger.test_leases import wait_until_expired
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

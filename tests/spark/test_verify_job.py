@@ -8,10 +8,10 @@ import pytest
 
 from harness.data import read_partition
 from harness.seed import create_topic, producer, seal_partitions, send
-from kafka_migration.clients import KafkaCluster
-from kafka_migration.config import ClusterConfig, MigrationOptions
-from kafka_migration.planner import build_plan
-from kafka_migration.results import MISMATCH, OK
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.results import MISMATCH, OK
+from kafka_migration.run.planner import build_plan
 from kafka_migration.spark.submit import SparkSettings, run_step
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

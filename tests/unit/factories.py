@@ -6,8 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kafka_migration.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
-from kafka_migration.state import ConfigValue, TopicState
+from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.model.state import ConfigValue, TopicState
 
 SOURCE = ClusterInfo(role="source", bootstrap="src:9092", cluster_id="src-id", broker_count=3)
 TARGET = ClusterInfo(role="target", bootstrap="tgt:9092", cluster_id="tgt-id", broker_count=2)

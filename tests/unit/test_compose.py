@@ -211,7 +211,7 @@ def test_scripts_get_the_environment_they_require(project: ComposeProject) -> No
 @functools.cache
 def _dag_connection_ids() -> dict[str, str]:
     """The connection ids the repository's DAGs use, read from the DAG objects themselves."""
-    from kafka_migration.airflow import tasks
+    from kafka_migration.airflow.hooks import LEDGER_CONNECTION
     from kafka_migration.airflow.operators import MigrationSparkOperator
 
     ids: dict[str, set[str]] = {"source": set(), "target": set(), "spark": set()}
@@ -228,7 +228,7 @@ def _dag_connection_ids() -> dict[str, str]:
                 ids["spark"].add(task.partial_kwargs["conn_id"])
     for role, found in ids.items():
         assert len(found) == 1, f"the DAGs use several {role} connections: {found}"
-    return {role: found.pop() for role, found in ids.items()} | {"ledger": tasks.LEDGER_CONNECTION}
+    return {role: found.pop() for role, found in ids.items()} | {"ledger": LEDGER_CONNECTION}
 
 
 @pytest.fixture(scope="module")
@@ -250,8 +250,7 @@ def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPa
     """Resolve the connections from the service's environment with the code that uses them."""
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
-    from kafka_migration.airflow import tasks
-    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
 
     for key in list(os.environ):
         if key.startswith("AIRFLOW_CONN_"):
@@ -266,7 +265,7 @@ def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPa
         "source": KafkaClusterHook(ids["source"], "source").get_cluster_config().settings,
         "target": KafkaClusterHook(ids["target"], "target").get_cluster_config().settings,
         "spark": SparkSubmitHook(conn_id=ids["spark"])._connection,
-        "ledger": tasks.ledger_url(),
+        "ledger": LedgerHook().get_uri(),
     }
 
 

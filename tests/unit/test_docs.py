@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_migration.cli import _parser
+from kafka_migration.cli.parser import build_parser
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -88,7 +88,7 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
             for name, sub in action.choices.items():
                 walk(sub, (*words, name))
 
-    walk(_parser(), ())
+    walk(build_parser(), ())
     return found
 
 
@@ -151,7 +151,7 @@ def test_every_documented_command_parses(path: Path, capsys: pytest.CaptureFixtu
     refused = []
     for command in _commands(_read(path)):
         try:
-            _parser().parse_args(_argv(command))
+            build_parser().parse_args(_argv(command))
         except SystemExit as exc:
             if exc.code == 0:  # --help, --version
                 continue

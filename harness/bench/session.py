@@ -1,0 +1,34 @@
+"""The bench's session, shared by the runner and every scenario: the clusters, the sizes, the samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.bench.common import Target
+from harness.embedded import start_cluster
+
+
+class Session:
+    """One source cluster seeded once, a target restarted per repetition, and the samples taken."""
+
+    def __init__(self, work: Path, sizes: dict[str, int], verbose: bool) -> None:
+        self.work = work
+        self.sizes = sizes
+        self.verbose = verbose
+        self.raw: dict[str, Any] = {}
+        self.seeding: dict[str, float] = {}
+        self.source_cluster = start_cluster("bench-source", log_dir=work / "brokers")
+        self.source = self.source_cluster.bootstrap
+        self.target = Target(work / "brokers")
+        self.runs = 0
+
+    def close(self) -> None:
+        self.target.stop()
+        self.source_cluster.stop()
+
+    def run_dir(self) -> Path:
+        self.runs += 1
+        path = self.work / f"run-{self.runs:03d}"
+        path.mkdir(parents=True)
+        return path

@@ -1,0 +1,47 @@
+"""``kafka-migrate``: the pipeline without Airflow.
+
+Exit codes: 0 copied and verified; 1 verification found differences; 2 bad input
+or configuration (nothing written); 3 any other failure (a copy error, Spark, a cluster that
+could not be read during verification).
+``groups sync``: 0 every selected group synced and proven; 1 some partition not
+translatable or not proven; 2 and 3 as above.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from kafka_migration.cli.options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_MISMATCH, EXIT_OK
+from kafka_migration.cli.parser import COMMANDS, build_parser
+from kafka_migration.exceptions import MigrationError
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_MISMATCH", "EXIT_OK", "console_main", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return COMMANDS[args.command](args)
+    except MigrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def console_main() -> int:
+    """The ``kafka-migrate`` command: ``main``, then an exit that skips the interpreter's last full garbage
+    collection. After a run the CLI holds SQLAlchemy, Alembic, PySpark and rich: collecting them took
+    ~0.5 s of CPU (0.7 s of wall) after the verdict was printed. Exit handlers still run."""
+    code = main()
+    import gc
+
+    gc.freeze()  # nothing is left to collect: the process ends now
+    return code

@@ -1,0 +1,152 @@
+"""``kafka-migrate cutover``: refuse while producers write or consumers run, a final verified run, the
+groups moved with proof, the cutover report. ``failback`` reverses one and shares its final run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kafka_migration.cli.options import (
+    EXIT_OK,
+    LEDGER_HELP,
+    default_state_dir,
+    ledger_url,
+    nonempty,
+    nonempty_path,
+    positive,
+    reports_dir_of,
+    seconds,
+    spark_conf,
+)
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import (
+    DEFAULT_INCLUDE,
+    DEFAULT_RENAME,
+    ClusterConfig,
+    MigrationOptions,
+    compile_pattern,
+    writable_dir,
+)
+from kafka_migration.reports.summary import render_plan, render_table
+from kafka_migration.spark.submit import SparkSettings, default_master
+
+
+def add_parser(sub: Any) -> None:
+    """The ``cutover`` subcommand and its options."""
+    parser = sub.add_parser(
+        "cutover",
+        help="switch to the target: refuse while producers write or consumers run, final verified run, "
+        "group offsets with proof, cutover report",
+    )
+    cluster_options(parser, required=False)
+    parser.add_argument("--include", type=nonempty, default=DEFAULT_INCLUDE, help="regex a topic name must fully match")
+    parser.add_argument("--exclude", type=nonempty, help="regex of topic names to leave out")
+    parser.add_argument("--rename", type=nonempty, default=DEFAULT_RENAME, help="target name template, as for run")
+    parser.add_argument(
+        "--group", type=nonempty, help="regex a consumer group id must fully match (default: every group)"
+    )
+    parser.add_argument("--exclude-group", type=nonempty, help="regex of consumer group ids to leave out")
+    parser.add_argument("--replication-factor", type=positive)
+
+
+def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--source", type=nonempty, required=required, help="source bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--target", type=nonempty, required=required, help="target bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--source-config", type=nonempty_path, help="JSON file of librdkafka settings for the source")
+    parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    parser.add_argument(
+        "--quiet-seconds",
+        type=seconds,
+        default=30.0,
+        help="how long the topics must receive no record before the final run (default 30)",
+    )
+    parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
+    parser.add_argument("--state-dir", type=nonempty_path, default=None)
+    parser.add_argument("--report-dir", type=nonempty_path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument("--master", type=nonempty, default=default_master(), help="Spark master (as for run)")
+    parser.add_argument("--spark-conf", type=nonempty, action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--topics-per-job", type=positive, default=25)
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+
+def cutover(args: argparse.Namespace) -> int:
+    from kafka_migration.cutover.record import FAILED
+    from kafka_migration.cutover.steps import finish_cutover, prepare_cutover
+    from kafka_migration.run.planner import new_run_id
+
+    if not args.source or not args.target:
+        raise ConfigurationError("kafka-migrate cutover needs --source and --target (HOST:PORT).")
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    options = MigrationOptions(
+        include=args.include,
+        exclude=args.exclude,
+        rename=args.rename,
+        replication_factor=args.replication_factor,
+        topics_per_job=args.topics_per_job,
+    )
+    compile_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
+    if args.exclude_group:
+        compile_pattern("exclude-group", args.exclude_group)
+    check_before_writing(args, source, target)
+    from kafka_migration.ledger import Ledger
+
+    ledger = Ledger.open(ledger_url(args))  # the final run may be the first one: like run, it may create it
+    cutover_id = new_run_id("cutover")
+    print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
+    checked = prepare_cutover(
+        source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
+    )
+    print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
+    try:
+        outcome = final_run(args, source, target, options, ledger)
+    except BaseException as exc:
+        ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
+        raise
+    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
+    print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
+    print(f"Cutover report (checklist, group start offsets): {result.report}")
+    print(f"To go back later: kafka-migrate failback --cutover {cutover_id}")
+    return EXIT_OK
+
+
+def final_run(
+    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
+):  # type: ignore[no-untyped-def]
+    """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
+    from kafka_migration.reports.signoff import generate_report
+    from kafka_migration.spark.pipeline import run_migration
+
+    def on_line(line: str) -> None:
+        if args.verbose:
+            print(line, file=sys.stderr)
+
+    outcome = run_migration(
+        source,
+        target,
+        options,
+        args.state_dir or default_state_dir(),
+        ledger,
+        spark=SparkSettings(master=args.master, conf=spark_conf(args.spark_conf)),
+        on_plan=lambda plan: print(render_plan(plan)),
+        on_line=on_line,
+    )
+    if not outcome.nothing_new:
+        print(render_table(outcome.rows))
+    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
+    print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
+    return outcome
+
+
+def check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:
+    """What cutover and failback can check without a cluster, as run does: settings, Spark, directories."""
+    from kafka_migration.kafka.clients import check_client_settings
+
+    SparkSettings(master=args.master, conf=spark_conf(args.spark_conf))
+    writable_dir(
+        args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
+    )
+    writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
+    for cluster in clusters:
+        check_client_settings(cluster)

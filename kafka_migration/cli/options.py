@@ -1,0 +1,99 @@
+"""What the subcommands share: exit codes, option types, and where the state, ledger and reports are.
+
+Option types make an empty value or a number out of range a usage error (exit 2), never a silent default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from kafka_migration.exceptions import ConfigurationError
+
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
+LEDGER_HELP = "ledger database URL (default: SQLite ledger.db in the state dir)"
+
+
+def default_state_dir() -> Path:
+    return Path(os.environ.get("KAFKA_MIGRATION_STATE_DIR", Path.home() / ".kafka-migration"))
+
+
+def nonempty(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must not be empty (leave the option out to use its default)")
+    return value
+
+
+def nonempty_path(value: str) -> Path:
+    return Path(nonempty(value))
+
+
+def _whole(value: str, least: int) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if number < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {number}")
+    return number
+
+
+def positive(value: str) -> int:
+    return _whole(value, 1)
+
+
+def seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {value!r}")
+    return number
+
+
+def not_negative(value: str) -> int:
+    return _whole(value, 0)
+
+
+def ledger_url(args: argparse.Namespace) -> str:
+    """--ledger, $KAFKA_MIGRATION_LEDGER_URL, or SQLite in the state dir; refused here if it cannot work."""
+    from kafka_migration.ledger import default_ledger_url
+    from kafka_migration.ledger.urls import check_ledger_url
+
+    url = (
+        args.ledger
+        or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
+        or default_ledger_url(args.state_dir or default_state_dir())
+    )
+    check_ledger_url(url)
+    return url
+
+
+def open_ledger(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The ledger of a command that reads it: refused, not created, when it does not exist."""
+    from kafka_migration.ledger import Ledger
+
+    return Ledger.open(ledger_url(args), create=False)
+
+
+def reports_dir_of(args: argparse.Namespace) -> Path:
+    return args.report_dir or (args.state_dir or default_state_dir()) / "reports"
+
+
+def print_table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    for line in (header, tuple("-" * w for w in widths), *body):
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+
+
+def spark_conf(pairs: Sequence[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigurationError(f"--spark-conf {pair!r} must look like KEY=VALUE, e.g. spark.executor.memory=2g")
+        conf[key] = value
+    return conf

@@ -1,0 +1,295 @@
+"""``kafka-migrate run``: plan, create topics, copy with Spark and verify, with progress on the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kafka_migration.cli.options import (
+    EXIT_FAILED,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    LEDGER_HELP,
+    default_state_dir,
+    ledger_url,
+    nonempty,
+    nonempty_path,
+    positive,
+    reports_dir_of,
+    spark_conf,
+)
+from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
+from kafka_migration.model.results import UNVERIFIED
+from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
+from kafka_migration.run.progress import RECORDS_LINE, TOPIC_DONE_LINE
+from kafka_migration.spark.executor_env import configured_executor_env
+from kafka_migration.spark.submit import SparkSettings, default_master
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+    from kafka_migration.model.timings import RunTimings
+    from kafka_migration.spark.pipeline import RunOutcome
+    from kafka_migration.spark.submit import SparkApplication
+
+
+def add_parser(sub: Any) -> None:
+    """The ``run`` subcommand and its options."""
+    parser = sub.add_parser("run", help="plan, create topics, copy with Spark and verify")
+    parser.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
+    parser.add_argument(
+        "--source-config",
+        type=nonempty_path,
+        help="JSON file of librdkafka settings for the source (security goes here)",
+    )
+    parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    parser.add_argument(
+        "--include", type=nonempty, default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)"
+    )
+    parser.add_argument("--exclude", type=nonempty, help="regex of topic names to leave out")
+    parser.add_argument(
+        "--rename",
+        type=nonempty,
+        default=DEFAULT_RENAME,
+        help="target name template, e.g. 'src.{topic}' (default: same name)",
+    )
+    parser.add_argument(
+        "--replication-factor", type=positive, help="target replication factor (default: min(source, target brokers))"
+    )
+    parser.add_argument(
+        "--topics-per-job", type=positive, default=25, help="topics sharing one Spark application (default 25)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    parser.add_argument(
+        "--state-dir",
+        type=nonempty_path,
+        default=None,
+        help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)",
+    )
+    parser.add_argument(
+        "--master",
+        type=nonempty,
+        default=default_master(),
+        help="Spark master (default local[2 x cores]: tasks mostly wait on the brokers; or "
+        "$KAFKA_MIGRATION_SPARK_MASTER)",
+    )
+    parser.add_argument(
+        "--spark-conf",
+        type=nonempty,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable",
+    )
+    parser.add_argument(
+        "--executor-env",
+        type=nonempty,
+        metavar="ARCHIVE",
+        help="packed executor environment to ship to the executors (built by `kafka-migrate package-env`; a "
+        "local file or a URI Spark can fetch; default $KAFKA_MIGRATION_EXECUTOR_ENV; needed on a cluster, "
+        "not shipped to a local[...] master)",
+    )
+    parser.add_argument(
+        "--start",
+        type=nonempty,
+        default="earliest",
+        help="where partitions without a checkpoint start: earliest (default), latest, or a time "
+        "(ISO 8601 or epoch ms)",
+    )
+    parser.add_argument(
+        "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
+    )
+    parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
+    parser.add_argument("--report-dir", type=nonempty_path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument(
+        "--lease-ttl",
+        type=nonempty,
+        metavar="SECONDS",
+        help="seconds the run's leases on its target topics live without renewal; another run takes over a lease "
+        "its holder stopped renewing for that long (default 600, or $KAFKA_MIGRATION_LEASE_TTL)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
+
+    started = time.time()  # the wall time a user sees starts here
+    stamps: dict[str, float] = {}
+    console = Console(stderr=True)
+    # Everything that can be checked without a cluster is checked before anything is written.
+    options = MigrationOptions(
+        include=args.include,
+        exclude=args.exclude,
+        rename=args.rename,
+        dry_run=args.dry_run,
+        replication_factor=args.replication_factor,
+        topics_per_job=args.topics_per_job,
+        start=args.start,
+        allow_gaps=args.allow_gaps,
+    )
+    lease_ttl = parse_lease_ttl(args.lease_ttl, "--lease-ttl") if args.lease_ttl is not None else lease_ttl_from_env()
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    spark = SparkSettings(
+        master=args.master,
+        conf=spark_conf(args.spark_conf),
+        executor_env=configured_executor_env(args.executor_env),
+    )
+    state_dir = writable_dir(
+        args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
+    )
+    writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
+    check_client_settings(source)
+    check_client_settings(target)
+    url = ledger_url(args)
+    progress = Progress(
+        TextColumn("{task.description:<8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[topics]} topics done {task.fields[last]}"),
+        console=console,
+        transient=False,
+    )
+    tasks: dict[str, int] = {}
+
+    def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
+        stamps["planned"] = time.time()
+        print(render_plan(plan))
+        if not args.dry_run and plan.offset_span:
+            for step in ("copy", "verify"):
+                tasks[step] = progress.add_task(step, total=plan.offset_span, last="", topics=0, start=False)
+
+    def on_step(step: str) -> None:
+        if step in tasks:
+            progress.start_task(tasks[step])
+
+    def on_line(line: str) -> None:
+        if args.verbose:
+            progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        records = RECORDS_LINE.search(line)
+        if records and records.group(1) in tasks:
+            progress.update(tasks[records.group(1)], completed=int(records.group(2).replace(",", "")))
+        match = TOPIC_DONE_LINE.match(line)
+        if match and match.group(1) in tasks:
+            step, topic, status, done, _total = match.groups()
+            progress.update(tasks[step], topics=int(done), last=f"(last: {topic}: {status})")
+
+    run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, url)
+    from kafka_migration.spark.pipeline import run_migration
+
+    with progress:
+        outcome = run_migration(
+            source,
+            target,
+            options,
+            state_dir,
+            ledger,
+            spark=spark,
+            on_plan=on_plan,
+            on_line=on_line,
+            on_step=on_step,
+            lease_ttl=lease_ttl,
+            run_id=run_id,
+            app=app,
+            started=started,
+        )
+        for task in progress.tasks:  # the last datagrams may be lost; the steps are done
+            progress.update(task.id, completed=task.total)
+    if args.dry_run:
+        print("Dry run: nothing was created or copied.")
+        return EXIT_OK
+    from kafka_migration.reports.signoff import generate_report
+
+    timings = getattr(outcome, "timings", None) or _measured(outcome, started, stamps.get("planned"))
+    ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
+    if outcome.nothing_new:
+        files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
+        print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
+        print(f"Report: {files.html}")
+        if timings is not None:
+            print(timings_line(timings))
+        return EXIT_OK
+    print()
+    print(render_table(outcome.rows))
+    print(f"Run files: {outcome.directory}")
+    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
+    print(f"Report: {files.html} (report.json {files.sha256})")
+    code = _verdict_exit(outcome)
+    print(timings_line(timings))
+    return code
+
+
+def _start_spark_then_open_ledger(
+    args: argparse.Namespace,
+    state_dir: Path,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    spark: SparkSettings,
+    on_line: Callable[[str], None],
+    ledger_url: str,
+) -> tuple[str, SparkApplication | None, Ledger]:
+    """A run id, its Spark application already starting (None for a dry run), and the opened ledger.
+
+    Spark starts before the ledger and the pipeline are even imported: its start-up (seconds) runs
+    while this process opens the ledger and plans. Until run_migration owns the application, it is
+    stopped here on any failure, a ledger refused as bad input included.
+    """
+    from kafka_migration.run.files import new_run_id, run_dir
+    from kafka_migration.spark.submit import can_wait, migrate_application
+
+    run_id = new_run_id()
+    app = None
+    if not args.dry_run and can_wait(spark):
+        app = migrate_application(run_dir(state_dir, run_id), source, target, spark, on_line, wait=True)
+    try:
+        from kafka_migration.ledger import Ledger
+
+        return run_id, app, Ledger.open(ledger_url)
+    except BaseException:
+        if app is not None:
+            app.abort()
+        raise
+
+
+def _measured(outcome: RunOutcome, started: float, planned: float | None) -> RunTimings:
+    """The run's timings from the CLI's own stamps and the steps' results files, when the pipeline gave none."""
+    from kafka_migration.run.files import read_results
+
+    steps = {}
+    for step in ("copy", "verify"):
+        try:
+            found = read_results(outcome.directory / f"{step}.json", step, step)
+        except Exception:  # a corrupt results file was reported by the run itself; timing is not worth failing
+            found = None
+        steps[step] = [found] if found is not None else []
+    return results_timings(started, planned, steps["copy"], steps["verify"], time.time())
+
+
+def _verdict_exit(outcome: RunOutcome) -> int:
+    """The closing line of a run and its exit code."""
+    run_id = outcome.plan.run_id
+    if outcome.verified:
+        print(f"Migration {run_id} verified: every partition matches on count and checksum.")
+        return EXIT_OK
+    status = run_status(outcome.rows)
+    if status == "failed":
+        print(f"Migration {run_id} FAILED: a copy did not complete (see above).")
+        return EXIT_FAILED
+    if status == UNVERIFIED:
+        print(
+            f"Migration {run_id} could NOT be verified: a cluster could not be read during verification "
+            "(see above). Nothing is known to differ; rerun when both clusters are reachable."
+        )
+        return EXIT_FAILED
+    print(f"Migration {run_id} NOT verified: source and target differ (see above).")
+    return EXIT_MISMATCH

@@ -1,0 +1,1 @@
+"""The switch-over and its reverse: ``record`` (the cutover record), ``preflight``, ``steps``, ``report``."""

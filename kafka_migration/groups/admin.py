@@ -1,0 +1,162 @@
+"""Consumer groups through confluent-kafka: list them, read their state and committed offsets, write offsets,
+and read the one record a proof needs.
+
+A subclass of ``clients.KafkaCluster``, so reachability checks and error messages are the same as
+for the rest of the pipeline. Group state decides "active" (``state.ConsumerGroup.active``): a
+group with members is never EMPTY or DEAD in Kafka, whatever its member list says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import closing
+from typing import Any
+
+from kafka_migration.exceptions import MigrationError
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.reader import records
+from kafka_migration.model.records import encode_record, message_fields
+from kafka_migration.model.state import CommittedOffset, ConsumerGroup
+
+
+def _state_name(state: Any) -> str:
+    return str(getattr(state, "name", state) or "UNKNOWN").upper()
+
+
+class GroupCluster(KafkaCluster):
+    """Consumer group admin calls on one cluster, with errors that name the cluster, the group and the fix."""
+
+    def group_ids(self) -> list[str]:
+        """Every consumer group the cluster lists (ListGroups on every broker)."""
+        from confluent_kafka import KafkaException
+
+        try:
+            result = self.admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        except TimeoutError as exc:
+            raise self._unreachable(exc) from None
+        if result.errors:
+            raise MigrationError(
+                f"{self.config.role} cluster {self.config.bootstrap}: listing consumer groups failed on some "
+                f"brokers ({result.errors[0]}); check the principal may describe groups, then retry."
+            )
+        return sorted({g.group_id for g in result.valid})
+
+    def states(self, group_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """Group id -> (state name, member count). A group the cluster does not know is DEAD."""
+        ids = sorted(set(group_ids))
+        if not ids:
+            return {}
+        futures = self.admin.describe_consumer_groups(ids, request_timeout=self.timeout)
+        out = {}
+        for group_id, future in futures.items():
+            description = self._result(future, f"describe consumer group {group_id!r}")
+            out[group_id] = (_state_name(description.state), len(description.members or []))
+        return out
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
+        """Every committed offset of a group, with its metadata string."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        futures = self.admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id)], request_timeout=self.timeout
+        )
+        result = self._result(futures[group_id], f"read the committed offsets of group {group_id!r}")
+        out = {}
+        for tp in result.topic_partitions or []:
+            if tp.error is not None:
+                raise MigrationError(
+                    f"{self.config.role} cluster {self.config.bootstrap}: committed offset of group {group_id!r} on "
+                    f"{tp.topic}[{tp.partition}] could not be read: {tp.error}"
+                )
+            if tp.offset >= 0:
+                out[(tp.topic, tp.partition)] = CommittedOffset(int(tp.offset), tp.metadata or None)
+        return out
+
+    def groups(self, group_ids: Iterable[str], known: Iterable[str] | None = None) -> dict[str, ConsumerGroup]:
+        """State and committed offsets of each group; ``known`` (the listed groups) marks which exist at all."""
+        ids = sorted(set(group_ids))
+        listed = set(known) if known is not None else set(ids)
+        states = self.states(ids)
+        out = {}
+        for group_id in ids:
+            state, members = states.get(group_id, ("DEAD", 0))
+            exists = group_id in listed or state != "DEAD"
+            out[group_id] = ConsumerGroup(
+                group_id=group_id,
+                state=state,
+                members=members,
+                offsets=self.committed(group_id) if exists else {},
+                exists=exists,
+            )
+        return out
+
+    def end_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Log end (read-committed) of each (topic, partition) that exists; others are left out."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        futures = self.admin.list_offsets(
+            {TopicPartition(t, p): OffsetSpec.latest() for t, p in wanted},
+            isolation_level=IsolationLevel.READ_COMMITTED,
+            request_timeout=self.timeout,
+        )
+        out = {}
+        for tp, future in futures.items():
+            try:
+                out[(tp.topic, tp.partition)] = int(future.result(timeout=self.timeout + 5).offset)
+            except (KafkaException, TimeoutError):
+                continue  # a deleted topic or partition: no lag to show
+        return out
+
+    def alter_offsets(self, group_id: str, offsets: Mapping[tuple[str, int], CommittedOffset]) -> None:
+        """AlterConsumerGroupOffsets for one group. Kafka refuses it while the group has members."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+
+        if not offsets:
+            return
+        partitions = [
+            TopicPartition(
+                topic, partition, committed.offset, **({"metadata": committed.metadata} if committed.metadata else {})
+            )
+            for (topic, partition), committed in sorted(offsets.items())
+        ]
+        futures = self.admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id, partitions)], request_timeout=self.timeout
+        )
+        try:
+            result = futures[group_id].result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise MigrationError(
+                f"{self.config.role} cluster {self.config.bootstrap} refused the offsets of group {group_id!r}: "
+                f"{exc.args[0].str() if exc.args else exc}. A group with active members cannot be changed; "
+                "stop its consumers and sync again."
+            ) from None
+        except TimeoutError:
+            raise self._unreachable(TimeoutError(f"no answer to altering group {group_id!r}")) from None
+        failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
+        if failed:
+            first = failed[0]
+            raise MigrationError(
+                f"{self.config.role} cluster {self.config.bootstrap} refused offset {first.offset} of group "
+                f"{group_id!r} on {first.topic}[{first.partition}]: {first.error} ({len(failed)} partition(s) failed)."
+            )
+
+
+def first_record(
+    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int, *, what: str
+) -> tuple[int, bytes] | None:
+    """Offset and canonical encoding of the first record in ``[start, end)``, None when the range holds none.
+
+    The same reader and encoding as verification, so "the same record" means what it means there.
+    """
+    if end <= start:
+        return None
+    with closing(records(settings, topic, partition, start, end, what)) as found:  # closes the consumer
+        for msg in found:
+            return msg.offset(), encode_record(*message_fields(msg))
+    return None

@@ -1,0 +1,1 @@
+"""Thin wrappers over confluent-kafka: clients and admin calls, TLS checks, bounded range readers."""

@@ -1,0 +1,489 @@
+"""Thin wrappers over confluent-kafka: client settings, admin calls, clear errors.
+
+Everything that talks to a broker goes through here, so the logic modules can be
+tested on plain data and the settings that correctness depends on live in one place.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
+from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
+from kafka_migration.model.config import ClusterConfig, scrub
+from kafka_migration.model.plan import ClusterInfo
+from kafka_migration.model.state import ConfigValue, TopicState
+
+log = logging.getLogger(__name__)
+_rdkafka_log = logging.getLogger("kafka_migration.librdkafka")
+
+# ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
+_DYNAMIC_TOPIC_CONFIG = 1
+
+
+class _QuietRdkafkaLogger:
+    """Route librdkafka's own log lines (connection retries...) to DEBUG.
+
+    The pipeline reports failures itself, with context; librdkafka's retry chatter
+    on stderr only buries that message.
+    """
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        _rdkafka_log.debug(msg, *args)
+
+
+class _ConnectionWatch(_QuietRdkafkaLogger):
+    """librdkafka's connection failures for one admin client, kept to explain a failed first call.
+
+    A failed TLS handshake or SASL login reaches the application only through the error callback
+    and the log; the admin call itself just times out. Served by ``AdminClient.poll``.
+    """
+
+    # KafkaError codes that no retry can fix: wrong certificates, wrong credentials.
+    FATAL = ("_SSL", "_AUTHENTICATION")
+
+    def __init__(self) -> None:
+        self.fatal: str | None = None
+        self.all_down = False
+        self.last_failure: str | None = None
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        super().log(level, msg, *args)
+        if args and args[0] == "FAIL":
+            self.last_failure = str(args[-1])
+
+    def on_error(self, error: Any) -> None:
+        if error.name() in self.FATAL:
+            self.fatal = self.fatal or error.str()
+        elif error.name() == "_ALL_BROKERS_DOWN":
+            self.all_down = True
+        else:
+            self.last_failure = error.str()
+
+
+# Bounded waits when a cluster stops answering (docs/concepts.md). Each comes from the
+# cluster's librdkafka settings, so users tune them where they tune everything else.
+DEFAULT_SOCKET_TIMEOUT_MS = 60_000  # librdkafka's socket.timeout.ms default
+DEFAULT_MESSAGE_TIMEOUT_MS = 120_000  # librdkafka's own default is 300,000: a dead target would hold a task 5 min
+
+
+def stall_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds a reader may go without any answer from its cluster before it gives up: socket.timeout.ms.
+
+    A consumer whose brokers are gone reports nothing at all (it reconnects forever), so the
+    reader itself must notice that nothing arrives; a cluster back within this time is used again.
+    """
+    return int(settings.get("socket.timeout.ms", DEFAULT_SOCKET_TIMEOUT_MS)) / 1000.0
+
+
+def delivery_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds after which a record the target has not acknowledged fails: message.timeout.ms."""
+    value = settings.get("message.timeout.ms", settings.get("delivery.timeout.ms", DEFAULT_MESSAGE_TIMEOUT_MS))
+    return int(value) / 1000.0
+
+
+def cluster_label(role: str, settings: Mapping[str, Any]) -> str:
+    """``source cluster host:port`` for messages: which cluster, by role and address (never a secret)."""
+    bootstrap = settings.get("bootstrap.servers")
+    return f"{role} cluster {bootstrap}" if bootstrap else f"{role} cluster"
+
+
+def client_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {**settings, "logger": _QuietRdkafkaLogger()}
+
+
+def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Reader settings: bounded prefetch memory, no group membership, fail on missing offsets."""
+    defaults = {
+        "queued.max.messages.kbytes": 16384,
+        # The end of a partition is only seen after an empty fetch, which the broker holds this
+        # long: the reader never waits for new records, so keep it short.
+        "fetch.wait.max.ms": 10,
+        "fetch.max.bytes": 16 * 1024 * 1024,
+        "receive.message.max.bytes": 32 * 1024 * 1024,
+        "socket.connection.setup.timeout.ms": 15000,
+    }
+    required = {
+        "group.id": "kafka-migration",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "error",
+    }
+    return client_settings({**defaults, **settings, **required})
+
+
+def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> dict[str, Any]:
+    """Writer settings: idempotent and acks=all so retries neither lose nor reorder nor double."""
+    defaults = {
+        "linger.ms": 20,
+        "batch.size": 1024 * 1024,
+        "compression.type": "lz4",
+        "queue.buffering.max.kbytes": 32768,
+        "queue.buffering.max.messages": 100000,
+        "socket.connection.setup.timeout.ms": 15000,
+    }
+    merged = {**defaults, **settings}
+    try:
+        wanted = int(merged.get("message.max.bytes", 0))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f'Invalid value "{merged["message.max.bytes"]}" for configuration property "message.max.bytes"'
+        ) from None
+    merged["message.max.bytes"] = max(wanted, max_message_bytes + 1024)
+    if "message.timeout.ms" not in merged and "delivery.timeout.ms" not in merged:
+        merged["message.timeout.ms"] = DEFAULT_MESSAGE_TIMEOUT_MS
+    merged.update({"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5})
+    return client_settings(merged)
+
+
+def refused_settings(config: ClusterConfig, exc: BaseException) -> ConfigurationError:
+    """librdkafka's reason for refusing a client's settings, secrets masked, and where to fix them."""
+    error = exc.args[0] if exc.args else exc
+    reason = scrub(error.str() if hasattr(error, "str") else str(error), config.settings)
+    hint = " (a wrong or missing ssl.key.password shows as a key that cannot be read)" if "ssl.key" in reason else ""
+    return ConfigurationError(
+        f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}{hint}. Fix or remove "
+        f"that setting in {config.where} (librdkafka's CONFIGURATION.md lists the valid keys and values)."
+    )
+
+
+def check_client_settings(config: ClusterConfig) -> None:
+    """Create, and drop, a producer and a consumer with these settings before anything is written.
+
+    librdkafka refuses unknown keys and bad values only when a client is created; that must not
+    happen for the first time in a Spark task halfway through a run. No client connects:
+    ``bootstrap.servers`` is left out of the check.
+    """
+    from confluent_kafka import Consumer, KafkaException, Producer
+
+    settings = {k: v for k, v in config.settings.items() if k != "bootstrap.servers"}
+    try:
+        Producer(producer_settings(settings, 1)).flush(0)
+        Consumer(consumer_settings(settings)).close()
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise refused_settings(config, exc) from None
+
+
+class KafkaCluster:
+    """Admin operations on one cluster, with errors that name the cluster and the fix."""
+
+    def __init__(self, config: ClusterConfig, timeout: float = 15.0) -> None:
+        self.config = config
+        self.timeout = timeout
+        self._admin: Any = None
+        self._watch = _ConnectionWatch()
+        self._probed = False
+
+    @property
+    def admin(self) -> Any:
+        if self._admin is None:
+            from confluent_kafka import KafkaException
+            from confluent_kafka.admin import AdminClient
+
+            check_tls_settings(self.config.role, self.config.settings)
+            settings = {"socket.connection.setup.timeout.ms": int(self.timeout * 1000), **self.config.settings}
+            try:
+                self._admin = AdminClient({**settings, "logger": self._watch, "error_cb": self._watch.on_error})
+            except (KafkaException, ValueError, TypeError) as exc:
+                raise refused_settings(self.config, exc) from None
+        return self._admin
+
+    def _unreachable(self, exc: BaseException | str) -> ClusterUnreachableError:
+        cause = self._tls_cause()
+        if cause is not None:
+            return self._refused(cause)
+        if self._watch.fatal is not None:
+            return self._refused(
+                f"{self._watch.fatal}; check the security settings (security.protocol, ssl.*, sasl.*) of the "
+                f"{self.config.role} connection"
+            )
+        last = f"; last connection error: {self._watch.last_failure}" if self._watch.last_failure else ""
+        if "APIVERSION_QUERY" in last and not uses_tls(self.config.settings):
+            last += " - a broker that expects TLS closes plaintext connections like this: check security.protocol"
+        return ClusterUnreachableError(
+            scrub(
+                f"Cannot reach the {self.config.role} cluster at {self.config.bootstrap} within "
+                f"{self.timeout:.0f}s ({exc}{last}). Check the bootstrap address, that the brokers are up and "
+                f"reachable from here, and the security settings of the {self.config.role} connection.",
+                self.config.settings,
+            )
+        )
+
+    def _refused(self, cause: str) -> ClusterUnreachableError:
+        return ClusterUnreachableError(
+            scrub(
+                f"Cannot connect to the {self.config.role} cluster at {self.config.bootstrap}: {cause}. "
+                "Nothing was written.",
+                self.config.settings,
+            )
+        )
+
+    def _tls_cause(self) -> str | None:
+        """Probe the TLS handshake once (after a failure only) for a cause librdkafka does not name."""
+        if self._probed or not uses_tls(self.config.settings):
+            return None
+        self._probed = True
+        return diagnose_tls(self.config.settings)
+
+    def _connected(self, future: Any) -> Any:
+        """Wait for the first admin call, failing fast on TLS and authentication errors."""
+        from concurrent.futures import wait
+
+        deadline = time.monotonic() + self.timeout + 5
+        while not wait([future], timeout=0.1).done:
+            self.admin.poll(0)  # serves the error callback and the log
+            if self._watch.fatal is not None:
+                raise self._unreachable(self._watch.fatal)
+            if self._watch.all_down and not self._probed and uses_tls(self.config.settings):
+                cause = self._tls_cause()
+                if cause is not None:
+                    raise self._refused(cause)
+            if time.monotonic() > deadline:
+                raise self._unreachable(TimeoutError("no answer"))
+        return future.result()
+
+    def describe(self) -> ClusterInfo:
+        """Cluster id and broker count; the first call, so it doubles as the reachability check."""
+        from confluent_kafka import KafkaException
+
+        try:
+            result = self._connected(self.admin.describe_cluster(request_timeout=self.timeout))
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        return ClusterInfo(
+            role=self.config.role,
+            bootstrap=self.config.bootstrap,
+            cluster_id=str(result.cluster_id),
+            broker_count=len(result.nodes),
+        )
+
+    def topic_names(self) -> list[str]:
+        from confluent_kafka import KafkaException
+
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        return sorted(metadata.topics)
+
+    def topic_states(self, names: Iterable[str]) -> dict[str, TopicState]:
+        """Partitions, replication factor, configs and offsets of the topics that exist."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
+
+        wanted = list(names)
+        if not wanted:
+            return {}
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        present = [n for n in wanted if n in metadata.topics and metadata.topics[n].error is None]
+        if not present:
+            return {}
+
+        config_futures = self.admin.describe_configs(
+            [ConfigResource(ResourceType.TOPIC, n) for n in present], request_timeout=self.timeout
+        )
+        configs: dict[str, dict[str, ConfigValue]] = {}
+        for resource, future in config_futures.items():
+            entries = self._result(future, f"describe configs of topic {resource.name!r}")
+            configs[resource.name] = {
+                name: ConfigValue(
+                    value=entry.value,
+                    set_on_topic=int(getattr(entry.source, "value", entry.source)) == _DYNAMIC_TOPIC_CONFIG,
+                    read_only=bool(entry.is_read_only),
+                    sensitive=bool(entry.is_sensitive),
+                )
+                for name, entry in entries.items()
+            }
+
+        partitions = [TopicPartition(n, p) for n in present for p in metadata.topics[n].partitions]
+        found: dict[tuple[str, str], dict[int, int]] = {}
+        for kind, spec in (("earliest", OffsetSpec.earliest()), ("latest", OffsetSpec.latest())):
+            futures = self.admin.list_offsets(
+                {tp: spec for tp in partitions},
+                isolation_level=IsolationLevel.READ_COMMITTED,
+                request_timeout=self.timeout,
+            )
+            for tp, future in futures.items():
+                info = self._result(future, f"list {kind} offset of {tp.topic}[{tp.partition}]")
+                found.setdefault((kind, tp.topic), {})[tp.partition] = int(info.offset)
+
+        ids = self.topic_ids(present)
+        states = {}
+        for name in present:
+            topic_md = metadata.topics[name]
+            states[name] = TopicState(
+                name=name,
+                partitions=len(topic_md.partitions),
+                replication_factor=max((len(p.replicas) for p in topic_md.partitions.values()), default=0),
+                configs=configs.get(name, {}),
+                earliest=found.get(("earliest", name), {}),
+                latest=found.get(("latest", name), {}),
+                topic_id=ids.get(name),
+            )
+        return states
+
+    def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
+        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
+        from confluent_kafka import KafkaException, TopicCollection
+
+        wanted = list(names)
+        if not wanted:
+            return {}
+        ids: dict[str, str] = {}
+        try:
+            futures = self.admin.describe_topics(TopicCollection(wanted), request_timeout=self.timeout)
+        except (KafkaException, NotImplementedError, TypeError):
+            return {}
+        for name, future in futures.items():
+            try:
+                description = future.result(timeout=self.timeout + 5)
+            except (KafkaException, TimeoutError):
+                continue  # deleted meanwhile, or describe_topics not supported: no id
+            topic_id = str(getattr(description, "topic_id", "") or "")
+            if topic_id and topic_id.strip("A=") and topic_id != "0" * 32:
+                ids[name] = topic_id
+        return ids
+
+    def offsets_for_time(self, topic: str, partitions: int, timestamp_ms: int) -> dict[int, int]:
+        """First offset per partition whose timestamp is at or after ``timestamp_ms`` (-1: none yet)."""
+        from confluent_kafka import IsolationLevel, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        futures = self.admin.list_offsets(
+            {TopicPartition(topic, p): OffsetSpec.for_timestamp(timestamp_ms) for p in range(partitions)},
+            isolation_level=IsolationLevel.READ_COMMITTED,
+            request_timeout=self.timeout,
+        )
+        return {
+            tp.partition: int(self._result(f, f"find offsets of {topic}[{tp.partition}] at {timestamp_ms}").offset)
+            for tp, f in futures.items()
+        }
+
+    def _result(self, future: Any, what: str) -> Any:
+        from confluent_kafka import KafkaException
+
+        try:
+            return future.result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise MigrationError(
+                f"{self.config.role} cluster {self.config.bootstrap}: could not {what}: {exc}"
+            ) from None
+        except TimeoutError:
+            raise self._unreachable(TimeoutError(f"no answer to: {what}")) from None
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str]) -> bool:
+        """Create a topic; False (and a warning) when it already exists."""
+        return self.create_topics([(name, partitions, replication_factor, configs)])[name]
+
+    # Topics per CreateTopics request: large enough that 1,000 topics take a few round trips, small enough
+    # that one request stays well within a broker's request size and controller time.
+    CREATE_BATCH = 500
+
+    def create_topics(self, topics: Iterable[tuple[str, int, int, Mapping[str, str]]]) -> dict[str, bool]:
+        """Create topics (name, partitions, replication factor, configs) in batched requests.
+
+        Returns name -> created (False, with a warning, when it already existed); the first other
+        failure raises, naming the topic.
+        """
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import NewTopic
+
+        wanted = list(topics)
+        factors = {name: rf for name, _, rf, _ in wanted}
+        created: dict[str, bool] = {}
+        for i in range(0, len(wanted), self.CREATE_BATCH):
+            batch = wanted[i : i + self.CREATE_BATCH]
+            futures = self.admin.create_topics(
+                [NewTopic(name, partitions, rf, config=dict(configs)) for name, partitions, rf, configs in batch],
+                request_timeout=self.timeout,
+                operation_timeout=self.timeout,
+            )
+            for name, _, _, _ in batch:
+                try:
+                    futures[name].result(timeout=self.timeout + 5)
+                except KafkaException as exc:
+                    error = exc.args[0]
+                    if error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                        log.warning("Target topic %s already exists; keeping it", name)
+                        created[name] = False
+                        continue
+                    raise MigrationError(
+                        f"Could not create topic {name!r} on the {self.config.role} cluster {self.config.bootstrap}: "
+                        f"{error.str()}. Check the principal may create topics and that the replication factor "
+                        f"({factors[name]}) does not exceed the number of brokers."
+                    ) from None
+                created[name] = True
+        return created
+
+    def partition_counts(self, names: Iterable[str]) -> dict[str, int]:
+        """Partitions of each named topic that exists: one metadata request, no configs or offsets."""
+        from confluent_kafka import KafkaException
+
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        return {
+            n: len(metadata.topics[n].partitions)
+            for n in names
+            if n in metadata.topics and metadata.topics[n].error is None
+        }
+
+    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> None:
+        """Topic creation is asynchronous in Kafka: wait until every partition has a leader."""
+        pending = set(names)
+        deadline = time.monotonic() + timeout
+        while pending:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+            for name in list(pending):
+                topic = metadata.topics.get(name)
+                if (
+                    topic is not None
+                    and topic.error is None
+                    and topic.partitions
+                    and all(p.leader >= 0 for p in topic.partitions.values())
+                ):
+                    pending.discard(name)
+            if pending and time.monotonic() > deadline:
+                raise MigrationError(
+                    f"Topics {sorted(pending)} were created on the {self.config.role} cluster but have no "
+                    f"leader after {timeout:.0f}s; check the target cluster's health."
+                )
+            if pending:
+                time.sleep(0.2)
+
+    # -- cutover checks ---------------------------------------------------------------------------
+
+    def log_ends(self, names: Iterable[str]) -> dict[tuple[str, int], tuple[int, int]]:
+        """Per partition of the named topics (high watermark, last stable offset): where the next record
+        lands, and the end of what read_committed consumers see (lower while a transaction is open)."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        wanted = list(names)
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        partitions = [
+            TopicPartition(n, p) for n in wanted if n in metadata.topics for p in metadata.topics[n].partitions
+        ]
+        if not partitions:
+            return {}
+        found: dict[tuple[str, int], list[int]] = {}
+        for isolation in (IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED):
+            futures = self.admin.list_offsets(
+                {tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation, request_timeout=self.timeout
+            )
+            for tp, future in futures.items():
+                info = self._result(future, f"list the end offset of {tp.topic}[{tp.partition}]")
+                found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
+        return {key: (values[0], values[1]) for key, values in sorted(found.items())}

@@ -1,0 +1,385 @@
+"""Cluster connection settings and run options, validated as soon as they are read."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.naming import target_topic_name, validate_rename_template
+
+# librdkafka keys whose values must never be printed, logged or stored.
+_SECRET_KEY = re.compile(
+    r"(password|secret|token|key\.pem|keystore|truststore|jaas|credential|oauthbearer\.config)", re.I
+)
+# Secret values shorter than this are not scrubbed from messages (they would mangle ordinary words).
+_SCRUB_MIN = 4
+
+DEFAULT_INCLUDE = ".*"
+DEFAULT_RENAME = "{topic}"
+
+# One bootstrap address as librdkafka reads it: [PROTOCOL://]HOST[:PORT], HOST a name, IPv4 or [IPv6].
+_BOOTSTRAP_ADDRESS = re.compile(r"(?:[A-Za-z_]+://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/,\[\]]+)(?::(\d{1,5}))?")
+# The largest time --start takes: 9999-12-31T23:59:59.999Z in epoch milliseconds.
+_LAST_START_MS = 253_402_300_799_999
+
+
+def is_secret_setting(name: str) -> bool:
+    return bool(_SECRET_KEY.search(name))
+
+
+def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` that is safe to log: secret values replaced by ``***``."""
+    return {k: ("***" if is_secret_setting(k) else v) for k, v in settings.items()}
+
+
+def scrub(text: str, settings: Mapping[str, Any]) -> str:
+    """``text`` with every secret value of ``settings`` replaced by ``***``.
+
+    For messages built from what a library reported, which may quote a setting's value.
+    """
+    for key, value in settings.items():
+        secret = str(value)
+        if is_secret_setting(key) and len(secret) >= _SCRUB_MIN:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class SecretSource:
+    """Where a Spark driver that cannot be handed secrets in its environment finds them.
+
+    On YARN and Kubernetes the environment of spark-submit becomes ``--conf`` arguments, so
+    secret settings travel there by reference instead: a settings file mounted at the same
+    path where the settings are resolved and where the driver runs, or a Kubernetes secret
+    (``name:key``) whose value is the JSON object of the secret settings.
+    """
+
+    settings_file: str | None = None
+    file_keys: frozenset[str] = frozenset()  # the settings the file provides
+    kubernetes_secret: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How to reach one cluster: a role name for messages and librdkafka settings.
+
+    Security settings (SASL, TLS) go in ``settings`` exactly as librdkafka names them;
+    ``secrets`` says where a remote Spark driver can read the secret ones (see SecretSource).
+    """
+
+    role: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    # Where the settings came from, for messages that say where to fix them (not compared, never secret).
+    origin: str = field(default="", compare=False)
+    secrets: SecretSource = field(default_factory=SecretSource)
+
+    def __post_init__(self) -> None:
+        if not str(self.settings.get("bootstrap.servers", "")).strip():
+            raise ConfigurationError(
+                f"The {self.role} cluster has no 'bootstrap.servers'. Give --{self.role} HOST:PORT "
+                f"or set 'bootstrap.servers' in the {self.role} connection's librdkafka settings."
+            )
+        for key, value in self.settings.items():
+            if not isinstance(key, str) or not key.strip() or not isinstance(value, (str, int, float, bool)):
+                raise ConfigurationError(
+                    f"The {self.role} cluster setting {key!r} must be a string, number or boolean "
+                    f"(librdkafka settings are flat key/value pairs); fix it in {self.where}."
+                )
+        for address in str(self.settings["bootstrap.servers"]).split(","):
+            match = _BOOTSTRAP_ADDRESS.fullmatch(address.strip())
+            if match is None or not 0 < int(match.group(1) or 9092) < 65536:
+                raise ConfigurationError(
+                    f"The {self.role} bootstrap address {address.strip()!r} is not HOST:PORT; give the brokers as "
+                    f"HOST:PORT[,HOST:PORT...], e.g. broker1:9092,broker2:9092, in {self.where}."
+                )
+
+    @property
+    def where(self) -> str:
+        """Where a user fixes these settings: an option, a file or an Airflow connection."""
+        return self.origin or f"the {self.role} cluster's settings"
+
+    def __repr__(self) -> str:  # never the secret values, wherever a config ends up printed
+        return f"ClusterConfig(role={self.role!r}, settings={redact(self.settings)!r}, secrets={self.secrets!r})"
+
+    @property
+    def bootstrap(self) -> str:
+        return str(self.settings["bootstrap.servers"])
+
+    def to_env(self) -> str:
+        """Settings as JSON for a child process's environment (never its arguments)."""
+        return json.dumps(dict(self.settings), sort_keys=True)
+
+    @classmethod
+    def from_env(cls, role: str, value: str | None) -> ClusterConfig:
+        return cls.from_environment(role, {env_var(role): value} if value else {})
+
+    @classmethod
+    def from_environment(cls, role: str, environ: Mapping[str, str]) -> ClusterConfig:
+        """The Spark driver's view: settings JSON, then a settings file, then secret settings JSON.
+
+        ``KAFKA_MIGRATION_<ROLE>_CONFIG`` (JSON), ``..._CONFIG_FILE`` (path of a JSON file, e.g. a
+        mounted secret) and ``..._SECRET_CONFIG`` (JSON, e.g. from a Kubernetes secret); later wins.
+        """
+        inline, path, secret = (environ.get(name) for name in (env_var(role), file_env_var(role), secret_env_var(role)))
+        if not (inline or path or secret):
+            raise ConfigurationError(
+                f"The {role} cluster settings are missing from the environment ({env_var(role)}, "
+                f"{file_env_var(role)} or {secret_env_var(role)}); start Spark jobs through kafka-migrate or the DAG."
+            )
+        settings: dict[str, Any] = {}
+        if inline:
+            settings.update(_json_object(role, inline, env_var(role)))
+        if path:
+            settings.update(load_settings_file(role, Path(path), what=f"{file_env_var(role)} file"))
+        if secret:
+            settings.update(_json_object(role, secret, secret_env_var(role)))
+        return cls(role=role, settings=settings)
+
+    @classmethod
+    def build(cls, role: str, bootstrap: str | None, config_file: str | Path | None = None) -> ClusterConfig:
+        """Merge a JSON settings file with a bootstrap address given on the command line."""
+        settings: dict[str, Any] = {}
+        origin = f"--{role}"
+        if config_file is not None:
+            settings.update(load_settings_file(role, Path(config_file)))
+            origin = f"--{role} / --{role}-config {config_file}"
+        if bootstrap is not None:
+            if not bootstrap.strip():
+                raise ConfigurationError(
+                    f"--{role} is empty; give the {role} brokers as HOST:PORT[,HOST:PORT...] or leave the option "
+                    f"out to use 'bootstrap.servers' from --{role}-config."
+                )
+            settings["bootstrap.servers"] = bootstrap
+        return cls(role=role, settings=settings, origin=origin)
+
+
+def env_var(role: str) -> str:
+    return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
+
+
+def file_env_var(role: str) -> str:
+    """Path of a JSON settings file the Spark driver reads (a mounted secret)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_CONFIG_FILE"
+
+
+def secret_env_var(role: str) -> str:
+    """JSON of secret settings set on the Spark driver by the platform (a Kubernetes secret reference)."""
+    return f"KAFKA_MIGRATION_{role.upper()}_SECRET_CONFIG"
+
+
+def _json_object(role: str, value: str, name: str) -> dict[str, Any]:
+    """Parse settings JSON without ever quoting it: it may hold secrets."""
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{name} of the {role} cluster is not valid JSON (line {exc.lineno}: {exc.msg})."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{name} of the {role} cluster must be one JSON object of librdkafka settings.")
+    return data
+
+
+def load_settings_file(role: str, path: Path, what: str | None = None) -> dict[str, Any]:
+    """One JSON object of librdkafka settings from a file; ``what`` names the file in messages."""
+    what = what or f"--{role}-config file"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigurationError(
+            f"{what} {path} does not exist; give the path of a JSON file of librdkafka settings."
+        ) from None
+    except IsADirectoryError:
+        raise ConfigurationError(
+            f"{what} {path} is a directory; give the path of a JSON file of librdkafka settings."
+        ) from None
+    except PermissionError:
+        raise ConfigurationError(
+            f"{what} {path} cannot be read (permission denied); make it readable by this user."
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"{what} {path} is not UTF-8 text (byte {exc.start}); save it as a UTF-8 JSON file."
+        ) from None
+    except OSError as exc:
+        raise ConfigurationError(f"{what} {path} cannot be read ({exc.strerror}).") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"{what} {path} is not valid JSON (line {exc.lineno}: {exc.msg}). "
+            'It must be one object of librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            f"{what} {path} holds a JSON {type(data).__name__}; it must hold one JSON object of "
+            'librdkafka settings, e.g. {"security.protocol": "SASL_SSL"}.'
+        )
+    return data
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """Refuse a directory the run could not write into, before anything is written anywhere.
+
+    Checks the directory, or the nearest existing parent that would hold it, without creating anything.
+    """
+    path = Path(path).expanduser()
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ConfigurationError(f"{what} {path} is not a directory ({probe} is a file); give a directory path.")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"{what} {path} is not writable by this user ({probe}); give a writable directory.")
+    return path
+
+
+def compile_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str):
+        raise ConfigurationError(f"The {kind} pattern must be a string (a regular expression), got {pattern!r}.")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigurationError(
+            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. "
+            "Patterns are Python regular expressions matched against the whole topic name."
+        ) from None
+
+
+@dataclass(frozen=True)
+class MigrationOptions:
+    """What to migrate and how; the same object whether it came from the CLI or a DAG's Params."""
+
+    include: str = DEFAULT_INCLUDE
+    exclude: str | None = None
+    rename: str = DEFAULT_RENAME
+    dry_run: bool = False
+    replication_factor: int | None = None
+    topics_per_job: int = 25
+    start: str = "earliest"  # where a partition without checkpoint starts: earliest, latest or a timestamp
+    allow_gaps: bool = False  # go on when records expired from the source before they were copied
+    # Explicit target names (source -> target) where a template cannot say it, e.g. a failback's way back.
+    topic_map: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.include, str) and not self.include.strip():
+            raise ConfigurationError(
+                "The include pattern is empty; give a regular expression that topic names must fully match, "
+                "e.g. '.*' (every topic) or 'orders\\..*'."
+            )
+        compile_pattern("include", self.include)
+        if self.exclude:
+            compile_pattern("exclude", self.exclude)
+        validate_rename_template(self.rename)
+        if self.replication_factor is not None and (
+            isinstance(self.replication_factor, bool) or self.replication_factor < 1
+        ):
+            raise ConfigurationError(
+                f"The target replication factor must be at least 1, got {self.replication_factor}; leave it "
+                "empty for min(source replication factor, target broker count)."
+            )
+        if isinstance(self.topics_per_job, bool) or self.topics_per_job < 1:
+            raise ConfigurationError(
+                f"The topics per job must be at least 1, got {self.topics_per_job}; the default is 25."
+            )
+        parse_start(self.start)
+        for source, target in (self.topic_map or {}).items():
+            target_topic_name("{topic}", str(target))  # a legal Kafka topic name, or a clear error
+            if not isinstance(source, str) or not source:
+                raise ConfigurationError(f"topic map entry {source!r} -> {target!r} needs a source topic name.")
+        targets = list((self.topic_map or {}).values())
+        if len(set(targets)) != len(targets):
+            raise ConfigurationError(f"topic map {dict(self.topic_map or {})} sends two topics to one target topic.")
+
+    def target_name(self, topic: str) -> str:
+        """The target topic of a source topic: the explicit map first, else the rename template."""
+        if self.topic_map and topic in self.topic_map:
+            return str(self.topic_map[topic])
+        return target_topic_name(self.rename, topic)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> MigrationOptions:
+        """Build from loosely typed input (DAG Params, JSON): missing or null means the default;
+        a value of the wrong type is refused with its name, never guessed at (``bool("false")`` is True)."""
+        include = param_text(values, "include")
+        if include is not None and not include.strip():
+            include = ""  # refused by __post_init__: an empty include must not widen to every topic
+        exclude = param_text(values, "exclude")
+        rename = param_text(values, "rename")
+        start = param_text(values, "start")
+        topics_per_job = param_count(values, "topics_per_job")
+        return cls(
+            include=DEFAULT_INCLUDE if include is None else include,
+            exclude=exclude if exclude and exclude.strip() else None,
+            rename=rename if rename and rename.strip() else DEFAULT_RENAME,
+            dry_run=param_flag(values, "dry_run"),
+            replication_factor=param_count(values, "replication_factor"),
+            topics_per_job=25 if topics_per_job is None else topics_per_job,
+            start=start if start and start.strip() else "earliest",
+            allow_gaps=param_flag(values, "allow_gaps"),
+            topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
+        )
+
+
+def param_text(values: Mapping[str, Any], name: str) -> str | None:
+    value = values.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise ConfigurationError(f"Param {name!r} must be a string, got {type(value).__name__} {value!r}.")
+
+
+def param_flag(values: Mapping[str, Any], name: str) -> bool:
+    value = values.get(name)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise ConfigurationError(
+        f"Param {name!r} must be true or false (a JSON boolean), got {type(value).__name__} {value!r}."
+    )
+
+
+def param_count(values: Mapping[str, Any], name: str) -> int | None:
+    """A whole number, or None for missing, null or blank; '7' and 7.0 are 7 (JSON Schema's integers)."""
+    value = values.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
+        return int(value)
+    raise ConfigurationError(f"Param {name!r} must be a whole number, got {type(value).__name__} {value!r}.")
+
+
+def parse_start(value: str) -> str | int:
+    """``earliest``, ``latest``, or a timestamp (ISO 8601, or epoch milliseconds) as epoch ms."""
+    if value in ("earliest", "latest"):
+        return value
+    from datetime import UTC, datetime
+
+    way_out = "must be 'earliest', 'latest', an ISO 8601 time such as 2026-11-01T00:00:00Z, or epoch milliseconds"
+    if not isinstance(value, str):
+        raise ConfigurationError(f"--start {value!r} {way_out}.")
+    if re.fullmatch(r"[0-9]+", value):
+        millis = int(value)
+    else:
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise ConfigurationError(f"--start {value!r} {way_out}.") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        millis = int(moment.timestamp() * 1000)
+    if not 0 <= millis <= _LAST_START_MS:
+        # Kafka reads negative times as "latest" (-1) and "earliest" (-2): never pass one on.
+        raise ConfigurationError(
+            f"--start {value!r} is before 1970 or after 9999; give 'earliest', 'latest', or a time between "
+            "1970-01-01 and 9999-12-31 (ISO 8601 or epoch milliseconds)."
+        )
+    return millis

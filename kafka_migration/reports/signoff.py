@@ -1,0 +1,679 @@
+"""The sign-off report of a run, built from the ledger alone.
+
+``report.json`` is complete and deterministic (sorted keys, no generation time), so a
+report regenerated from the ledger is byte-identical and its SHA-256, stored in the
+ledger, proves a file is the one recorded. ``report.html`` is self-contained (inline
+CSS and SVG) for browsers and print; ``report.md`` is for tickets and change boards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.model.groups import GOOD_OUTCOMES
+from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.summary import timing_parts
+
+REPORT_VERSION = 1
+
+VERDICTS = {
+    "verified": "VERIFIED",
+    "up_to_date": "UP TO DATE",
+    "mismatch": "NOT VERIFIED",
+    "unverified": "COULD NOT VERIFY",
+    "failed": "FAILED",
+    "running": "INCOMPLETE",
+    "dry_run": "DRY RUN",
+}
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    return str(value)
+
+
+def _topic_verdict(statuses: Sequence[str]) -> str:
+    if not statuses or all(s == "nothing_new" for s in statuses):
+        return "up to date"
+    if any(s == "failed" for s in statuses):
+        return "failed"
+    if any(s == "mismatch" for s in statuses):
+        return "mismatch"
+    if any(s == "unverified" for s in statuses):
+        return "could not verify"
+    if all(s in ("verified", "nothing_new") for s in statuses):
+        return "verified"
+    return "incomplete"
+
+
+def build_report(
+    run: Mapping[str, Any],
+    segments: Sequence[Mapping[str, Any]],
+    group_syncs: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The report's content: scope, per-topic and per-partition evidence, differences, warnings, verdict,
+    and the consumer groups synced as part of the run (a section only when there are any)."""
+    plan = run.get("plan") or {}
+    topic_plans = {t["source_topic"]: t for t in plan.get("topics", [])}
+    partition_plans = {
+        (t["source_topic"], p["partition"]): p for t in plan.get("topics", []) for p in t.get("partitions", [])
+    }
+    # Runs before ledger 0006 did not record job_topics: their plan's jobs (Spark applications) stand in.
+    plan_jobs = {name: len(job) for job in plan.get("jobs", []) for name in job}
+    by_topic: dict[str, list[Mapping[str, Any]]] = {}
+    for seg in segments:
+        by_topic.setdefault(seg["source_topic"], []).append(seg)
+
+    topics = []
+    differences = []
+    warnings = list(plan.get("warnings", []))
+    for name in sorted(set(topic_plans) | set(by_topic)):
+        tp = topic_plans.get(name, {})
+        rows = sorted(by_topic.get(name, []), key=lambda s: s["partition"])
+        partitions = []
+        for seg in rows:
+            pp = partition_plans.get((name, seg["partition"]), {})
+            row = {
+                "partition": seg["partition"],
+                "origin": pp.get("origin"),
+                "source_start": seg["source_start"],
+                "source_end": seg["source_end"],
+                "target_start": seg["target_start"],
+                "target_end": seg["target_end"],
+                "expired_offsets": seg["expired_offsets"] or 0,
+                "copied_records": seg["copied_records"],
+                "resumed_records": seg["resumed_records"],
+                "copied_bytes": seg.get("copied_bytes"),
+                "source_records": seg["source_records"],
+                "target_records": seg["target_records"],
+                "source_checksum": seg["source_checksum"],
+                "target_checksum": seg["target_checksum"],
+                "status": seg["status"],
+                "first_difference": seg["first_difference"],
+                "first_source_offset": seg["first_source_offset"],
+                "first_target_offset": seg["first_target_offset"],
+                "error": seg["error"],
+                "copy_seconds": seg["copy_seconds"],
+                "verify_seconds": seg["verify_seconds"],
+            }
+            partitions.append(row)
+            if seg["status"] in ("mismatch", "failed", "unverified"):
+                differences.append(
+                    {
+                        "source_topic": name,
+                        "target_topic": seg["target_topic"],
+                        "partition": seg["partition"],
+                        "status": seg["status"],
+                        "first_difference": seg["first_difference"] or seg["error"],
+                        "first_source_offset": seg["first_source_offset"],
+                        "first_target_offset": seg["first_target_offset"],
+                        "source_records": seg["source_records"],
+                        "target_records": seg["target_records"],
+                    }
+                )
+            if seg["expired_offsets"]:
+                warnings.append(
+                    f"{name}[{seg['partition']}]: {seg['expired_offsets']} offsets expired from the source before "
+                    "they were copied (gap accepted)"
+                )
+        warnings.extend(f"{name}: {w}" for w in tp.get("warnings", []))
+        copied = sum(p["copied_records"] or 0 for p in partitions)
+        copied_bytes = sum(p["copied_bytes"] or 0 for p in partitions)
+        # The topic's own work: the sum of its partitions' task times. A job's or the slowest task's time
+        # would give a small topic that shared a Spark job with a big one the big one's time.
+        seconds = sum(p["copy_seconds"] or 0.0 for p in partitions)
+        recorded = [seg["job_topics"] for seg in rows if seg.get("job_topics")]
+        job_topics = max(recorded) if recorded else plan_jobs.get(name, 1)
+        topics.append(
+            {
+                "source_topic": name,
+                "target_topic": tp.get("target_topic") or (rows[0]["target_topic"] if rows else None),
+                "created": bool(tp.get("create")),
+                "partitions": len(rows) or len(tp.get("partitions", [])),
+                "replication_factor": tp.get("replication_factor"),
+                "configs_copied": dict(sorted(tp.get("configs", {}).items())),
+                "configs_skipped": dict(sorted(tp.get("skipped_configs", {}).items())),
+                # How each config was decided (set on the source topic, effective value, pinned, not copied).
+                "config_decisions": dict(sorted(tp.get("config_decisions", {}).items())),
+                "verdict": _topic_verdict([p["status"] for p in partitions]),
+                "records_copied": copied,
+                "bytes_copied": copied_bytes,
+                "copy_seconds": round(seconds, 3),
+                "verify_seconds": round(sum(p["verify_seconds"] or 0.0 for p in partitions), 3),
+                "records_per_second": round(copied / seconds, 1) if seconds > 0 else None,
+                "job_topics": job_topics,
+                "records_verified": sum(p["target_records"] or 0 for p in partitions if p["status"] == "verified"),
+                "partition_details": partitions,
+            }
+        )
+
+    all_parts = [p for t in topics for p in t["partition_details"]]
+    options = run.get("params") or plan.get("options", {})
+    report = {
+        "report_version": REPORT_VERSION,
+        "run": {
+            "run_id": run["run_id"],
+            "trigger": run["trigger"],
+            "dag_id": run.get("dag_id"),
+            "dag_run_id": run.get("dag_run_id"),
+            "status": run["status"],
+            "started_at": _iso(run.get("started_at")),
+            "ended_at": _iso(run.get("ended_at")),
+            "message": run.get("message"),
+        },
+        "verdict": VERDICTS.get(run["status"], run["status"].upper()),
+        "scope": {
+            "source": {"cluster_id": run["source_cluster_id"], "bootstrap": run["source_bootstrap"]},
+            "target": {"cluster_id": run["target_cluster_id"], "bootstrap": run["target_bootstrap"]},
+            "include": options.get("include"),
+            "exclude": options.get("exclude"),
+            "rename": options.get("rename"),
+            "start": options.get("start"),
+            "allow_gaps": options.get("allow_gaps"),
+            "dry_run": options.get("dry_run"),
+        },
+        "totals": {
+            "topics": len(topics),
+            "partitions": len(all_parts),
+            "records_copied": sum(t["records_copied"] for t in topics),
+            "bytes_copied": sum(t["bytes_copied"] for t in topics),
+            "records_verified": sum(t["records_verified"] for t in topics),
+            "partitions_verified": sum(1 for p in all_parts if p["status"] == "verified"),
+            "partitions_not_verified": sum(1 for p in all_parts if p["status"] in ("mismatch", "failed", "unverified")),
+            "expired_offsets": sum(p["expired_offsets"] for p in all_parts),
+        },
+        "topics": topics,
+        # Where the run's wall time went (seconds; kafka_migration.model.timings); None: not recorded.
+        "timings": _timings(run.get("timings")),
+        "differences": differences,
+        "warnings": warnings,
+        "skipped_topics": dict(sorted(plan.get("skipped_topics", {}).items())),
+        "disappeared_topics": dict(sorted(plan.get("disappeared_topics", {}).items())),
+    }
+    if group_syncs:
+        report["consumer_groups"] = consumer_groups_section(group_syncs)
+    return report
+
+
+def _timings(stored: Any) -> dict[str, float] | None:
+    timings = RunTimings.from_dict(stored if isinstance(stored, Mapping) else None)
+    return timings.to_dict() if timings is not None else None
+
+
+def shared_job_note(topics: Sequence[Mapping[str, Any]]) -> str | None:
+    """The footnote of topics marked as sharing a Spark job, or None when every topic had its own."""
+    others = sorted({t["job_topics"] - 1 for t in topics if t.get("job_topics", 1) > 1})
+    if not others:
+        return None
+    n = str(others[0]) if len(others) == 1 else f"{others[0]} to {others[-1]}"
+    return (
+        f"shared a Spark job with {n} other topic{'' if n == '1' else 's'}; "
+        "time is its own tasks' time (summed over its partitions), records/s per task second"
+    )
+
+
+def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per group and partition: source offset, target offset, lag left on the source, outcome and proof."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: (r["group_id"], r["source_topic"], r["partition"])):
+        end, offset = r.get("source_end"), r["source_offset"]
+        groups.setdefault(r["group_id"], []).append(
+            {
+                "source_topic": r["source_topic"],
+                "partition": r["partition"],
+                "source_offset": offset,
+                "target_topic": r.get("target_topic"),
+                "target_offset": r.get("target_offset"),
+                "previous_target_offset": r.get("previous_target_offset"),
+                "lag": None if end is None else max(0, end - offset),
+                "translation": r.get("translation"),
+                "translated_by": r.get("translated_by"),
+                "outcome": r["outcome"],
+                "proof": r.get("proof"),
+                "reason": r.get("reason"),
+            }
+        )
+    return {
+        "sync_ids": sorted({r["sync_id"] for r in rows}),
+        "synced_at": _iso(max((r["synced_at"] for r in rows if r.get("synced_at")), default=None)),
+        "groups": [{"group_id": g, "partitions": parts} for g, parts in groups.items()],
+        "partitions": len(rows),
+        "partitions_not_synced": sum(1 for r in rows if r["outcome"] not in GOOD_OUTCOMES),
+    }
+
+
+def report_json(report: Mapping[str, Any]) -> bytes:
+    return (json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    directory: Path
+    json: Path
+    html: Path
+    markdown: Path
+    sha256: str
+
+
+def write_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:
+    return write_report_files(report, directory, render_html, render_markdown)
+
+
+def write_report_files(
+    report: Mapping[str, Any],
+    directory: Path,
+    html: Callable[[Mapping[str, Any]], str],
+    markdown: Callable[[Mapping[str, Any]], str],
+) -> ReportFiles:
+    """report.json/html/md, each written whole (temporary file, then rename) so a reader never sees half."""
+    directory.mkdir(parents=True, exist_ok=True)
+    data = report_json(report)
+    paths = ReportFiles(
+        directory, directory / "report.json", directory / "report.html", directory / "report.md", sha256(data)
+    )
+    for path, content in (
+        (paths.json, data),
+        (paths.html, html(report).encode()),
+        (paths.markdown, markdown(report).encode()),
+    ):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_bytes(content)
+        tmp.replace(path)
+    return paths
+
+
+def _n(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return str(value)
+
+
+def _range(start: Any, end: Any) -> str:
+    if start is None:
+        return "–"
+    if end is None:
+        return f"{start}…"
+    return f"{start}–{end - 1}" if end > start else f"none at {start}"
+
+
+# -- Markdown -------------------------------------------------------------------------------------
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    run, scope, totals = report["run"], report["scope"], report["totals"]
+    lines = [
+        f"# Kafka migration report: {report['verdict']}",
+        "",
+        f"Run `{run['run_id']}` ({run['trigger']}"
+        + (f", DAG `{run['dag_id']}` run `{run['dag_run_id']}`" if run.get("dag_id") else "")
+        + f"), {run['started_at']} to {run['ended_at'] or 'unfinished'}.",
+        "",
+        "## Scope",
+        "",
+        "| | cluster id | bootstrap |",
+        "|---|---|---|",
+        f"| source | `{scope['source']['cluster_id']}` | `{scope['source']['bootstrap']}` |",
+        f"| target | `{scope['target']['cluster_id']}` | `{scope['target']['bootstrap']}` |",
+        "",
+        f"Include `{scope['include']}`, exclude `{scope['exclude'] or '(none)'}`, rename `{scope['rename']}`, "
+        f"first-copy start `{scope['start']}`, gaps allowed: {bool(scope['allow_gaps'])}.",
+        "",
+        "## Totals",
+        "",
+        f"{totals['topics']} topics, {totals['partitions']} partitions, {_n(totals['records_copied'])} records "
+        f"({_n(totals['bytes_copied'])} bytes) copied, {_n(totals['records_verified'])} records verified; "
+        f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified, "
+        f"{_n(totals['expired_offsets'])} offsets expired before copying.",
+        "",
+        "| topic | target | verdict | records copied | records/s | copy task s | configs copied | configs skipped |",
+        "|---|---|---|---:|---:|---:|---|---|",
+    ]
+    for t in report["topics"]:
+        lines.append(
+            f"| `{t['source_topic']}` | `{t['target_topic']}` | {t['verdict']} | {_n(t['records_copied'])} | "
+            f"{_n(t['records_per_second'])} | {_n(t['copy_seconds'])}{_mark(t)} | "
+            f"{', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or '–'} | "
+            f"{', '.join(t['configs_skipped']) or '–'} |"
+        )
+    note = shared_job_note(report["topics"])
+    if note:
+        lines += ["", f"{SHARED_MARK} {note}."]
+    lines += ["", *_timings_markdown(report.get("timings"))]
+    if report["differences"]:
+        lines += [
+            "",
+            "## Differences",
+            "",
+            "| topic | partition | what | source offset | target offset |",
+            "|---|---:|---|---:|---:|",
+        ]
+        for d in report["differences"]:
+            lines.append(
+                f"| `{d['source_topic']}` | {d['partition']} | {d['first_difference']} | "
+                f"{_n(d['first_source_offset'])} | {_n(d['first_target_offset'])} |"
+            )
+    if report["warnings"]:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
+    if report.get("consumer_groups"):
+        lines += ["", *_groups_markdown(report["consumer_groups"])]
+    lines += ["", "## Partitions", ""]
+    for t in report["topics"]:
+        lines += [f"### `{t['source_topic']}` → `{t['target_topic']}`", ""]
+        if t["config_decisions"]:
+            lines += [f"- config `{k}`: {v}" for k, v in t["config_decisions"].items()] + [""]
+        lines += [
+            "| partition | source offsets | target offsets | copied | source records | target records | source checksum | target checksum | verdict |",
+            "|---:|---|---|---:|---:|---:|---|---|---|",
+        ]
+        for p in t["partition_details"]:
+            lines.append(
+                f"| {p['partition']} | {_range(p['source_start'], p['source_end'])} | "
+                f"{_range(p['target_start'], p['target_end'])} | {_n(p['copied_records'])} | "
+                f"{_n(p['source_records'])} | {_n(p['target_records'])} | `{(p['source_checksum'] or '–')[:23]}` | "
+                f"`{(p['target_checksum'] or '–')[:23]}` | {p['status']} |"
+            )
+        lines.append("")
+    for name, reason in report["skipped_topics"].items():
+        lines.append(f"- skipped `{name}`: {reason}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+SHARED_MARK = "†"
+
+
+def _mark(topic: Mapping[str, Any]) -> str:
+    return f" {SHARED_MARK}" if topic.get("job_topics", 1) > 1 else ""
+
+
+def _html_mark(topic: Mapping[str, Any]) -> str:
+    return f"<sup title='shared a Spark job'>{SHARED_MARK}</sup>" if _mark(topic) else ""
+
+
+def _share(seconds: float, wall: float) -> str:
+    return f"{100 * seconds / wall:.0f} %" if wall > 0 else "–"
+
+
+def _timings_markdown(stored: Mapping[str, Any] | None) -> list[str]:
+    lines = ["## Where the time went", ""]
+    timings = RunTimings.from_dict(stored)
+    if timings is None:
+        return [*lines, "Not recorded for this run: –."]
+    lines += [
+        f"Wall time {timings.wall:.1f} s, from the start of the run to its verdict. Copy and verification may "
+        "overlap, so the parts need not add up to the wall time.",
+        "",
+        "| part | seconds | share of wall | what |",
+        "|---|---:|---:|---|",
+    ]
+    for name, seconds, note in timing_parts(timings):
+        lines.append(f"| {name} | {seconds:.1f} | {_share(seconds, timings.wall)} | {note} |")
+    lines.append(f"| **wall** | **{timings.wall:.1f}** | 100 % | |")
+    return lines
+
+
+def _timings_html(stored: Mapping[str, Any] | None) -> str:
+    timings = RunTimings.from_dict(stored)
+    if timings is None:
+        return "<h2 id='timings'>Where the time went</h2><p class='muted'>Not recorded for this run: –.</p>"
+    out = [
+        "<h2 id='timings'>Where the time went</h2>",
+        f"<p>Wall time <b>{timings.wall:.1f} s</b>, from the start of the run to its verdict. "
+        "<span class='muted'>Copy and verification may overlap, so the parts need not add up to the wall "
+        "time.</span></p>",
+        "<table><tr><th>part</th><th>seconds</th><th>share of wall</th><th>what</th></tr>",
+    ]
+    for name, seconds, note in timing_parts(timings):
+        out.append(
+            f"<tr><td>{_e(name)}</td><td class='num'>{seconds:.1f}</td>"
+            f"<td class='num'>{_e(_share(seconds, timings.wall))}</td><td class='muted'>{_e(note)}</td></tr>"
+        )
+    out.append(f"<tr><th>wall</th><th class='num'>{timings.wall:.1f}</th><th class='num'>100 %</th><th></th></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _groups_markdown(section: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "## Consumer groups",
+        "",
+        f"Synced {section['synced_at']} ({', '.join(f'`{i}`' for i in section['sync_ids'])}): "
+        f"{section['partitions']} group partitions, {section['partitions_not_synced']} not synced. A proven "
+        "partition's next record on the target is the record the group would have read next on the source.",
+        "",
+        "| group | source partition | source offset | target partition | target offset | lag on source | outcome | proof |",
+        "|---|---|---:|---|---:|---:|---|---|",
+    ]
+    notes = []
+    for g in section["groups"]:
+        for p in g["partitions"]:
+            target = f"`{p['target_topic']}[{p['partition']}]`" if p["target_topic"] else "–"
+            lines.append(
+                f"| `{g['group_id']}` | `{p['source_topic']}[{p['partition']}]` | {_n(p['source_offset'])} | {target} | "
+                f"{_n(p['target_offset'])} | {_n(p['lag'])} | {p['outcome']} | {p['proof'] or '–'} |"
+            )
+            if p["reason"]:
+                notes.append(f"- `{g['group_id']}` `{p['source_topic']}[{p['partition']}]`: {p['reason']}")
+    return lines + (["", *notes] if notes else [])
+
+
+def _groups_html(section: Mapping[str, Any]) -> str:
+    out = [
+        "<h2 id='consumer-groups'>Consumer groups</h2>",
+        f"<p class='muted'>Synced {_e(section['synced_at'])} ({_e(', '.join(section['sync_ids']))}): "
+        f"{section['partitions']} group partitions, {section['partitions_not_synced']} not synced. A proven "
+        "partition's next record on the target is the record the group would have read next on the source.</p>",
+        "<table><tr><th>group</th><th>source partition</th><th>source offset</th><th>target partition</th>"
+        "<th>target offset</th><th>lag on source</th><th>outcome</th><th>proof</th><th>note</th></tr>",
+    ]
+    for g in section["groups"]:
+        for p in g["partitions"]:
+            outcome = p["outcome"]
+            pill = "ok" if outcome in GOOD_OUTCOMES else "bad"
+            target = f"{p['target_topic']}[{p['partition']}]" if p["target_topic"] else None
+            out.append(
+                f"<tr><td><code>{_e(g['group_id'])}</code></td><td><code>{_e(p['source_topic'])}[{p['partition']}]</code></td>"
+                f"<td class='num'>{_e(_n(p['source_offset']))}</td><td><code>{_e(target)}</code></td>"
+                f"<td class='num'>{_e(_n(p['target_offset']))}</td><td class='num'>{_e(_n(p['lag']))}</td>"
+                f"<td><span class='pill {pill}'>{_e(outcome)}</span></td><td>{_e(p['proof'])}</td>"
+                f"<td>{_e(p['reason'] or '')}</td></tr>"
+            )
+    out.append("</table>")
+    return "".join(out)
+
+
+# -- HTML -----------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1d2430;margin:2rem auto;max-width:1100px;padding:0 1rem}
+h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dde3ea;padding-bottom:.3rem}
+h3{font-size:1rem;margin:1.4rem 0 .4rem}table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{border:1px solid #dde3ea;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f3f6f9}
+td.num{text-align:right;font-variant-numeric:tabular-nums}code{font:12px ui-monospace,Menlo,monospace}
+.verdict{display:inline-block;padding:.25rem .8rem;border-radius:4px;font-weight:700;color:#fff}
+.ok{background:#1f8a4c}.bad{background:#c0392b}.neutral{background:#6c7a89}
+.pill{padding:0 .4rem;border-radius:3px;font-size:12px}.pill.ok{color:#fff}.pill.bad{color:#fff}.pill.neutral{color:#fff}
+.muted{color:#5c6b7a}ul.warnings li{margin:.2rem 0}.chart text{font:12px system-ui,sans-serif;fill:#1d2430}
+@media print{body{margin:0;max-width:none;font-size:11px}h2{break-after:avoid}table{break-inside:auto}tr{break-inside:avoid}}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("–" if value is None else str(value))
+
+
+def _cls(verdict: str) -> str:
+    v = verdict.lower()
+    if v in ("verified", "up to date"):
+        return "ok"
+    if v in ("dry run", "incomplete"):
+        return "neutral"
+    return "bad"
+
+
+def _chart(topics: Sequence[Mapping[str, Any]]) -> str:
+    """Horizontal bars: records per task second per topic, with its copy task seconds as a label."""
+    rows = [t for t in topics if t["records_per_second"]]
+    if not rows:
+        return '<p class="muted">No records were copied in this run.</p>'
+    top = max(t["records_per_second"] for t in rows)
+    label_w, bar_w, row_h = 220, 560, 22
+    height = row_h * len(rows) + 10
+    parts = [
+        f'<svg class="chart" role="img" aria-label="throughput per topic" width="{label_w + bar_w + 170}" height="{height}">'
+    ]
+    for i, t in enumerate(rows):
+        y = 5 + i * row_h
+        w = max(2, int(bar_w * t["records_per_second"] / top))
+        name = t["source_topic"] if len(t["source_topic"]) <= 30 else t["source_topic"][:29] + "…"
+        parts.append(f'<text x="{label_w - 8}" y="{y + 14}" text-anchor="end">{_e(name)}</text>')
+        parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{w}" height="{row_h - 6}" fill="#3b7dd8"/>')
+        parts.append(
+            f'<text x="{label_w + w + 6}" y="{y + 14}">{_e(_n(t["records_per_second"]))} rec/s · '
+            f"{_e(_n(t['copy_seconds']))} s</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    run, scope, totals = report["run"], report["scope"], report["totals"]
+    out = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>Kafka migration {_e(run['run_id'])}: {_e(report['verdict'])}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<p class='muted'>Kafka migration report</p><h1>Run {_e(run['run_id'])}</h1>",
+        f"<p><span class='verdict {_cls(report['verdict'])}'>{_e(report['verdict'])}</span> ",
+        f"<span class='muted'>{_e(run['started_at'])} → {_e(run['ended_at'] or 'unfinished')} · triggered by "
+        f"{_e(run['trigger'])}{' · DAG ' + _e(run['dag_id']) + ' run ' + _e(run['dag_run_id']) if run.get('dag_id') else ''}</span></p>",
+        "<h2>Scope</h2><table><tr><th></th><th>cluster id</th><th>bootstrap</th></tr>",
+        f"<tr><th>source</th><td><code>{_e(scope['source']['cluster_id'])}</code></td><td><code>{_e(scope['source']['bootstrap'])}</code></td></tr>",
+        f"<tr><th>target</th><td><code>{_e(scope['target']['cluster_id'])}</code></td><td><code>{_e(scope['target']['bootstrap'])}</code></td></tr></table>",
+        f"<p>Include <code>{_e(scope['include'])}</code> · exclude <code>{_e(scope['exclude'] or '(none)')}</code> · "
+        f"rename <code>{_e(scope['rename'])}</code> · first-copy start <code>{_e(scope['start'])}</code> · "
+        f"gaps allowed: {_e(bool(scope['allow_gaps']))}</p>",
+        "<h2>Summary</h2>",
+        f"<p>{totals['topics']} topics, {totals['partitions']} partitions · {_e(_n(totals['records_copied']))} records "
+        f"({_e(_n(totals['bytes_copied']))} bytes) copied · {_e(_n(totals['records_verified']))} records verified · "
+        f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified · "
+        f"{_e(_n(totals['expired_offsets']))} offsets expired before copying</p>",
+        "<table><tr><th>source topic</th><th>target topic</th><th>verdict</th><th>partitions</th><th>records copied</th>"
+        "<th>records verified</th><th>records/s</th><th>copy task s</th></tr>",
+    ]
+    for t in report["topics"]:
+        out.append(
+            f"<tr><td><a href='#t-{_e(t['source_topic'])}'><code>{_e(t['source_topic'])}</code></a></td>"
+            f"<td><code>{_e(t['target_topic'])}</code></td>"
+            f"<td><span class='pill {_cls(t['verdict'])}'>{_e(t['verdict'])}</span></td>"
+            f"<td class='num'>{t['partitions']}</td><td class='num'>{_e(_n(t['records_copied']))}</td>"
+            f"<td class='num'>{_e(_n(t['records_verified']))}</td><td class='num'>{_e(_n(t['records_per_second']))}</td>"
+            f"<td class='num'>{_e(_n(t['copy_seconds']))}{_html_mark(t)}</td></tr>"
+        )
+    out.append("</table>")
+    note = shared_job_note(report["topics"])
+    if note:
+        out.append(f"<p class='muted'>{SHARED_MARK} {_e(note)}.</p>")
+    out.append(_timings_html(report.get("timings")))
+    out.append("<h2>Throughput per topic</h2>" + _chart(report["topics"]))
+    if report["differences"]:
+        out.append(
+            "<h2>Differences</h2><table><tr><th>topic</th><th>partition</th><th>what</th><th>first source offset</th><th>first target offset</th><th>source / target records</th></tr>"
+        )
+        for d in report["differences"]:
+            out.append(
+                f"<tr><td><code>{_e(d['source_topic'])}</code></td><td class='num'>{d['partition']}</td>"
+                f"<td>{_e(d['first_difference'])}</td><td class='num'>{_e(_n(d['first_source_offset']))}</td>"
+                f"<td class='num'>{_e(_n(d['first_target_offset']))}</td>"
+                f"<td class='num'>{_e(_n(d['source_records']))} / {_e(_n(d['target_records']))}</td></tr>"
+            )
+        out.append("</table>")
+    if report["warnings"]:
+        out.append(
+            "<h2>Warnings</h2><ul class='warnings'>"
+            + "".join(f"<li>{_e(w)}</li>" for w in report["warnings"])
+            + "</ul>"
+        )
+    if report.get("consumer_groups"):
+        out.append(_groups_html(report["consumer_groups"]))
+    out.append("<h2>Topics and partitions</h2>")
+    for t in report["topics"]:
+        out.append(
+            f"<h3 id='t-{_e(t['source_topic'])}'><code>{_e(t['source_topic'])}</code> → <code>{_e(t['target_topic'])}</code></h3>"
+        )
+        out.append(
+            f"<p class='muted'>{'created' if t['created'] else 'existing target topic'}, {t['partitions']} partitions, "
+            f"replication factor {_e(t['replication_factor'])}. Configs copied: "
+            f"{_e(', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or 'none')}. Not copied: "
+            f"{_e(', '.join(f'{k} ({v})' for k, v in t['configs_skipped'].items()) or 'none')}.</p>"
+        )
+        if t["config_decisions"]:
+            out.append(
+                "<ul class='muted'>"
+                + "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in t["config_decisions"].items())
+                + "</ul>"
+            )
+        out.append(
+            "<table><tr><th>partition</th><th>source offsets</th><th>target offsets</th><th>copied</th>"
+            "<th>source records</th><th>target records</th><th>source checksum</th><th>target checksum</th><th>verdict</th></tr>"
+        )
+        for p in t["partition_details"]:
+            out.append(
+                f"<tr><td class='num'>{p['partition']}</td><td>{_e(_range(p['source_start'], p['source_end']))}</td>"
+                f"<td>{_e(_range(p['target_start'], p['target_end']))}</td><td class='num'>{_e(_n(p['copied_records']))}</td>"
+                f"<td class='num'>{_e(_n(p['source_records']))}</td><td class='num'>{_e(_n(p['target_records']))}</td>"
+                f"<td><code title='{_e(p['source_checksum'])}'>{_e((p['source_checksum'] or '–')[:19])}</code></td>"
+                f"<td><code title='{_e(p['target_checksum'])}'>{_e((p['target_checksum'] or '–')[:19])}</code></td>"
+                f"<td><span class='pill {_cls(p['status'])}'>{_e(p['status'])}</span></td></tr>"
+            )
+        out.append("</table>")
+    if report["skipped_topics"]:
+        out.append(
+            "<h2>Skipped topics</h2><ul>"
+            + "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in report["skipped_topics"].items())
+            + "</ul>"
+        )
+    out.append(
+        "<p class='muted'>The SHA-256 of report.json is recorded in the migration ledger; "
+        "<code>kafka-migrate report verify report.json</code> checks this file against it.</p></body></html>"
+    )
+    return "\n".join(out)
+
+
+def verify_report(path: Path, recorded: str | None) -> tuple[bool, str]:
+    """Whether a report.json is byte for byte the one whose digest the ledger recorded."""
+    digest = sha256(Path(path).read_bytes())
+    if recorded is None:
+        return False, f"the ledger has no report digest for this run; {path} cannot be vouched for"
+    if digest != recorded:
+        return False, f"{path} is NOT the recorded report: its digest {digest} differs from the ledger's {recorded}"
+    return True, f"{path} is the report the ledger recorded ({digest})"
+
+
+def generate_report(ledger: Any, run_id: str, reports_dir: Path) -> ReportFiles:
+    """Build the report of ``run_id`` from the ledger, write it, and record its digest there."""
+    from kafka_migration.exceptions import ConfigurationError
+
+    run = ledger.run(run_id)
+    if run is None:
+        raise ConfigurationError(f"The ledger has no run {run_id!r}; list the runs with 'kafka-migrate history'.")
+    report = build_report(run, ledger.run_segments(run_id), ledger.group_sync_rows(run_id=run_id))
+    files = write_report(report, Path(reports_dir) / run_id)
+    ledger.set_report_digest(run_id, files.sha256)
+    return files

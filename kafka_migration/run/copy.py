@@ -1,0 +1,395 @@
+"""Copy one partition's planned offset range: the work of one Spark task.
+
+Runs inside an executor with plain confluent-kafka. Memory stays flat: records
+stream from a bounded consumer queue into a bounded producer queue, and nothing
+is kept once written. Any delivery error fails the task.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
+from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
+from kafka_migration.kafka.reader import end_offset, next_batch, read_range
+from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
+
+
+@dataclass(frozen=True)
+class PartitionCopyResult:
+    source_topic: str
+    target_topic: str
+    partition: int
+    start: int
+    end: int
+    records: int  # written by this attempt
+    bytes: int
+    seconds: float
+    resumed_records: int = 0  # found already on the target from an interrupted attempt
+    error: str | None = None
+
+    @classmethod
+    def failed(cls, task: PartitionSlice, message: str) -> PartitionCopyResult:
+        return cls(task.source_topic, task.target_topic, task.partition, task.start, task.end, 0, 0, 0.0, error=message)
+
+
+def reconcile(
+    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
+) -> tuple[int, int]:
+    """Check what the target partition already holds from ``target_start``; return (records, resume offset).
+
+    An interrupted copy leaves a prefix of the planned range on the target (the
+    idempotent producer keeps order). Anything else there was written by someone
+    else, and the partition is left alone. Counters from before a crash are not
+    trusted: the target itself is read, unless it ends where the plan starts writing.
+    """
+    if end_offset(target_settings, task.target_topic, task.partition, what="target") == task.target_start:
+        return 0, task.start
+    source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end)
+    target_batches = read_range(
+        target_settings, task.target_topic, task.partition, task.target_start, None, what="target"
+    )
+    try:
+        return reconcile_batches(task, source_batches, target_batches)
+    finally:
+        source_batches.close()
+        target_batches.close()
+
+
+def reconcile_batches(
+    task: PartitionSlice, source_batches: Iterable[list[Any]], target_batches: Iterable[list[Any]]
+) -> tuple[int, int]:
+    """``reconcile`` on the two sides' batches: chunks of equal length compared in one piece each.
+
+    Only a chunk whose canonical encodings differ is gone through record by record, to name the
+    first foreign record exactly.
+    """
+    present = 0
+    resume_from = task.start
+    where = f"target {task.target_topic}[{task.partition}]"
+    sources = iter(source_batches)
+    src: list[Any] = []
+    for tgt in target_batches:
+        while tgt:
+            if not src:
+                src = next_batch(sources)
+            if not src:
+                raise ForeignRecordsError(
+                    f"{where} holds more records after offset {task.target_start} than the planned source range "
+                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt[0].offset()}); another "
+                    "producer writes to it. Nothing more was written to this partition; stop that producer and "
+                    "clean the target partition, or copy under another name (--rename)."
+                )
+            n = min(len(src), len(tgt))
+            s_chunk, src = (src, []) if n == len(src) else (src[:n], src[n:])
+            t_chunk, tgt = (tgt, []) if n == len(tgt) else (tgt[:n], tgt[n:])
+            s_fields = batch_fields(s_chunk)
+            t_fields = batch_fields(t_chunk)
+            if s_fields != t_fields and encode_records(*s_fields) != encode_records(*t_fields):
+                for s, t in zip(s_chunk, t_chunk, strict=True):
+                    if encode_record(*message_fields(s)) != encode_record(*message_fields(t)):
+                        fields = difference(message_fields(s), message_fields(t))
+                        raise ForeignRecordsError(
+                            f"{where} offset {t.offset()} holds a record this pipeline did not write (it should "
+                            f"be source offset {s.offset()}; {fields} differ). Nothing more was written to this "
+                            "partition; stop the other producer and clean the target partition, or copy under "
+                            "another name (--rename)."
+                        )
+            present += n
+            resume_from = s_chunk[-1].offset() + 1
+    return present, resume_from
+
+
+class _DeliveryErrors:
+    """Collects failed deliveries; successful ones are not reported (delivery.report.only.error)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: str | None = None
+        self.timed_out = False
+
+    def reset(self) -> None:
+        self.count = 0
+        self.first = None
+        self.timed_out = False
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self.count += 1
+            if self.first is None:
+                from confluent_kafka import KafkaError
+
+                self.first = f"{err.str()} (target {msg.topic()}[{msg.partition()}])"
+                self.timed_out = err.code() in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT)
+
+
+# One idempotent producer per target and Python worker: its start-up (producer id,
+# connections) costs far more than copying a small partition, and Spark reuses
+# Python workers across tasks. Tasks in a worker run one after another.
+_PRODUCERS: dict[str, tuple[Any, _DeliveryErrors]] = {}
+
+
+def warm_producer(target_settings: Mapping[str, Any]) -> None:
+    """Start this worker's producer for topics with Kafka's default max.message.bytes ahead of the tasks.
+
+    An idempotent producer's start (connections, producer id) took ~1 s here, paid by each worker's
+    first copy; made while the driver waits for the plan, it is ready when the copy starts. A failure
+    is left to the copy task itself to report, with its context.
+    """
+    try:
+        _producer(target_settings, KAFKA_DEFAULT_MAX_MESSAGE_BYTES)
+    except Exception:  # the first copy task reports it, with its context
+        _PRODUCERS.clear()
+
+
+def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tuple[Any, _DeliveryErrors]:
+    from confluent_kafka import Producer
+
+    key = json.dumps([sorted(target_settings.items()), max_message_bytes], default=str)
+    if key not in _PRODUCERS:
+        check_tls_settings("target", target_settings)
+        errors = _DeliveryErrors()
+        producer = Producer(
+            {
+                **producer_settings(target_settings, max_message_bytes),
+                "delivery.report.only.error": True,
+                "on_delivery": errors,
+            }
+        )
+        _PRODUCERS[key] = (producer, errors)
+    producer, errors = _PRODUCERS[key]
+    errors.reset()
+    return producer, errors
+
+
+def _produce_when_room(
+    produce: Callable[..., None], poll: Callable[[float], int], errors: _DeliveryErrors, args: tuple, kwargs: dict
+) -> bool:
+    """Produce once the full queue has room; False when a failed delivery shows up while waiting.
+
+    Delivery reports arrive only from poll(), so only this wait can reveal one.
+    """
+    while True:
+        poll(0.05)
+        if errors.count:
+            return False
+        try:
+            produce(*args, **kwargs)
+            return True
+        except BufferError:
+            continue
+
+
+def _produce_batch(
+    batch: list[Any], topic: str, partition: int, producer: Any, errors: _DeliveryErrors
+) -> tuple[int, int]:
+    """Queue a batch of source records for ``topic[partition]``; (records, bytes of keys and values) queued.
+
+    Stops early once a delivery has failed (no use queueing more); ``errors.count`` tells.
+    """
+    produce = producer.produce
+    poll = producer.poll
+    written = 0
+    size = 0
+    for msg in batch:
+        key = msg.key()
+        value = msg.value()
+        headers = msg.headers()
+        timestamp = msg.timestamp()[1]
+        try:
+            # Positional arguments, and no headers=None: produce() looks up each keyword, per record.
+            if headers is None:
+                produce(topic, value, key, partition, timestamp=timestamp)
+            else:
+                produce(topic, value, key, partition, timestamp=timestamp, headers=headers)
+        except BufferError:
+            extra = {"timestamp": timestamp} if headers is None else {"timestamp": timestamp, "headers": headers}
+            if not _produce_when_room(produce, poll, errors, (topic, value, key, partition), extra):
+                break  # the target stopped acknowledging: no use queueing more
+        written += 1
+        size += (len(key) if key else 0) + (len(value) if value else 0)
+    if not errors.count:
+        poll(0)
+    return written, size
+
+
+def _confirm(producer: Any, errors: _DeliveryErrors, target_settings: Mapping[str, Any], where: str) -> None:
+    """Flush the producer; raise when any record queued since ``errors.reset()`` was not acknowledged.
+
+    ``where`` names what was copied (one slice, or the slices of a window copied together).
+    """
+    timeout = delivery_timeout(target_settings)
+    if errors.count:
+        producer.purge(in_queue=True, in_flight=False)  # queued ones would only time out in turn
+    remaining = producer.flush(timeout + 30.0)
+    target = cluster_label("target", target_settings)
+    if errors.count or remaining:
+        _PRODUCERS.clear()  # do not reuse a producer in an unknown state
+    if errors.count:
+        raise (ClusterTimeoutError if errors.timed_out else CopyError)(
+            f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
+            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
+            "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
+        )
+    if remaining:
+        raise ClusterTimeoutError(
+            f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
+            "the target cluster is slow or unreachable. Rerun when it is healthy."
+        )
+
+
+def copy_partition(
+    task: PartitionSlice,
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress: Callable[[int, int], None] | None = None,
+) -> PartitionCopyResult:
+    """Copy ``[task.start, task.end)`` of the source partition to the same target partition.
+
+    Resumes after whatever an interrupted attempt already wrote (see ``reconcile``). Bounded
+    when a cluster stops answering: a silent source fails the read after socket.timeout.ms, an
+    unacknowledged record fails after the target's message.timeout.ms, and then the records
+    still queued are dropped instead of waited for (the rerun reconciles with the target).
+    """
+    started = time.monotonic()
+    resumed, resume_from = reconcile(task, source_settings, target_settings)
+    producer, errors = _producer(target_settings, task.max_message_bytes)
+    written = 0
+    size = 0
+    topic = task.target_topic
+    partition = task.partition
+    for batch in read_range(source_settings, task.source_topic, partition, resume_from, task.end):
+        count, nbytes = _produce_batch(batch, topic, partition, producer, errors)
+        written += count
+        size += nbytes
+        if errors.count:
+            break
+        if progress is not None:
+            progress(written, size)
+    _confirm(producer, errors, target_settings, f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]")
+    return PartitionCopyResult(
+        source_topic=task.source_topic,
+        target_topic=task.target_topic,
+        partition=partition,
+        start=task.start,
+        end=task.end,
+        records=written,
+        bytes=size,
+        seconds=round(time.monotonic() - started, 3),
+        resumed_records=resumed,
+    )
+
+
+def copy_window(
+    window: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> WindowOutcome[PartitionCopyResult]:
+    """Copy small slices together: one source consumer for all, one producer flush for the window.
+
+    A slice whose target partition does not end at its ``target_start`` (an interrupted attempt
+    left a prefix, or someone else wrote there) is handed back (None) for ``copy_partition``, which
+    reconciles it. A failed delivery fails every slice of the window, as none is confirmed before
+    the flush; the rerun reconciles each with what the target holds. A source read error hands
+    the slices not yet read completely back too (``copy_partition`` resumes and names the error for
+    the one it concerns), unless the source stopped answering: then they fail with that error.
+    Slices of one window share the producer of one ``max_message_bytes`` (see ``windows.run_windowed``).
+    """
+    from kafka_migration.kafka.ranges import OffsetRange, read_ranges
+    from kafka_migration.run.progress import ProgressSender
+
+    started = time.time()
+    clock = time.monotonic()
+    clean = [
+        piece
+        for piece in window
+        if end_offset(target_settings, piece.target_topic, piece.partition, what="target") == piece.target_start
+    ]
+    producer, errors = _producer(target_settings, window[0].max_message_bytes)
+    written = [0] * len(clean)
+    sizes = [0] * len(clean)
+    finished = [False] * len(clean)
+    senders = [ProgressSender(progress_address, piece.source_topic, piece.partition) for piece in clean]
+    ranges = [OffsetRange(piece.source_topic, piece.partition, piece.start, piece.end) for piece in clean]
+    read_error: Exception | None = None
+    reads = read_ranges(source_settings, ranges)
+    try:
+        for i, batch, done in reads:
+            count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)
+            written[i] += count
+            sizes[i] += nbytes
+            if errors.count:
+                break
+            finished[i] = done
+            senders[i].update(written[i], sizes[i], final=done)
+    except Exception as exc:  # the records queued so far are still confirmed (or failed) below
+        read_error = exc
+    finally:
+        reads.close()  # the consumer now, also when a failed delivery ended the loop early
+        for sender in senders:
+            sender.close()
+    names = ", ".join(f"{p.source_topic}[{p.partition}]" for p in clean[:3]) + (" ..." if len(clean) > 3 else "")
+    lost = None
+    unconfirmed = None
+    try:
+        _confirm(producer, errors, target_settings, f"of {len(clean)} partitions copied together ({names})")
+    except (ClusterTimeoutError, CopyError) as exc:  # every slice of the window: none is known to be complete
+        unconfirmed = describe_failure(exc)
+        if isinstance(exc, ClusterTimeoutError):
+            lost = unconfirmed
+    if isinstance(read_error, ClusterTimeoutError):
+        lost = describe_failure(read_error)
+    seconds = shares(time.monotonic() - clock, written)
+    stamps = dict(zip(map(id, clean), lay_out(started, seconds), strict=True))
+    results: dict[int, PartitionCopyResult | None] = {}
+    for i, piece in enumerate(clean):
+        if unconfirmed is not None:
+            results[id(piece)] = PartitionCopyResult.failed(piece, unconfirmed)
+        elif finished[i]:
+            results[id(piece)] = PartitionCopyResult(
+                piece.source_topic,
+                piece.target_topic,
+                piece.partition,
+                piece.start,
+                piece.end,
+                written[i],
+                sizes[i],
+                round(seconds[i], 3),
+            )
+        elif lost is not None:
+            results[id(piece)] = PartitionCopyResult.failed(piece, lost)
+    now = time.time()
+    return WindowOutcome(
+        results=[results.get(id(piece)) for piece in window],
+        stamps=[stamps.get(id(piece), (now, now)) for piece in window],
+        lost=None if lost is None else f"{names} found: {lost}",
+    )
+
+
+def copy_partitions_safely(
+    tasks: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+    progress_address: tuple[str, int] | None = None,
+) -> list[PartitionCopyResult]:
+    """The slices of one Spark task: small ones a window at a time (``copy_window``), the others one after
+    another (``copy_partition``); after a cluster timeout the rest are not attempted."""
+    return run_windowed(
+        copy_partition,
+        copy_window,
+        PartitionCopyResult.failed,
+        tasks,
+        source_settings,
+        target_settings,
+        progress_address,
+        key=lambda piece: piece.max_message_bytes,
+    )

@@ -1,0 +1,76 @@
+"""Where each partition's copy starts: from the ledger's checkpoint, an interrupted run, or the first-run rule.
+
+Pure logic over what planning read from the clusters and the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
+from kafka_migration.model.state import TopicState
+
+
+@dataclass(frozen=True)
+class Position:
+    start: int
+    target_start: int
+    origin: str
+    expired: int = 0
+
+    @property
+    def from_ledger(self) -> bool:
+        return self.origin in ("checkpoint", "resume")
+
+
+def partition_positions(
+    source: TopicState,
+    target_topic: str,
+    existing: TopicState | None,
+    checkpoints: Mapping[Key, Checkpoint],
+    pending: Mapping[Key, PendingSegment],
+    first_start: str | int,
+    offsets_at_time: Mapping[int, int] | None,
+    allow_gaps: bool,
+) -> tuple[dict[int, Position], list[str], list[str]]:
+    """(positions per partition, problems that stop the run, warnings)."""
+    positions: dict[int, Position] = {}
+    problems: list[str] = []
+    warnings: list[str] = []
+    for p in range(source.partitions):
+        key = (source.name, p, target_topic)
+        earliest = source.earliest.get(p, 0)
+        latest = source.latest.get(p, 0)
+        cp = checkpoints.get(key)
+        pend = pending.get(key)
+        if cp is not None:
+            # A source that now ends before the checkpoint is refused by stale_state.stale_state_problems.
+            position = Position(cp.source_offset, cp.target_offset, "checkpoint")
+        elif pend is not None:
+            position = Position(pend.source_start, pend.target_start, "resume")
+        else:
+            target_start = existing.latest.get(p, 0) if existing is not None else 0
+            if first_start == "earliest":
+                position = Position(earliest, target_start, "earliest")
+            elif first_start == "latest":
+                position = Position(latest, target_start, "latest")
+            else:
+                at = (offsets_at_time or {}).get(p, -1)
+                position = Position(latest if at < 0 else max(at, earliest), target_start, "timestamp")
+        if position.start < earliest:
+            expired = earliest - position.start
+            message = (
+                f"{source.name}[{p}]: offsets {position.start}..{earliest - 1} ({expired} offsets) left the source "
+                "(retention) before they were copied"
+            )
+            if not allow_gaps:
+                problems.append(
+                    message + "; the target cannot be complete. Re-run with --allow-gaps (DAG param allow_gaps) "
+                    "to accept the loss and continue from the earliest offset."
+                )
+                continue
+            warnings.append(message + "; accepted (allow gaps)")
+            position = Position(earliest, position.target_start, position.origin, expired)
+        positions[p] = position
+    return positions, problems, warnings

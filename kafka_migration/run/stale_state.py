@@ -1,0 +1,147 @@
+"""Does what the ledger recorded for a topic still describe the clusters? Pure logic over planning's reads.
+
+A checkpoint says: source offsets below N were copied to the target and verified there, ending at
+target offset M. That stops being true when the source topic is deleted and recreated (fewer
+records than N, or more, with a new topic id), or when the target topic is deleted, truncated or
+recreated. Copying on from the checkpoint would then mix two histories or leave holes, so each
+case stops the run before anything is written, naming topic, partition, offsets and the way out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds
+from kafka_migration.model.state import TopicState
+
+
+def forget_command(source_cluster_id: str, source_topic: str, target_cluster_id: str, target_topic: str) -> str:
+    return (
+        f"kafka-migrate checkpoints forget --topic {source_topic} --target-topic {target_topic} "
+        f"--source-cluster {source_cluster_id} --target-cluster {target_cluster_id}"
+    )
+
+
+def stale_state_problems(
+    source: TopicState,
+    target_topic: str,
+    existing: TopicState | None,
+    checkpoints: Mapping[Key, Checkpoint],
+    pending: Mapping[Key, PendingSegment],
+    recorded_ids: TopicIds | None,
+    source_cluster_id: str,
+    target_cluster_id: str,
+) -> list[str]:
+    """Why the ledger's checkpoints (or an interrupted run's segments) no longer fit this topic; empty: they do."""
+    name = source.name
+    cps = {key[1]: cp for key, cp in checkpoints.items() if key[0] == name and key[2] == target_topic}
+    pend = {key[1]: seg for key, seg in pending.items() if key[0] == name and key[2] == target_topic}
+    if not cps and not pend:
+        return []
+    forget = forget_command(source_cluster_id, name, target_cluster_id, target_topic)
+    by = sorted({cp.run_id for cp in cps.values()} | {seg.run_id for seg in pend.values()})
+    runs = ", ".join(by)
+    problems: list[str] = []
+
+    # -- the source: recreated under the same name? ------------------------------------------------
+    recreated_source = (
+        recorded_ids is not None
+        and recorded_ids.source_topic_id is not None
+        and source.topic_id is not None
+        and recorded_ids.source_topic_id != source.topic_id
+    )
+    source_way_out = (
+        f"The target topic {target_topic} holds the old topic's records. Copy the new topic under another target "
+        f"name (--rename, e.g. '{{topic}}.v2'), or delete target topic {target_topic} and forget the checkpoints "
+        f"({forget}) to copy it again from the start."
+    )
+    if recreated_source:
+        ranges = ", ".join(f"[{p}] up to offset {cp.source_offset}" for p, cp in sorted(cps.items()))
+        problems.append(
+            f"source topic {name} was deleted and recreated since run {recorded_ids.run_id} verified it "  # type: ignore[union-attr]
+            f"(topic id {recorded_ids.source_topic_id} then, {source.topic_id} now; "  # type: ignore[union-attr]
+            f"checkpoints {ranges or 'none'}, it now ends at "
+            + ", ".join(f"[{p}] {source.latest.get(p, 0)}" for p in range(source.partitions))
+            + f"): its offsets now belong to other records. {source_way_out} If the cluster at this address is "
+            f"not the one the ledger knows as {source_cluster_id}, use another ledger (--ledger)."
+        )
+    else:
+        for p, cp in sorted(cps.items()):
+            if p >= source.partitions:
+                problems.append(
+                    f"source topic {name} has {source.partitions} partitions, but run {cp.run_id} verified "
+                    f"partition {p} up to offset {cp.source_offset}: the topic was deleted and recreated with fewer "
+                    f"partitions. {source_way_out}"
+                )
+                continue
+            latest = source.latest.get(p, 0)
+            if latest < cp.source_offset:
+                problems.append(
+                    f"source {name}[{p}] now ends at offset {latest}, before the checkpoint {cp.source_offset} "
+                    f"that run {cp.run_id} verified: the topic was deleted and recreated, or truncated. Copying on "
+                    f"would mix two histories in the target. {source_way_out}"
+                )
+
+    # -- the target: deleted, truncated or recreated? ------------------------------------------------
+    target_way_out = (
+        f"Delete target topic {target_topic} (if it still exists) and forget the checkpoints ({forget}) to copy "
+        f"the source again from the start, or copy under another target name (--rename)."
+    )
+    if existing is None:
+        if cps:
+            ends = ", ".join(f"[{p}] {cp.target_offset}" for p, cp in sorted(cps.items()))
+            problems.append(
+                f"target topic {target_topic} no longer exists, but run(s) {runs} verified {name} there up to "
+                f"target offsets {ends}: it was deleted after a verified run, and the records below those offsets "
+                f"are gone. {target_way_out}"
+            )
+        return problems
+    recreated_target = (
+        recorded_ids is not None
+        and recorded_ids.target_topic_id is not None
+        and existing.topic_id is not None
+        and recorded_ids.target_topic_id != existing.topic_id
+    )
+    if recreated_target:
+        problems.append(
+            f"target topic {target_topic} was deleted and recreated since run {recorded_ids.run_id} verified "  # type: ignore[union-attr]
+            f"{name} there (topic id {recorded_ids.target_topic_id} then, {existing.topic_id} now; it now ends at "  # type: ignore[union-attr]
+            + ", ".join(f"[{p}] {existing.latest.get(p, 0)}" for p in range(existing.partitions))
+            + f"): the verified records are not in it any more. {target_way_out}"
+        )
+        return problems
+    same_target = (
+        recorded_ids is not None
+        and recorded_ids.target_topic_id is not None
+        and recorded_ids.target_topic_id == existing.topic_id
+    )
+    if same_target:
+        # The very topic the checkpoints were verified in: deleting records cannot lower its end (DeleteRecords
+        # moves its start), so its end offsets are not compared. Where ids are unknown, the offsets must tell.
+        return problems
+    missing = sorted(p for p in set(cps) | set(pend) if p >= existing.partitions)
+    if missing:
+        problems.append(
+            f"target topic {target_topic} has {existing.partitions} partitions, but run(s) {runs} wrote {name} "
+            f"partitions {', '.join(map(str, missing))} there: it was recreated with fewer partitions. "
+            f"{target_way_out}"
+        )
+    for p in sorted(set(cps) | set(pend)):
+        if p >= existing.partitions:
+            continue
+        end = existing.latest.get(p, 0)
+        if p in cps and end < cps[p].target_offset:
+            cp = cps[p]
+            problems.append(
+                f"target {target_topic}[{p}] ends at offset {end}, below offset {cp.target_offset} up to which run "
+                f"{cp.run_id} verified source {name}[{p}] (source offsets below {cp.source_offset}): the target was "
+                f"truncated or recreated after a verified run. {target_way_out}"
+            )
+        elif p not in cps and end < pend[p].target_start:
+            seg = pend[p]
+            problems.append(
+                f"target {target_topic}[{p}] ends at offset {end}, below offset {seg.target_start} where the "
+                f"interrupted run {seg.run_id} began writing source {name}[{p}] from offset {seg.source_start}: "
+                f"the target was truncated or recreated. {target_way_out}"
+            )
+    return problems

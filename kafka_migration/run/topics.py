@@ -1,0 +1,166 @@
+"""Target topics: names, the configs that travel, compatibility of existing topics."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
+from kafka_migration.model.state import TopicState
+from kafka_migration.run.positions import Position
+from kafka_migration.run.topic_configs import (
+    EXCLUDED_CONFIGS,
+    cleanup_policy,
+    decide_configs,
+    max_message_bytes,
+    split_configs,
+)
+
+__all__ = ["EXCLUDED_CONFIGS", "compatibility_problems", "create_target_topics", "plan_topic", "split_configs"]
+
+log = logging.getLogger(__name__)
+
+
+def compatibility_problems(
+    source: TopicState, target: TopicState, known_partitions: frozenset[int] = frozenset()
+) -> list[str]:
+    """Why an existing target topic cannot receive this source topic (empty: it can).
+
+    ``known_partitions`` are those the ledger has written before: records there are
+    the pipeline's own, and the copy reconciles against them.
+    """
+    where = f"target topic {target.name!r}"
+    problems = []
+    if target.partitions < source.partitions:
+        problems.append(
+            f"{where} has {target.partitions} partitions but source topic {source.name!r} has "
+            f"{source.partitions}; add partitions on the target (kafka-topics --alter --partitions "
+            f"{source.partitions}) or delete the target topic."
+        )
+    if max_message_bytes(target) < max_message_bytes(source):
+        problems.append(
+            f"{where} accepts records up to {max_message_bytes(target)} bytes but source topic "
+            f"{source.name!r} allows {max_message_bytes(source)}; raise max.message.bytes on the target "
+            f"topic to at least {max_message_bytes(source)}."
+        )
+    if cleanup_policy(target) != cleanup_policy(source):
+        problems.append(
+            f"{where} has cleanup.policy={','.join(sorted(cleanup_policy(target)))} but source topic "
+            f"{source.name!r} has {','.join(sorted(cleanup_policy(source)))}; a mismatch loses data later. "
+            "Align the target topic's cleanup.policy or delete it."
+        )
+    for partition in range(min(source.partitions, target.partitions)):
+        if partition in known_partitions:
+            continue
+        held = target.latest.get(partition, 0) - target.earliest.get(partition, 0)
+        if held > 0:
+            problems.append(
+                f"{where} partition {partition} already holds records (offsets "
+                f"{target.earliest.get(partition, 0)}..{target.latest.get(partition, 0) - 1}) that this "
+                "pipeline has no record of writing; copying would mix them with the source's records. "
+                "Empty or delete the target topic, or choose another name with --rename."
+            )
+            break
+    return problems
+
+
+def plan_topic(
+    source: TopicState,
+    target_name: str,
+    existing: TopicState | None,
+    target_cluster: ClusterInfo,
+    replication_factor: int | None,
+    positions: Mapping[int, Position] | None = None,
+) -> tuple[TopicPlan, list[str]]:
+    """The plan for one topic, and the conflicts that forbid it.
+
+    ``positions`` says where each partition starts (ledger checkpoint, interrupted
+    run, or first-run rule); without it a partition starts at its earliest offset.
+    """
+    decision = decide_configs(source, create=existing is None)
+    warnings: list[str] = []
+    if source.config("message.timestamp.type") == "LogAppendTime":
+        warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
+    if existing is not None and existing.config("message.timestamp.type") == "LogAppendTime":
+        warnings.append(
+            "target topic uses LogAppendTime: the broker replaces the copied timestamps, so verification will fail; "
+            "set message.timestamp.type=CreateTime on the target topic"
+        )
+    if positions is None:
+        positions = {
+            p: Position(source.earliest.get(p, 0), existing.latest.get(p, 0) if existing else 0, "earliest")
+            for p in range(source.partitions)
+        }
+    known = frozenset(p for p, pos in positions.items() if pos.from_ledger)
+    problems = compatibility_problems(source, existing, known) if existing else []
+    if existing and existing.partitions > source.partitions:
+        warnings.append(
+            f"target topic has {existing.partitions} partitions, source {source.partitions}: "
+            "the extra target partitions receive nothing"
+        )
+    rf = replication_factor or min(source.replication_factor or 1, max(target_cluster.broker_count, 1))
+    partitions = tuple(
+        PartitionPlan(
+            partition=p,
+            start=positions[p].start,
+            end=max(source.latest.get(p, 0), positions[p].start),
+            target_start=positions[p].target_start,
+            earliest=source.earliest.get(p, 0),
+            latest=source.latest.get(p, 0),
+            origin=positions[p].origin,
+            expired=positions[p].expired,
+        )
+        for p in range(source.partitions)
+        if p in positions
+    )
+    plan = TopicPlan(
+        source_topic=source.name,
+        target_topic=target_name,
+        partitions=partitions,
+        replication_factor=existing.replication_factor if existing else rf,
+        configs=decision.configs,
+        skipped_configs=decision.skipped,
+        create=existing is None,
+        warnings=tuple(warnings),
+        config_decisions=decision.how,
+    )
+    return plan, problems
+
+
+def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]:
+    """Create the target topics the plan marks for creation (batched requests). Safe to re-run."""
+    wanted = [t for t in plan.topics if t.create]
+    done = target.create_topics((t.target_topic, len(t.partitions), t.replication_factor, t.configs) for t in wanted)
+    created = []
+    for topic in wanted:
+        if done.get(topic.target_topic):
+            log.info(
+                "Created target topic %s (%d partitions, replication factor %d, %d configs)",
+                topic.target_topic,
+                len(topic.partitions),
+                topic.replication_factor,
+                len(topic.configs),
+            )
+            created.append(topic.target_topic)
+    target.wait_for_topics([t.target_topic for t in plan.topics])
+    _check_created(plan, target)
+    return created
+
+
+def _check_created(plan: MigrationPlan, target: KafkaCluster) -> None:
+    """A topic that appeared concurrently may not be what we planned: check before writing."""
+    counts = target.partition_counts([t.target_topic for t in plan.topics])  # not topic_states: 1 request, not 4
+    problems = []
+    for topic in plan.topics:
+        partitions = counts.get(topic.target_topic)
+        if partitions is None:
+            problems.append(f"target topic {topic.target_topic!r} is missing after creation")
+        elif partitions < len(topic.partitions):
+            problems.append(
+                f"target topic {topic.target_topic!r} has {partitions} partitions, {len(topic.partitions)} needed"
+            )
+    if problems:
+        from kafka_migration.exceptions import TopicConflictError
+
+        raise TopicConflictError(problems)

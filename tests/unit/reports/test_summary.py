@@ -1,0 +1,201 @@
+"""kafka_migration.reports.summary: per-topic verdicts, the result table, the dry-run plan text."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kafka_migration.model.plan import PartitionPlan, TopicPlan
+from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
+from kafka_migration.reports.summary import (
+    VERIFIED,
+    TopicSummary,
+    all_verified,
+    render_plan,
+    render_table,
+    run_status,
+    summarize,
+    topic_verdict,
+)
+from tests.unit.factories import migration_plan, topic_plan
+
+
+def copied(topic: str, records: tuple[int, ...], status: str = OK, error: str | None = None) -> TopicOutcome:
+    return TopicOutcome(
+        topic,
+        topic,
+        status,
+        1.25,
+        [{"partition": p, "records": r, "bytes": r} for p, r in enumerate(records)],
+        error,
+    )
+
+
+def verified(topic: str, counts: tuple[tuple[int, int], ...], status: str = OK, error: str | None = None):  # type: ignore[no-untyped-def]
+    return TopicOutcome(
+        topic,
+        topic,
+        status,
+        0.5,
+        [
+            {"partition": p, "source_records": s, "target_records": t, "match": s == t}
+            for p, (s, t) in enumerate(counts)
+        ],
+        error,
+    )
+
+
+def row(topic: str, verdict: str = VERIFIED, detail: str | None = None, copied_records: int | None = 5) -> TopicSummary:
+    return TopicSummary(topic, f"eu.{topic}", 1, 5, copied_records, 5, 5, verdict, detail, 1.0)
+
+
+class TestTopicVerdict:
+    def test_verified(self) -> None:
+        assert topic_verdict(copied("a", (1,)), verified("a", ((1, 1),))) == (VERIFIED, None)
+
+    def test_copy_failure_wins_over_verification(self) -> None:
+        assert topic_verdict(copied("a", (), FAILED, "boom"), verified("a", ((1, 1),))) == ("copy failed", "boom")
+
+    def test_not_verified(self) -> None:
+        assert topic_verdict(copied("a", (1,)), None) == ("not verified", None)
+
+    def test_mismatch(self) -> None:
+        outcome = verified("a", ((1, 2),), MISMATCH, "partition 0: value")
+        assert topic_verdict(copied("a", (1,)), outcome) == ("verify mismatch", "partition 0: value")
+
+    def test_unreadable_cluster_could_not_verify(self) -> None:
+        outcome = verified("a", ((0, 0),), UNVERIFIED, "partition 0: could not verify: source down")
+        assert topic_verdict(copied("a", (1,)), outcome) == (
+            "could not verify",
+            "partition 0: could not verify: source down",
+        )
+
+    def test_verify_without_copy(self) -> None:
+        # Nothing to copy (empty ranges) still needs a verification.
+        assert topic_verdict(None, verified("a", ((0, 0),))) == (VERIFIED, None)
+
+
+class TestSummarize:
+    def test_rows_follow_plan_order_with_counts(self) -> None:
+        plan = migration_plan(topic_plan("b", (3, 4)), topic_plan("a", (2,)))
+        rows = summarize(
+            plan,
+            {"a": copied("a", (2,)), "b": copied("b", (3, 4))},
+            {"a": verified("a", ((2, 2),)), "b": verified("b", ((3, 3), (4, 4)))},
+        )
+        assert [r.source_topic for r in rows] == ["b", "a"]
+        b = rows[0]
+        assert (b.partitions, b.planned_offsets, b.copied, b.source_records, b.target_records) == (2, 7, 7, 7, 7)
+        assert b.verdict == VERIFIED and b.detail is None
+        assert b.seconds == 1.8  # 1.25 copy + 0.5 verify, rounded
+        assert all_verified(rows)
+        assert run_status(rows) == "verified"
+
+    def test_failed_copy_has_no_copied_count(self) -> None:
+        plan = migration_plan(topic_plan("a", (5,)))
+        (r,) = summarize(plan, {"a": copied("a", (2,), FAILED, "partition 0: timeout")}, {})
+        assert r.copied is None
+        assert (r.source_records, r.target_records) == (None, None)
+        assert (r.verdict, r.detail) == ("copy failed", "partition 0: timeout")
+        assert not all_verified([r])
+        assert run_status([r]) == "failed"
+
+    def test_topic_missing_from_results_is_not_verified(self) -> None:
+        (r,) = summarize(migration_plan(topic_plan("a", (5,))), {}, {})
+        assert (r.verdict, r.copied, r.seconds) == ("not verified", None, 0.0)
+        assert run_status([r]) == "failed"
+
+    def test_mismatch_counts(self) -> None:
+        plan = migration_plan(topic_plan("a", (5,)))
+        (r,) = summarize(plan, {"a": copied("a", (5,))}, {"a": verified("a", ((5, 6),), MISMATCH, "count")})
+        assert (r.source_records, r.target_records, r.verdict) == (5, 6, "verify mismatch")
+        assert run_status([r]) == "mismatch"
+
+
+class TestRunStatus:
+    def test_could_not_verify_is_its_own_status_never_verified_nor_mismatch(self) -> None:
+        assert run_status([row("a"), row("b", "could not verify")]) == "unverified"
+
+    def test_a_mismatch_elsewhere_wins(self) -> None:
+        assert run_status([row("a", "verify mismatch"), row("b", "could not verify")]) == "mismatch"
+
+    def test_a_failed_copy_wins(self) -> None:
+        assert run_status([row("a", "copy failed"), row("b", "could not verify")]) == "failed"
+
+
+class TestAllVerified:
+    def test_empty_is_not_verified(self) -> None:
+        assert not all_verified([])
+
+    def test_one_bad_row(self) -> None:
+        assert all_verified([row("a"), row("b")])
+        assert not all_verified([row("a"), row("b", "verify mismatch")])
+
+
+class TestRenderTable:
+    def test_every_topic_and_verdict_shown(self) -> None:
+        rows = [
+            row("orders"),
+            row("payments", "verify mismatch", "partition 0: value at source offset 3"),
+            row("clicks", "copy failed", "partition 1: broker down", copied_records=None),
+        ]
+        table = render_table(rows)
+        lines = table.splitlines()
+        assert lines[0].split()[:3] == ["source", "topic", "target"]
+        for r in rows:
+            line = next(line for line in lines if line.startswith(r.source_topic + " "))
+            assert r.target_topic in line and r.verdict in line
+        assert "3 topics, 10 records copied, 1 verified" in table
+        assert "  payments: partition 0: value at source offset 3" in lines
+        assert "  clicks: partition 1: broker down" in lines
+
+    def test_missing_numbers_shown_as_dash_and_thousands_separated(self) -> None:
+        table = render_table([replace(row("a"), copied=None, source_records=1234567, target_records=None)])
+        data = table.splitlines()[2]
+        assert "1,234,567" in data
+        assert data.split()[3] == "-" and data.split()[5] == "-"
+
+    def test_columns_aligned(self) -> None:
+        table = render_table([row("a"), row("a-much-longer-topic-name", "verify mismatch")])
+        header, rule, first, second = table.splitlines()[:4]
+        assert set(rule.replace(" ", "")) == {"-"}
+        # The target topic column starts at the same position on every line.
+        column = header.index("target topic")
+        assert first[column:].startswith("eu.a ") and second[column:].startswith("eu.a-much-longer-topic-name")
+
+    def test_no_rows(self) -> None:
+        assert render_table([]).splitlines()[-1] == "0 topics, 0 records copied, 0 verified"
+
+
+class TestRenderPlan:
+    def test_lists_topics_configs_ranges_warnings_and_skips(self) -> None:
+        topic = TopicPlan(
+            source_topic="orders",
+            target_topic="eu.orders",
+            partitions=(
+                PartitionPlan(0, start=2, end=1002, target_start=0, earliest=2, latest=1002),
+                PartitionPlan(1, start=0, end=0, target_start=0, earliest=0, latest=0),
+            ),
+            replication_factor=2,
+            configs={"cleanup.policy": "compact", "retention.ms": "1000"},
+            skipped_configs={"min.insync.replicas": "depends on the target's replication factor"},
+            create=True,
+            warnings=("source topic uses LogAppendTime",),
+        )
+        existing = replace(topic_plan("payments", (5,)), create=False)
+        plan = replace(
+            migration_plan(topic, existing, jobs=(("orders", "payments"),), run_id="run-7"),
+            skipped_topics={"_schemas": "internal topic (name it in the include pattern to copy it)"},
+        )
+        text = render_plan(plan)
+        assert text.splitlines()[0] == "Plan run-7"
+        assert "source src-id at src:9092 (3 brokers)" in text
+        assert "target tgt-id at tgt:9092 (2 brokers)" in text
+        assert "2 topics in 1 Spark job(s)" in text
+        assert "orders -> eu.orders (create, 2 partitions, replication factor 2, 1,000 offsets to copy)" in text
+        assert "payments -> payments (use existing" in text
+        assert "configs: cleanup.policy=compact, retention.ms=1000" in text
+        assert "not copied: min.insync.replicas (depends on the target's replication factor)" in text
+        assert "partition 0: offsets 2..1001 (from earliest) -> target offset 0" in text
+        assert "partition 1: nothing new at offset 0 (from earliest) -> target offset 0" in text
+        assert "warning: source topic uses LogAppendTime" in text
+        assert "skipped _schemas: internal topic" in text

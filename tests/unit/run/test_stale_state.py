@@ -1,0 +1,76 @@
+"""Checkpoints that no longer describe the clusters: recreated, truncated or shrunk topics (pure logic).
+
+The integration test tests/integration/test_stale_state.py produces each situation on real brokers;
+these pin the rules and the messages (topic, partition, offsets, the way out).
+"""
+
+from __future__ import annotations
+
+from kafka_migration.model.checkpoints import Checkpoint, PendingSegment, TopicIds
+from kafka_migration.model.state import TopicState
+from kafka_migration.run.stale_state import stale_state_problems
+
+
+def state(name: str, latest: dict[int, int], topic_id: str | None = "id-1") -> TopicState:
+    return TopicState(name, len(latest), 1, {}, dict.fromkeys(latest, 0), latest, topic_id)
+
+
+CPS = {("orders", 0, "copy"): Checkpoint(100, 100, "r1"), ("orders", 1, "copy"): Checkpoint(50, 50, "r1")}
+IDS = TopicIds("id-1", "tid-1", "r1")
+
+
+def problems(source, target, cps=CPS, pending=None, ids=IDS):  # type: ignore[no-untyped-def]
+    return stale_state_problems(source, "copy", target, cps, pending or {}, ids, "src", "dst")
+
+
+def test_matching_state_and_new_records_are_fine() -> None:
+    assert problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 50}, "tid-1")) == []
+    assert problems(state("orders", {0: 150, 1: 50}), None, cps={}) == []  # never copied: nothing to compare
+    # a broker without topic ids: the offset rules still apply, nothing else is assumed
+    assert problems(state("orders", {0: 150, 1: 50}, None), state("copy", {0: 100, 1: 50}, None)) == []
+
+
+def test_source_recreated_with_fewer_records() -> None:
+    (problem,) = problems(state("orders", {0: 30, 1: 50}, None), state("copy", {0: 100, 1: 50}, "tid-1"))
+    assert "source orders[0] now ends at offset 30, before the checkpoint 100 that run r1 verified" in problem
+    assert "--rename" in problem and "kafka-migrate checkpoints forget --topic orders --target-topic copy" in problem
+
+
+def test_source_recreated_with_more_records_is_known_by_its_topic_id() -> None:
+    (problem,) = problems(state("orders", {0: 400, 1: 400}, "id-2"), state("copy", {0: 100, 1: 50}, "tid-1"))
+    assert "source topic orders was deleted and recreated since run r1 verified it" in problem
+    assert "topic id id-1 then, id-2 now" in problem and "[0] up to offset 100" in problem and "[1] 400" in problem
+    assert "use another ledger (--ledger)" in problem  # a different cluster that reuses the cluster id
+
+
+def test_target_deleted_after_a_verified_run() -> None:
+    (problem,) = problems(state("orders", {0: 150, 1: 50}), None)
+    assert "target topic copy no longer exists, but run(s) r1 verified orders there up to target offsets" in problem
+    assert "[0] 100, [1] 50" in problem and "checkpoints forget" in problem
+
+
+def test_target_truncated_below_the_checkpoint_when_ids_cannot_tell() -> None:
+    for ids in (None, TopicIds("id-1", None, "r1")):  # a ledger from before topic ids, or a broker without them
+        (problem,) = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, None), ids=ids)
+        assert (
+            "target copy[1] ends at offset 20, below offset 50 up to which run r1 verified source orders[1]" in problem
+        )
+    # The same topic id: the topic the checkpoints were verified in. Its end is not compared (records cannot be
+    # removed from its end; and a broker's ListOffsets may lag, as the embedded one does after batched writes).
+    assert problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, "tid-1")) == []
+
+
+def test_target_recreated_is_known_by_its_topic_id_even_when_refilled() -> None:
+    (problem,) = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 120, 1: 60}, "tid-2"))
+    assert "target topic copy was deleted and recreated since run r1" in problem and "tid-1 then, tid-2" in problem
+
+
+def test_target_recreated_with_fewer_partitions() -> None:
+    found = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100}, None))
+    assert any("has 1 partitions, but run(s) r1 wrote orders partitions 1 there" in p for p in found)
+
+
+def test_interrupted_run_whose_target_was_truncated() -> None:
+    pending = {("orders", 0, "copy"): PendingSegment("r2", 0, 40)}
+    (problem,) = problems(state("orders", {0: 150}), state("copy", {0: 10}, None), cps={}, pending=pending)
+    assert "target copy[0] ends at offset 10, below offset 40 where the interrupted run r2 began" in problem
