@@ -18,16 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.ports import free_port
+
 if TYPE_CHECKING:
     import ssl
 
     from harness.proxy import LoopbackProxy
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def broker_binary() -> str:
