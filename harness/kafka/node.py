@@ -136,6 +136,10 @@ class KafkaCluster:
             **self.properties,
         }
 
+    def jvm_options(self) -> list[str]:
+        """JVM options beyond the harness's own (a JAAS file, say)."""
+        return []
+
     def format(self) -> None:
         """Write server.properties and format the storage (with the kind's SCRAM users)."""
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -159,7 +163,7 @@ class KafkaCluster:
         if self.process is not None and self.process.poll() is None:
             return self
         began = time.monotonic()
-        extra = _log_level()
+        extra = [*_log_level(), *self.jvm_options()]
         if record_archive is not None:
             extra.append(f"-XX:ArchiveClassesAtExit={record_archive}")
         command = jars.java_command("kafka.Kafka", heap_mb=self.heap_mb, fast_start=self.fast_start, extra=extra)
