@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,15 +61,6 @@ class Pki:
     def ca_pem(self) -> str:
         return self.ca.read_text()
 
-    def server_context(self, *, require_client_cert: bool, expired: bool = False) -> ssl.SSLContext:
-        """A server-side context for a TLS-terminating proxy; with ``require_client_cert``, mutual TLS."""
-        identity = self.expired_server if expired else self.server
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(identity.cert, identity.key)
-        if require_client_cert:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(self.ca)
-        return context
 
 
 def _name(common_name: str) -> x509.Name:

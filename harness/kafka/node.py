@@ -88,12 +88,14 @@ class KafkaCluster:
     heap_mb: int = 512
     fast_start: bool = True
     extra_listeners: Mapping[str, int] = field(default_factory=dict)
+    # Where clients are sent instead of ``port`` (a proxy in front of the broker: harness.kafka.proxied).
+    advertised_port: int | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     started_seconds: float | None = None
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"127.0.0.1:{self.advertised_port or self.port}"
 
     @property
     def log_path(self) -> Path:
@@ -118,13 +120,15 @@ class KafkaCluster:
     def server_properties(self) -> dict[str, str]:
         listener = self.security.protocol
         client = {listener: self.port, **self.extra_listeners}  # extra listeners speak the same protocol
-        advertised = ",".join(f"{name}://127.0.0.1:{port}" for name, port in client.items())
+        bound = ",".join(f"{name}://127.0.0.1:{port}" for name, port in client.items())
+        advertised_ports = {**client, listener: self.advertised_port or self.port}
+        advertised = ",".join(f"{name}://127.0.0.1:{port}" for name, port in advertised_ports.items())
         return {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
             "controller.listener.names": "CONTROLLER",
-            "listeners": f"{advertised},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "listeners": f"{bound},CONTROLLER://127.0.0.1:{self.controller_port}",
             "advertised.listeners": advertised,
             "listener.security.protocol.map": ",".join(
                 ["CONTROLLER:PLAINTEXT", *(f"{name}:{listener}" for name in client)]
@@ -163,10 +167,23 @@ class KafkaCluster:
         if self.process is not None and self.process.poll() is None:
             return self
         began = time.monotonic()
+        offset = self.launch(record_archive=record_archive)
+        self._wait_ready(began + timeout, offset)
+        self.started_seconds = time.monotonic() - began
+        return self
+
+    def launch(self, *, record_archive: Path | None = None) -> int:
+        """Start the broker process without waiting; returns where its log stood before.
+
+        The broker gets SIGTERM when the process that launched it dies (a test run killed by a
+        CI timeout leaves no broker behind). Linux ties that to the launching thread: launch from
+        the thread that outlives the cluster (start_clusters launches from its caller's).
+        """
         extra = [*_log_level(), *self.jvm_options()]
         if record_archive is not None:
             extra.append(f"-XX:ArchiveClassesAtExit={record_archive}")
         command = jars.java_command("kafka.Kafka", heap_mb=self.heap_mb, fast_start=self.fast_start, extra=extra)
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [*command, str(self.properties_path)],
@@ -175,11 +192,9 @@ class KafkaCluster:
                 stdin=subprocess.DEVNULL,
                 cwd=self.directory,
                 start_new_session=True,  # a Ctrl-C of the test run reaches the harness, which stops it
+                preexec_fn=_terminate_with_parent,  # noqa: PLW1509 - only a prctl call
             )
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        self._wait_ready(began + timeout, offset)
-        self.started_seconds = time.monotonic() - began
-        return self
+        return offset
 
     def _wait_ready(self, deadline: float, offset: int) -> None:
         assert self.process is not None
@@ -230,98 +245,95 @@ def _log_level() -> list[str]:
     return [f"-Dkafka.harness.level={level}"] if level else []
 
 
-def start_cluster(
-    name: str,
-    directory: Path,
-    *,
-    security: Security = PLAINTEXT,
-    properties: Mapping[str, str] | None = None,
-    cluster_id: str | None = None,
-    heap_mb: int = 512,
-    fast_start: bool = True,
-    timeout: float = 120.0,
-    record_archive: Path | None = None,
-    attempts: int = 3,
-    extra_listeners: Mapping[str, int] | None = None,
-) -> KafkaCluster:
-    """Format and start one cluster in ``directory/name`` on free loopback ports.
+def _terminate_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
+    import ctypes
 
-    A port taken between choosing it and binding it (another test run on the machine) costs a
-    retry with new ports, up to ``attempts`` times.
-    """
-    cluster_id = cluster_id or new_cluster_id()
-    failure: ClusterFailed | None = None
-    for attempt in range(attempts):
-        folder = directory / (name if attempt == 0 else f"{name}-{attempt}")
-        cluster = KafkaCluster(
-            name=name,
-            directory=folder,
-            port=free_port(),
-            controller_port=free_port(),
-            cluster_id=cluster_id,
-            security=security,
-            properties=dict(properties or {}),
-            heap_mb=heap_mb,
-            fast_start=fast_start,
-            extra_listeners=dict(extra_listeners or {}),
-        )
-        began = time.monotonic()
-        try:
-            cluster.format()
-            cluster.start(timeout=timeout, record_archive=record_archive)
-        except ClusterFailed as error:
-            cluster.stop()
-            if "Address already in use" not in str(error) and "BindException" not in str(error):
-                raise
-            failure = error
-            continue
-        cluster.started_seconds = time.monotonic() - began
-        return cluster
-    assert failure is not None
-    raise failure
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """What to start: a name and the keyword arguments of start_cluster."""
+    """What to start: a name, the kind of cluster and its options (see KafkaCluster)."""
 
     name: str
     security: Security = PLAINTEXT
     properties: Mapping[str, str] | None = None
     cluster_id: str | None = None
     heap_mb: int = 512
+    fast_start: bool = True
     extra_listeners: Mapping[str, int] | None = None
+    port: int | None = None  # fixed (a proxy points at it); else a free port
+    advertised_port: int | None = None
+    record_archive: Path | None = None
+
+    def cluster(self, directory: Path, attempt: int) -> KafkaCluster:
+        return KafkaCluster(
+            name=self.name,
+            directory=directory / (self.name if attempt == 0 else f"{self.name}-{attempt}"),
+            port=self.port if self.port is not None else free_port(),
+            controller_port=free_port(),
+            cluster_id=self.cluster_id or new_cluster_id(),
+            security=self.security,
+            properties=dict(self.properties or {}),
+            heap_mb=self.heap_mb,
+            fast_start=self.fast_start,
+            extra_listeners={
+                name: free_port() if port == 0 else port for name, port in (self.extra_listeners or {}).items()
+            },
+            advertised_port=self.advertised_port,
+        )
 
 
-def start_clusters(specs: Sequence[ClusterSpec | str], directory: Path) -> list[KafkaCluster]:
-    """Start several clusters in parallel (formatting and start-up overlap); all or none."""
+def _port_taken(error: BaseException) -> bool:
+    return "Address already in use" in str(error) or "BindException" in str(error)
+
+
+def start_clusters(
+    specs: Sequence[ClusterSpec | str], directory: Path, *, timeout: float = 120.0
+) -> list[KafkaCluster]:
+    """Start clusters side by side; all or none.
+
+    Formatting (one short JVM each) and waiting run in threads, the brokers are launched from
+    the caller's thread (see KafkaCluster.launch). A port taken between choosing and binding it
+    (another test run on the machine) costs a retry with new ports, up to three times.
+    """
     resolved = [ClusterSpec(spec) if isinstance(spec, str) else spec for spec in specs]
-    with ThreadPoolExecutor(max_workers=max(1, len(resolved))) as pool:
-        futures = [
-            pool.submit(
-                start_cluster,
-                spec.name,
-                directory,
-                security=spec.security,
-                properties=spec.properties,
-                cluster_id=spec.cluster_id,
-                heap_mb=spec.heap_mb,
-                extra_listeners=spec.extra_listeners,
-            )
-            for spec in resolved
-        ]
-        started: list[KafkaCluster] = []
-        errors: list[BaseException] = []
-        for future in futures:
-            try:
-                started.append(future.result())
-            except BaseException as error:  # stop the others, then raise the first
-                errors.append(error)
-    if errors:
-        for cluster in started:
-            cluster.stop()
-        raise errors[0]
-    return started
+    pending = list(enumerate(resolved))
+    started: dict[int, KafkaCluster] = {}
+    try:
+        for attempt in range(3):
+            clusters = {i: spec.cluster(directory, attempt) for i, spec in pending}
+            began = time.monotonic()
+            with ThreadPoolExecutor(max_workers=max(1, len(clusters))) as pool:
+                list(pool.map(KafkaCluster.format, clusters.values()))
+                offsets = {i: c.launch(record_archive=resolved[i].record_archive) for i, c in clusters.items()}
+                waits = {i: pool.submit(c._wait_ready, began + timeout, offsets[i]) for i, c in clusters.items()}
+            failed: list[tuple[int, BaseException]] = []
+            for i, future in waits.items():
+                error = future.exception()
+                if error is None:
+                    clusters[i].started_seconds = time.monotonic() - began
+                    started[i] = clusters[i]
+                else:
+                    clusters[i].stop()
+                    failed.append((i, error))
+            if not failed:
+                return [started[i] for i in range(len(resolved))]
+            fatal = [error for i, error in failed if not _port_taken(error) or resolved[i].port is not None]
+            if fatal or attempt == 2:
+                raise (fatal or [error for _, error in failed])[0]
+            pending = [(i, resolved[i]) for i, _ in failed]
+    except BaseException:
+        stop_all(list(started.values()))
+        raise
+    raise AssertionError("unreachable")
+
+
+def start_cluster(name: str, directory: Path, *, timeout: float = 120.0, **options: Any) -> KafkaCluster:
+    """Format and start one cluster in ``directory/name`` (options: the fields of ClusterSpec)."""
+    return start_clusters([ClusterSpec(name, **options)], directory, timeout=timeout)[0]
 
 
 @contextlib.contextmanager
