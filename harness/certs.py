@@ -62,7 +62,6 @@ class Pki:
         return self.ca.read_text()
 
 
-
 def _name(common_name: str) -> x509.Name:
     return x509.Name(
         [
