@@ -1,13 +1,17 @@
-# kafka-migration: `make demo` runs a whole migration on embedded clusters; `make test` runs the tests.
+# kafka-migration: `make demo` runs a whole migration on Apache Kafka clusters; `make test` runs the tests.
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 LOCK_HASH := $(shell cat requirements-lock.txt pyproject.toml | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(LOCK_HASH)
+# The Apache Kafka jar set of the tests, demo and bench (harness/kafka/pom.xml), fetched once per pom.
+KAFKA_POM := harness/kafka/pom.xml
+KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' $(KAFKA_POM))
+KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help venv kafka-jars system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -23,18 +27,31 @@ $(STAMP): requirements-lock.txt pyproject.toml
 
 venv: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
 
-system-deps: ## Debian packages the tests use: chromium (browser tests), docker-compose (compose file check); as root
-	@missing=""; \
-	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
-	{ docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || missing="$$missing docker-compose"; \
+system-deps: ## Debian packages the tests use (maven, postgresql, chromium, chromium-driver, docker-compose); installs the missing ones as root
+	@present=""; missing=""; \
+	check() { if eval "$$2" >/dev/null 2>&1; then present="$$present $$1"; else missing="$$missing $$1"; fi; }; \
+	check openjdk-17-jre-headless 'command -v java'; \
+	check maven 'command -v mvn'; \
+	check postgresql 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'; \
+	check chromium 'command -v chromium'; \
+	check chromium-driver 'command -v chromedriver'; \
+	check docker-compose 'docker compose version || command -v docker-compose'; \
+	echo "system-deps: already there:$${present:- none}"; \
 	if [ -z "$$missing" ]; then \
-		echo "system-deps: chromium and docker compose present"; \
+		echo "system-deps: nothing to install"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+		echo "system-deps: installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+			&& echo "system-deps: installed:$$missing"; \
 	else \
-		echo "missing:$$missing; as root run: apt-get update && apt-get install -y --no-install-recommends$$missing"; \
-		echo "(without them the browser and compose-config tests are skipped, or fail when CI is set)"; \
+		echo "system-deps: missing:$$missing; as root run: apt-get update && apt-get install -y --no-install-recommends$$missing"; \
+		echo "(without them the tests that need them are skipped, or fail when CI is set)"; \
 	fi
+
+$(KAFKA_STAMP): $(KAFKA_POM) | $(STAMP)
+	$(PY) -m harness.kafka jars
+
+kafka-jars: $(KAFKA_STAMP) ## fetch the pinned Apache Kafka jars with Maven into .kafka/ (once, like the venv)
 
 compose-config: ## validate docker-compose.yaml (docker compose config, no engine needed) and its unit tests
 	@if docker compose version >/dev/null 2>&1; then docker compose config --quiet; \
@@ -43,22 +60,22 @@ compose-config: ## validate docker-compose.yaml (docker compose config, no engin
 	$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -q tests/unit/test_compose.py tests/unit/test_compose_scripts.py
 
-demo: venv ## run the kafka_migration DAG on two embedded clusters and verify it
+demo: venv kafka-jars ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
 	$(PY) harness/demo.py
 
-test: venv lint docs-check system-deps ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end)
+test: venv lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
 	$(PY) -m pytest -m "not integration and not spark and not e2e"
 
-test-integration: venv ## tests against embedded brokers (and spark-submit)
+test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spark-submit)
 	$(PY) -m pytest -m "integration or spark"
 
-test-e2e: venv system-deps ## end-to-end tests through Airflow
+test-e2e: venv system-deps kafka-jars ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
 
-bench: venv ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
+bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
 	$(PY) -m harness.bench $(ARGS)
 
 executor-env: venv ## pack the executor environment for Spark clusters into dist/kafka-migration-executor-env.tar.gz
@@ -86,4 +103,4 @@ lock: ## re-resolve requirements.txt into requirements-lock.txt
 	rm -rf .lock-venv
 
 clean: ## remove the virtualenv and local state
-	rm -rf $(VENV) .state .pytest_cache .ruff_cache site
+	rm -rf $(VENV) .kafka .state .pytest_cache .ruff_cache site

@@ -29,7 +29,7 @@ from urllib.parse import quote
 import httpx
 import psutil
 
-from harness.embedded import free_port
+from harness.ports import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent

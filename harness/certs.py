@@ -1,16 +1,16 @@
-"""A private certificate authority made at test time, for TLS tests against the embedded brokers.
+"""A private certificate authority made at test time, for the TLS listeners of the test clusters.
 
 Everything is generated fresh (nothing checked in, nothing that expires in the repository):
 a CA, a server certificate for 127.0.0.1 / localhost, a client certificate whose key is
 encrypted with a password, a server certificate that has already expired, and a second,
-unrelated CA (the "wrong CA" a misconfigured client would trust).
+unrelated CA (the "wrong CA" a misconfigured client would trust). The server certificate is
+also good for client authentication: a broker is a client of its own inter-broker listener.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,12 @@ class Identity:
     def key_pem(self) -> str:
         return self.key.read_text()
 
+    def keystore_pem(self, path: Path) -> Path:
+        """The key and the certificate in one PEM file: a Java PEM keystore (``ssl.keystore.type=PEM``)."""
+        path.write_text(self.key_pem + self.cert_pem)
+        path.chmod(0o600)
+        return path
+
 
 @dataclass(frozen=True)
 class Pki:
@@ -54,16 +60,6 @@ class Pki:
     @property
     def ca_pem(self) -> str:
         return self.ca.read_text()
-
-    def server_context(self, *, require_client_cert: bool, expired: bool = False) -> ssl.SSLContext:
-        """A server-side context for a TLS-terminating proxy; with ``require_client_cert``, mutual TLS."""
-        identity = self.expired_server if expired else self.server
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(identity.cert, identity.key)
-        if require_client_cert:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(self.ca)
-        return context
 
 
 def _name(common_name: str) -> x509.Name:
@@ -130,7 +126,11 @@ def _leaf(
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+                if server
+                else [ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
             critical=False,
         )
         .add_extension(

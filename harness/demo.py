@@ -1,6 +1,8 @@
-"""``make demo``: the whole migration on two embedded clusters, through real Airflow and Spark.
+"""``make demo``: the whole migration on two Apache Kafka clusters, through real Airflow and Spark.
 
-Starts a source and a target broker, seeds a sample data set, runs the
+Starts a source and a target cluster (Apache Kafka 4.2.1 from the jar set of ``make kafka-jars``,
+harness/kafka; DEMO_BROKER=embedded: the embedded Kafka-protocol broker instead, faster to start
+and not Apache Kafka), seeds a sample data set, runs the
 ``kafka_migration`` DAG (metadata DB, DAG run, real operators, spark-submit in
 local mode), prints the per-topic summary and checks the target independently.
 Exit 0 only when the migration is verified. Brokers stop on exit, error or Ctrl-C.
@@ -105,10 +107,29 @@ def run_dag(conf: dict[str, object], log_path: Path) -> tuple[str, str]:
     return str(run.state), str(run.run_id)
 
 
+def clusters(home: Path):  # type: ignore[no-untyped-def]
+    """The demo's source and target: Apache Kafka, or with DEMO_BROKER=embedded the embedded broker."""
+    import shutil
+
+    broker = os.environ.get("DEMO_BROKER", "kafka")
+    if broker == "embedded":
+        from harness.embedded import embedded_clusters
+
+        print("Brokers: embedded Kafka-protocol broker (DEMO_BROKER=embedded; not Apache Kafka)")
+        return embedded_clusters("demo-source", "demo-target", log_dir=home / "brokers")
+    if broker != "kafka":
+        raise SystemExit(f"DEMO_BROKER={broker!r}: use kafka (the default) or embedded")
+    from harness.kafka import fetch, jars, kafka_clusters
+
+    fetch.ensure()
+    print(f"Brokers: Apache Kafka {jars.kafka_version()} (one-node KRaft clusters from the jars in {jars.home()})")
+    shutil.rmtree(home / "kafka", ignore_errors=True)  # a new pair of clusters each time
+    return kafka_clusters("demo-source", "demo-target", directory=home / "kafka")
+
+
 def main() -> int:
     sys.path.insert(0, str(REPO))
     from harness.data import read_partition, without_offsets
-    from harness.embedded import embedded_clusters
     from harness.seed import seed_sample_dataset
     from kafka_migration.model.plan import MigrationPlan
     from kafka_migration.model.results import StepResults
@@ -117,7 +138,7 @@ def main() -> int:
     home = REPO / ".state" / "demo-airflow"
     home.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with embedded_clusters("demo-source", "demo-target", log_dir=home / "brokers") as (source, target):
+    with clusters(home) as (source, target):
         print(f"Source cluster at {source.bootstrap}, target cluster at {target.bootstrap}")
         topics = seed_sample_dataset(source.bootstrap)
         print(f"Seeded {len(topics)} topics on the source")

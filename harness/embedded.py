@@ -16,18 +16,8 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import ssl
-
-    from harness.proxy import LoopbackProxy
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from harness.ports import free_port
 
 
 def broker_binary() -> str:
@@ -135,53 +125,3 @@ def embedded_clusters(*names: str, log_dir: Path | None = None) -> Iterator[list
     finally:
         for cluster in clusters:
             cluster.stop()
-
-
-@dataclass
-class ProxiedCluster:
-    """An embedded broker reachable only through a loopback proxy (harness/proxy.py).
-
-    The broker advertises the proxy's port, so bootstrap and every partition leader connection
-    go through ``proxy``: cutting or slowing the proxy cuts or slows the whole cluster.
-    """
-
-    cluster: EmbeddedCluster
-    proxy: LoopbackProxy
-
-    @property
-    def name(self) -> str:
-        return self.cluster.name
-
-    @property
-    def bootstrap(self) -> str:
-        return self.proxy.address
-
-    def client_config(self) -> dict[str, str]:
-        return {"bootstrap.servers": self.bootstrap}
-
-
-@contextlib.contextmanager
-def proxied_cluster(
-    name: str, log_dir: Path | None = None, *, server_ssl: ssl.SSLContext | None = None
-) -> Iterator[ProxiedCluster]:
-    """Start a proxy, then a broker that advertises the proxy's port; stop both on exit.
-
-    ``server_ssl`` makes the proxy TLS-terminating (clients speak TLS to it, it speaks plaintext
-    to the broker), since the embedded broker has no TLS listener of its own.
-    """
-    from harness.proxy import LoopbackProxy
-
-    broker_port = free_port()
-    with LoopbackProxy("127.0.0.1", broker_port, server_ssl=server_ssl) as proxy:
-        cluster = start_cluster(name, log_dir=log_dir, port=broker_port, advertised_port=proxy.port)
-        try:
-            yield ProxiedCluster(cluster=cluster, proxy=proxy)
-        finally:
-            cluster.stop()
-
-
-@contextlib.contextmanager
-def proxied_clusters(*names: str, log_dir: Path | None = None) -> Iterator[list[ProxiedCluster]]:
-    """One proxied broker per name (e.g. a source and a target whose network a test can cut)."""
-    with contextlib.ExitStack() as stack:
-        yield [stack.enter_context(proxied_cluster(name, log_dir=log_dir)) for name in names]

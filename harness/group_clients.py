@@ -1,8 +1,7 @@
 """Consumer-group clients for tests: commit positions, keep a group active, read where a group resumes.
 
-Joining a group on the embedded broker waits for the session timeout of the first join
-(about 23 s with librdkafka's default of 45 s; about 3 s with 6 s), so these consumers use
-a short session timeout. Apache Kafka needs no such care; the product never joins groups.
+The consumers use a short session timeout, so that a test's member leaves its group soon after
+the test closes it. The product itself never joins groups.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from harness.seed import producer, seal_partitions, send
+from harness.seed import producer, send
 from kafka_migration.kafka.clients import client_settings
 
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000}
@@ -105,7 +104,7 @@ def resume_records(
 
 @contextlib.contextmanager
 def busy_producer(bootstrap: str, topic: str, partitions: int) -> Iterator[None]:
-    """Keep writing to ``topic`` until the block ends; then seal its partitions (harness/seed.py)."""
+    """Keep writing to ``topic`` until the block ends."""
     stop = threading.Event()
 
     def write() -> None:
@@ -125,4 +124,3 @@ def busy_producer(bootstrap: str, topic: str, partitions: int) -> Iterator[None]
     finally:
         stop.set()
         thread.join(15)
-        seal_partitions(bootstrap, topic, range(partitions))

@@ -1,7 +1,7 @@
 """A loopback TCP proxy for tests: put it between the pipeline and a cluster to cut or slow the network.
 
-The embedded broker advertises the proxy's port (harness.embedded.proxied_cluster), so every
-client connection, bootstrap and partition leader alike, goes through the proxy. The proxy runs
+The broker advertises the proxy's port (harness.kafka.proxied), so every client connection,
+bootstrap and partition leader alike, goes through the proxy. The proxy runs
 an asyncio loop in one daemon thread; every method is safe to call from the test's thread.
 
 - ``cut()`` drops every open connection and refuses new ones (accepted, then closed at once:
@@ -11,8 +11,6 @@ an asyncio loop in one daemon thread; every method is safe to call from the test
   byte stream is broken, so clients reconnect.
 - ``set_latency(s)`` delays every chunk by ``s`` seconds in each direction (order kept; bandwidth
   is not throttled).
-- ``server_ssl`` makes the proxy TLS-terminating: clients speak TLS to the proxy, the proxy
-  speaks plaintext to the upstream broker (the embedded broker has no TLS listener).
 
 It is bounded: it closes itself after ``lifetime`` seconds (default 15 minutes) even if a test
 forgets to, and its thread is a daemon, so it never keeps a test process alive.
@@ -23,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import ssl
 import threading
 import time
 from collections.abc import Coroutine
@@ -63,13 +60,11 @@ class LoopbackProxy:
         upstream_host: str,
         upstream_port: int,
         *,
-        server_ssl: ssl.SSLContext | None = None,
         lifetime: float = 900.0,
         connect_timeout: float = 5.0,
     ) -> None:
         self.upstream_host = upstream_host
         self.upstream_port = upstream_port
-        self.server_ssl = server_ssl
         self.lifetime = lifetime
         self.connect_timeout = connect_timeout
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -185,9 +180,7 @@ class LoopbackProxy:
 
     async def _serve(self, ready: threading.Event) -> None:
         self._stopped = asyncio.Event()
-        self._server = await asyncio.start_server(
-            self._handle, sock=self._sock, ssl=self.server_ssl, ssl_handshake_timeout=10.0 if self.server_ssl else None
-        )
+        self._server = await asyncio.start_server(self._handle, sock=self._sock)
         ready.set()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopped.wait(), timeout=self.lifetime)
@@ -260,7 +253,7 @@ class LoopbackProxy:
                 if not data or sender.done():
                     break
             await sender
-        except (OSError, asyncio.IncompleteReadError, ssl.SSLError):
+        except (OSError, asyncio.IncompleteReadError):
             pass
         finally:
             sender.cancel()

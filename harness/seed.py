@@ -1,9 +1,4 @@
-"""Sample data sets for the demo, the tests and the benchmark.
-
-Embedded-broker rule (see shared notes): ListOffsets "latest" on Tansu is right only
-when a partition's last batch holds one record, so every seeding ends each
-partition with a record sent alone (``seal_partitions``).
-"""
+"""Sample data sets for the demo, the tests and the benchmark (and the compose stack's kafka-seed service)."""
 
 from __future__ import annotations
 
@@ -12,13 +7,17 @@ import json
 import os
 import random
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 OLD_TIMESTAMP = 946684800000  # 2000-01-01T00:00:00Z
+# A topic that holds records from long ago keeps them only if it never deletes by time: Apache Kafka
+# deletes records older than retention.ms (7 days by default) at its next retention check.
+KEEP_FOREVER = {"retention.ms": "-1"}
 
 
 def _quiet() -> dict[str, object]:
@@ -61,18 +60,6 @@ def send(p: Producer, topic: str, partition: int, key: bytes | None, value: byte
             p.poll(0.05)
 
 
-def seal_partitions(
-    bootstrap: str, topic: str, partitions: Iterable[int], settings: Mapping[str, object] | None = None
-) -> None:
-    """Send one record per partition in a batch of its own (see module docstring)."""
-    p = Producer(
-        {"bootstrap.servers": bootstrap, **(settings or {}), "linger.ms": 0, "batch.num.messages": 1, **_quiet()}
-    )
-    for partition in partitions:
-        p.produce(topic, partition=partition, key=b"seal", value=f"seal-{partition}".encode())
-        p.flush(10)
-
-
 @dataclass(frozen=True)
 class SeededTopic:
     name: str
@@ -84,7 +71,7 @@ def sample_topics() -> list[SeededTopic]:
     return [
         SeededTopic("orders", 6, {"retention.ms": "604800000", "cleanup.policy": "delete"}),
         SeededTopic("customers", 3, {"cleanup.policy": "compact", "min.insync.replicas": "1"}),
-        SeededTopic("events.headers", 2, {}),
+        SeededTopic("events.headers", 2, KEEP_FOREVER),  # explicit timestamps from 2000
         SeededTopic("media.large", 1, {"max.message.bytes": "2097152"}),
         SeededTopic("audit.empty", 3, {}),
         SeededTopic("clicks.skewed", 4, {}),
@@ -103,14 +90,13 @@ def seed_sample_dataset(
     """
     rng = random.Random(rng_seed)
     topics = sample_topics()
+    recent = int(time.time() * 1000) - 3_600_000  # an hour ago: inside the orders topic's 7-day retention
     for topic in topics:
         create_topic(bootstrap, topic.name, topic.partitions, topic.config, settings)
     p = producer(bootstrap, settings)
 
     for i in range(2000 * scale):  # keyed orders spread over partitions
-        send(
-            p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=1700000000000 + i
-        )
+        send(p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=recent + i)
 
     for i in range(300 * scale):  # null and empty keys/values and tombstones stay distinct
         key = [None, b"", f"cust-{i % 50}".encode()][i % 3]
@@ -148,10 +134,6 @@ def seed_sample_dataset(
         for i in range(20):
             send(tx, "payments.tx", i % 2, f"pay-{t}-{i}".encode(), f"amount={i}".encode())
         tx.commit_transaction(10)
-
-    for topic in topics:
-        if topic.name != "audit.empty":
-            seal_partitions(bootstrap, topic.name, range(topic.partitions), settings)
     return topics
 
 

@@ -1,16 +1,16 @@
-"""TLS clusters for tests: embedded brokers behind TLS-terminating proxies, with a PKI made at test time.
+"""TLS clusters for tests: Apache Kafka brokers with native SSL listeners and a PKI made at test time.
 
-The embedded broker has no TLS listener (its --cert/--key flags leave it plaintext), so each
-cluster is a broker that advertises the port of a TLS-terminating loopback proxy
-(harness.embedded.proxied_cluster with ``server_ssl``): every client connection, bootstrap and
-partition leader alike, speaks TLS to the proxy. A proxy that requires a client certificate
-signed by the test CA stands for a broker with ``ssl.client.auth=required``.
+Each cluster is a one-node broker (harness.kafka) whose client listener is SSL, with
+``ssl.client.auth=required`` when it is mutual (a client certificate signed by the test CA).
+The source broker has a second SSL listener, EXPIRED, that presents a certificate which has
+already expired (per-listener ``listener.name.expired.ssl.*`` settings): the address a test
+gives a client to see that failure, on the same broker.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,8 @@ from typing import Any
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.certs import Pki, make_pki
-from harness.embedded import ProxiedCluster, proxied_cluster
-from harness.proxy import LoopbackProxy
+from harness.kafka import ClusterSpec, KafkaCluster, Tls, kafka_clusters
+from harness.ports import free_port
 from harness.seed import producer, send
 from kafka_migration.kafka.clients import client_settings
 
@@ -42,15 +42,29 @@ def tls_settings(bootstrap: str, pki: Pki, *, client_cert: bool, inline: bool) -
     return settings
 
 
+def expired_listener(pki: Pki, directory: Path, security: Tls) -> dict[str, str]:
+    """The settings of an extra SSL listener EXPIRED that presents the expired certificate."""
+    return {
+        "listener.name.expired.ssl.keystore.type": "PEM",
+        "listener.name.expired.ssl.keystore.location": str(
+            pki.expired_server.keystore_pem(directory / "expired-keystore.pem")
+        ),
+        "listener.name.expired.ssl.truststore.type": "PEM",
+        "listener.name.expired.ssl.truststore.location": str(pki.ca),
+        "listener.name.expired.ssl.client.auth": "required" if security.client_auth else "none",
+    }
+
+
 @dataclass
 class TlsClusters:
-    """A source and a target cluster behind TLS proxies; ``*_mutual``: the proxy requires a client certificate."""
+    """A source and a target cluster with SSL listeners; ``*_mutual``: the listener requires a client certificate."""
 
     pki: Pki
-    source: ProxiedCluster
-    target: ProxiedCluster
+    source: KafkaCluster
+    target: KafkaCluster
     source_mutual: bool
     target_mutual: bool
+    expired_port: int
 
     def source_settings(self, *, inline: bool = False) -> dict[str, Any]:
         return tls_settings(self.source.bootstrap, self.pki, client_cert=self.source_mutual, inline=inline)
@@ -58,12 +72,10 @@ class TlsClusters:
     def target_settings(self, *, inline: bool = True) -> dict[str, Any]:
         return tls_settings(self.target.bootstrap, self.pki, client_cert=self.target_mutual, inline=inline)
 
-    @contextlib.contextmanager
-    def expired_source(self) -> Iterator[LoopbackProxy]:
-        """A second TLS proxy in front of the source broker that presents an expired certificate."""
-        context = self.pki.server_context(require_client_cert=self.source_mutual, expired=True)
-        with LoopbackProxy("127.0.0.1", self.source.cluster.port, server_ssl=context) as proxy:
-            yield proxy
+    @property
+    def expired_source_address(self) -> str:
+        """The source broker's listener that presents an expired certificate."""
+        return f"127.0.0.1:{self.expired_port}"
 
 
 @contextlib.contextmanager
@@ -74,17 +86,21 @@ def tls_clusters(
     target_mutual: bool = True,
     key_password: str = "client-key-pass",
 ) -> Iterator[TlsClusters]:
-    """Make a PKI in ``directory`` and start a TLS source and target; stop both on exit."""
+    """Make a PKI in ``directory`` and start a TLS source and target (in parallel); stop both on exit."""
     pki = make_pki(directory / "pki", client_key_password=key_password)
-    with (
-        proxied_cluster(
-            "tls-source", directory / "brokers", server_ssl=pki.server_context(require_client_cert=source_mutual)
-        ) as source,
-        proxied_cluster(
-            "tls-target", directory / "brokers", server_ssl=pki.server_context(require_client_cert=target_mutual)
-        ) as target,
-    ):
-        yield TlsClusters(pki, source, target, source_mutual, target_mutual)
+    source_security, target_security = Tls(pki, client_auth=source_mutual), Tls(pki, client_auth=target_mutual)
+    expired_port = free_port()
+    specs = (
+        ClusterSpec(
+            "tls-source",
+            source_security,
+            properties=expired_listener(pki, directory / "pki", source_security),
+            extra_listeners={"EXPIRED": expired_port},
+        ),
+        ClusterSpec("tls-target", target_security),
+    )
+    with kafka_clusters(*specs, directory=directory / "brokers") as (source, target):
+        yield TlsClusters(pki, source, target, source_mutual, target_mutual, expired_port)
 
 
 def topic_names(settings: dict[str, Any]) -> set[str]:
@@ -92,10 +108,7 @@ def topic_names(settings: dict[str, Any]) -> set[str]:
 
 
 def seed_topic(settings: dict[str, Any], topic: str, partitions: int, records: int) -> None:
-    """Create ``topic`` and write ``records`` small records with keys and headers over TLS.
-
-    Every partition ends with a record sent alone (embedded-broker rule, see harness/seed.py).
-    """
+    """Create ``topic`` and write ``records`` small records with keys and headers over TLS."""
     admin = AdminClient(client_settings(settings))
     admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=10)[topic].result(timeout=20)
     tls = {k: v for k, v in settings.items() if k != "bootstrap.servers"}
@@ -104,12 +117,3 @@ def seed_topic(settings: dict[str, Any], topic: str, partitions: int, records: i
         headers = [("n", str(i).encode())] if i % 5 == 0 else None
         send(p, topic, i % partitions, f"k{i}".encode(), b"v" * (i % 40), headers=headers)
     p.flush(30)
-    _seal(settings, topic, range(partitions))
-
-
-def _seal(settings: dict[str, Any], topic: str, partitions: Iterable[int]) -> None:
-    tls = {k: v for k, v in settings.items() if k != "bootstrap.servers"}
-    p = producer(settings["bootstrap.servers"], **{**tls, "linger.ms": 0, "batch.num.messages": 1})
-    for partition in partitions:
-        p.produce(topic, partition=partition, key=b"seal", value=f"seal-{partition}".encode())
-        p.flush(15)

@@ -1,9 +1,13 @@
-"""Shared fixtures: two embedded Kafka-protocol brokers (source and target clusters).
+"""Shared fixtures: Apache Kafka clusters (harness/kafka: one-node KRaft brokers from the pinned jars).
 
-The brokers are real Tansu processes (see ../shared/notes/embedded-kafka.md), one
-pair per test session; every test names its own topics so tests do not interfere.
-Set KAFKA_MIGRATION_TEST_SOURCE / _TARGET to bootstrap addresses to use clusters
-you already run instead.
+- ``clusters``: one PLAINTEXT source and target for the whole session; every test names its own
+  topics (``unique``), so tests share the pair. Set KAFKA_MIGRATION_TEST_SOURCE / _TARGET to
+  bootstrap addresses to use clusters you already run instead.
+- ``sasl_clusters`` (SASL_SSL with SCRAM-SHA-512 users) and ``acl_cluster`` (SASL_SSL with the
+  StandardAuthorizer): session-scoped too, started by the first test that asks.
+- ``kafka_factory``: clusters of a test's own, for tests that change a cluster (its settings, a
+  restart), stopped when the test ends.
+- PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/postgres.py).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import NoReturn
 
 import pytest
 
-from harness.embedded import embedded_clusters
+from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters, start_clusters, stop_all
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,22 +44,82 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class Clusters:
-    def __init__(self, source: str, target: str) -> None:
+    """The session's source and target: bootstrap addresses, and the harness's clusters when it started them."""
+
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        source_cluster: KafkaCluster | None = None,
+        target_cluster: KafkaCluster | None = None,
+    ) -> None:
         self.source = source
         self.target = target
+        self.source_cluster = source_cluster
+        self.target_cluster = target_cluster
 
 
 @pytest.fixture(scope="session")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
+def kafka_jars() -> Path:
+    """The pinned Apache Kafka jar set (``make kafka-jars``; fetched here if a run skipped make)."""
+    from harness.kafka import fetch
+
+    return fetch.ensure()
+
+
+@pytest.fixture(scope="session")
+def clusters(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path) -> Iterator[Clusters]:
     source = os.environ.get("KAFKA_MIGRATION_TEST_SOURCE")
     target = os.environ.get("KAFKA_MIGRATION_TEST_TARGET")
     if source and target:
         yield Clusters(source, target)
         return
-    log_dir: Path = tmp_path_factory.mktemp("brokers")
-    with embedded_clusters("test-source", "test-target", log_dir=log_dir) as started:
-        src, tgt = started
-        yield Clusters(src.bootstrap, tgt.bootstrap)
+    with kafka_clusters("test-source", "test-target", directory=tmp_path_factory.mktemp("kafka")) as (src, tgt):
+        yield Clusters(src.bootstrap, tgt.bootstrap, src, tgt)
+
+
+MIGRATOR = ScramUser("migrator", "migrator-secret")
+
+
+@pytest.fixture(scope="session")
+def test_pki(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The session's test PKI (harness/certs.py): the CA the secure clusters' certificates chain to."""
+    from harness.certs import make_pki
+
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="session")
+def sasl_clusters(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, test_pki) -> Iterator[list[KafkaCluster]]:  # type: ignore[no-untyped-def]
+    """A source and a target whose only listener is SASL_SSL with SCRAM-SHA-512 (users admin and
+    ``MIGRATOR``, created when the storage was formatted); ``cluster.client_config("migrator")``."""
+    security = SaslSsl(test_pki, users=(MIGRATOR,))
+    specs = (ClusterSpec("sasl-source", security), ClusterSpec("sasl-target", security))
+    with kafka_clusters(*specs, directory=tmp_path_factory.mktemp("kafka-sasl")) as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def acl_cluster(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, test_pki) -> Iterator[KafkaCluster]:  # type: ignore[no-untyped-def]
+    """One SASL_SSL cluster that enforces ACLs (StandardAuthorizer): ``admin`` is the super user,
+    ``MIGRATOR`` may do only what the test grants it."""
+    security = SaslSsl(test_pki, users=(MIGRATOR,), acls=True)
+    with kafka_clusters(ClusterSpec("acl", security), directory=tmp_path_factory.mktemp("kafka-acl")) as (cluster,):
+        yield cluster
+
+
+@pytest.fixture
+def kafka_factory(tmp_path: Path, kafka_jars: Path):  # type: ignore[no-untyped-def]
+    """Start clusters of the test's own (names or ClusterSpecs, in parallel); stopped when the test ends."""
+    started: list[KafkaCluster] = []
+
+    def start(*specs: ClusterSpec | str) -> list[KafkaCluster]:
+        clusters = start_clusters(specs, tmp_path / "kafka")
+        started.extend(clusters)
+        return clusters
+
+    yield start
+    stop_all(started)
 
 
 @pytest.fixture
@@ -100,12 +164,13 @@ def require_module(name: str) -> ModuleType:
 
 @contextlib.contextmanager
 def postgres_databases(*prefixes: str) -> Iterator[list[str]]:
-    """Fresh PostgreSQL databases for a test (harness.postgres); no server answering is ``missing``."""
+    """Fresh PostgreSQL databases for a test, on the named server or a throwaway one (harness.postgres);
+    no server to be had (no PostgreSQL binaries: `make system-deps`) is ``missing``."""
     from harness.postgres import admin_url, optional_databases
 
     with optional_databases(*prefixes, required=IN_CI) as names:
         if names is None:
-            missing(f"PostgreSQL not reachable at {admin_url()}")
+            missing(f"PostgreSQL not available ({admin_url()}): make system-deps")
         yield names
 
 

@@ -220,6 +220,7 @@ def end_offset(
     check_tls_settings(what, settings)
     timeout = stall_timeout(settings) if timeout is None else timeout
     key = json.dumps(sorted(settings.items()), default=str)
+    deadline = time.monotonic() + timeout
     while True:
         consumer = _WATERMARK_CONSUMERS.get(key)
         reused = consumer is not None
@@ -232,7 +233,14 @@ def end_offset(
         except KafkaException as exc:
             del _WATERMARK_CONSUMERS[key]
             consumer.close()
-            lost = exc.args[0].code() in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+            code = exc.args[0].code()
+            lost = code in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+            # A partition whose leader is being elected (a topic created a moment ago, a broker restarting)
+            # answers NOT_LEADER / LEADER_NOT_AVAILABLE for a while: ask again, afresh, until the timeout.
+            electing = code in (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+            if electing and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
             if reused and not lost:
                 continue
             raise (ClusterTimeoutError if lost else CopyError)(

@@ -193,7 +193,12 @@ def _after_handshake(conn: ssl.SSLSocket, presents_identity: bool, settings: Map
 def _rejected(exc: ssl.SSLError, presents_identity: bool, settings: Mapping[str, Any]) -> str:
     reason = (exc.reason or str(exc)).replace("_", " ").lower()
     has_identity = presents_identity or "ssl.certificate.pem" in settings or "ssl.keystore.location" in settings
-    if "certificate required" in reason or (not has_identity and "handshake failure" in reason):
+    # Without an identity of ours, a certificate alert can only be about the missing one: OpenSSL
+    # servers send certificate_required (TLS 1.3) or handshake_failure (TLS 1.2), Apache Kafka's
+    # Java TLS sends bad_certificate ("Empty client certificate chain").
+    if "certificate required" in reason or (
+        not has_identity and ("handshake failure" in reason or "bad certificate" in reason)
+    ):
         return (
             f"the broker requires a client certificate (mutual TLS) and none is configured (TLS alert: {reason}); "
             "set ssl.certificate.pem and ssl.key.pem (or their .location forms) and ssl.key.password"

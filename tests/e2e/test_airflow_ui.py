@@ -1,8 +1,8 @@
 """The Airflow UI as a user meets it: a real Airflow 3, a DAG run triggered over REST, the plugin page in a browser.
 
 One ``airflow standalone`` (scheduler, dag-processor, triggerer, api-server; LocalExecutor,
-SQLite metadata DB) runs for the module in its own AIRFLOW_HOME, with the two embedded
-clusters as the ``kafka_source`` / ``kafka_target`` connections. The test logs in with the
+SQLite metadata DB) runs for the module in its own AIRFLOW_HOME, with the session's two Apache
+Kafka clusters as the ``kafka_source`` / ``kafka_target`` connections. The test logs in with the
 admin password Airflow generated, triggers ``kafka_migration`` through the REST API, waits
 for the run, and then looks at what a person would look at: the plugin registration, the
 "Kafka migrations" page, the sign-off report, the task's "Migration report" link, and the
@@ -24,7 +24,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from tests.conftest import missing
 from tests.e2e.ui_harness import Chromium, find_chromium
@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".artifacts"
 DAG_ID = "kafka_migration"
 RUN_TIMEOUT = 360.0  # seconds for the whole DAG run (two Spark applications on a 2-core machine)
-# topic suffix -> (partitions, records before the sealing record of each partition)
+# topic suffix -> (partitions, records)
 TOPICS = {"orders": (3, 240), "payments": (2, 120), "audit": (1, 40)}
 
 
@@ -63,10 +63,8 @@ def _seed(bootstrap: str, prefix: str) -> tuple[tuple[str, ...], int]:
             headers = [("source", b"ui-test"), ("seq", str(i).encode())] if suffix == "payments" else None
             send(p, name, i % partitions, f"{suffix}-{i}".encode(), f"value {i} of {name}".encode(), headers=headers)
         names.append(name)
-        total += count + partitions  # + one sealing record per partition
+        total += count
     p.flush(30)
-    for suffix, (partitions, _) in TOPICS.items():
-        seal_partitions(bootstrap, f"{prefix}.{suffix}", range(partitions))
     return tuple(names), total
 
 

@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from harness.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
-from harness.embedded import free_port
+from harness.ports import free_port
 from harness.postgres import admin_connect, database_url
 from tests.conftest import postgres_databases
 from tests.unit.compose_file import REPO, ComposeProject, load

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from tests.spark_cluster_checks import assert_shipped_python, executor_pythons
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
@@ -33,7 +33,6 @@ def test_dag_migrates_on_a_standalone_cluster_with_the_shipped_environment(
     for i in range(300):
         send(p, topic, i % PARTITIONS, None if i % 9 == 0 else f"k{i}".encode(), f"event {i}".encode())
     p.flush(30)
-    seal_partitions(clusters.source, topic, range(PARTITIONS))
 
     monkeypatch.setenv(
         "AIRFLOW_CONN_SPARK_DEFAULT",

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
-from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
+from harness.seed import OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.model.config import ClusterConfig
@@ -41,8 +41,6 @@ def _seed(bootstrap: str, prefix: str) -> None:
         )
     send(p, f"{prefix}.skip", 0, b"k", b"excluded")
     p.flush(30)
-    seal_partitions(bootstrap, f"{prefix}.orders", range(3))
-    seal_partitions(bootstrap, f"{prefix}.skip", range(1))
 
 
 def test_dag_has_no_import_errors_and_documented_params(migration_dag) -> None:  # type: ignore[no-untyped-def]

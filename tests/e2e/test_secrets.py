@@ -1,6 +1,6 @@
 """Secrets never leak: a whole migration through the CLI and through Airflow, then a search everywhere.
 
-Both clusters sit behind mutual-TLS proxies (harness/tls.py); the CLI run is also the full
+Both clusters require mutual TLS on their own SSL listeners (harness/tls.py); the CLI run is also the full
 migration over mutual TLS (certificates by path for the source, inline for the target, the
 copy read back independently). A unique password is planted as
 ``ssl.key.password`` (the client key is really encrypted with it, so the run cannot succeed

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from harness.airflow_server import stop_process_tree
-from harness.embedded import free_port
+from harness.ports import free_port
 
 # --------------------------------------------------------------------------- Chromium
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from tests.spark_cluster_checks import assert_shipped_python, executor_pythons
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -36,7 +36,6 @@ def test_cli_migrates_on_a_standalone_cluster_with_the_shipped_environment(
     for i in range(400):
         send(p, topic, i % PARTITIONS, f"k{i}".encode(), f"v{i}".encode() * 3, headers=[("h", str(i).encode())])
     p.flush(30)
-    seal_partitions(clusters.source, topic, range(PARTITIONS))
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
     result = subprocess.run(

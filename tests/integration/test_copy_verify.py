@@ -1,4 +1,4 @@
-"""copy_partition and verify_partition on two real (embedded) brokers, without Spark.
+"""copy_partition and verify_partition on two Apache Kafka clusters, without Spark.
 
 The target is always checked a second time with ``harness.data.read_partition``, an
 independent reader: key, value, headers and timestamp of every record, in order,
@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data import read_partition, without_offsets
-from harness.seed import OLD_TIMESTAMP, create_topic, producer, seal_partitions, send
+from harness.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
@@ -56,7 +56,7 @@ def _has_gaps(records: list[dict[str, Any]]) -> bool:
 
 def _seed_rich(bootstrap: str, topic: str) -> None:
     """Two partitions with everything a copy must keep byte for byte."""
-    create_topic(bootstrap, topic, 2, {"max.message.bytes": str(LARGE)})
+    create_topic(bootstrap, topic, 2, {"max.message.bytes": str(LARGE), **KEEP_FOREVER})  # timestamps from 2000
     p = producer(bootstrap, **{"message.max.bytes": LARGE + 100_000})
     for i in range(120):
         key = [None, b"", f"key-{i}".encode()][i % 3]
@@ -87,13 +87,11 @@ def _seed_rich(bootstrap: str, topic: str) -> None:
     for i in range(20):  # plain records after the gaps and the large records
         send(p, topic, i % 2, f"tail-{i}".encode(), b"tail")
     p.flush(30)
-    # Embedded broker: ListOffsets "latest" is right only after a single-record batch (harness/seed.py).
-    seal_partitions(bootstrap, topic, range(2))
 
 
 def test_copy_keeps_every_record_field_through_gaps_and_large_records(clusters, unique) -> None:  # type: ignore[no-untyped-def]
     # The plan carries the source topic's max.message.bytes to the target topic and to the
-    # copy's producer (the embedded broker lists only topic overrides: topic_configs.py).
+    # copy's producer.
     topic = f"rich{unique}"
     _seed_rich(clusters.source, topic)
     plan = _plan_and_create(clusters, topic)
@@ -143,7 +141,6 @@ def test_records_produced_after_planning_are_not_copied(clusters, unique) -> Non
     for i in range(200):
         send(p, topic, i % 2, f"k{i}".encode(), f"before-{i}".encode())
     p.flush(10)
-    seal_partitions(clusters.source, topic, range(2))
 
     plan = _plan_and_create(clusters, topic)  # end offsets fixed here
     (topic_plan,) = plan.topics
@@ -155,26 +152,26 @@ def test_records_produced_after_planning_are_not_copied(clusters, unique) -> Non
         everything = read_partition(clusters.source, topic, task.partition)
         assert any(r["offset"] >= task.end for r in everything), "late records should be on the source"
         planned = [r for r in everything if r["offset"] < task.end]
-        assert len(planned) == 101  # 100 records and the seal
+        assert len(planned) == 100
 
         first = copy_partition(task, _settings(clusters.source), _settings(clusters.target))
-        assert first.records == 101
+        assert first.records == 100
         target = read_partition(clusters.target, topic, task.partition)
         assert without_offsets(target) == without_offsets(planned)
         assert not any(r["value"] == b"after the plan" for r in target)
 
         # A second attempt finds the whole range already there and writes nothing.
         again = copy_partition(task, _settings(clusters.source), _settings(clusters.target))
-        assert (again.records, again.resumed_records) == (0, 101)
-        assert len(read_partition(clusters.target, topic, task.partition)) == 101
+        assert (again.records, again.resumed_records) == (0, 100)
+        assert len(read_partition(clusters.target, topic, task.partition)) == 100
 
         verified = verify_partition(task, _settings(clusters.source), _settings(clusters.target))
-        assert verified.match and verified.source_records == verified.target_records == 101
+        assert verified.match and verified.source_records == verified.target_records == 100
 
 
 def _seed_small(bootstrap: str, topic: str) -> None:
     """One partition: a committed transaction first (so source and target offsets differ), then plain records."""
-    create_topic(bootstrap, topic, 1)
+    create_topic(bootstrap, topic, 1, KEEP_FOREVER)  # timestamps from 1970
     tx = producer(bootstrap, **{"transactional.id": f"{topic}-tx"})
     tx.init_transactions(10)
     for t in range(2):
@@ -186,7 +183,6 @@ def _seed_small(bootstrap: str, topic: str) -> None:
     for i in range(30):
         send(p, topic, 0, f"k{i}".encode(), f"v{i}".encode(), headers=[("n", str(i).encode())], timestamp=5000 + i)
     p.flush(10)
-    seal_partitions(bootstrap, topic, [0])
 
 
 @pytest.mark.parametrize("case", ["changed", "missing", "missing-last", "extra"])
@@ -197,7 +193,7 @@ def test_verify_reports_the_first_difference(clusters, unique, case: str) -> Non
     (task,) = plan.topics[0].slices(include_empty=True)
     src, tgt = _settings(clusters.source), _settings(clusters.target)
     source = _planned_source(clusters.source, task)
-    assert len(source) == 6 + 30 + 1 and source[0]["offset"] == 0
+    assert len(source) == 6 + 30 and source[0]["offset"] == 0
     victim_index = 20
     victim = source[victim_index]
     assert victim["offset"] > victim_index  # two commit markers before it: offsets differ from target positions

@@ -19,7 +19,7 @@ import pytest
 
 from harness.data import read_partition, without_offsets
 from harness.group_clients import active_member, busy_producer, commit, resume_records
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.ledger import Ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -60,7 +60,6 @@ def _seed(bootstrap: str, topic: str) -> None:
     for i in range(20):
         send(p, topic, i % 2, f"after-tx-{i}".encode(), b"after the transactions")
     p.flush(10)
-    seal_partitions(bootstrap, topic, range(2))
 
 
 def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_path: Path, unique: str) -> None:  # type: ignore[no-untyped-def]
@@ -120,7 +119,6 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     for i in range(30):
         send(p, target_topic, i % 2, f"new-{i}".encode(), b"written on the target after the cutover")
     p.flush(10)
-    seal_partitions(clusters.target, target_topic, range(2))
     positions = {0: ends[0]["target_end"] + 4, 1: on_target[1]["offset"] + 1}
     commit(clusters.target, group, {(target_topic, q): o for q, o in positions.items()})
 
@@ -138,7 +136,7 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     for q in range(2):  # the target's new records were appended to the source, in order
         after_cutover = read_partition(clusters.target, target_topic, q, start=ends[q]["target_end"])
         appended = read_partition(clusters.source, topic, q, start=ends[q]["source_end"])
-        assert without_offsets(appended) == without_offsets(after_cutover) and len(appended) > 16
+        assert without_offsets(appended) == without_offsets(after_cutover) and len(appended) > 15
     expected = {q: read_partition(clusters.target, target_topic, q, start=o)[0] for q, o in positions.items()}
     on_source = resume_records(clusters.source, group, topic, [0, 1])
     assert {q: _fields(r) for q, r in on_source.items()} == {q: _fields(r) for q, r in expected.items()}

@@ -1,15 +1,12 @@
-"""Consumer group offset sync against real (embedded) brokers, with real consumers, on both ledger backends.
+"""Consumer group offset sync on Apache Kafka, with real consumers, on both ledger backends.
 
 ONE migration (spark-submit is the slow part) copies a few small topics with offset gaps, renamed
 to ``src.<topic>``; its evidence is recorded in a SQLite and in a PostgreSQL ledger, and every test
 below syncs its own groups through one of them.
 
-Embedded-broker notes (../shared/notes/embedded-kafka.md): every partition ends with a single-record
-batch (``seal_partitions``) so ListOffsets is right; the broker returns aborted records to
-read_committed consumers, so the "inside an aborted range" group reads the aborted record on both
-clusters (Apache Kafka would skip it on both); committed metadata strings are not stored by the
-broker, so their travel is covered by tests/unit/groups/test_group_sync.py; a subscribing consumer needs a
-short ``max.poll.interval.ms`` or the broker holds its JoinGroup for the rebalance timeout.
+The transactional topic ends with a commit marker, and its aborted records are skipped by
+read_committed consumers on both clusters: the "inside an aborted range" group's consumer reads
+next the first committed record after the range, on the source and on the target alike.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.data import read_partition
 from harness.postgres import database_url, optional_databases
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.groups.sync import sync_groups
@@ -92,8 +89,6 @@ def _seed(bootstrap: str, prefix: str) -> None:
         else:
             tx.flush(10)
             tx.abort_transaction(10)
-    for name, n in (("orders", 3), ("tx", 2), ("late", 1), ("excl", 1)):
-        seal_partitions(bootstrap, f"{prefix}.{name}", range(n))  # ListOffsets on the embedded broker
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +100,7 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
     ledger = Ledger.open(sqlite_url)
     source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
-    # Run 1: `late` starts at latest (offset 21): its first 21 records are never copied.
+    # Run 1: `late` starts at latest (offset 20): its first 20 records are never copied.
     first = run_migration(
         source,
         target,
@@ -117,7 +112,6 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
     for i in range(20):
         send(p, f"{prefix}.late", 0, f"l{i}".encode(), b"after")
     p.flush(10)
-    seal_partitions(clusters.source, f"{prefix}.late", [0])
     # Run 2: everything else from the start, renamed; `late` continues at its checkpoint.
     second = run_migration(
         source,
@@ -131,12 +125,11 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
     timings = second.timings
     assert timings is not None and timings.copy > 0 and timings.verify > 0
     assert timings.plan > 0 and timings.wall >= timings.plan + max(timings.copy, timings.verify)
-    assert [(p.origin, p.start) for p in first.plan.topic(f"{prefix}.late").partitions] == [("latest", 21)]
+    assert [(p.origin, p.start) for p in first.plan.topic(f"{prefix}.late").partitions] == [("latest", 20)]
     # Produce after the runs: orders[0] now holds records beyond the verified range.
     for i in range(5):
         send(p, f"{prefix}.orders", 0, b"new", f"after the run {i}".encode())
     p.flush(10)
-    seal_partitions(clusters.source, f"{prefix}.orders", [0])
     ledgers = {"sqlite": sqlite_url}
     # Without a server (outside CI) only the SQLite ledger: a skip here would skip its tests too.
     with optional_databases("km_test", required=IN_CI) as names:
@@ -180,7 +173,7 @@ def _group_consumer(bootstrap: str, group: str) -> Any:
                 "enable.auto.commit": False,
                 "enable.partition.eof": True,
                 "auto.offset.reset": "error",  # start from the committed offsets, or fail
-                "max.poll.interval.ms": 10000,  # embedded broker: see the module docstring
+                "max.poll.interval.ms": 10000,  # a short rebalance timeout: a test's consumer leaves quickly
                 "session.timeout.ms": 6000,
             }
         )
@@ -227,14 +220,14 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     committed = {
         (m.topic("orders"), 0): 0,  # the very start
         (m.topic("orders"), 1): 30,  # the middle
-        (m.topic("orders"), 2): 61,  # the end of the verified range (60 records + the seal)
+        (m.topic("orders"), 2): 60,  # the end of the verified range (60 records)
         (m.topic("tx"), 0): 6,  # just after a commit marker
         (m.topic("tx"), 1): 7,  # inside an aborted range
         (m.topic("late"), 0): 5,  # before the first copied record (the first run started at latest)
         (m.topic("excl"), 0): 2,  # a topic the migration excluded: ignored
     }
     _commit(m.source, group, committed)
-    _commit(m.source, beyond, {(m.topic("orders"), 0): 64})  # past the verified end (61)
+    _commit(m.source, beyond, {(m.topic("orders"), 0): 64})  # past the verified end (60)
     ledger = Ledger.open(m.ledgers[ledger_backend])
 
     result = sync_groups(
@@ -256,7 +249,7 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     assert mine[m.topic("tx"), 0].target_offset == 5  # the commit marker at 5 has no target offset
     late = mine[m.topic("late"), 0]
     assert (late.translation, late.target_offset) == (BEFORE, 0) and "before the first copied record" in late.reason
-    assert mine[m.topic("orders"), 0].lag == 67  # 60 + seal + 5 new + seal, none read yet
+    assert mine[m.topic("orders"), 0].lag == 65  # 60 + 5 new, none read yet
     on_target = _committed(m.target, group)
     assert on_target == {("src." + p.source_topic, p.partition): p.target_offset for p in mine.values()}
 
@@ -266,7 +259,7 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     for (topic, partition), offset in committed.items():
         if topic == m.topic("excl"):
             continue
-        start = 21 if topic == m.topic("late") else offset  # `late`: the first copied record
+        start = 20 if topic == m.topic("late") else offset  # `late`: the first copied record
         expected = _source_record(m.source, topic, partition, start)
         assert first["src." + topic, partition] == expected, (topic, partition)
     assert first["src." + m.topic("orders"), 2] is None  # at the end on both sides

@@ -1,7 +1,7 @@
 """Network faults between the pipeline and a cluster: ``kafka-migrate run`` against proxied brokers.
 
-One source and one target broker per module, each reachable only through a loopback proxy
-(harness/proxy.py; the broker advertises the proxy's port). The tests cut or slow a proxy
+One source and one target Apache Kafka broker per module, each reachable only through a loopback
+proxy (harness/kafka/proxied.py; the broker advertises the proxy's port). The tests cut or slow a proxy
 during a real run (real spark-submit) and check what a user sees: exit code, the message,
 the ledger, and, with an independent reader, that the target holds every source record
 exactly once after the run or its rerun.
@@ -28,8 +28,8 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from harness.data import read_partition, without_offsets
-from harness.embedded import ProxiedCluster, proxied_clusters
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.kafka.proxied import ProxiedCluster, proxied_clusters
+from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
 PARTITIONS = 2
 PER_PARTITION = 600
-TOTAL = PARTITIONS * (PER_PARTITION + 1)  # + the seal record of each partition
+TOTAL = PARTITIONS * PER_PARTITION
 # Fetch at most 4 KB (about 30 records) per request: with latency on the source, a copy takes seconds.
 SLOW_READS = {"fetch.max.bytes": 4096, "message.max.bytes": 4096}
 # Short bounds for the tests (the product defaults are 60 s and 120 s; docs/concepts.md).
@@ -48,8 +48,8 @@ Pair = tuple[ProxiedCluster, ProxiedCluster]
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    with proxied_clusters("fault-source", "fault-target", log_dir=tmp_path_factory.mktemp("brokers")) as (src, tgt):
+def pair(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path) -> Iterator[Pair]:
+    with proxied_clusters("fault-source", "fault-target", directory=tmp_path_factory.mktemp("kafka")) as (src, tgt):
         yield src, tgt
 
 
@@ -69,7 +69,6 @@ def seed(bootstrap: str, topic: str) -> None:
     for i in range(PARTITIONS * PER_PARTITION):
         send(p, topic, i % PARTITIONS, f"key-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
     p.flush(30)
-    seal_partitions(bootstrap, topic, range(PARTITIONS))
 
 
 def config_file(directory: Path, name: str, settings: dict[str, Any]) -> Path:
@@ -151,7 +150,7 @@ def assert_exact(source: ProxiedCluster, target: ProxiedCluster, topic: str) -> 
     for partition in range(PARTITIONS):
         expected = without_offsets(read_partition(source.bootstrap, topic, partition))
         copied = without_offsets(read_partition(target.bootstrap, topic, partition))
-        assert len(expected) == PER_PARTITION + 1
+        assert len(expected) == PER_PARTITION
         assert copied == expected, f"partition {partition}: {len(copied)} target vs {len(expected)} source records"
 
 

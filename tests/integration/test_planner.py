@@ -1,4 +1,4 @@
-"""Planning and target-topic creation against real (embedded) brokers: build_plan, create_target_topics."""
+"""Planning and target-topic creation on Apache Kafka: build_plan, create_target_topics."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, ResourceType
 
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import (
     ClusterUnreachableError,
     ConfigurationError,
@@ -52,8 +52,6 @@ def _fill(bootstrap: str, topic: str, partitions: int, per_partition: int) -> No
     for i in range(per_partition * partitions):
         send(p, topic, i % partitions, f"k{i}".encode(), f"v{i}".encode())
     p.flush(10)
-    # Embedded broker: ListOffsets "latest" is right only after a single-record batch (harness/seed.py).
-    seal_partitions(bootstrap, topic, range(partitions))
 
 
 def test_selection_internal_topics_rename_and_partition_counts(clusters, unique) -> None:  # type: ignore[no-untyped-def]
@@ -82,7 +80,7 @@ def test_selection_internal_topics_rename_and_partition_counts(clusters, unique)
     assert f"other{unique}" not in plan.skipped_topics  # out of scope, not "skipped"
     orders = plan.topic(f"{prefix}.orders")
     assert [(p.partition, p.start, p.end, p.target_start) for p in orders.partitions] == [
-        (p, 0, 11, 0) for p in range(3)
+        (p, 0, 10, 0) for p in range(3)
     ]
     assert [(p.start, p.end) for p in plan.topic(f"{prefix}.empty").partitions] == [(0, 0), (0, 0)]
     assert all(t.create for t in plan.topics)
@@ -105,8 +103,7 @@ def test_selection_internal_topics_rename_and_partition_counts(clusters, unique)
 
 
 def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None:  # type: ignore[no-untyped-def]
-    # The embedded broker lists only the configs set on a topic, labelled as defaults: the
-    # product reads such an answer as overrides-only (topic_configs.py), with no relabelling.
+    # Apache Kafka lists every config and labels the ones set on the topic DYNAMIC_TOPIC_CONFIG.
     topic = f"cfg{unique}"
     copied = {"retention.ms": "604800000", "cleanup.policy": "compact", "max.message.bytes": "2097152"}
     excluded = {"min.insync.replicas": "1", "message.timestamp.type": "LogAppendTime"}
@@ -123,11 +120,11 @@ def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None
 
     admin = _admin(clusters.target)  # keep the client alive until its future is resolved
     (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
-    on_target = {name: entry.value for name, entry in future.result(timeout=15).items()}
-    for name, value in copied.items():
-        assert on_target.get(name) == value, name
-    assert on_target.get("min.insync.replicas") is None
-    assert on_target.get("message.timestamp.type") == "CreateTime"
+    # Apache Kafka lists every config; the ones set on the target topic are labelled DYNAMIC_TOPIC_CONFIG
+    entries = future.result(timeout=15)
+    on_target = {name: e.value for name, e in entries.items() if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
+    assert on_target == {**copied, "message.timestamp.type": "CreateTime"}  # min.insync.replicas not set
+    assert entries["min.insync.replicas"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert _topics(clusters.target)[topic] == 2
 
 
@@ -171,7 +168,9 @@ def test_target_partition_holding_records_is_a_conflict(clusters, unique) -> Non
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 2, 5)
     create_topic(clusters.target, topic, 2)
-    seal_partitions(clusters.target, topic, [1])  # one foreign record in target partition 1 (a batch of its own)
+    foreign = producer(clusters.target)
+    send(foreign, topic, 1, b"foreign", b"written by someone else")  # one foreign record in target partition 1
+    foreign.flush(10)
 
     with pytest.raises(TopicConflictError) as error:
         _plan(clusters.source, clusters.target, include=topic)
@@ -250,7 +249,7 @@ def test_dry_run_writes_nothing_to_the_target(clusters, unique, tmp_path: Path) 
 
     assert {t.source_topic for t in outcome.plan.topics} == {f"{prefix}.a", f"{prefix}.b"}
     assert all(t.create for t in outcome.plan.topics)
-    assert outcome.plan.offset_span == 15
+    assert outcome.plan.offset_span == 12  # 3 partitions x 4 records
     assert (outcome.directory / "plan.json").exists()  # the plan is kept locally, for review
     assert outcome.copy == {} and outcome.verify == {}
     assert _topics(clusters.target) == before

@@ -1,5 +1,5 @@
 """harness.postgres: the fresh databases that the ledger tests, the compose test and the benchmark's
-deployed Airflow run on, on this machine's PostgreSQL server."""
+deployed Airflow run on, on a throwaway server the harness starts itself (or the one named)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,18 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+from sqlalchemy.engine import make_url
 
 from harness.bench import whole
-from harness.embedded import free_port
-from harness.postgres import ADMIN_URL_VARIABLE, admin_connect, database_url, temporary_databases
+from harness.ports import free_port
+from harness.postgres import (
+    ADMIN_URL_VARIABLE,
+    admin_connect,
+    database_url,
+    ensure_server,
+    start_server,
+    temporary_databases,
+)
 from tests.conftest import postgres_databases
 from tests.leaks import leaked
 
@@ -43,7 +51,8 @@ def test_a_database_url_keeps_the_driver_of_the_url_it_stands_in_for() -> None:
     password = "Planted/pw+4711"
     like = f"postgresql+psycopg://airflow:{quote(password, safe='')}@postgres:5432/airflow?connect_timeout=3"
     url = database_url("km_x", like=like)
-    assert url.startswith("postgresql+psycopg://postgres@127.0.0.1:5432/km_x")
+    port = make_url(ensure_server()).port
+    assert url.startswith(f"postgresql+psycopg://postgres@127.0.0.1:{port}/km_x")
     assert leaked(password, url) == [] and url.endswith("connect_timeout=3")
 
 
@@ -62,3 +71,16 @@ def test_without_a_server_the_deployed_airflow_of_the_bench_runs_on_sqlite(
     with whole.deployed_metadata() as url:
         assert url is None
     assert "PostgreSQL not reachable" in capsys.readouterr().out
+
+
+def test_a_throwaway_server_starts_from_the_binaries_and_leaves_nothing_behind() -> None:
+    """What `make test` does on a fresh machine where no server runs: initdb and pg_ctl in a folder of its own."""
+    server = start_server()
+    try:
+        with psycopg.connect(host="127.0.0.1", port=server.port, user="postgres", dbname="postgres") as conn:
+            assert conn.execute("SHOW fsync").fetchone() == ("off",)
+    finally:
+        server.stop()
+    assert not server.directory.exists()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(host="127.0.0.1", port=server.port, user="postgres", dbname="postgres", connect_timeout=2)

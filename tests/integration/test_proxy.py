@@ -1,6 +1,6 @@
 """The loopback proxy of the test harness (harness/proxy.py): forwards, cuts, restores, delays, terminates TLS.
 
-First against a tiny echo server (fast, exact about bytes), then in front of a real embedded broker.
+First against a tiny echo server (fast, exact about bytes), then in front of a real Apache Kafka broker.
 """
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import socketserver
-import ssl
-import subprocess
 import threading
 import time
 import uuid
@@ -18,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.embedded import proxied_cluster
+from harness.kafka.proxied import proxied_cluster
 from harness.proxy import LoopbackProxy
 
 pytestmark = pytest.mark.integration
@@ -124,40 +122,11 @@ def test_closes_itself_after_its_lifetime(echo_port: int) -> None:
         proxy.close()
 
 
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (openssl CLI; throwaway, test only)."""
-    work = tmp_path_factory.mktemp("tls")
-    cert, key = work / "cert.pem", work / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"),
-            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
-
-
-def test_server_ssl_terminates_tls(echo_port: int, tls_files: tuple[Path, Path]) -> None:
-    cert, key = tls_files
-    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_ctx.load_cert_chain(cert, key)
-    client_ctx = ssl.create_default_context(cafile=str(cert))
-    with (
-        LoopbackProxy("127.0.0.1", echo_port, server_ssl=server_ctx) as proxy,
-        socket.create_connection(("127.0.0.1", proxy.port), 5) as raw,
-        client_ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
-    ):
-        assert _round_trip(s, b"secret") == b"secret"  # the echo server saw plaintext and echoed it
-
-
-def test_proxied_broker_serves_clients_only_through_the_proxy(tmp_path: Path) -> None:
+def test_proxied_broker_serves_clients_only_through_the_proxy(tmp_path: Path, kafka_jars: Path) -> None:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    with proxied_cluster("proxy-check", log_dir=tmp_path) as cluster:
+    with proxied_cluster("proxy-check", tmp_path) as cluster:
         admin = AdminClient({**cluster.client_config(), "socket.timeout.ms": 3000})
         topic = f"proxy-{uuid.uuid4().hex[:8]}"
         admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)
@@ -175,15 +144,3 @@ def test_proxied_broker_serves_clients_only_through_the_proxy(tmp_path: Path) ->
                 break
             assert time.monotonic() < deadline, "client did not reconnect after restore"
         assert cluster.proxy.accepted >= 2
-
-
-def test_proxied_broker_behind_tls(tmp_path: Path, tls_files: tuple[Path, Path]) -> None:
-    """A Kafka client speaks TLS to the proxy, which speaks plaintext to the embedded broker."""
-    from confluent_kafka.admin import AdminClient
-
-    cert, key = tls_files
-    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_ctx.load_cert_chain(cert, key)
-    with proxied_cluster("proxy-tls", log_dir=tmp_path, server_ssl=server_ctx) as cluster:
-        admin = AdminClient({**cluster.client_config(), "security.protocol": "SSL", "ssl.ca.location": str(cert)})
-        assert admin.describe_cluster(request_timeout=10).result(15).nodes

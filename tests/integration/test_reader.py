@@ -1,4 +1,4 @@
-"""reader.py on a real (embedded) broker: where an open-ended read ends, and the end-offset consumer."""
+"""reader.py on Apache Kafka: where an open-ended read ends, and the end-offset consumer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka import reader
 from kafka_migration.kafka.reader import end_offset, read_range
@@ -20,10 +20,9 @@ RECORDS = 2_500  # more than reader.BATCH: the read takes several consume() call
 def _seed(bootstrap: str, topic: str, records: int = RECORDS) -> None:
     create_topic(bootstrap, topic, 1)
     p = producer(bootstrap)
-    for i in range(records - 1):
+    for i in range(records):
         send(p, topic, 0, f"k{i}".encode(), f"v{i}".encode())
     p.flush(30)
-    seal_partitions(bootstrap, topic, [0])  # embedded broker: ListOffsets is right after a one-record batch
 
 
 def test_open_ended_read_ends_at_the_fetched_high_watermark(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -1,6 +1,7 @@
-"""`python -m harness.seed`: the docker-compose kafka-seed service, run against an embedded broker.
+"""`python -m harness.seed`: the docker-compose kafka-seed service's command, on a PLAINTEXT Apache Kafka.
 
-A broker of its own (not the session's clusters): the sample topics have fixed names.
+A cluster of its own (not the session's clusters): the sample topics have fixed names. The same
+command over the stack's SASL_SSL listener is in tests/integration/test_compose_kafka.py.
 """
 
 from __future__ import annotations
@@ -9,12 +10,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from harness.embedded import EmbeddedCluster, start_cluster
+from harness.kafka import KafkaCluster
 from harness.seed import SEED_CONFIG_ENV, sample_topics
 from tests.unit.compose_file import REPO
 
@@ -22,12 +22,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def broker(tmp_path) -> Iterator[EmbeddedCluster]:  # type: ignore[no-untyped-def]
-    cluster = start_cluster("seed-test", log_dir=tmp_path)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+def broker(kafka_factory) -> KafkaCluster:  # type: ignore[no-untyped-def]
+    (cluster,) = kafka_factory("seed-test")
+    return cluster
 
 
 def _seed(settings: dict[str, str] | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +42,7 @@ def _seed(settings: dict[str, str] | None, *args: str) -> subprocess.CompletedPr
     )
 
 
-def test_seeds_once_with_the_settings_from_the_environment(broker: EmbeddedCluster) -> None:
+def test_seeds_once_with_the_settings_from_the_environment(broker: KafkaCluster) -> None:
     settings = {"bootstrap.servers": broker.bootstrap, "client.id": "kafka-seed", "security.protocol": "PLAINTEXT"}
     first = _seed(settings, "--if-empty")
     assert first.returncode == 0, first.stderr
@@ -59,7 +56,7 @@ def test_seeds_once_with_the_settings_from_the_environment(broker: EmbeddedClust
     assert "nothing seeded" in again.stdout
 
 
-def test_settings_reach_the_clients_and_bad_input_is_one_clear_line(broker: EmbeddedCluster) -> None:
+def test_settings_reach_the_clients_and_bad_input_is_one_clear_line(broker: KafkaCluster) -> None:
     bad = _seed({"bootstrap.servers": broker.bootstrap, "security.protocol": "nonsense"})
     assert bad.returncode == 1
     assert bad.stderr.startswith("harness.seed: seeding") and "security.protocol" in bad.stderr

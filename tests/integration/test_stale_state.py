@@ -21,8 +21,9 @@ from confluent_kafka.admin import AdminClient
 from sqlalchemy import update
 
 from harness.data import read_partition
-from harness.embedded import free_port, start_cluster
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.kafka import ClusterSpec
+from harness.ports import free_port
+from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import StaleStateError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger
@@ -53,7 +54,6 @@ def _fill(bootstrap: str, topic: str, per_partition: int, tag: str, partitions: 
     for i in range(per_partition * partitions):
         send(p, topic, i % partitions, f"{tag}-{i}".encode(), b"v" * 20)
     p.flush(10)
-    seal_partitions(bootstrap, topic, range(partitions))  # embedded broker: exact ListOffsets latest
 
 
 def _recreate(bootstrap: str, topic: str, partitions: int) -> None:
@@ -124,25 +124,25 @@ def test_source_recreated_with_fewer_or_more_records(clusters, unique, ledger: L
     topic = f"stale-src{unique}"
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 50, "a")
-    verified_run(clusters.source, clusters.target, topic, ledger)  # checkpoints at 51 per partition
+    verified_run(clusters.source, clusters.target, topic, ledger)  # checkpoints at 50 per partition
     target_before = [read_partition(clusters.target, topic, p) for p in range(2)]
 
     _recreate(clusters.source, topic, 2)
-    _fill(clusters.source, topic, 10, "b")  # fewer records than the checkpoint: ends at 11
+    _fill(clusters.source, topic, 10, "b")  # fewer records than the checkpoint: ends at 10
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
     assert f"source topic {topic} was deleted and recreated since run" in message
-    assert "[0] up to offset 51" in message and "it now ends at [0] 11, [1] 11" in message
+    assert "[0] up to offset 50" in message and "it now ends at [0] 10, [1] 10" in message
     assert "--rename" in message and f"kafka-migrate checkpoints forget --topic {topic}" in message
 
     _fill(clusters.source, topic, 100, "c")  # now more records than the checkpoint: offsets alone would pass
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert "deleted and recreated" in message and "it now ends at [0] 112, [1] 112" in message
+    assert "deleted and recreated" in message and "it now ends at [0] 110, [1] 110" in message
 
     _forget_topic_ids(ledger)  # without topic ids the "fewer" case is still known by its offsets
     _recreate(clusters.source, topic, 2)
     _fill(clusters.source, topic, 10, "d")
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"source {topic}[0] now ends at offset 11, before the checkpoint 51 that run" in message
+    assert f"source {topic}[0] now ends at offset 10, before the checkpoint 50 that run" in message
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
 
 
@@ -152,7 +152,7 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
     topic = f"stale-tgt{unique}"
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 30, "a")
-    verified_run(clusters.source, clusters.target, topic, ledger)  # target checkpoints at 31 per partition
+    verified_run(clusters.source, clusters.target, topic, ledger)  # target checkpoints at 30 per partition
     admin = AdminClient(client_settings({"bootstrap.servers": clusters.target}))
 
     admin.delete_topics([topic])[topic].result(10)
@@ -162,7 +162,7 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
         time.sleep(0.2)
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
     assert f"target topic {topic} no longer exists, but run(s)" in message
-    assert "up to target offsets [0] 31, [1] 31" in message and "checkpoints forget" in message
+    assert "up to target offsets [0] 30, [1] 30" in message and "checkpoints forget" in message
     assert topic not in admin.list_topics(timeout=10).topics  # the refused run did not create it
 
     _recreate(clusters.target, topic, 2)  # recreated and refilled by someone: the topic id tells
@@ -172,8 +172,8 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
 
     _forget_topic_ids(ledger)  # an older ledger: the end below the checkpoint tells
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"target {topic}[0] ends at offset 6, below offset 31 up to which run" in message
-    assert "(source offsets below 31)" in message
+    assert f"target {topic}[0] ends at offset 5, below offset 30 up to which run" in message
+    assert "(source offsets below 30)" in message
 
     _recreate(clusters.target, topic, 1)
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
@@ -181,7 +181,7 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
     assert "add partitions on the target" in message  # the partition-count conflict, too
 
 
-def test_other_clusters_under_the_same_cluster_ids(clusters, unique, ledger: Ledger, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_other_clusters_under_the_same_cluster_ids(clusters, unique, ledger: Ledger, kafka_factory) -> None:  # type: ignore[no-untyped-def]
     """A ledger meets clusters that reuse the ids it knows (rebuilt clusters, a restored backup)."""
     topic = f"stale-ids{unique}"
     source_id = _cluster("source", clusters.source).describe().cluster_id
@@ -189,18 +189,15 @@ def test_other_clusters_under_the_same_cluster_ids(clusters, unique, ledger: Led
     create_topic(clusters.source, topic, 2)
     _fill(clusters.source, topic, 20, "a")
     verified_run(clusters.source, clusters.target, topic, ledger)
-    other_source = start_cluster("other-source", log_dir=tmp_path, cluster_id=source_id)
-    other_target = start_cluster("other-target", log_dir=tmp_path, cluster_id=target_id)
-    try:
-        create_topic(other_source.bootstrap, topic, 2)
-        _fill(other_source.bootstrap, topic, 40, "b")  # same name, more records than the checkpoint
-        message = refusal(other_source.bootstrap, other_target.bootstrap, topic, ledger, tmp_path)
-        assert f"source topic {topic} was deleted and recreated" in message
-        assert f"not the one the ledger knows as {source_id}, use another ledger (--ledger)" in message
-        assert f"target topic {topic} no longer exists" in message
-    finally:
-        other_source.stop()
-        other_target.stop()
+    other_source, other_target = kafka_factory(
+        ClusterSpec("other-source", cluster_id=source_id), ClusterSpec("other-target", cluster_id=target_id)
+    )
+    create_topic(other_source.bootstrap, topic, 2)
+    _fill(other_source.bootstrap, topic, 40, "b")  # same name, more records than the checkpoint
+    message = refusal(other_source.bootstrap, other_target.bootstrap, topic, ledger, other_source.directory)
+    assert f"source topic {topic} was deleted and recreated" in message
+    assert f"not the one the ledger knows as {source_id}, use another ledger (--ledger)" in message
+    assert f"target topic {topic} no longer exists" in message
 
 
 def test_cli_exits_2_on_stale_state_and_on_an_unreachable_ledger(

@@ -1,11 +1,12 @@
-"""TLS and mutual TLS to the brokers (real brokers behind TLS-terminating proxies).
+"""TLS and mutual TLS to the brokers: Apache Kafka's own SSL listeners (harness/tls.py).
 
-The source proxy checks nothing of the client (server verification only, CA by path); the
-target proxy requires a client certificate signed by the test CA (mutual TLS, everything
-inline as PEM, the key encrypted with ``ssl.key.password``). A wrong CA, an expired broker
-certificate and a missing client certificate each stop the run with exit 2 before anything
-is written, naming the cluster and the cause. The full migration over mutual TLS (Spark
-included) is in tests/e2e/test_secrets.py.
+The source listener checks nothing of the client (server verification only, CA by path); the
+target listener requires a client certificate signed by the test CA (``ssl.client.auth=required``:
+mutual TLS, everything inline as PEM, the key encrypted with ``ssl.key.password``). A wrong CA,
+an expired broker certificate (a second listener of the source broker presents one) and a
+missing client certificate each stop the run with exit 2 before anything is written, naming
+the cluster and the cause. The full migration over mutual TLS (Spark included) is in
+tests/e2e/test_secrets.py.
 """
 
 from __future__ import annotations
@@ -72,13 +73,12 @@ def test_cli_plans_over_tls_and_mutual_tls(tls: TlsClusters, tmp_path: Path, uni
     assert {"ssl.ca.pem", "ssl.certificate.pem", "ssl.key.pem", "ssl.key.password"} <= set(target)
     assert "ENCRYPTED PRIVATE KEY" in target["ssl.key.pem"]
     seed_topic(source, topic, partitions=3, records=30)
-    accepted_before = tls.target.proxy.accepted
+    assert tls.target.server_properties()["ssl.client.auth"] == "required"  # the target's only listener
 
     result = _run(source, target, tmp_path, "--include", f"tls{unique}\\..*", "--dry-run")
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert topic in result.stdout and "Dry run: nothing was created or copied." in result.stdout
-    assert tls.target.proxy.accepted > accepted_before  # the plan went through the mutual-TLS proxy
     assert topic not in topic_names(target)
 
 
@@ -87,7 +87,7 @@ def test_cli_plans_over_tls_and_mutual_tls(tls: TlsClusters, tmp_path: Path, uni
     [
         ("wrong CA", "source", "not signed by a trusted CA"),
         ("expired certificate", "source", "certificate has expired"),
-        ("no client certificate", "target", "require a client certificate"),
+        ("no client certificate", "target", "requires a client certificate (mutual TLS)"),
     ],
 )
 def test_tls_failures_stop_before_anything_is_written(
@@ -96,15 +96,14 @@ def test_tls_failures_stop_before_anything_is_written(
     topic = f"tlsbad{unique}.t"
     source, target = tls.source_settings(), tls.target_settings()
     seed_topic(source, topic, partitions=1, records=10)
-    with tls.expired_source() as expired:
-        if case == "wrong CA":
-            source["ssl.ca.location"] = str(tls.pki.wrong_ca)
-        elif case == "expired certificate":
-            source["bootstrap.servers"] = expired.address
-        else:
-            for key in ("ssl.certificate.pem", "ssl.key.pem", "ssl.key.password"):
-                target.pop(key)
-        result = _run(source, target, tmp_path, "--include", f"tlsbad{unique}\\..*")
+    if case == "wrong CA":
+        source["ssl.ca.location"] = str(tls.pki.wrong_ca)
+    elif case == "expired certificate":
+        source["bootstrap.servers"] = tls.expired_source_address
+    else:
+        for key in ("ssl.certificate.pem", "ssl.key.pem", "ssl.key.password"):
+            target.pop(key)
+    result = _run(source, target, tmp_path, "--include", f"tlsbad{unique}\\..*")
 
     assert result.returncode == 2, result.stdout + result.stderr
     error = result.stderr.strip().splitlines()[-1]

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from harness.airflow_server import VENV_BIN, log_tail, stop_process_tree
-from harness.embedded import free_port
+from harness.ports import free_port
 from tests.unit.compose_file import ComposeProject, load
 
 pytestmark = pytest.mark.spark

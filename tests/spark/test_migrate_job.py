@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from harness.data import read_partition
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED
@@ -120,7 +120,6 @@ def _seed(bootstrap: str, topic: str, partitions: int, records: int) -> None:
     for i in range(records):
         send(p, topic, i % partitions, f"k{i}".encode(), f"v{i}".encode(), headers=[("n", str(i).encode())])
     p.flush(10)
-    seal_partitions(bootstrap, topic, range(partitions))
 
 
 def _driver_processes(marker: str) -> list[psutil.Process]:
@@ -172,7 +171,7 @@ def test_migrate_writes_both_results_and_its_verification_catches_a_faulty_copy(
     assert copy.topics[good].status == verify.topics[good].status == OK
     assert verify.topics[f"{good}empty"].status == OK and copy.topics[f"{good}empty"].partitions == []
     for partition in range(3):
-        assert len(read_partition(clusters.target, good, partition)) == 101  # 100 + the sealing record
+        assert len(read_partition(clusters.target, good, partition)) == 100
     copied = {p["partition"]: p for p in copy.topics[good].partitions}
     for row in verify.topics[good].partitions:
         assert row["started"] <= row["ended"]

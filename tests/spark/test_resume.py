@@ -14,7 +14,7 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 from tests.unit.ledger.test_leases import wait_until_expired
@@ -39,7 +39,6 @@ def _fill(bootstrap: str, topic: str, partitions: int, count: int, tag: str) -> 
     for i in range(count):
         send(p, topic, i % partitions, f"{tag}-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
     p.flush(60)
-    seal_partitions(bootstrap, topic, range(partitions))
 
 
 def _assert_exact_copy(clusters, topic: str, partitions: int) -> None:  # type: ignore[no-untyped-def]
@@ -114,7 +113,7 @@ def test_runs_are_incremental_and_never_double(clusters, unique, tmp_path: Path,
     third = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
     assert "(from checkpoint)" in third.stdout
-    assert "903 records copied" in third.stdout  # only the new records (900 + 3 seals)
+    assert "900 records copied" in third.stdout  # only the new records
     _assert_exact_copy(clusters, topic, 3)
     statuses = [r["status"] for r in Ledger.open(ledger_url).runs()]
     assert statuses == ["verified", "up_to_date", "verified"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.data import read_partition
-from harness.seed import create_topic, producer, seal_partitions, send
+from harness.seed import KEEP_FOREVER, create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import MISMATCH, OK
@@ -19,12 +19,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 def test_verify_job_finds_a_corrupted_target_record_at_its_offset(clusters, unique, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     topic = f"verify{unique}"
-    create_topic(clusters.source, topic, 2)
+    create_topic(clusters.source, topic, 2, KEEP_FOREVER)  # timestamps from 1970
     p = producer(clusters.source)
     for i in range(400):
         send(p, topic, i % 2, f"k{i}".encode(), f"v{i}".encode(), headers=[("n", str(i).encode())], timestamp=1000 + i)
     p.flush(10)
-    seal_partitions(clusters.source, topic, range(2))
 
     source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
@@ -34,7 +33,7 @@ def test_verify_job_finds_a_corrupted_target_record_at_its_offset(clusters, uniq
 
     # Write the target by hand, as a faulty copier would: partition 0 intact, partition 1
     # with the value of its 123rd record changed.
-    create_topic(clusters.target, topic, 2)
+    create_topic(clusters.target, topic, 2, KEEP_FOREVER)
     w = producer(clusters.target)
     for partition in range(2):
         for record in read_partition(clusters.source, topic, partition):
@@ -54,7 +53,7 @@ def test_verify_job_finds_a_corrupted_target_record_at_its_offset(clusters, uniq
     assert not bad["match"]
     assert bad["first_source_offset"] == 123 and bad["first_target_offset"] == 123
     assert bad["first_difference"] == "value differs"
-    assert bad["source_records"] == bad["target_records"] == 201
+    assert bad["source_records"] == bad["target_records"] == 200
     assert bad["source_checksum"] != bad["target_checksum"]
     assert "partition 1" in outcome.error and "source offset 123" in outcome.error
     assert results.topics[topic].status != OK

@@ -3,9 +3,9 @@
 make-certs.sh runs with this machine's keytool (the kafka-certs service runs it with the
 apache/kafka image's), and a TLS client that trusts only the ca.pem it wrote must accept a
 server presenting the keystore it wrote, under the name kafka-source. create-ledger-db.sh
-runs against the local PostgreSQL. format-source.sh needs Apache Kafka's storage tool,
-which cannot be installed here: a stand-in records the arguments and the config file it
-would get, and those are checked against the broker's settings.
+runs against a throwaway PostgreSQL server (harness/postgres.py). format-source.sh, the
+brokers, their health checks and the seed service run for real in
+tests/integration/test_compose_kafka.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import missing
-from tests.unit.compose_file import REPO, load
+from tests.unit.compose_file import REPO
 
 SCRIPTS = REPO / "docker"
 PASSWORD = "test-keystore-pw"
@@ -141,27 +141,32 @@ def test_every_compose_script_is_valid_bash() -> None:
 
 
 def test_create_ledger_db_script_makes_the_role_and_database() -> None:
-    _require("psql")
     import psycopg
+    from sqlalchemy.engine import make_url
 
+    from harness.postgres import PostgresMissing, ensure_server, postgres_bindir
+
+    try:
+        admin = make_url(ensure_server())
+        bindir = postgres_bindir()
+    except PostgresMissing as exc:
+        missing(str(exc))
     name = f"km_compose_{uuid.uuid4().hex[:8]}"
+    server = {"host": admin.host, "port": admin.port, "user": admin.username}
     env = {
-        "PATH": os.environ["PATH"],
-        "PGHOST": "127.0.0.1",
-        "POSTGRES_USER": "postgres",
+        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",  # psql of the server's version
+        "PGHOST": str(admin.host),
+        "PGPORT": str(admin.port),
+        "POSTGRES_USER": str(admin.username),
         "POSTGRES_DB": "postgres",
         "LEDGER_DB_NAME": name,
         "LEDGER_DB_USER": name,
         "LEDGER_DB_PASSWORD": "it's a pass'word",
     }
     try:
-        psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", connect_timeout=5).close()
-    except psycopg.OperationalError as exc:
-        missing(f"PostgreSQL not reachable at 127.0.0.1: {exc}")
-    try:
         run = _run_script(SCRIPTS / "postgres/create-ledger-db.sh", env)
         assert run.returncode == 0, run.stderr
-        with psycopg.connect(host="127.0.0.1", user="postgres", dbname=name) as conn:
+        with psycopg.connect(**server, dbname=name) as conn:
             owner = conn.execute(
                 "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()"
             ).fetchone()
@@ -171,55 +176,6 @@ def test_create_ledger_db_script_makes_the_role_and_database() -> None:
             )
             assert stored.fetchone() == (True, True)
     finally:
-        with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True) as conn:
+        with psycopg.connect(**server, dbname="postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'DROP ROLE IF EXISTS "{name}"')
-
-
-def _format_source(
-    tmp_path: Path, overrides: dict[str, str] | None = None
-) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run format-source.sh with the kafka-source-format service's environment and a
-    kafka-storage.sh stand-in that records its arguments and the config it was given."""
-    record = tmp_path / "record"
-    stub = tmp_path / "kafka" / "bin" / "kafka-storage.sh"
-    stub.parent.mkdir(parents=True)
-    stub.write_text(
-        "#!/usr/bin/env bash\n"
-        f'printf "%s\\n" "$@" > {record}/args\n'
-        f'while [[ $# -gt 0 ]]; do [[ $1 == --config ]] && cp "$2" {record}/config; shift; done\n'
-    )
-    stub.chmod(0o755)
-    record.mkdir()
-    env = {"PATH": os.environ["PATH"], **load().environment("kafka-source-format"), "KAFKA_HOME": str(stub.parents[1])}
-    env.update(overrides or {})
-    return _run_script(SCRIPTS / "kafka/format-source.sh", env, timeout=30), record
-
-
-def test_format_source_formats_with_the_brokers_settings_and_both_scram_users(tmp_path: Path) -> None:
-    project = load()
-    run, record = _format_source(tmp_path)
-    assert run.returncode == 0, run.stderr
-    args = (record / "args").read_text().splitlines()
-    broker_env = project.environment("kafka-source")
-    assert args[0] == "format" and "--ignore-formatted" in args
-    assert args[args.index("--cluster-id") + 1] == broker_env["CLUSTER_ID"]
-    scram = [args[i + 1] for i, a in enumerate(args) if a == "--add-scram"]
-    env = project.env
-    assert scram == [
-        f"SCRAM-SHA-512=[name={env['SOURCE_BROKER_USERNAME']},password={env['SOURCE_BROKER_PASSWORD']}]",
-        f"SCRAM-SHA-512=[name={env['SOURCE_SASL_USERNAME']},password={env['SOURCE_SASL_PASSWORD']}]",
-    ]
-    # Every property the storage was formatted with is the broker's own setting (the image
-    # turns KAFKA_A_B into a.b), so the broker accepts the storage as its own.
-    config = dict(line.split("=", 1) for line in (record / "config").read_text().splitlines() if line)
-    assert {"node.id", "process.roles", "controller.quorum.voters", "log.dirs", "listeners"} <= set(config)
-    for key, value in config.items():
-        assert broker_env["KAFKA_" + key.upper().replace(".", "_")] == value, key
-
-
-def test_format_source_refuses_a_password_kafka_storage_would_cut(tmp_path: Path) -> None:
-    run, record = _format_source(tmp_path, {"SOURCE_SASL_PASSWORD": "a,b"})
-    assert run.returncode == 2
-    assert run.stderr.strip().startswith("kafka-source-format: SCRAM user names and passwords")
-    assert not (record / "args").exists()

@@ -40,8 +40,7 @@ def test_checkpoint_wins_and_resume_follows_an_interrupted_run() -> None:
 
 
 def test_expired_records_are_a_gap_that_fails_unless_allowed() -> None:
-    # Recorded situation: retention removed offsets 60..79 after the checkpoint (cannot be produced on the
-    # embedded broker, which enforces no retention).
+    # Recorded situation: retention removed offsets 60..79 after the checkpoint.
     cps = {("orders", 0, "orders"): Checkpoint(60, 60, "r1")}
     pos, problems, _ = positions(source(earliest=80), cps=cps)
     assert pos == {} and "offsets 60..79 (20 offsets) left the source" in problems[0]

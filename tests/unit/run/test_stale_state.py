@@ -56,7 +56,7 @@ def test_target_truncated_below_the_checkpoint_when_ids_cannot_tell() -> None:
             "target copy[1] ends at offset 20, below offset 50 up to which run r1 verified source orders[1]" in problem
         )
     # The same topic id: the topic the checkpoints were verified in. Its end is not compared (records cannot be
-    # removed from its end; and a broker's ListOffsets may lag, as the embedded one does after batched writes).
+    # removed from its end).
     assert problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, "tid-1")) == []
 
 
