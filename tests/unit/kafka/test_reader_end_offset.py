@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from kafka_migration.kafka import reader
 from kafka_migration.exceptions import CopyError
+from kafka_migration.kafka import reader
 
 
 class _Consumer:
