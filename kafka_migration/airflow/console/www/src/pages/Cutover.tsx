@@ -96,13 +96,16 @@ const FailbackDialog = ({ cutover, onClose }: { readonly cutover: Cutover; reado
   const [values, setValues] = useState<Record<string, string>>({});
   const trigger = useMutation({ mutationFn: (conf: Record<string, unknown>) => triggerDag(FAILBACK_DAG, conf) });
   const params = details.data?.params ?? {};
-  const value = (name: string): string => values[name] ?? (name === "cutover_id" ? cutover.cutover_id : String(params[name]?.value ?? ""));
+  const value = (name: string): string =>
+    values[name] ?? (name === "cutover_id" ? cutover.cutover_id : String(params[name]?.value ?? ""));
+  // As Airflow's form sends them: numbers as numbers, an emptied field as null.
   const conf = (): Record<string, unknown> =>
     Object.fromEntries(
       Object.entries(params).map(([name, p]) => {
-        const raw = value(name);
-        const type = p.schema.type;
-        return [name, type === "number" || type === "integer" ? Number(raw) : raw];
+        const raw = value(name).trim();
+        const types = ([] as Array<unknown>).concat(p.schema.type);
+        if (raw === "") return [name, null];
+        return [name, types.includes("number") || types.includes("integer") ? Number(raw) : raw];
       }),
     );
   return (

@@ -58,6 +58,7 @@ export const RunState = ({ run }: { readonly run: Run }) => {
 export const RunsPage = () => {
   const [params, setParams] = useSearchParams();
   const offset = Number(params.get("offset") ?? 0);
+  const limit = Math.min(200, Math.max(1, Number(params.get("limit") ?? LIMIT) || LIMIT));
   const [topic, setTopic] = useState(params.get("topic") ?? "");
   const [source, target] = (params.get("pair") ?? "").split(">");
   const filters = {
@@ -72,8 +73,8 @@ export const RunsPage = () => {
   const facets = useQuery({ queryFn: () => get<Facets>("/runs/facets"), queryKey: ["facets"] });
   const { data, error, isLoading, dataUpdatedAt } = useQuery({
     placeholderData: keepPreviousData,
-    queryFn: () => get<Page>("/runs", { ...filters, limit: LIMIT, offset }),
-    queryKey: ["runs", filters, offset],
+    queryFn: () => get<Page>("/runs", { ...filters, limit, offset }),
+    queryKey: ["runs", filters, limit, offset],
     refetchInterval: (query) => ((query.state.data?.running ?? 0) > 0 ? 2000 : 15_000),
   });
 
@@ -150,7 +151,7 @@ export const RunsPage = () => {
               ))}
             </SimpleTable>
           )}
-          <Pager limit={LIMIT} offset={offset} onChange={(next) => set("offset", next ? String(next) : "")} total={data.total} />
+          <Pager limit={limit} offset={offset} onChange={(next) => set("offset", next ? String(next) : "")} total={data.total} />
         </>
       ) : undefined}
     </Box>
