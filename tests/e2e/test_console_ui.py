@@ -79,8 +79,33 @@ def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFac
         # the tasks and the api-server's plugin must see the same ledger, run files and reports
         "KAFKA_MIGRATION_STATE_DIR": str(home / "kafka-migration"),
     }
+    _metadata_in_wal_mode(home, env)
     with airflow_standalone(home, env, timeout=300) as server:
         yield server
+
+
+def _metadata_in_wal_mode(home: Path, env: dict[str, str]) -> None:
+    """Migrate the metadata DB first and put the SQLite file in WAL mode (it stays so).
+
+    In SQLite's default journal mode a writer waits for every reader: with the browser polling the UI while
+    a task starts, the task's execution API call waited 30-90 s and the task was failed (seen on a loaded
+    machine). With WAL, readers and the one writer do not block each other. Deployments use PostgreSQL.
+    """
+    import sqlite3
+    import subprocess
+
+    from harness.airflow_server import VENV_BIN, airflow_environment
+
+    subprocess.run(
+        [str(VENV_BIN / "airflow"), "db", "migrate"],
+        env=airflow_environment(home, 0, env),
+        cwd=home,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=600,
+    )
+    with sqlite3.connect(home / "airflow.db") as db:
+        assert db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +190,13 @@ def trigger_from_form(page: Any, airflow: AirflowServer, api: AirflowClient, dag
     shot(page, f"airflow-trigger-form-{dag_id}.png")
     assert submit.is_enabled(), f"{dag_id}: the Trigger button is disabled while the form holds its defaults"
     submit.click()
-    deadline = time.monotonic() + 60
+    submit.wait_for(state="hidden")  # the form closed: Airflow accepted the Params
+    deadline = time.monotonic() + 120
     while True:
-        new = {r["dag_run_id"] for r in api.get_json(f"/api/v2/dags/{dag_id}/dagRuns")["dag_runs"]} - before
+        try:
+            new = {r["dag_run_id"] for r in api.get_json(f"/api/v2/dags/{dag_id}/dagRuns")["dag_runs"]} - before
+        except httpx.TimeoutException:
+            new = set()  # a busy API server: ask again
         if new:
             (dag_run_id,) = new
             return str(dag_run_id)
