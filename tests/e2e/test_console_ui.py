@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".artifacts"
 RUN_TIMEOUT = 480.0  # seconds for one DAG run on a loaded 2-core machine
-UI_TIMEOUT = 60_000  # milliseconds for a page or an element
+UI_TIMEOUT = 180_000  # milliseconds for a page or an element (the API server stalls at times, see below)
 # topic -> (partitions, records per partition): "events" is big enough for its copy to be watched while it runs
 TOPICS = {"orders": (3, 100), "events": (2, 60_000)}
 GROUP = "billing"
@@ -78,6 +78,10 @@ def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFac
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
         # the tasks and the api-server's plugin must see the same ledger, run files and reports
         "KAFKA_MIGRATION_STATE_DIR": str(home / "kafka-migration"),
+        # On a loaded 2-core machine with SQLite metadata, the API server stops answering for 10-90 s while a
+        # task starts (seen with and without a browser); a task whose calls time out is killed. Wait longer.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "180",
+        "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": "10",
     }
     _metadata_in_wal_mode(home, env)
     with airflow_standalone(home, env, timeout=300) as server:
@@ -111,6 +115,7 @@ def _metadata_in_wal_mode(home: Path, env: dict[str, str]) -> None:
 @pytest.fixture(scope="module")
 def api(airflow: AirflowServer) -> Iterator[AirflowClient]:
     client = airflow.client()
+    client.http.timeout = httpx.Timeout(180.0)  # the API server stalls at times (see the airflow fixture)
     for dag_id in ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback"):
         client.wait_for_dag(dag_id, timeout=240)
         client.unpause(dag_id)  # paused at creation (the nightly sync must not start by itself)
@@ -159,7 +164,7 @@ def console(page: Any, airflow: AirflowServer, path: str = "") -> None:
 
 def mounted(page: Any) -> None:
     try:
-        page.get_by_test_id("kafka-console").wait_for(timeout=3 * UI_TIMEOUT)
+        page.get_by_test_id("kafka-console").wait_for()
     except Exception:
         shot(page, "failed-console-mount.png")
         raise
