@@ -344,8 +344,13 @@ def test_run_links_lead_to_the_dag_run_its_logs_and_the_report(
     page.get_by_test_id("run-view").get_by_role("link", name="DAG run").click()
     page.wait_for_url(re.compile(r"/dags/kafka_migration/runs/[^/]+$"))
 
-    page.get_by_role("tab", name="Migration").or_(page.get_by_role("link", name="Migration")).first.click()
-    page.get_by_test_id("run-view").wait_for()
+    page.get_by_role("link", name="Migration", exact=True).click()  # the plugin's tab on the DAG run page
+    page.wait_for_url(re.compile(r"/dags/kafka_migration/runs/[^/]+/plugin/kafka-migration-run$"))
+    try:
+        page.get_by_test_id("run-view").wait_for()
+    except Exception:
+        shot(page, "failed-dag-run-tab.png")
+        raise
     assert run_id in page.get_by_test_id("run-view").inner_text()
     shot(page, "console-dag-run-tab.png")
 

@@ -62,7 +62,7 @@ export const Loading = () => (
 );
 
 export const ProgressLine = ({ done, planned, label }: { readonly done: number; readonly planned: number; readonly label?: string }) => (
-  <Bar.Root aria-label={label} maxW="220px" size="sm" value={percent(done, planned)}>
+  <Bar.Root aria-label={label} flexShrink={0} size="sm" value={percent(done, planned)} w="180px">
     <Bar.Track>
       <Bar.Range />
     </Bar.Track>

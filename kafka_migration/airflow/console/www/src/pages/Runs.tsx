@@ -130,7 +130,7 @@ export const RunsPage = () => {
             <SimpleTable headers={["Run", "Kind", "Started", "Duration", "Verdict / progress", "Topics", "Records", "Clusters", "Links"]} label="Runs">
               {data.runs.map((run) => (
                 <Table.Row data-run-id={run.run_id} key={run.run_id}>
-                  <Table.Cell maxW="260px" wordBreak="break-all">
+                  <Table.Cell maxW="240px" whiteSpace="normal" wordBreak="break-all">
                     <ChakraLink asChild>
                       <Link to={consoleRun(run.run_id)}>{run.run_id}</Link>
                     </ChakraLink>
