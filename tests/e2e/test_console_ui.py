@@ -84,7 +84,7 @@ def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFac
         "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": "10",
     }
     _metadata_in_wal_mode(home, env)
-    with airflow_standalone(home, env, timeout=300) as server:
+    with airflow_standalone(home, env, timeout=600) as server:
         yield server
 
 
