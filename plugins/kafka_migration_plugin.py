@@ -40,7 +40,9 @@ class KafkaMigrationPlugin(AirflowPlugin):
         },
         {
             "name": "Migration",
-            "bundle_url": _path(f"{URL_PREFIX}/static/{BUNDLE}"),
+            # Its own address: the UI imports each bundle URL as a module, once; a second import of the same URL
+            # would not run the bundle again, and the tab would find no component (Airflow's 404 page).
+            "bundle_url": _path(f"{URL_PREFIX}/static/{BUNDLE}?app=dag-run"),
             "destination": "dag_run",
             "url_route": RUN_TAB_ROUTE,
         },

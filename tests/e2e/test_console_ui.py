@@ -248,7 +248,8 @@ def test_plugin_registers_the_console_in_the_nav_and_on_dag_run_pages(api: Airfl
     apps = {a["destination"]: a for a in plugin["react_apps"]}
     assert (apps["nav"]["name"], apps["nav"]["url_route"]) == ("Kafka migrations", "kafka-migrations")
     assert apps["dag_run"]["url_route"] == "kafka-migration-run"
-    assert all(a["bundle_url"] == "/kafka-migrations/static/console.umd.cjs" for a in apps.values())
+    assert apps["nav"]["bundle_url"] == "/kafka-migrations/static/console.umd.cjs"
+    assert apps["dag_run"]["bundle_url"] == "/kafka-migrations/static/console.umd.cjs?app=dag-run"
     assert [(a["url_prefix"], a["name"]) for a in plugin["fastapi_apps"]] == [("/kafka-migrations", "Kafka migrations")]
     assert any("MigrationReportLink" in link for link in plugin["global_operator_extra_links"])
     assert api.get_json("/api/v2/plugins/importErrors")["total_entries"] == 0
