@@ -14,6 +14,14 @@
 # Java 17 for Spark, from the Eclipse Temurin image (independent of the Debian release under Airflow).
 FROM eclipse-temurin:17.0.16_8-jre-jammy AS java
 
+# The operator's console: its React bundle, built from the lockfile (what `make console` does), for the plugin.
+FROM node:22.12.0-bookworm-slim AS console
+WORKDIR /console
+COPY kafka_migration/airflow/console/www/package.json kafka_migration/airflow/console/www/package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY kafka_migration/airflow/console/www/ ./
+RUN npm run --silent build
+
 # The slim image holds Airflow core only: the complete dependency set comes from the lock
 # below, so no preinstalled provider is left depending on versions the lock replaced.
 FROM apache/airflow:slim-3.3.2-python3.11
@@ -37,8 +45,10 @@ RUN pip install --no-cache-dir --no-deps -r requirements-lock.txt
 COPY --chown=airflow:0 pyproject.toml README.md ./
 COPY --chown=airflow:0 kafka_migration ./kafka_migration
 COPY --chown=airflow:0 spark_jobs ./spark_jobs
+COPY --from=console --chown=airflow:0 /console/dist ./kafka_migration/airflow/console/www/dist
 RUN pip install --no-cache-dir --no-deps . \
     && python -c "import pyspark, confluent_kafka, kafka_migration, spark_jobs" \
+    && python -c "import kafka_migration.airflow.webapp as w; assert (w.BUNDLE_DIR / w.BUNDLE).is_file()" \
     && java -version
 
 # The DAGs and the plugin, where Airflow looks for them; the harness for the seeding service.

@@ -11,7 +11,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv kafka-jars system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help venv kafka-jars console system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -26,6 +26,22 @@ $(STAMP): requirements-lock.txt pyproject.toml
 	@touch $@
 
 venv: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
+
+# The operator's console: a React bundle the Airflow UI loads from the plugin (kafka_migration/airflow/console/www).
+CONSOLE := kafka_migration/airflow/console/www
+CONSOLE_BUNDLE := $(CONSOLE)/dist/console.umd.cjs
+CONSOLE_MODULES := $(CONSOLE)/node_modules/.installed-$(shell cat $(CONSOLE)/package-lock.json | sha1sum | cut -c1-12)
+
+$(CONSOLE_MODULES): $(CONSOLE)/package-lock.json $(CONSOLE)/package.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20.19 or later with npm (Debian: apt-get install nodejs npm)"; exit 1; }
+	cd $(CONSOLE) && npm ci --no-audit --no-fund --loglevel=error
+	@rm -f $(CONSOLE)/node_modules/.installed-*
+	@touch $@
+
+$(CONSOLE_BUNDLE): $(CONSOLE_MODULES) $(CONSOLE)/vite.config.ts $(CONSOLE)/tsconfig.json $(shell find $(CONSOLE)/src -type f 2>/dev/null)
+	cd $(CONSOLE) && npm run --silent build
+
+console: $(CONSOLE_BUNDLE) ## build the console's React bundle (npm ci from the lockfile, type check, vite build)
 
 system-deps: ## Debian packages the tests use (maven, postgresql, chromium, chromium-driver, docker-compose); installs the missing ones as root
 	@present=""; missing=""; \
@@ -60,10 +76,10 @@ compose-config: ## validate docker-compose.yaml (docker compose config, no engin
 	$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -q tests/unit/test_compose.py tests/unit/test_compose_scripts.py
 
-demo: venv kafka-jars ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
+demo: venv kafka-jars console ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
 	$(PY) harness/demo.py
 
-test: venv lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
+test: venv console lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
@@ -72,7 +88,7 @@ test-unit: venv ## fast tests without brokers or Spark
 test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spark-submit)
 	$(PY) -m pytest -m "integration or spark"
 
-test-e2e: venv system-deps kafka-jars ## end-to-end tests through Airflow
+test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
 
 bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
@@ -103,4 +119,4 @@ lock: ## re-resolve requirements.txt into requirements-lock.txt
 	rm -rf .lock-venv
 
 clean: ## remove the virtualenv and local state
-	rm -rf $(VENV) .kafka .state .pytest_cache .ruff_cache site
+	rm -rf $(VENV) .kafka .state .pytest_cache .ruff_cache site $(CONSOLE)/node_modules $(CONSOLE)/dist

@@ -4,17 +4,25 @@ Spark reports a task's results only when it ends, and one task copies a whole
 partition. So each task sends a small UDP datagram to the driver about once a
 second (records and bytes so far); the driver adds them up and logs done/total
 and rates. Datagrams may be lost: progress is informational, never evidence.
+
+The driver also keeps a small snapshot file next to its results (``SnapshotWriter``: replaced
+atomically every couple of seconds), which the console's API reads to show a running run's
+progress per partition; ``read_snapshots`` reads the snapshots of a run directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
 import socket
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("kafka_migration.spark")
@@ -72,6 +80,7 @@ class ProgressCollector:
         self._sock.settimeout(0.5)
         self.address: Address = (host, self._sock.getsockname()[1])
         self._latest: dict[str, dict[str, tuple[int, int]]] = {}  # topic -> slice key -> (records, bytes)
+        self._first_seen: dict[str, float] = {}  # slice key -> when its first datagram came (epoch seconds)
         self._finished: dict[str, tuple[int, int]] = {}
         self._topics_done = 0
         self._topics = 0
@@ -123,6 +132,20 @@ class ProgressCollector:
                 topic = key.split("\x00", 1)[0]
                 if topic not in self._finished:
                     self._latest.setdefault(topic, {})[key] = (int(records), int(size))
+                    self._first_seen.setdefault(key, time.time())
+
+    def snapshot(self) -> dict[str, Any]:
+        """What this step has done so far: per partition in flight (topic, partition, records, bytes, seconds
+        since its first datagram) and the exact totals of finished topics."""
+        now = time.time()
+        with self._lock:
+            partitions = [
+                [topic, int(key.split("\x00", 1)[1]), records, size, round(now - self._first_seen.get(key, now), 3)]
+                for topic, slices in self._latest.items()
+                for key, (records, size) in slices.items()
+            ]
+            done = {topic: [records, size] for topic, (records, size) in self._finished.items()}
+        return {"total": self.total, "partitions": sorted(partitions), "done": done}
 
     def _report(self) -> None:
         started = last_time = time.monotonic()
@@ -143,6 +166,87 @@ class ProgressCollector:
                 now - started,
             )
             last_time, last_records, last_bytes = now, records, size
+
+
+SNAPSHOT_SUFFIX = ".progress.json"
+
+
+def snapshot_path(results: Path) -> Path:
+    """Where the driver writing ``results`` (e.g. ``copy-job0.json``) keeps its progress snapshot."""
+    return Path(results).with_suffix(SNAPSHOT_SUFFIX)
+
+
+class SnapshotWriter:
+    """Driver side: every ``every`` seconds, replace ``path`` with the collectors' snapshots (and once at the end).
+
+    Written to a temporary file in the same directory, then renamed over the old one, so a reader never
+    sees half a file. A failed write is logged once and the run goes on: progress is never evidence.
+    """
+
+    def __init__(
+        self, path: Path, run_id: str, step: str, collectors: Mapping[str, ProgressCollector], every: float = 2.0
+    ) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self.step = step
+        self.collectors = dict(collectors)
+        self.every = every
+        self.started = time.time()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="progress-snapshot", daemon=True)
+        self._failed = False
+
+    def __enter__(self) -> SnapshotWriter:
+        self.write()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.write(finished=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.write()
+
+    def write(self, finished: bool = False) -> None:
+        data = {
+            "version": 1,
+            "run_id": self.run_id,
+            "step": self.step,
+            "started": round(self.started, 3),
+            "updated": round(time.time(), 3),
+            "finished": finished,
+            "steps": {kind: collector.snapshot() for kind, collector in self.collectors.items()},
+        }
+        tmp: str | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            with os.fdopen(fd, "w") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            if not self._failed:
+                self._failed = True
+                log.warning("progress snapshot %s not written (%s); the run goes on", self.path, exc)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def read_snapshots(directory: Path) -> list[dict[str, Any]]:
+    """The progress snapshots in a run directory (one per Spark application); unreadable ones are left out."""
+    found = []
+    for path in sorted(Path(directory).glob(f"*{SNAPSHOT_SUFFIX}")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # replaced or removed while read: the next poll sees the new one
+        if isinstance(data, dict) and data.get("version") == 1:
+            found.append(data)
+    return found
 
 
 class SliceResults(list):  # type: ignore[type-arg]

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.run.progress import snapshot_path
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
@@ -517,10 +518,12 @@ def run_steps(
     target: Mapping[str, Any],
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
+    snapshot: Path | None = None,
 ) -> dict[str, StepResults]:
     """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled.
 
-    Returns the results of each kind the step produces ("copy" and/or "verify").
+    Returns the results of each kind the step produces ("copy" and/or "verify"). ``snapshot``: where to keep
+    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter).
     """
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
@@ -530,7 +533,7 @@ def run_steps(
     outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
-    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector
+    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector, SnapshotWriter
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     total = sum(t.offset_span for t in topics)
@@ -564,6 +567,8 @@ def run_steps(
     with ExitStack() as stack:
         for collector in collectors.values():
             stack.enter_context(collector)
+        if snapshot is not None:
+            stack.enter_context(SnapshotWriter(snapshot, plan.run_id, step, collectors))
         pool = stack.enter_context(
             ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic")
         )
@@ -784,7 +789,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs,
             plan.run_id,
         )
-        results = run_steps(sc, args.step, plan, topics, source, target, parallel_topics=args.parallel_topics)
+        results = run_steps(
+            sc,
+            args.step,
+            plan,
+            topics,
+            source,
+            target,
+            parallel_topics=args.parallel_topics,
+            snapshot=snapshot_path(args.results),
+        )
         paths = {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {}
         bad = _write_results(results, paths or {args.step: args.results}, jobs, driver_started, ready)
     finally:

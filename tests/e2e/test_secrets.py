@@ -128,19 +128,24 @@ def _tables(url: str) -> dict[str, str]:
 
 
 def _web(ledger_url: str, reports: Path, run_id: str) -> dict[str, str]:
-    """The Kafka migrations page, its API and the served reports (the plugin's FastAPI app)."""
+    """The console's API and the served reports (the plugin's FastAPI app)."""
     from fastapi.testclient import TestClient
 
     from kafka_migration.airflow.webapp import create_app
 
-    client = TestClient(create_app(lambda: ledger_url, lambda: reports))
+    client = TestClient(create_app(lambda: ledger_url, lambda: reports, state_dir=lambda: reports.parent))
     pages = {
         path: client.get(path)
-        for path in ("/", "/api/runs", *(f"/runs/{run_id}/report.{f}" for f in ("html", "json", "md")))
+        for path in (
+            "/api/runs",
+            f"/api/runs/{run_id}",
+            "/api/overview",
+            *(f"/runs/{run_id}/report.{f}" for f in ("html", "json", "md")),
+        )
     }
     for path, response in pages.items():
         assert response.status_code == 200, path
-    assert run_id in pages["/"].text and run_id in pages["/api/runs"].text
+    assert run_id in pages["/api/runs"].text and run_id in pages[f"/api/runs/{run_id}"].text
     return {f"web {path}": response.text for path, response in pages.items()}
 
 

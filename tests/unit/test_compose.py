@@ -469,7 +469,9 @@ def test_package_files_reach_a_non_editable_install() -> None:
     )
     if tracked.returncode != 0:
         missing("not a git checkout")
-    data_files = {f for f in tracked.stdout.split() if not f.endswith(".py")}
+    # The console's sources are built into www/dist (package data) by the Dockerfile's node stage.
+    console = "kafka_migration/airflow/console/www/"
+    data_files = {f for f in tracked.stdout.split() if not f.endswith(".py") and not f.startswith(console)}
     # script.py.mako is Alembic's template for writing new migrations, not needed to run them.
     assert data_files <= {"kafka_migration/ledger/migrations/script.py.mako"}, (
         f"{sorted(data_files)} would be missing from the image: declare them in "
@@ -477,3 +479,6 @@ def test_package_files_reach_a_non_editable_install() -> None:
     )
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == ["kafka_migration*", "spark_jobs*"]
+    assert pyproject["tool"]["setuptools"]["package-data"]["kafka_migration.airflow.console"] == ["www/dist/*"]
+    copies = [args for i, args in dockerfile_instructions() if i == "COPY" and args.startswith("--from=console")]
+    assert copies and copies[0].split()[-1] == f"./{console}dist", "the image must carry the console's bundle"

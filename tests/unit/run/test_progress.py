@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,3 +57,47 @@ def test_collector_exit_wakes_its_receiver_instead_of_waiting_out_the_timeout() 
     with collector:
         pass
     assert not any(thread.is_alive() for thread in collector._threads)
+
+
+def test_snapshot_writer_keeps_a_whole_file_with_each_partition_in_flight_and_finished_topics(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The console reads a running run's progress from this file while the driver replaces it."""
+    from kafka_migration.progress import ProgressSender, SnapshotWriter, read_snapshots, snapshot_path
+
+    path = snapshot_path(tmp_path / "copy-job0.json")
+    assert path.name == "copy-job0.progress.json"
+    copy = ProgressCollector("copy", 300)
+    verify = ProgressCollector("verify", 300)
+    with copy, verify, SnapshotWriter(path, "run-7", "migrate", {"copy": copy, "verify": verify}, every=0.05):
+        assert read_snapshots(tmp_path)[0]["steps"]["copy"]["partitions"] == []  # written at once, before any datagram
+        sender = ProgressSender(copy.address, "orders", 2, every=0)
+        sender.update(40, 4000)
+        sender.update(70, 7000)
+        sender.close()
+        copy.topic_done("audit", 100, 9000, topics=2)
+        deadline = time.monotonic() + 10
+        while True:
+            (snap,) = read_snapshots(tmp_path)
+            partitions = snap["steps"]["copy"]["partitions"]
+            if partitions and partitions[0][2] == 70:
+                break
+            assert time.monotonic() < deadline, f"the datagrams never reached the snapshot: {snap}"
+            time.sleep(0.05)
+        (topic, partition, records, size, seconds) = partitions[0]
+        assert (topic, partition, records, size) == ("orders", 2, 70, 7000) and seconds >= 0
+        assert snap["steps"]["copy"]["done"] == {"audit": [100, 9000]}
+        assert snap["steps"]["verify"] == {"total": 300, "partitions": [], "done": {}}
+        assert (snap["run_id"], snap["step"], snap["finished"]) == ("run-7", "migrate", False)
+    (last,) = read_snapshots(tmp_path)
+    assert last["finished"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy-job0.progress.json"]  # no temporary file left
+
+
+def test_read_snapshots_leaves_out_what_it_cannot_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kafka_migration.progress import read_snapshots
+
+    (tmp_path / "copy-job0.progress.json").write_text('{"version": 1, "steps": {}}')
+    (tmp_path / "copy-job1.progress.json").write_text('{"version": 1, "ste')  # cut off
+    (tmp_path / "copy-job2.progress.json").write_text('{"version": 99}')  # a format this code does not know
+    (tmp_path / "copy-job0.json").write_text("{}")  # results, not a snapshot
+    assert read_snapshots(tmp_path) == [{"version": 1, "steps": {}}]
+    assert read_snapshots(tmp_path / "missing") == []

@@ -1,0 +1,357 @@
+"""The console's JSON API: overview, runs, a run, consumer group syncs, cutovers and the read-only pre-flight.
+
+An ``APIRouter`` from a factory; ``kafka_migration.airflow.webapp`` mounts it under ``/api`` in the
+plugin's FastAPI app, behind Airflow's authentication. Ledger reads go through ``ledger.views``;
+live progress through the Spark driver's snapshot files (``progress.read_snapshots``); the clusters
+are read "now" with short timeouts (``console.clusters``), so a page renders even when one is down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query
+from sqlalchemy import Engine
+
+from kafka_migration.airflow.console import live
+from kafka_migration.airflow.console.clusters import Clusters, preflight_view
+from kafka_migration.airflow.console.models import (
+    CutoversPage,
+    Facets,
+    GroupSyncsPage,
+    Overview,
+    Preflight,
+    Progress,
+    RunDetail,
+    RunsPage,
+)
+from kafka_migration.ledger import views
+
+KINDS = {
+    "kafka_migration": "migration",
+    "kafka_nightly_sync": "nightly sync",
+    "kafka_cutover": "cutover",
+    "kafka_failback": "failback",
+}
+VERDICTS = {  # as the sign-off report words them (kafka_migration.report.VERDICTS)
+    "verified": "VERIFIED",
+    "up_to_date": "UP TO DATE",
+    "mismatch": "NOT VERIFIED",
+    "unverified": "COULD NOT VERIFY",
+    "failed": "FAILED",
+    "running": "RUNNING",
+    "dry_run": "DRY RUN",
+}
+MAX_PAGE = 200
+PREFLIGHT_MAX_SECONDS = 30.0
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:  # SQLite hands back naive datetimes; the ledger writes UTC
+        value = value.replace(tzinfo=UTC)
+    return value.isoformat(timespec="seconds")
+
+
+def _age(value: datetime | None, now: datetime) -> float | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return round((now - value).total_seconds(), 1)
+
+
+def _parse_time(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise HTTPException(422, f"{name}={value!r} is not a time; give ISO 8601, e.g. 2026-11-25T08:00:00Z") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def kind_of(run: Mapping[str, Any]) -> str:
+    return KINDS.get(run.get("dag_id") or "", "CLI run" if run.get("trigger") == "cli" else "run")
+
+
+class Reader:
+    """What the routes read: runs as JSON with their progress, the overview, cutovers with their checklists.
+
+    ``engine`` and ``state_dir`` are called per read (the configuration may change without a restart).
+    """
+
+    def __init__(self, engine: Callable[[], Engine], state_dir: Callable[[], Path], clusters: Clusters) -> None:
+        self.engine = engine
+        self.state_dir = state_dir
+        self.clusters = clusters
+
+    def progress(self, run_id: str, segments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        from kafka_migration.run.files import run_dir
+        from kafka_migration.run.progress import read_snapshots
+
+        rows = views.run_segments(self.engine(), run_id) if segments is None else segments
+        return live.run_progress(rows, read_snapshots(run_dir(self.state_dir(), run_id)))
+
+    def run(self, row: Mapping[str, Any], with_progress: bool = True) -> dict[str, Any]:
+        started, ended = row.get("started_at"), row.get("ended_at")
+        timings = row.get("timings") if isinstance(row.get("timings"), dict) else None
+        duration = None
+        if timings and timings.get("wall") is not None:
+            duration = float(timings["wall"])
+        elif started is not None and ended is not None:
+            duration = round((ended - started).total_seconds(), 1)
+        out = {
+            "run_id": row["run_id"],
+            "kind": kind_of(row),
+            "trigger": row["trigger"],
+            "dag_id": row.get("dag_id"),
+            "dag_run_id": row.get("dag_run_id"),
+            "source_cluster_id": row["source_cluster_id"],
+            "target_cluster_id": row["target_cluster_id"],
+            "started_at": _iso(started),
+            "ended_at": _iso(ended),
+            "status": row["status"],
+            "verdict": VERDICTS.get(row["status"], str(row["status"]).upper()),
+            "topics": row.get("topics") or 0,
+            "records": row.get("records") or 0,
+            "report_sha256": row.get("report_sha256"),
+            "message": row.get("message"),
+            "timings": timings if timings and "wall" in timings else None,
+            "duration_seconds": duration,
+            "progress": None,
+        }
+        if with_progress and row["status"] == "running":
+            out["progress"] = live.summary(self.progress(row["run_id"]))
+        return out
+
+    def pair(self, pair: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+        rows = views.checkpoint_rows(self.engine(), pair["source_cluster_id"], pair["target_cluster_id"])
+        topics: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in rows:
+            topics.setdefault((r["source_topic"], r["target_topic"]), []).append(r)
+        ends, error = (
+            self.clusters.log_ends(pair["source_cluster_id"], {t for t, _ in topics}) if topics else ({}, None)
+        )
+        topic_rows = [_topic_lag(key, parts, ends, error, now) for key, parts in sorted(topics.items())]
+        lags = [t["lag"] for t in topic_rows]
+        return {
+            "source_cluster_id": pair["source_cluster_id"],
+            "target_cluster_id": pair["target_cluster_id"],
+            "source_bootstrap": pair["source_bootstrap"],
+            "target_bootstrap": pair["target_bootstrap"],
+            "runs": pair["runs"],
+            "last_started_at": _iso(pair["last_started_at"]),
+            "source_reachable": error is None,
+            "source_error": error,
+            "lag": None if any(lag is None for lag in lags) else sum(lags),
+            "topics": topic_rows,
+        }
+
+    def group_syncs(self, limit: int, offset: int, group_id: str | None, run_id: str | None) -> dict[str, Any]:
+        page = views.group_syncs_page(self.engine(), limit=limit, offset=offset, group_id=group_id, run_id=run_id)
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for r in views.group_sync_rows(self.engine(), [s["sync_id"] for s in page.rows]):
+            if group_id and r["group_id"] != group_id:
+                continue
+            lag = None if r["source_end"] is None else max(0, int(r["source_end"]) - int(r["source_offset"]))
+            rows.setdefault(r["sync_id"], []).append({**r, "lag": lag})
+        syncs = [
+            {
+                **s,
+                "synced_at": _iso(s["synced_at"]),
+                "not_ok": int(s["not_ok"] or 0),
+                "rows": rows.get(s["sync_id"], []),
+            }
+            for s in page.rows
+        ]
+        return {"total": page.total, "limit": limit, "offset": offset, "syncs": syncs}
+
+    def sync_rows(self, run_id: str | None) -> list[dict[str, Any]]:
+        if not run_id:
+            return []
+        found = views.group_syncs_page(self.engine(), limit=MAX_PAGE, run_id=run_id)
+        return views.group_sync_rows(self.engine(), [s["sync_id"] for s in found.rows])
+
+    def cutover(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        from kafka_migration.cutover.report import checklist
+
+        return {
+            **{k: row.get(k) for k in ("cutover_id", "trigger", "dag_id", "dag_run_id", "status", "message")},
+            **{k: row[k] for k in ("source_cluster_id", "target_cluster_id", "source_bootstrap", "target_bootstrap")},
+            "run_id": row.get("run_id"),
+            "started_at": _iso(row.get("started_at")),
+            "ended_at": _iso(row.get("ended_at")),
+            "params": dict(row.get("params") or {}),
+            "groups": list(row.get("groups") or []),
+            "topics": list(row.get("topics") or []),
+            "failback_run_id": row.get("failback_run_id"),
+            "failback_status": row.get("failback_status"),
+            "can_fail_back": row["status"] == "completed" and row.get("failback_status") != "completed",
+            "checklist": checklist(row, self.sync_rows(row.get("run_id")), self.sync_rows(row.get("failback_run_id"))),
+        }
+
+
+def _topic_lag(
+    key: tuple[str, str],
+    parts: list[dict[str, Any]],
+    ends: Mapping[tuple[str, int], int],
+    error: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """One source topic of the overview: its checkpoints summed, the source's end now, what is left."""
+    source_topic, target_topic = key
+    known = [ends.get((source_topic, int(p["partition"]))) for p in parts]
+    reachable = error is None and all(e is not None for e in known)
+    last = max(parts, key=lambda p: p["updated_at"])
+    return {
+        "source_topic": source_topic,
+        "target_topic": target_topic,
+        "partitions": len(parts),
+        "migrated": sum(int(p["source_offset"]) for p in parts),
+        "source_end": sum(int(e or 0) for e in known) if reachable else None,
+        "lag": sum(max(0, int(e or 0) - int(p["source_offset"])) for e, p in zip(known, parts, strict=True))
+        if reachable
+        else None,
+        "last_run_id": last["run_id"],
+        "last_dag_id": last.get("dag_id"),
+        "last_verified_at": _iso(last["updated_at"]),
+        "age_seconds": _age(last["updated_at"], now),
+    }
+
+
+def create_router(
+    engine: Callable[[], Engine],
+    state_dir: Callable[[], Path],
+    clusters: Clusters,
+) -> APIRouter:
+    """``engine`` and ``state_dir`` are called per request (the configuration may change without a restart)."""
+    router = APIRouter()
+    read = Reader(engine, state_dir, clusters)
+
+    @router.get("/overview", response_model=Overview, summary="Each pair of clusters and how far each topic is")
+    def overview() -> dict[str, Any]:
+        """Per pair of clusters and source topic: offsets migrated (checkpoints), the source's end now, the
+        offsets not migrated yet (what the next nightly sync copies) and the last run that verified some."""
+        now = datetime.now(UTC)
+        pairs = [read.pair(pair, now) for pair in views.cluster_pairs(engine())]
+        return {"pairs": pairs, "running": views.running_runs(engine())}
+
+    @router.get("/runs", response_model=RunsPage, summary="Runs, newest first, filtered and paged")
+    def runs(
+        dag_id: str | None = Query(None, description="a DAG id, or 'cli' for runs of the CLI"),
+        status: str | None = Query(None, description="verified, up_to_date, mismatch, unverified, failed, running"),
+        source_cluster_id: str | None = None,
+        target_cluster_id: str | None = None,
+        topic: str | None = Query(None, description="a source or target topic the run planned"),
+        since: str | None = Query(None, description="started at or after (ISO 8601)"),
+        until: str | None = Query(None, description="started before (ISO 8601)"),
+        limit: int = Query(25, ge=1, le=MAX_PAGE),
+        offset: int = Query(0, ge=0),
+    ) -> dict[str, Any]:
+        texts = {"dag_id": dag_id, "status": status, "topic": topic}
+        clusters_ = {"source_cluster_id": source_cluster_id, "target_cluster_id": target_cluster_id}
+        run_filter = views.RunFilter(
+            **{k: (v or "").strip() or None for k, v in {**texts, **clusters_}.items()},
+            since=_parse_time(since, "since"),
+            until=_parse_time(until, "until"),
+        )
+        page = views.runs_page(engine(), run_filter, limit=limit, offset=offset)
+        return {
+            "total": page.total,
+            "limit": limit,
+            "offset": offset,
+            "running": views.running_runs(engine()),
+            "runs": [read.run(r) for r in page.rows],
+        }
+
+    @router.get("/runs/facets", response_model=Facets, summary="Values the runs filters offer")
+    def facets() -> dict[str, Any]:
+        return views.run_facets(engine())
+
+    @router.get("/runs/by-dag-run", response_model=RunDetail, summary="The run a DAG run made")
+    def by_dag_run(dag_id: str, dag_run_id: str) -> dict[str, Any]:
+        row = views.run_for_dag_run(engine(), dag_id, dag_run_id)
+        if row is None:
+            raise HTTPException(
+                404,
+                f"DAG run {dag_run_id} of {dag_id} has no migration run in the ledger (yet): its plan task records "
+                "it when it starts, or the DAG is not one of kafka-migration's.",
+            )
+        return run_detail(row["run_id"])
+
+    @router.get("/runs/{run_id}", response_model=RunDetail, summary="A run: its partitions, timings and progress")
+    def run_detail(run_id: str) -> dict[str, Any]:
+        row = views.run_row(engine(), run_id)
+        if row is None:
+            raise HTTPException(404, f"No run {run_id!r} in the ledger")
+        segments = views.run_segments(engine(), run_id)
+        detail = read.run(row, with_progress=False)
+        cutover = views.cutover_for_run(engine(), run_id)
+        detail["cutover_id"] = cutover["cutover_id"] if cutover else None
+        progress = read.progress(run_id, segments) if row["status"] == "running" else None
+        if progress is not None:
+            detail["progress"] = live.summary(progress)
+        syncs = views.group_syncs_page(engine(), limit=MAX_PAGE, run_id=run_id)
+        return {
+            "run": detail,
+            "options": dict(row.get("params") or {}),
+            "warnings": list(row.get("warnings") or []),
+            "segments": segments,
+            "progress": progress,
+            "group_syncs": [s["sync_id"] for s in syncs.rows],
+        }
+
+    @router.get("/runs/{run_id}/progress", response_model=Progress, summary="A running run's live progress")
+    def run_progress(run_id: str) -> dict[str, Any]:
+        if views.run_row(engine(), run_id) is None:
+            raise HTTPException(404, f"No run {run_id!r} in the ledger")
+        return read.progress(run_id)
+
+    @router.get("/group-syncs", response_model=GroupSyncsPage, summary="Consumer group syncs with every partition")
+    def group_syncs(
+        group_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = Query(10, ge=1, le=MAX_PAGE),
+        offset: int = Query(0, ge=0),
+    ) -> dict[str, Any]:
+        return read.group_syncs(limit, offset, group_id or None, run_id or None)
+
+    @router.get("/cutovers", response_model=CutoversPage, summary="Cutovers and their failbacks, with checklists")
+    def cutovers(limit: int = Query(10, ge=1, le=MAX_PAGE), offset: int = Query(0, ge=0)) -> dict[str, Any]:
+        page = views.cutovers_page(engine(), limit=limit, offset=offset)
+        return {"total": page.total, "limit": limit, "offset": offset, "cutovers": [read.cutover(r) for r in page.rows]}
+
+    @router.get("/cutover-preflight", response_model=Preflight, summary="The cutover pre-flight, read only")
+    def cutover_preflight(
+        include: str = Query(".*", description="topics, as the kafka_cutover DAG's Param"),
+        exclude: str | None = None,
+        groups: str | None = Query(None, description="consumer group pattern (default: every group)"),
+        exclude_groups: str | None = None,
+        quiet_seconds: float = Query(5.0, ge=0, le=PREFLIGHT_MAX_SECONDS, description="how long to watch the ends"),
+        source_conn_id: str = "kafka_source",
+        target_conn_id: str = "kafka_target",
+    ) -> dict[str, Any]:
+        """Is each selected source topic quiet, and which selected groups have members on either cluster:
+        what the kafka_cutover DAG's pre-flight will check. Nothing is recorded and nothing is switched."""
+        from kafka_migration.exceptions import MigrationError
+
+        try:
+            return preflight_view(
+                read.clusters,
+                source_conn_id,
+                target_conn_id,
+                include,
+                exclude or None,
+                groups or None,
+                exclude_groups or None,
+                quiet_seconds,
+            )
+        except MigrationError as exc:  # bad patterns, unknown connections, an unreachable cluster
+            raise HTTPException(422, " ".join(str(exc).split())) from None
+
+    return router

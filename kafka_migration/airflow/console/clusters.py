@@ -1,0 +1,202 @@
+"""What the console reads from the clusters "now": source end offsets, and a read-only cutover pre-flight.
+
+The ledger names clusters by id; the console reaches them through Airflow's Kafka connections (the
+DAGs' ``kafka_source`` and ``kafka_target``, and any listed in ``[kafka_migration] console_connections``),
+each described once a minute to learn which cluster it reaches. Every call has a short timeout: a page
+must render, saying a cluster is unreachable, rather than wait for it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_migration.exceptions import MigrationError
+
+DEFAULT_CONNECTIONS = ("kafka_source", "kafka_target")
+TIMEOUT = 3.0  # seconds per Kafka call from a page
+CACHE_SECONDS = 60.0
+
+
+def configured_connections() -> tuple[str, ...]:
+    """The Kafka connection ids the console may use: the DAGs' defaults and ``console_connections``."""
+    from kafka_migration.airflow.settings import _airflow_option
+
+    extra = _airflow_option("console_connections") or os.environ.get("KAFKA_MIGRATION_CONSOLE_CONNECTIONS") or ""
+    listed = [c.strip() for c in extra.split(",") if c.strip()]
+    return tuple(dict.fromkeys([*DEFAULT_CONNECTIONS, *listed]))
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What one connection reached: a cluster id, or why not."""
+
+    conn_id: str
+    cluster_id: str | None
+    error: str | None
+
+
+def _cluster(conn_id: str, role: str, timeout: float) -> Any:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+    from kafka_migration.groups.admin import GroupCluster
+
+    return GroupCluster(KafkaClusterHook(conn_id, role).get_cluster_config(), timeout=timeout)
+
+
+class Clusters:
+    """Kafka connections by the cluster they reach, described at most once a minute each."""
+
+    def __init__(
+        self,
+        connections: Callable[[], Sequence[str]] = configured_connections,
+        timeout: float = TIMEOUT,
+        opener: Callable[[str, str, float], Any] = _cluster,
+    ) -> None:
+        self.connections = connections
+        self.timeout = timeout
+        self.opener = opener
+        self._lock = threading.Lock()
+        self._reach: dict[str, tuple[float, Reach]] = {}
+
+    def reach(self, conn_id: str) -> Reach:
+        with self._lock:
+            cached = self._reach.get(conn_id)
+        if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        try:
+            info = self.opener(conn_id, "source", self.timeout).describe()
+            found = Reach(conn_id, info.cluster_id, None)
+        except (MigrationError, Exception) as exc:  # a page says what failed; it never fails itself
+            found = Reach(conn_id, None, " ".join(str(exc).split()))
+        with self._lock:
+            self._reach[conn_id] = (time.monotonic(), found)
+        return found
+
+    def connection_for(self, cluster_id: str) -> tuple[str | None, list[Reach]]:
+        """The connection that reaches ``cluster_id``, and what each tried connection reached."""
+        tried = []
+        for conn_id in self.connections():
+            found = self.reach(conn_id)
+            tried.append(found)
+            if found.cluster_id == cluster_id:
+                return conn_id, tried
+        return None, tried
+
+    def log_ends(self, cluster_id: str, topics: Iterable[str]) -> tuple[dict[tuple[str, int], int], str | None]:
+        """High watermarks of the topics' partitions now, or an empty map and the reason they could not be read."""
+        conn_id, tried = self.connection_for(cluster_id)
+        if conn_id is None:
+            return {}, unreachable(cluster_id, tried)
+        try:
+            ends = self.opener(conn_id, "source", self.timeout).log_ends(sorted(set(topics)))
+        except Exception as exc:
+            with self._lock:
+                self._reach.pop(conn_id, None)
+            return {}, f"cluster {cluster_id} (connection {conn_id}) did not answer: {' '.join(str(exc).split())}"
+        return {key: high for key, (high, _stable) in ends.items()}, None
+
+    def forget(self) -> None:
+        with self._lock:
+            self._reach.clear()
+
+
+def unreachable(cluster_id: str, tried: Sequence[Reach]) -> str:
+    seen = "; ".join(
+        f"{r.conn_id}: {'cluster ' + r.cluster_id if r.cluster_id else 'unreachable (' + (r.error or '?') + ')'}"
+        for r in tried
+    )
+    return (
+        f"No Kafka connection reaches cluster {cluster_id} now ({seen or 'no connection configured'}). "
+        "The numbers below are the ledger's; list the connection in [kafka_migration] console_connections "
+        "if it has another id."
+    )
+
+
+def preflight_view(
+    clusters: Clusters,
+    source_conn_id: str,
+    target_conn_id: str,
+    include: str,
+    exclude: str | None,
+    groups: str | None,
+    exclude_groups: str | None,
+    quiet_seconds: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """The cutover pre-flight's checks, read only: is each selected source topic quiet, which selected groups
+    have members on either cluster. Nothing is recorded; the answer lists problems instead of raising."""
+    from kafka_migration.cutover.preflight import (
+        active_group_problems,
+        is_active,
+        moved_partitions,
+        open_transactions,
+        quiet_problems,
+        select_groups,
+        selected_topics,
+    )
+    from kafka_migration.model.config import compile_pattern
+
+    for name, pattern in (
+        ("include", include),
+        ("exclude", exclude),
+        ("group", groups),
+        ("exclude-group", exclude_groups),
+    ):
+        if pattern:
+            compile_pattern(name, pattern)  # bad input: one clear line before any cluster is asked
+    source = clusters.opener(source_conn_id, "source", clusters.timeout)
+    target = clusters.opener(target_conn_id, "target", clusters.timeout)
+    source_info, target_info = source.describe(), target.describe()
+    names = selected_topics(source, include, exclude)
+    chosen = select_groups(source.group_ids(), source.committed, names, groups, exclude_groups)
+    before = source.log_ends(names)
+    if quiet_seconds:
+        sleep(quiet_seconds)
+    after = source.log_ends(names)
+    moved = moved_partitions(before, after)
+    open_tx = open_transactions(after)
+    known_on_target = set(target.group_ids())
+    states = {
+        "source": source.states(chosen),
+        "target": target.states([g for g in chosen if g in known_on_target]),
+    }
+    topics = []
+    for name in names:
+        parts = sorted(p for t, p in after if t == name)
+        topics.append(
+            {
+                "topic": name,
+                "partitions": len(parts),
+                "end_offsets": {str(p): after[(name, p)][0] for p in parts},
+                "new_offsets": sum(max(0, b - a) for _, a, b in moved.get(name, [])),
+                "open_transactions": open_tx.get(name, []),
+                "quiet": name not in moved and name not in open_tx,
+            }
+        )
+    group_rows = []
+    for group in chosen:
+        row: dict[str, Any] = {"group_id": group}
+        for role in ("source", "target"):
+            state, members = states[role].get(group, ("(none)", 0))
+            row[role] = {
+                "state": state,
+                "members": members,
+                "active": group in states[role] and is_active(state, members),
+            }
+        group_rows.append(row)
+    problems = quiet_problems(moved, open_tx, quiet_seconds, "source") + active_group_problems(
+        {role: dict(found) for role, found in states.items()}
+    )
+    return {
+        "source": {"conn_id": source_conn_id, "cluster_id": source_info.cluster_id, "bootstrap": source_info.bootstrap},
+        "target": {"conn_id": target_conn_id, "cluster_id": target_info.cluster_id, "bootstrap": target_info.bootstrap},
+        "quiet_seconds": quiet_seconds,
+        "topics": topics,
+        "groups": group_rows,
+        "problems": problems,
+        "ready": not problems,
+    }

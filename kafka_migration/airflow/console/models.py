@@ -1,0 +1,277 @@
+"""Response models of the console's JSON API: they document it (OpenAPI) and check what it sends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Timings(BaseModel):
+    """Seconds of one run: where the wall time went (copy and verification may overlap)."""
+
+    wall: float
+    plan: float = 0.0
+    startup: float = 0.0
+    copy_: float = Field(0.0, alias="copy")
+    verify: float = 0.0
+    overlap: float = 0.0
+    bookkeeping: float = 0.0
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
+
+
+class StepTotals(BaseModel):
+    done: int = Field(description="records copied (or verified) so far")
+    planned: int = Field(description="offsets the run planned")
+    rate: float = Field(description="records per second now")
+    eta_seconds: float | None = Field(description="time left at this rate; null while unknown")
+    topics_done: int
+
+
+class PartitionStep(BaseModel):
+    done: int
+    rate: float
+    eta_seconds: float | None
+    finished: bool
+
+
+class PartitionProgress(BaseModel):
+    topic: str
+    partition: int
+    planned: int
+    copy_: PartitionStep = Field(alias="copy")
+    verify: PartitionStep
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
+
+
+class Progress(BaseModel):
+    """A running run's live progress, from the Spark driver's snapshot files (informational, never evidence)."""
+
+    started: str | None
+    updated: str | None = Field(description="when the driver last wrote its snapshot")
+    age_seconds: float | None
+    stale: bool = Field(description="no snapshot for 30 s: the driver may be gone")
+    phase: str
+    totals: dict[str, StepTotals]
+    partitions: list[PartitionProgress]
+
+
+class ProgressSummary(BaseModel):
+    phase: str
+    stale: bool
+    copied: int
+    verified: int
+    planned: int
+    rate: float
+    eta_seconds: float | None
+    updated: str | None
+
+
+class Run(BaseModel):
+    run_id: str
+    kind: str = Field(description="migration, nightly sync, cutover, failback or CLI run")
+    trigger: str
+    dag_id: str | None
+    dag_run_id: str | None
+    source_cluster_id: str
+    target_cluster_id: str
+    started_at: str | None
+    ended_at: str | None
+    status: str
+    verdict: str = Field(description="the report's word for the status, e.g. VERIFIED, INCOMPLETE")
+    topics: int
+    records: int
+    report_sha256: str | None
+    message: str | None
+    timings: Timings | None
+    duration_seconds: float | None
+    progress: ProgressSummary | None = Field(None, description="for a running run")
+    cutover_id: str | None = Field(None, description="the cutover whose final (or failback) run this is")
+
+
+class RunsPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    running: int = Field(description="runs running now (the page refreshes while there are)")
+    runs: list[Run]
+
+
+class Facets(BaseModel):
+    dag_ids: list[str | None]
+    statuses: list[str]
+    pairs: list[tuple[str, str]]
+
+
+class Segment(BaseModel):
+    """One partition of a run: ranges are half-open, [start, end)."""
+
+    source_topic: str
+    partition: int
+    target_topic: str
+    source_start: int
+    source_end: int
+    target_start: int
+    target_end: int | None
+    expired_offsets: int
+    copied_records: int | None
+    resumed_records: int | None
+    copied_bytes: int | None
+    source_records: int | None
+    target_records: int | None
+    source_checksum: str | None
+    target_checksum: str | None
+    status: str
+    first_difference: str | None
+    first_source_offset: int | None
+    first_target_offset: int | None
+    copy_seconds: float | None
+    verify_seconds: float | None
+    error: str | None
+
+
+class RunDetail(BaseModel):
+    run: Run
+    options: dict[str, Any]
+    warnings: list[str]
+    segments: list[Segment]
+    progress: Progress | None
+    group_syncs: list[str] = Field(description="ids of the consumer group syncs made by this run")
+
+
+class TopicLag(BaseModel):
+    source_topic: str
+    target_topic: str
+    partitions: int
+    migrated: int = Field(description="offsets verified on the target (sum of the checkpoints)")
+    source_end: int | None = Field(description="the source's end offsets now (sum); null when unreachable")
+    lag: int | None = Field(description="offsets not migrated yet: what the next nightly sync copies")
+    last_run_id: str
+    last_dag_id: str | None
+    last_verified_at: str | None
+    age_seconds: float | None
+
+
+class Pair(BaseModel):
+    source_cluster_id: str
+    target_cluster_id: str
+    source_bootstrap: str
+    target_bootstrap: str
+    runs: int
+    last_started_at: str | None
+    source_reachable: bool
+    source_error: str | None
+    lag: int | None
+    topics: list[TopicLag]
+
+
+class Overview(BaseModel):
+    pairs: list[Pair]
+    running: int
+
+
+class GroupSyncRow(BaseModel):
+    group_id: str
+    source_topic: str
+    partition: int
+    source_offset: int
+    source_end: int | None
+    lag: int | None = Field(description="records the group had left to read on the source")
+    target_topic: str | None
+    target_offset: int | None
+    previous_target_offset: int | None
+    translation: str | None
+    translated_by: str | None
+    outcome: str
+    proof: str | None
+    reason: str | None
+
+
+class GroupSync(BaseModel):
+    sync_id: str
+    run_id: str | None
+    synced_at: str | None
+    source_cluster_id: str
+    target_cluster_id: str
+    groups: int
+    partitions: int
+    not_ok: int
+    rows: list[GroupSyncRow]
+
+
+class GroupSyncsPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    syncs: list[GroupSync]
+
+
+class ChecklistItem(BaseModel):
+    step: str
+    done: bool | None
+    detail: str
+
+
+class Cutover(BaseModel):
+    cutover_id: str
+    trigger: str
+    dag_id: str | None
+    dag_run_id: str | None
+    status: str
+    message: str | None
+    source_cluster_id: str
+    target_cluster_id: str
+    source_bootstrap: str
+    target_bootstrap: str
+    run_id: str | None
+    started_at: str | None
+    ended_at: str | None
+    params: dict[str, Any]
+    groups: list[str]
+    topics: list[dict[str, Any]]
+    failback_run_id: str | None
+    failback_status: str | None
+    can_fail_back: bool = Field(description="completed and not failed back: kafka_failback may take its id")
+    checklist: list[ChecklistItem]
+
+
+class CutoversPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    cutovers: list[Cutover]
+
+
+class PreflightTopic(BaseModel):
+    topic: str
+    partitions: int
+    end_offsets: dict[str, int]
+    new_offsets: int = Field(description="offsets written during the quiet window")
+    open_transactions: list[int]
+    quiet: bool
+
+
+class GroupSide(BaseModel):
+    state: str
+    members: int
+    active: bool
+
+
+class PreflightGroup(BaseModel):
+    group_id: str
+    source: GroupSide
+    target: GroupSide
+
+
+class Preflight(BaseModel):
+    """The cutover pre-flight's checks, read only: nothing is recorded and nothing is switched."""
+
+    source: dict[str, str]
+    target: dict[str, str]
+    quiet_seconds: float
+    topics: list[PreflightTopic]
+    groups: list[PreflightGroup]
+    problems: list[str]
+    ready: bool

@@ -1,0 +1,31 @@
+import { Box, HStack, Heading, Link as ChakraLink, Text } from "@chakra-ui/react";
+import { NavLink, Outlet } from "react-router-dom";
+
+import { CONSOLE } from "./links";
+
+const TABS: Array<[string, string]> = [
+  ["Overview", CONSOLE],
+  ["Runs", `${CONSOLE}/runs`],
+  ["Consumer groups", `${CONSOLE}/groups`],
+  ["Cutover", `${CONSOLE}/cutover`],
+];
+
+export const Layout = () => (
+  <Box p={4} data-testid="kafka-console">
+    <Heading size="xl">Kafka migrations</Heading>
+    <Text color="fg.muted" fontSize="sm" mb={3}>
+      Runs, checkpoints, consumer groups and cutovers from the migration ledger. Offset ranges are half-open:
+      [start, end) holds the offsets from start up to end - 1.
+    </Text>
+    <HStack as="nav" aria-label="Console views" borderBottomWidth="1px" gap={5} mb={4} pb={2}>
+      {TABS.map(([label, to]) => (
+        <ChakraLink asChild key={to}>
+          <NavLink end={to === CONSOLE} style={({ isActive }) => ({ fontWeight: isActive ? 700 : 400, textDecoration: isActive ? "underline" : "none" })} to={to}>
+            {label}
+          </NavLink>
+        </ChakraLink>
+      ))}
+    </HStack>
+    <Outlet />
+  </Box>
+);

@@ -1,0 +1,163 @@
+import { Box, HStack, Heading, Link as ChakraLink, Stack, Table, Text } from "@chakra-ui/react";
+import { useQuery } from "@tanstack/react-query";
+import { Link, useParams } from "react-router-dom";
+
+import { ApiError, get, type RunDetail, type Timings } from "../api";
+import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
+import { count, range, rate, seconds, shortChecksum, time } from "../format";
+import { CONSOLE } from "../links";
+import { RunLinks, RunState } from "./Runs";
+
+const TIMING_PARTS: Array<[keyof Timings, string]> = [
+  ["plan", "planning"],
+  ["startup", "Spark start-up"],
+  ["copy", "copy"],
+  ["verify", "verification"],
+  ["bookkeeping", "bookkeeping"],
+];
+
+const WhereTheTimeWent = ({ timings }: { readonly timings: Timings | null }) => {
+  if (!timings) return <Text fontSize="sm">Not measured (the run is running, or older than the timings).</Text>;
+  return (
+    <Stack gap={1} maxW="520px" data-testid="timings">
+      <Text fontSize="sm">Wall time {seconds(timings.wall)}</Text>
+      {TIMING_PARTS.map(([key, label]) => (
+        <HStack gap={3} key={key}>
+          <Text fontSize="sm" w="130px">{label}</Text>
+          <ProgressLine done={timings[key]} label={label} planned={timings.wall} />
+          <Text fontSize="sm">
+            {seconds(timings[key])}
+            {key === "verify" && timings.overlap > 0 ? ` (${seconds(timings.overlap)} of it during the copy)` : ""}
+          </Text>
+        </HStack>
+      ))}
+    </Stack>
+  );
+};
+
+const LiveProgress = ({ detail }: { readonly detail: RunDetail }) => {
+  const progress = detail.progress;
+  if (!progress) return null;
+  return (
+    <Section title="Live progress">
+      <Text fontSize="sm" mb={2} data-testid="live-phase">
+        {progress.phase}
+        {progress.updated ? ` · snapshot ${seconds(progress.age_seconds)} old` : ""}
+        {progress.stale ? " · no news from the Spark driver for 30 s: it may have stopped (see the Spark logs)" : ""}
+      </Text>
+      <SimpleTable headers={["Topic", "Partition", "Planned", "Copied", "Verified", "Rate", "Time left"]} label="Live progress">
+        {progress.partitions.map((p) => (
+          <Table.Row data-partition={`${p.topic}[${p.partition}]`} key={`${p.topic}-${p.partition}`}>
+            <Table.Cell>{p.topic}</Table.Cell>
+            <Table.Cell textAlign="end">{p.partition}</Table.Cell>
+            <Table.Cell textAlign="end">{count(p.planned)}</Table.Cell>
+            <Table.Cell>
+              <HStack>
+                <ProgressLine done={p.copy.done} label={`copied ${p.topic}[${p.partition}]`} planned={p.planned} />
+                <Text fontSize="xs">{`${count(p.copy.done)} of ${count(p.planned)}`}</Text>
+              </HStack>
+            </Table.Cell>
+            <Table.Cell>{`${count(p.verify.done)} of ${count(p.planned)}`}</Table.Cell>
+            <Table.Cell>{rate(p.copy.rate)}</Table.Cell>
+            <Table.Cell>{p.copy.finished ? "done" : p.copy.eta_seconds === null ? "–" : seconds(p.copy.eta_seconds)}</Table.Cell>
+          </Table.Row>
+        ))}
+      </SimpleTable>
+    </Section>
+  );
+};
+
+const RunView = ({ detail }: { readonly detail: RunDetail }) => {
+  const { run } = detail;
+  return (
+    <Box data-testid="run-view">
+      <HStack gap={3} mb={1} wrap="wrap">
+        <Heading size="lg" wordBreak="break-all">{run.run_id}</Heading>
+        <RunState run={run} />
+      </HStack>
+      <Text fontSize="sm" mb={1}>
+        {run.kind} · {run.source_cluster_id} → {run.target_cluster_id} · started {time(run.started_at)}
+        {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {count(run.topics)} topic(s), {count(run.records)} records copied
+      </Text>
+      {run.cutover_id ? <Text fontSize="sm">Part of cutover {run.cutover_id} (<ChakraLink asChild><Link to={`${CONSOLE}/cutover`}>Cutover view</Link></ChakraLink>)</Text> : undefined}
+      <RunLinks run={run} />
+      {run.message ? <Notice status={run.status === "verified" || run.status === "up_to_date" ? "info" : "warning"} title={run.message} /> : undefined}
+      {detail.warnings.map((w) => (
+        <Notice key={w} status="warning" title={w} />
+      ))}
+      <Box mt={4} />
+      <LiveProgress detail={detail} />
+      <Section title="Where the time went">
+        <WhereTheTimeWent timings={run.timings} />
+      </Section>
+      <Section title="Partitions">
+        <SimpleTable
+          headers={["Source", "Source range", "Target", "Target range", "Copied", "Records source / target", "Checksum source / target", "Verdict", "First difference", "Copy", "Verify"]}
+          label="Partitions"
+        >
+          {detail.segments.map((s) => (
+            <Table.Row data-partition={`${s.source_topic}[${s.partition}]`} key={`${s.source_topic}-${s.partition}`}>
+              <Table.Cell>{`${s.source_topic}[${s.partition}]`}</Table.Cell>
+              <Table.Cell whiteSpace="nowrap">{range(s.source_start, s.source_end)}</Table.Cell>
+              <Table.Cell>{`${s.target_topic}[${s.partition}]`}</Table.Cell>
+              <Table.Cell whiteSpace="nowrap">{range(s.target_start, s.target_end)}</Table.Cell>
+              <Table.Cell textAlign="end">{count(s.copied_records)}</Table.Cell>
+              <Table.Cell textAlign="end">{`${count(s.source_records)} / ${count(s.target_records)}`}</Table.Cell>
+              <Table.Cell fontFamily="mono" fontSize="xs" title={`${s.source_checksum ?? ""} ${s.target_checksum ?? ""}`}>
+                {`${shortChecksum(s.source_checksum)} / ${shortChecksum(s.target_checksum)}`}
+              </Table.Cell>
+              <Table.Cell><StatusBadge status={s.status} /></Table.Cell>
+              <Table.Cell fontSize="xs" maxW="260px">
+                {s.first_difference
+                  ? `${s.first_difference} (source offset ${count(s.first_source_offset)}, target offset ${count(s.first_target_offset)})`
+                  : s.error ?? "–"}
+              </Table.Cell>
+              <Table.Cell textAlign="end">{seconds(s.copy_seconds)}</Table.Cell>
+              <Table.Cell textAlign="end">{seconds(s.verify_seconds)}</Table.Cell>
+            </Table.Row>
+          ))}
+        </SimpleTable>
+      </Section>
+      {detail.group_syncs.length ? (
+        <Text fontSize="sm">
+          Consumer group syncs of this run: {detail.group_syncs.join(", ")} (
+          <ChakraLink asChild><Link to={`${CONSOLE}/groups?run_id=${encodeURIComponent(run.run_id)}`}>show</Link></ChakraLink>)
+        </Text>
+      ) : undefined}
+    </Box>
+  );
+};
+
+const useRunDetail = (path: string, params: Record<string, string> = {}) =>
+  useQuery({
+    queryFn: () => get<RunDetail>(path, params),
+    queryKey: ["run", path, params],
+    refetchInterval: (query) => (query.state.data?.run.status === "running" ? 2000 : false),
+    retry: (failures, error) => !(error instanceof ApiError && error.status === 404) && failures < 1,
+  });
+
+export const RunPage = () => {
+  const { migrationRunId = "" } = useParams();
+  const { data, error, isLoading } = useRunDetail(`/runs/${encodeURIComponent(migrationRunId)}`);
+  if (isLoading) return <Loading />;
+  if (error) return <ErrorBox error={error} />;
+  return data ? <RunView detail={data} /> : null;
+};
+
+export const DagRunTab = ({ dagId, dagRunId }: { readonly dagId: string; readonly dagRunId: string }) => {
+  const { data, error, isLoading } = useRunDetail("/runs/by-dag-run", { dag_id: dagId, dag_run_id: dagRunId });
+  return (
+    <Box p={4} data-testid="kafka-console">
+      {isLoading ? <Loading /> : undefined}
+      {error instanceof ApiError && error.status === 404 ? (
+        <Notice status="info" title="No migration run for this DAG run">{error.message}</Notice>
+      ) : error ? (
+        <ErrorBox error={error} />
+      ) : undefined}
+      {data ? <RunView detail={data} /> : undefined}
+      <Text fontSize="sm" mt={4}>
+        <ChakraLink asChild><Link to={CONSOLE}>All Kafka migrations</Link></ChakraLink>
+      </Text>
+    </Box>
+  );
+};

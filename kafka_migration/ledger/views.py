@@ -1,0 +1,283 @@
+"""Read-only queries for the operator's console: runs with filters and paging, checkpoints, group syncs, cutovers.
+
+Plain rows (dicts of column values) and small value types, straight from the ledger's tables; no
+capability module is imported, so the console's API can read a ledger without the pipeline. Writes
+stay in ``ledger.store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, case, func, or_, select
+
+from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
+
+# The run columns a list shows: everything but the plan (large) and the bootstrap addresses.
+RUN_COLUMNS = (
+    runs.c.run_id,
+    runs.c.trigger,
+    runs.c.dag_id,
+    runs.c.dag_run_id,
+    runs.c.source_cluster_id,
+    runs.c.target_cluster_id,
+    runs.c.started_at,
+    runs.c.ended_at,
+    runs.c.status,
+    runs.c.topics,
+    runs.c.records,
+    runs.c.report_sha256,
+    runs.c.message,
+    runs.c.timings,
+)
+# Group sync outcomes that leave the group where it should be (kafka_migration.group_sync.GOOD_OUTCOMES).
+GOOD_SYNC_OUTCOMES = ("synced", "would_sync", "unchanged")
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """What the runs list is narrowed to; None leaves a field open. ``dag_id`` "cli" means runs of the CLI."""
+
+    dag_id: str | None = None
+    status: str | None = None
+    source_cluster_id: str | None = None
+    target_cluster_id: str | None = None
+    topic: str | None = None  # a source or target topic the run planned
+    since: datetime | None = None  # started at or after
+    until: datetime | None = None  # started before
+
+
+@dataclass(frozen=True)
+class Page:
+    total: int
+    rows: list[dict[str, Any]]
+
+
+def _run_conditions(f: RunFilter) -> list[Any]:
+    conditions: list[Any] = []
+    if f.dag_id == "cli":
+        conditions.append(runs.c.dag_id.is_(None))
+    elif f.dag_id:
+        conditions.append(runs.c.dag_id == f.dag_id)
+    if f.status:
+        conditions.append(runs.c.status == f.status)
+    if f.source_cluster_id:
+        conditions.append(runs.c.source_cluster_id == f.source_cluster_id)
+    if f.target_cluster_id:
+        conditions.append(runs.c.target_cluster_id == f.target_cluster_id)
+    if f.since is not None:
+        conditions.append(runs.c.started_at >= f.since)
+    if f.until is not None:
+        conditions.append(runs.c.started_at < f.until)
+    if f.topic:
+        planned = select(segments.c.run_id).where(
+            or_(segments.c.source_topic == f.topic, segments.c.target_topic == f.topic)
+        )
+        conditions.append(runs.c.run_id.in_(planned))
+    return conditions
+
+
+def runs_page(engine: Engine, run_filter: RunFilter = RunFilter(), limit: int = 25, offset: int = 0) -> Page:
+    """One page of runs, newest first, and how many match the filter in all."""
+    conditions = _run_conditions(run_filter)
+    with engine.connect() as c:
+        total = c.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
+        rows = c.execute(
+            select(*RUN_COLUMNS)
+            .where(*conditions)
+            .order_by(runs.c.started_at.desc(), runs.c.run_id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return Page(int(total), [dict(r._mapping) for r in rows])
+
+
+def run_row(engine: Engine, run_id: str) -> dict[str, Any] | None:
+    """One run with every column (its plan and options included)."""
+    with engine.connect() as c:
+        row = c.execute(select(runs).where(runs.c.run_id == run_id)).first()
+        return dict(row._mapping) if row else None
+
+
+def run_for_dag_run(engine: Engine, dag_id: str, dag_run_id: str) -> dict[str, Any] | None:
+    """The run a DAG run made (each DAG run makes at most one; a cleared plan task replans under the same id)."""
+    with engine.connect() as c:
+        row = c.execute(
+            select(*RUN_COLUMNS)
+            .where(runs.c.dag_id == dag_id, runs.c.dag_run_id == dag_run_id)
+            .order_by(runs.c.started_at.desc())
+        ).first()
+        return dict(row._mapping) if row else None
+
+
+def running_runs(engine: Engine) -> int:
+    with engine.connect() as c:
+        return int(c.execute(select(func.count()).select_from(runs).where(runs.c.status == "running")).scalar_one())
+
+
+def run_segments(engine: Engine, run_id: str) -> list[dict[str, Any]]:
+    """A run's partitions: offset ranges, counts, checksums, verdicts, first difference, times."""
+    with engine.connect() as c:
+        result = c.execute(
+            select(segments).where(segments.c.run_id == run_id).order_by(segments.c.source_topic, segments.c.partition)
+        )
+        return [dict(r._mapping) for r in result]
+
+
+def run_facets(engine: Engine) -> dict[str, list[Any]]:
+    """The values the runs filters offer: DAGs (None: the CLI), statuses and cluster pairs seen in the ledger."""
+    with engine.connect() as c:
+        dags = [r[0] for r in c.execute(select(runs.c.dag_id).distinct())]
+        statuses = sorted(r[0] for r in c.execute(select(runs.c.status).distinct()))
+        pairs = [
+            (r.source_cluster_id, r.target_cluster_id)
+            for r in c.execute(select(runs.c.source_cluster_id, runs.c.target_cluster_id).distinct())
+        ]
+    return {"dag_ids": sorted(dags, key=lambda d: (d is None, d or "")), "statuses": statuses, "pairs": sorted(pairs)}
+
+
+# -- overview -----------------------------------------------------------------------------------
+
+
+def cluster_pairs(engine: Engine) -> list[dict[str, Any]]:
+    """Each (source cluster, target cluster) the ledger has runs for, with the newest run's bootstrap addresses,
+    connection Params and start: the source is read "now" through that run's connection."""
+    newest = (
+        select(
+            runs.c.source_cluster_id,
+            runs.c.target_cluster_id,
+            func.max(runs.c.started_at).label("last_started_at"),
+            func.count().label("runs"),
+        )
+        .group_by(runs.c.source_cluster_id, runs.c.target_cluster_id)
+        .subquery()
+    )
+    query = (
+        select(
+            runs.c.run_id,
+            runs.c.dag_id,
+            runs.c.params,
+            runs.c.source_cluster_id,
+            runs.c.target_cluster_id,
+            runs.c.source_bootstrap,
+            runs.c.target_bootstrap,
+            newest.c.last_started_at,
+            newest.c.runs,
+        )
+        .join(
+            newest,
+            (runs.c.source_cluster_id == newest.c.source_cluster_id)
+            & (runs.c.target_cluster_id == newest.c.target_cluster_id)
+            & (runs.c.started_at == newest.c.last_started_at),
+        )
+        .order_by(newest.c.last_started_at.desc())
+    )
+    seen: set[tuple[str, str]] = set()
+    out = []
+    with engine.connect() as c:
+        for r in c.execute(query):
+            key = (r.source_cluster_id, r.target_cluster_id)
+            if key not in seen:  # two runs started in the same instant: one row
+                seen.add(key)
+                out.append(dict(r._mapping))
+    return out
+
+
+def checkpoint_rows(engine: Engine, source_cluster_id: str, target_cluster_id: str) -> list[dict[str, Any]]:
+    """Every partition's checkpoint for a pair, with the run that set it and when."""
+    with engine.connect() as c:
+        result = c.execute(
+            select(
+                checkpoints,
+                runs.c.dag_id,
+                runs.c.status.label("run_status"),
+                runs.c.ended_at.label("run_ended_at"),
+            )
+            .join(runs, runs.c.run_id == checkpoints.c.run_id, isouter=True)
+            .where(
+                checkpoints.c.source_cluster_id == source_cluster_id,
+                checkpoints.c.target_cluster_id == target_cluster_id,
+            )
+            .order_by(checkpoints.c.source_topic, checkpoints.c.partition)
+        )
+        return [dict(r._mapping) for r in result]
+
+
+# -- consumer group syncs ---------------------------------------------------------------------
+
+
+def group_syncs_page(
+    engine: Engine, limit: int = 25, offset: int = 0, group_id: str | None = None, run_id: str | None = None
+) -> Page:
+    """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
+    conditions = []
+    if group_id:
+        conditions.append(group_syncs.c.group_id == group_id)
+    if run_id:
+        conditions.append(group_syncs.c.run_id == run_id)
+    good = group_syncs.c.outcome.in_(GOOD_SYNC_OUTCOMES)
+    with engine.connect() as c:
+        total = c.execute(select(func.count(func.distinct(group_syncs.c.sync_id))).where(*conditions)).scalar_one()
+        result = c.execute(
+            select(
+                group_syncs.c.sync_id,
+                func.max(group_syncs.c.run_id).label("run_id"),
+                func.max(group_syncs.c.synced_at).label("synced_at"),
+                func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
+                func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
+                func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
+                func.count().label("partitions"),
+                func.sum(case((good, 0), else_=1)).label("not_ok"),
+            )
+            .where(*conditions)
+            .group_by(group_syncs.c.sync_id)
+            .order_by(func.max(group_syncs.c.synced_at).desc(), group_syncs.c.sync_id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return Page(int(total), [dict(r._mapping) for r in result])
+
+
+def group_sync_rows(engine: Engine, sync_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of those syncs, by sync, group, topic and partition."""
+    if not sync_ids:
+        return []
+    with engine.connect() as c:
+        result = c.execute(
+            select(group_syncs)
+            .where(group_syncs.c.sync_id.in_(list(sync_ids)))
+            .order_by(
+                group_syncs.c.sync_id, group_syncs.c.group_id, group_syncs.c.source_topic, group_syncs.c.partition
+            )
+        )
+        return [dict(r._mapping) for r in result]
+
+
+# -- cutovers ------------------------------------------------------------------------------------
+
+
+def cutovers_page(engine: Engine, limit: int = 25, offset: int = 0) -> Page:
+    with engine.connect() as c:
+        total = c.execute(select(func.count()).select_from(cutovers)).scalar_one()
+        result = c.execute(
+            select(cutovers).order_by(cutovers.c.started_at.desc(), cutovers.c.cutover_id).limit(limit).offset(offset)
+        )
+        return Page(int(total), [dict(r._mapping) for r in result])
+
+
+def cutover_row(engine: Engine, cutover_id: str) -> dict[str, Any] | None:
+    with engine.connect() as c:
+        row = c.execute(select(cutovers).where(cutovers.c.cutover_id == cutover_id)).first()
+        return dict(row._mapping) if row else None
+
+
+def cutover_for_run(engine: Engine, run_id: str) -> dict[str, Any] | None:
+    """The cutover whose final run, or whose failback run, this run is."""
+    with engine.connect() as c:
+        row = c.execute(
+            select(cutovers).where(or_(cutovers.c.run_id == run_id, cutovers.c.failback_run_id == run_id))
+        ).first()
+        return dict(row._mapping) if row else None

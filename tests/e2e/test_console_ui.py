@@ -1,0 +1,479 @@
+"""The operator's console in a real browser: Debian's Chromium (driven by Playwright) against a real Airflow
+(``airflow standalone``), real Spark runs and a real ledger, doing what a person does.
+
+One Airflow and one fresh pair of clusters for the module (the DAGs' defaults copy every topic of the source,
+so the source holds only what this module seeds). In order: anonymous callers are refused; a person signs in
+with the login form; triggers kafka_migration from Airflow's own trigger form with its defaults (the Trigger
+button must be enabled: issue 25's blocker) and watches the run's live progress in the console; reads the run
+(partitions, checksums, timings), follows its links (DAG run, logs, report) and the "Migration" tab of the DAG
+run page; sees the overview's lag grow and a kafka_nightly_sync (triggered from its form, defaults) close it;
+filters and pages the runs; checks the cutover pre-flight, triggers kafka_cutover (defaults), reads its
+checklist and the consumer group sync, and fails it back through the console's link, the cutover id filled in.
+Screenshots of each view are kept in .artifacts/ (named in docs/console.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
+from harness.group_clients import commit
+from harness.kafka import kafka_clusters
+from harness.postgres import database_url
+from harness.seed import create_topic, producer, send
+from tests.conftest import missing, postgres_databases
+from tests.e2e.ui_harness import find_chromium
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / ".artifacts"
+RUN_TIMEOUT = 480.0  # seconds for one DAG run on a loaded 2-core machine
+UI_TIMEOUT = 180_000  # milliseconds for a page or an element (the API server stalls at times, see below)
+# topic -> (partitions, records per partition): "events" is big enough for its copy to be watched while it runs
+TOPICS = {"orders": (3, 100), "events": (2, 60_000)}
+GROUP = "billing"
+
+
+def ledger_run_id(dag_id: str, dag_run_id: str) -> str:
+    """Written out here on purpose (not imported): kafka_migration.planner.safe_run_id's contract."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{dag_id}__{dag_run_id}").strip("_")
+
+
+def _seed(bootstrap: str, topic: str, partitions: int, records: int, start: int = 0) -> None:
+    p = producer(bootstrap)
+    for i in range(start, start + records * partitions):
+        send(p, topic, i % partitions, f"{topic}-{i}".encode(), f"value {i} of {topic}".encode())
+    p.flush(60)
+
+
+@pytest.fixture(scope="module")
+def source_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A pair of clusters of its own: kafka_migration's default include ('.*') copies all of the source."""
+    with kafka_clusters("console-source", "console-target", directory=tmp_path_factory.mktemp("kafka")) as pair:
+        source, target = pair
+        for topic, (partitions, records) in TOPICS.items():
+            create_topic(source.bootstrap, topic, partitions)
+            _seed(source.bootstrap, topic, partitions, records)
+        commit(source.bootstrap, GROUP, {("orders", 0): 40, ("orders", 1): 30, ("orders", 2): 20})
+        yield source.bootstrap, target.bootstrap
+
+
+@pytest.fixture(scope="module")
+def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowServer]:
+    source, target = source_target
+    home = tmp_path_factory.mktemp("airflow-console-home")
+    env = {
+        "AIRFLOW_CONN_KAFKA_SOURCE": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": source}}),
+        "AIRFLOW_CONN_KAFKA_TARGET": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": target}}),
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        # the tasks and the api-server's plugin must see the same ledger, run files and reports
+        "KAFKA_MIGRATION_STATE_DIR": str(home / "kafka-migration"),
+        # A loaded 2-core machine can hold the API server for many seconds while a task starts: wait longer
+        # than Airflow's defaults before a task's call to it counts as failed.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "180",
+        "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": "10",
+    }
+    # Metadata on PostgreSQL, as docker-compose.yaml runs it: on SQLite every writer waits for the UI's readers.
+    with postgres_databases("km_console_airflow") as (name,):
+        url = database_url(name, like="postgresql+psycopg://postgres@localhost/postgres")
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = url
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] = url
+        with airflow_standalone(home, env, timeout=600) as server:
+            yield server
+
+
+@pytest.fixture(scope="module")
+def api(airflow: AirflowServer) -> Iterator[AirflowClient]:
+    client = airflow.client()
+    client.http.timeout = httpx.Timeout(180.0)  # the API server stalls at times (see the airflow fixture)
+    for dag_id in ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback"):
+        client.wait_for_dag(dag_id, timeout=240)
+        client.unpause(dag_id)  # paused at creation (the nightly sync must not start by itself)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def page(airflow: AirflowServer, api: AirflowClient) -> Iterator[Any]:
+    """A signed-in browser page: the person opens the console, is sent to the login form and signs in."""
+    binary = find_chromium()
+    if binary is None:
+        missing("Debian's chromium is needed for the console's browser tests: make system-deps (as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=binary,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.set_default_timeout(UI_TIMEOUT)
+        tab = context.new_page()
+        tab.goto(f"{airflow.base_url}/plugin/kafka-migrations")
+        tab.get_by_label("Username").fill(airflow.username)
+        tab.get_by_label("Password").fill(airflow.password)
+        tab.get_by_role("button", name="Sign in").click()
+        tab.wait_for_url("**/plugin/kafka-migrations")
+        yield tab
+        browser.close()
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def console(page: Any, airflow: AirflowServer, path: str = "") -> None:
+    """Open the console at ``path`` by its address (a full load of the Airflow UI)."""
+    page.goto(f"{airflow.base_url}/plugin/kafka-migrations{path}")
+    mounted(page)
+
+
+def mounted(page: Any) -> None:
+    try:
+        page.get_by_test_id("kafka-console").wait_for()
+    except Exception:
+        shot(page, "failed-console-mount.png")
+        raise
+
+
+def view(page: Any, airflow: AirflowServer, tab: str) -> None:
+    """Go to one of the console's views by clicking its tab, as a person does once the console is open."""
+    if "/plugin/kafka-migrations" not in page.url or page.get_by_test_id("kafka-console").count() == 0:
+        console(page, airflow)
+    page.get_by_role("navigation", name="Console views").get_by_role("link", name=tab, exact=True).click()
+    mounted(page)
+
+
+def open_run(page: Any, airflow: AirflowServer, run_id: str) -> None:
+    view(page, airflow, "Runs")
+    page.locator(f'tr[data-run-id="{run_id}"]').get_by_role("link", name=run_id).click()
+    page.get_by_test_id("run-view").wait_for()
+
+
+def trigger_from_form(page: Any, airflow: AirflowServer, dag_id: str) -> str:
+    """Open the DAG in Airflow, open its trigger form, leave every field at its default, click Trigger; then go
+    to the console's runs to watch it (off the DAG page: its polling of a SQLite metadata DB stalled the API
+    server while the first task started)."""
+    page.goto(f"{airflow.base_url}/dags/{dag_id}")
+    page.get_by_test_id("trigger-dag-button").click()
+    dialog = page.get_by_role("dialog")
+    submit = dialog.get_by_role("button", name="Trigger", exact=True)
+    submit.wait_for()
+    shot(page, f"airflow-trigger-form-{dag_id}.png")
+    assert submit.is_enabled(), f"{dag_id}: the Trigger button is disabled while the form holds its defaults"
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and r.url.endswith(f"/dags/{dag_id}/dagRuns")
+    ) as posted:
+        submit.click()
+    response = posted.value
+    assert response.ok, f"Airflow refused the trigger of {dag_id}: {response.status} {response.text()}"
+    dag_run_id = str(response.json()["dag_run_id"])
+    console(page, airflow, "/runs")
+    return dag_run_id
+
+
+def wait_success(airflow: AirflowServer, api: AirflowClient, dag_id: str, dag_run_id: str) -> None:
+    final = api.wait_for_run(dag_id, dag_run_id, timeout=RUN_TIMEOUT)
+    if final["state"] != "success":
+        pytest.fail(
+            f"DAG run {dag_run_id} of {dag_id} ended {final['state']}\n{api.describe_run(dag_id, dag_run_id)}\n"
+            f"--- end of the Airflow output ({airflow.log_path}) ---\n{airflow.log_tail(40)}",
+            pytrace=False,
+        )
+
+
+def table_rows(page: Any, label: str) -> list[list[str]]:
+    rows = page.locator(f'table[aria-label="{label}"] tbody tr')
+    return [[c.strip() for c in row.locator("td").all_inner_texts()] for row in rows.all()]
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_anonymous_callers_are_refused(airflow: AirflowServer, api: AirflowClient) -> None:
+    for path in (
+        "/api/v2/dags",
+        "/kafka-migrations/api/runs",
+        "/kafka-migrations/api/overview",
+        "/kafka-migrations/openapi.json",
+        "/kafka-migrations/static/console.umd.cjs",
+        "/kafka-migrations/runs/x/report.json",
+    ):
+        anonymous = httpx.get(f"{airflow.base_url}{path}", timeout=30)
+        assert anonymous.status_code in (401, 403), f"{path} served to an anonymous caller: {anonymous.status_code}"
+    assert api.request("GET", "/kafka-migrations/static/console.umd.cjs").text.startswith("(function(")
+
+
+def test_plugin_registers_the_console_in_the_nav_and_on_dag_run_pages(api: AirflowClient) -> None:
+    plugins = {p["name"]: p for p in api.get_json("/api/v2/plugins")["plugins"]}
+    plugin = plugins["kafka_migration"]
+    apps = {a["destination"]: a for a in plugin["react_apps"]}
+    assert (apps["nav"]["name"], apps["nav"]["url_route"]) == ("Kafka migrations", "kafka-migrations")
+    assert apps["dag_run"]["url_route"] == "kafka-migration-run"
+    assert apps["nav"]["bundle_url"] == "/kafka-migrations/static/console.umd.cjs"
+    assert apps["dag_run"]["bundle_url"] == "/kafka-migrations/static/console.umd.cjs?app=dag-run"
+    assert [(a["url_prefix"], a["name"]) for a in plugin["fastapi_apps"]] == [("/kafka-migrations", "Kafka migrations")]
+    assert any("MigrationReportLink" in link for link in plugin["global_operator_extra_links"])
+    assert api.get_json("/api/v2/plugins/importErrors")["total_entries"] == 0
+
+
+def test_the_console_opens_from_the_navigation_before_any_run(page: Any, airflow: AirflowServer) -> None:
+    page.goto(f"{airflow.base_url}/")
+    page.get_by_role("button", name="Browse").click()
+    page.get_by_role("menuitem", name="Kafka migrations").click()
+    page.get_by_test_id("kafka-console").wait_for()
+    page.get_by_text("No migration runs yet").wait_for()
+    assert "/plugin/kafka-migrations" in page.url
+
+
+@pytest.fixture(scope="module")
+def migration(page: Any, airflow: AirflowServer, api: AirflowClient) -> dict[str, str]:
+    dag_run_id = trigger_from_form(page, airflow, "kafka_migration")
+    return {"dag_run_id": dag_run_id, "run_id": ledger_run_id("kafka_migration", dag_run_id)}
+
+
+def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
+    page: Any, airflow: AirflowServer, api: AirflowClient, migration: dict[str, str]
+) -> None:
+    run_id = migration["run_id"]
+    view(page, airflow, "Runs")
+    row = page.locator(f'tr[data-run-id="{run_id}"]')
+    progress = row.get_by_test_id("run-progress")
+    progress.wait_for(timeout=RUN_TIMEOUT * 1000)  # after the plan, once the Spark driver writes its snapshot
+    assert "RUNNING" in row.inner_text()
+    copied = number(re.match(r"([\d,]+) of", progress.inner_text()).group(1))  # type: ignore[union-attr]
+    shot(page, "console-runs-running.png")
+
+    row.get_by_role("link", name=run_id).click()
+    page.get_by_test_id("run-view").wait_for()
+    seen: list[tuple[int, int]] = []
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while time.monotonic() < deadline:
+        if page.locator('table[aria-label="Live progress"]').count() == 0:
+            break  # the run ended: the live table gives way to the verdicts
+        for cells in table_rows(page, "Live progress"):
+            done, planned = (number(x) for x in re.findall(r"[\d,]+", cells[3])[:2])
+            if cells[0] == "events" and 0 < done < planned:
+                seen.append((done, planned))
+        if len(seen) >= 2:
+            shot(page, "console-run-live.png")
+            break
+        page.wait_for_timeout(500)
+    assert seen, (
+        f"the run page never showed a partition part-way through its copy (the runs list had {copied} copied); "
+        "the driver's progress snapshot did not reach the console"
+    )
+    assert all(planned == TOPICS["events"][1] + 1 for _, planned in seen)  # + the sealing record
+    wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
+
+
+def test_run_view_shows_partitions_checksums_and_where_the_time_went(
+    page: Any, airflow: AirflowServer, migration: dict[str, str]
+) -> None:
+    open_run(page, airflow, migration["run_id"])
+    page.get_by_text("Wall time").wait_for()
+    rows = table_rows(page, "Partitions")
+    assert sorted(r[0] for r in rows) == ["events[0]", "events[1]", "orders[0]", "orders[1]", "orders[2]"]
+    for cells in rows:
+        assert cells[7] == "VERIFIED", cells
+        source_sum, target_sum = cells[6].split(" / ")
+        assert source_sum == target_sum and len(source_sum) == 12, cells
+    events0 = next(r for r in rows if r[0] == "events[0]")
+    assert events0[1] == events0[3] == "[0, 60,001)"
+    timings = page.get_by_test_id("timings").inner_text()
+    for part in ("planning", "Spark start-up", "copy", "verification"):
+        assert part in timings
+    assert "VERIFIED" in page.get_by_test_id("run-view").inner_text()
+    shot(page, "console-run.png")
+
+
+def test_run_links_lead_to_the_dag_run_its_logs_and_the_report(
+    page: Any, airflow: AirflowServer, api: AirflowClient, migration: dict[str, str]
+) -> None:
+    run_id, dag_run_id = migration["run_id"], migration["dag_run_id"]
+    open_run(page, airflow, run_id)
+    run_view = page.get_by_test_id("run-view")
+    with page.expect_popup() as opened:
+        run_view.get_by_role("link", name="Report").click()
+    report = opened.value
+    report.wait_for_load_state()
+    text = report.inner_text("body")
+    assert "VERIFIED" in text and "NOT VERIFIED" not in text and "events" in text and "orders" in text
+    report.close()
+
+    run_view.get_by_role("link", name="Summary log").click()
+    page.wait_for_url(re.compile(r"/dags/kafka_migration/runs/.+/tasks/summary"))
+    page.go_back()
+    page.get_by_test_id("run-view").get_by_role("link", name="DAG run").click()
+    page.wait_for_url(re.compile(r"/dags/kafka_migration/runs/[^/]+$"))
+
+    page.get_by_role("link", name="Migration", exact=True).click()  # the plugin's tab on the DAG run page
+    page.wait_for_url(re.compile(r"/dags/kafka_migration/runs/[^/]+/plugin/kafka-migration-run$"))
+    try:
+        page.get_by_test_id("run-view").wait_for()
+    except Exception:
+        shot(page, "failed-dag-run-tab.png")
+        raise
+    assert run_id in page.get_by_test_id("run-view").inner_text()
+    shot(page, "console-dag-run-tab.png")
+
+    # the tasks' "Migration report" link and the digest the ledger recorded for the file a user downloads
+    expected = f"/kafka-migrations/runs/{run_id}"
+    assert api.extra_links("kafka_migration", dag_run_id, "summary") == {"Migration report": expected}
+    raw = api.request("GET", f"{expected}/report.json").content
+    detail = api.get_json(f"/kafka-migrations/api/runs/{run_id}")
+    assert detail["run"]["report_sha256"] == "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
+    page: Any, airflow: AirflowServer, api: AirflowClient, source_target: tuple[str, str], migration: dict[str, str]
+) -> None:
+    _seed(source_target[0], "orders", 3, 10, start=10_000)  # 30 records and 3 sealing records since the run
+    view(page, airflow, "Overview")
+    orders = page.locator('tr[data-topic="orders"]')
+    orders.wait_for()
+    cells = [c.strip() for c in orders.locator("td").all_inner_texts()]
+    assert (cells[3], cells[4], cells[5]) == ("303", "336", "33"), cells  # migrated, source end now, not yet
+    assert migration["run_id"] in cells[6]
+    assert "33 offsets not migrated yet" in page.get_by_test_id("pair-lag").inner_text()
+    shot(page, "console-overview.png")
+
+    dag_run_id = trigger_from_form(page, airflow, "kafka_nightly_sync")
+    wait_success(airflow, api, "kafka_nightly_sync", dag_run_id)
+    view(page, airflow, "Overview")
+    page.get_by_test_id("pair-lag").filter(has_text="0 offsets not migrated yet").wait_for()
+    cells = [c.strip() for c in page.locator('tr[data-topic="orders"]').locator("td").all_inner_texts()]
+    assert (cells[3], cells[5]) == ("336", "0") and ledger_run_id("kafka_nightly_sync", dag_run_id) in cells[6]
+
+
+def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: dict[str, str]) -> None:
+    view(page, airflow, "Runs")
+    page.locator("tr[data-run-id]").first.wait_for()
+    assert page.locator("tr[data-run-id]").count() == 2
+    page.get_by_label("DAG").select_option("kafka_nightly_sync")
+    page.get_by_test_id("runs-summary").filter(has_text="1 run(s) match").wait_for()
+    (nightly,) = page.locator("tr[data-run-id]").all()
+    assert "nightly sync" in nightly.inner_text()
+    shot(page, "console-runs-filtered.png")
+    page.get_by_label("DAG").select_option("")
+    page.get_by_label("Verdict").select_option("verified")
+    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+    page.get_by_label("Topic").fill("no-such-topic")
+    page.get_by_role("button", name="Filter").click()
+    page.get_by_text("No run matches these filters").wait_for()
+    page.get_by_label("Topic").fill("events")
+    page.get_by_role("button", name="Filter").click()
+    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+    page.get_by_label("Started from").fill("2000-01-01")
+    page.get_by_label("Started until").fill("2000-12-31")
+    page.get_by_text("No run matches these filters").wait_for()
+    page.get_by_role("button", name="Clear filters").click()
+    page.get_by_label("Clusters").select_option(index=1)
+    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+
+    console(page, airflow, "/runs?limit=1")
+    page.get_by_test_id("pager").filter(has_text="1–1 of 2").wait_for()
+    first = page.locator("tr[data-run-id]").first.get_attribute("data-run-id")
+    page.get_by_role("button", name="Next").click()
+    page.get_by_test_id("pager").filter(has_text="2–2 of 2").wait_for()
+    assert page.locator("tr[data-run-id]").first.get_attribute("data-run-id") not in (first, None)
+
+
+@pytest.fixture(scope="module")
+def cutover(page: Any, airflow: AirflowServer, api: AirflowClient, migration: dict[str, str]) -> dict[str, str]:
+    dag_run_id = trigger_from_form(page, airflow, "kafka_cutover")
+    wait_success(airflow, api, "kafka_cutover", dag_run_id)
+    (row,) = api.get_json("/kafka-migrations/api/cutovers", params={"limit": 1})["cutovers"]
+    return {"dag_run_id": dag_run_id, "cutover_id": row["cutover_id"]}
+
+
+def test_cutover_preflight_reads_the_clusters_without_recording_anything(
+    page: Any, airflow: AirflowServer, api: AirflowClient, migration: dict[str, str]
+) -> None:
+    view(page, airflow, "Cutover")
+    page.get_by_label("Watch for (s)").fill("1")
+    page.get_by_role("button", name="Check now").click()
+    result = page.get_by_test_id("preflight-result")
+    result.wait_for()
+    assert "Ready" in result.inner_text()
+    topics = {r[0]: r for r in table_rows(page, "Pre-flight topics")}
+    assert set(topics) == {"orders", "events"} and all(r[4] == "QUIET" for r in topics.values())
+    (group,) = table_rows(page, "Pre-flight groups")
+    assert group[0] == GROUP and "EMPTY" in group[1] and "0 member(s)" in group[1]
+    shot(page, "console-cutover-preflight.png")
+    assert api.get_json("/kafka-migrations/api/cutovers")["total"] == 0  # read only: no cutover recorded
+
+
+def test_cutover_from_its_form_shows_its_checklist_and_the_group_sync(
+    page: Any, airflow: AirflowServer, cutover: dict[str, str]
+) -> None:
+    view(page, airflow, "Cutover")
+    card = page.locator("section").filter(has_text=f"Cutover {cutover['cutover_id']}")
+    card.get_by_text("COMPLETED").wait_for()
+    items = card.locator("li").all_inner_texts()
+    assert any(i.startswith("☑ Final incremental run verified up to the source end") for i in items), items
+    assert any(f"Consumers of group {GROUP} may start on the target" in i for i in items), items
+    shot(page, "console-cutover.png")
+
+    view(page, airflow, "Consumer groups")
+    section = page.locator("section").filter(has_text="Sync ")
+    section.first.wait_for()
+    rows = {r[1]: r for r in table_rows(page, page.locator("table").first.get_attribute("aria-label"))}
+    assert rows["orders[0]"][0] == GROUP and rows["orders[0]"][2] == "40"
+    assert rows["orders[0]"][7] == "same record" and rows["orders[0]"][8] == "SYNCED"
+    shot(page, "console-groups.png")
+
+
+def test_failback_through_the_console_link_with_the_cutover_id_filled_in(
+    page: Any, airflow: AirflowServer, api: AirflowClient, cutover: dict[str, str]
+) -> None:
+    before = {r["dag_run_id"] for r in api.get_json("/api/v2/dags/kafka_failback/dagRuns")["dag_runs"]}
+    view(page, airflow, "Cutover")
+    card = page.locator("section").filter(has_text=f"Cutover {cutover['cutover_id']}")
+    card.get_by_role("button", name="Fail back this cutover…").click()
+    dialog = page.get_by_role("dialog")
+    field = dialog.get_by_label("Cutover")
+    field.wait_for()
+    assert field.input_value() == cutover["cutover_id"]
+    shot(page, "console-failback-form.png")
+    dialog.get_by_role("button", name="Trigger", exact=True).click()
+    dialog.get_by_text("Triggered: DAG run").wait_for()
+    (dag_run_id,) = {r["dag_run_id"] for r in api.get_json("/api/v2/dags/kafka_failback/dagRuns")["dag_runs"]} - before
+    conf = api.dag_run("kafka_failback", dag_run_id)["conf"]
+    assert conf["cutover_id"] == cutover["cutover_id"]
+    wait_success(airflow, api, "kafka_failback", dag_run_id)
+    dialog.get_by_role("button", name="Close").click()
+    page.reload()
+    mounted(page)
+    card = page.locator("section").filter(has_text=f"Cutover {cutover['cutover_id']}")
+    card.get_by_text("failback completed").wait_for()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"topics_per_job": 0}, {"rename": "no-placeholder"}, {"start": "yesterday"}, {"include": ""}],
+    ids=["topics_per_job", "rename", "start", "include"],
+)
+def test_trigger_refuses_bad_params(api: AirflowClient, bad: dict[str, object]) -> None:
+    # The trigger form and the REST API validate against the same Param schemas; no run is created.
+    before = len(api.get_json("/api/v2/dags/kafka_migration/dagRuns")["dag_runs"])
+    response = api.request(
+        "POST", "/api/v2/dags/kafka_migration/dagRuns", json={"logical_date": None, "conf": bad}, expect=(400, 422)
+    )
+    assert response.status_code in (400, 422)
+    assert len(api.get_json("/api/v2/dags/kafka_migration/dagRuns")["dag_runs"]) == before
