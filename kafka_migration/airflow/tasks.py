@@ -15,6 +15,7 @@ from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults, TopicOutcome, merge
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import (
     VERIFIED,
@@ -290,15 +291,13 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     if verify is not None:
         for p in verify.partitions:
             log.info(
-                "partition %d: source %d..%d (%d records, %s) -> target %d..%d (%d records, %s): %s",
+                "partition %d: source offsets %s, %s, %s -> target offsets %s, %s, %s: %s",
                 p["partition"],
-                p["source_start"],
-                p["source_end"],
-                p["source_records"],
+                offset_range(p["source_start"], p["source_end"]),
+                plural(p["source_records"], "record"),
                 p["source_checksum"][:19],
-                p["target_start"],
-                p["target_end"],
-                p["target_records"],
+                offset_range(p["target_start"], p["target_end"]),
+                plural(p["target_records"], "record"),
                 p["target_checksum"][:19],
                 "match" if p["match"] else f"DIFFERENT ({p['first_difference']})",
             )

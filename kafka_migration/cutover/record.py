@@ -177,8 +177,8 @@ def cutover_topics(
                 continue
             if quiet is not None and cp.source_offset != quiet:
                 problems.append(
-                    f"{source_topic}[{partition}] is verified up to offset {cp.source_offset} but ends at {quiet}; "
-                    "the final run did not reach the source end. Run the cutover again."
+                    f"{source_topic}[{partition}] is verified below offset {cp.source_offset}, but its end offset is "
+                    f"{quiet}: the final run did not reach the source end. Run the cutover again."
                 )
                 continue
             ends.append(PartitionEnds(partition, cp.source_offset, cp.target_offset))

@@ -162,7 +162,7 @@ def _plan_partition(
     if t.kind == BEYOND or t.target_offset is None:
         return replace(
             base,
-            reason=f"committed offset {committed.offset} is beyond the verified copy (verified up to offset "
+            reason=f"committed offset {committed.offset} is beyond the verified copy (it ends before offset "
             f"{t.source_limit}); run the migration first, then sync again. The target group was not touched.",
         )
     notes = []

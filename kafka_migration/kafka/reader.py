@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.text import offset_range
 
 BATCH = 1000
 # In the error of a reader that followed a writer and gave up waiting for more (``read_range(follow=...)``).
@@ -111,7 +112,7 @@ def read_range(
                     raise ClusterTimeoutError(
                         f"The {cluster_label(what, settings)} sent nothing for {idle_timeout:.0f}s "
                         f"(socket.timeout.ms) while reading {what} {topic}[{partition}] at offset {next_offset} "
-                        f"(range {start}..{'end' if end is None else end - 1}): it is unreachable or not answering. "
+                        f"(range {offset_range(start, end)}): it is unreachable or not answering. "
                         "Rerun when it is reachable; the rerun resumes from what the target holds."
                     )
                 continue

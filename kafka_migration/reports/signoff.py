@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.model.groups import GOOD_OUTCOMES
+from kafka_migration.model.text import offset_range
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import timing_parts
 
@@ -307,11 +308,8 @@ def _n(value: Any) -> str:
 
 
 def _range(start: Any, end: Any) -> str:
-    if start is None:
-        return "–"
-    if end is None:
-        return f"{start}…"
-    return f"{start}–{end - 1}" if end > start else f"none at {start}"
+    """An offset range in a table whose count is a column of its own (``model.text.offset_range``)."""
+    return offset_range(start, end, count=False)
 
 
 # -- Markdown -------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 
 VERIFIED = "verified"
@@ -194,10 +195,10 @@ def render_plan(plan: MigrationPlan) -> str:
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:
-            what = f"offsets {p.start}..{p.end - 1}" if p.offset_span else f"nothing new at offset {p.start}"
+            what = f"offsets {offset_range(p.start, p.end)}" if p.offset_span else f"nothing new at offset {p.start}"
             out.append(
-                f"      partition {p.partition}: {what} (from {p.origin}) -> target offset {p.target_start}"
-                + (f"; {p.expired} offsets expired before copying" if p.expired else "")
+                f"      partition {p.partition}: {what}, from {p.origin} -> target offset {p.target_start}"
+                + (f"; {plural(p.expired, 'offset')} expired before copying" if p.expired else "")
             )
         for warning in topic.warnings:
             out.append(f"      warning: {warning}")

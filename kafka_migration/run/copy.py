@@ -20,6 +20,7 @@ from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+from kafka_migration.model.text import offset_range
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
@@ -84,8 +85,8 @@ def reconcile_batches(
             if not src:
                 raise ForeignRecordsError(
                     f"{where} holds more records after offset {task.target_start} than the planned source range "
-                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt[0].offset()}); another "
-                    "producer writes to it. Nothing more was written to this partition; stop that producer and "
+                    f"{offset_range(task.start, task.end)} has (first extra at target offset {tgt[0].offset()}); "
+                    "another producer writes to it. Nothing more was written to this partition; stop that producer and "
                     "clean the target partition, or copy under another name (--rename)."
                 )
             n = min(len(src), len(tgt))

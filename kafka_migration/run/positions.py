@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
 from kafka_migration.model.state import TopicState
+from kafka_migration.model.text import offset_range
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def partition_positions(
         if position.start < earliest:
             expired = earliest - position.start
             message = (
-                f"{source.name}[{p}]: offsets {position.start}..{earliest - 1} ({expired} offsets) left the source "
+                f"{source.name}[{p}]: offsets {offset_range(position.start, earliest)} left the source "
                 "(retention) before they were copied"
             )
             if not allow_gaps:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import TopicState
+from kafka_migration.model.text import offset_range
 from kafka_migration.run.positions import Position
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
@@ -56,8 +57,8 @@ def compatibility_problems(
         held = target.latest.get(partition, 0) - target.earliest.get(partition, 0)
         if held > 0:
             problems.append(
-                f"{where} partition {partition} already holds records (offsets "
-                f"{target.earliest.get(partition, 0)}..{target.latest.get(partition, 0) - 1}) that this "
+                f"{where} partition {partition} already holds records at offsets "
+                f"{offset_range(target.earliest.get(partition, 0), target.latest.get(partition, 0))} that this "
                 "pipeline has no record of writing; copying would mix them with the source's records. "
                 "Empty or delete the target topic, or choose another name with --rename."
             )

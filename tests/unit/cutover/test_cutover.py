@@ -79,7 +79,7 @@ def test_cutover_ends_come_from_the_checkpoints_and_must_reach_the_quiet_end() -
     assert problems == []
     assert topics == (CutoverTopic("orders", "copy.orders", (PartitionEnds(0, 10, 8), PartitionEnds(1, 4, 4))),)
     _, problems = cutover_topics([("orders", "copy.orders", [0, 1, 2])], cps, {("orders", 0): 11})
-    assert "verified up to offset 10 but ends at 11" in problems[0]
+    assert "verified below offset 10, but its end offset is 11" in problems[0]
     assert "orders[2] has no verified checkpoint" in problems[1]
 
 

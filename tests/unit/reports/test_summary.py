@@ -195,7 +195,7 @@ class TestRenderPlan:
         assert "payments -> payments (use existing" in text
         assert "configs: cleanup.policy=compact, retention.ms=1000" in text
         assert "not copied: min.insync.replicas (depends on the target's replication factor)" in text
-        assert "partition 0: offsets 2..1001 (from earliest) -> target offset 0" in text
-        assert "partition 1: nothing new at offset 0 (from earliest) -> target offset 0" in text
+        assert "partition 0: offsets 2–1001 (1,000 offsets), from earliest -> target offset 0" in text
+        assert "partition 1: nothing new at offset 0, from earliest -> target offset 0" in text
         assert "warning: source topic uses LogAppendTime" in text
         assert "skipped _schemas: internal topic" in text
