@@ -15,7 +15,7 @@ from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults, TopicOutcome, merge
-from kafka_migration.model.text import offset_range, plural
+from kafka_migration.model.text import noun_for, offset_range, plural, some
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import (
     VERIFIED,
@@ -82,8 +82,8 @@ def validated_inputs(
         unknown = sorted(set(params) - set(declared))
         if unknown:
             raise ConfigurationError(
-                f"Unknown Param(s) {', '.join(map(repr, unknown))} in the run configuration; this DAG takes "
-                f"{', '.join(sorted(declared))} (check the spelling)."
+                f"Unknown {noun_for(len(unknown), 'Param')} {', '.join(map(repr, unknown))} in the run "
+                f"configuration; this DAG takes {', '.join(sorted(declared))} (check the spelling)."
             )
     checked = MigrationOptions.from_mapping({**params, **(options or {})})
     check_group_params(params)
@@ -196,7 +196,11 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     hold_leases(plan, ledger)
     target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
     created = create_target_topics(plan, target)
-    log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
+    log.info(
+        "Created %s; %s already existed.",
+        plural(len(created), "target topic"),
+        plural(len(plan.topics) - len(created), "other"),
+    )
     ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
     _push(TARGET_TOPIC_IDS, ids)
     _push_planned_at()
@@ -385,7 +389,9 @@ def _summarize(
     log.info("%s", timings_line(timings))
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
-        raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
+        raise RuntimeError(
+            f"Migration {plan.run_id} NOT verified: {plural(len(bad), 'topic')} not verified: {some(bad, most=20)}"
+        )
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
     groups.check()
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}

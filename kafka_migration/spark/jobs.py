@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.model.text import noun_for, plural, some
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
@@ -408,7 +409,8 @@ def run_job(
             rows = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
     except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
         error = _task_error(exc)
-        log.error("%s of topic(s) %s failed: %s", step, ", ".join(t.source_topic for t in topics), error)
+        names = [t.source_topic for t in topics]
+        log.error("%s of %s %s failed: %s", step, noun_for(len(names), "topic"), some(names, most=20), error)
         seconds = round(time.monotonic() - started, 3)
         return {
             kind: [
@@ -477,7 +479,7 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
                 [
                     f"partition {p['partition']}: {p['first_difference']} at source offset "
                     f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
-                    f"(source {p['source_records']} records, target {p['target_records']})"
+                    f"(source {plural(p['source_records'], 'record')}, target {p['target_records']:,})"
                     for p in bad
                 ]
                 + [f"partition {p['partition']}: could not verify: {p['error']}" for p in unread]
@@ -611,7 +613,7 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
     chosen = sorted({int(j) for spec in jobs for j in str(spec).split(",") if j.strip()})
     for j in chosen:
         if not 0 <= j < len(plan.jobs):
-            raise SystemExit(f"job {j} is not in the plan (it has {len(plan.jobs)} jobs)")
+            raise SystemExit(f"job {j} is not in the plan (it has {plural(len(plan.jobs), 'job')})")
     return chosen
 
 
@@ -705,10 +707,10 @@ def _write_results(
         result.write(paths[kind])
         bad |= {name for name, t in result.topics.items() if t.status != OK}
         log.info(
-            "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
+            "%s finished in %.1f s: %s ok, %d not ok; results in %s",
             kind,
             result.seconds,
-            sum(1 for t in result.topics.values() if t.status == OK),
+            plural(sum(1 for t in result.topics.values() if t.status == OK), "topic"),
             sum(1 for t in result.topics.values() if t.status != OK),
             paths[kind],
         )
@@ -777,10 +779,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         topics = [t for j in jobs for t in plan.job_topics(j)]
         ready = time.time()
         log.info(
-            "%s: %d topics, %d partitions, jobs %s of run %s",
+            "%s: %s, %s, jobs %s of run %s",
             args.step,
-            len(topics),
-            sum(len(t.partitions) for t in topics),
+            plural(len(topics), "topic"),
+            plural(sum(len(t.partitions) for t in topics), "partition"),
             jobs,
             plan.run_id,
         )

@@ -161,7 +161,7 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
     assert str(run.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
     assert states["plan"] == "failed" and states["copy_verify"] == "upstream_failed", states
-    assert "Unknown Param(s) 'inclde' in the run configuration" in capfd.readouterr().out
+    assert "Unknown Param 'inclde' in the run configuration" in capfd.readouterr().out
     assert _topics(clusters.target) == before
     assert {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)} == runs_before
     assert set((task_state_dir() / "runs").glob("*")) == run_dirs_before

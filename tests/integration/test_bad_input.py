@@ -63,7 +63,7 @@ CASES = [
         "same cluster, a copy is also a source",
         ("{p}.a", "copy.{p}.a"),
         {"include": r"(copy\.)?{p}\..*", "rename": "copy.{topic}"},
-        "1 topic(s) would be both copied and written to in this run: 'copy.{p}.a' (the copy of '{p}.a')",
+        "1 topic would be both copied and written to in this run: 'copy.{p}.a' (the copy of '{p}.a')",
         same_cluster=True,
     ),
     ClusterCase(
