@@ -70,3 +70,11 @@ def some(items: Sequence[str], *, most: int = 5) -> str:
     """``a, b, c``; past ``most`` items ``a, b, c, d, e, and 7 more``: a list that stays one line."""
     shown = ", ".join(items[:most])
     return shown + (f", and {len(items) - most:,} more" if len(items) > most else "")
+
+
+def per_partition(details: Sequence[tuple[int, str]], *, most: int = 5) -> str:
+    """``[0] 5 -> 9; [3] 2 -> 4``: what each partition of one topic says, in partition order; past ``most``
+    partitions ``...; and 6 more``, so that a topic of many partitions stays one line."""
+    ordered = sorted(details)
+    shown = "; ".join(f"[{p}] {text}" for p, text in ordered[:most])
+    return shown + (f"; and {len(ordered) - most:,} more" if len(ordered) > most else "")

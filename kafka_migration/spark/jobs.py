@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
-from kafka_migration.model.text import noun_for, plural, some
+from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
@@ -379,7 +379,7 @@ def run_job(
     source = dict(source)
     target = dict(target)
     first = topics[0]
-    more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
+    more = f" and {plural(len(topics) - 1, 'more topic')}" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
     tasks: list[Any] = group_slices(slices)
     followed: list[PartitionSlice] = []
@@ -468,22 +468,26 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
     failed = [p for p in partitions if p.get("error")]
     if step == "copy" and failed:
         status = FAILED
-        error = "; ".join(f"partition {p['partition']}: {p['error']}" for p in failed)
+        error = "; ".join(_by_error(failed))
     if step == "verify":
         # A partition that could not be read is unverified, never a mismatch: its records may be fine.
         bad = [p for p in partitions if not p["match"] and not p.get("error")]
         unread = [p for p in partitions if p.get("error")]
         if bad or unread:
             status = MISMATCH if bad else UNVERIFIED
-            error = "; ".join(
-                [
-                    f"partition {p['partition']}: {p['first_difference']} at source offset "
-                    f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
-                    f"(source {plural(p['source_records'], 'record')}, target {p['target_records']:,})"
-                    for p in bad
-                ]
-                + [f"partition {p['partition']}: could not verify: {p['error']}" for p in unread]
-            )
+            differences = [
+                (
+                    p["partition"],
+                    f"{p['first_difference']} at source offset {_offset(p['first_source_offset'])} / target offset "
+                    f"{_offset(p['first_target_offset'])} (source {plural(p['source_records'], 'record')}, target "
+                    f"{p['target_records']:,})",
+                )
+                for p in bad
+            ]
+            verb = noun_for(len(bad), "differs", "differ")
+            listed = [f"{len(bad):,} of {plural(len(partitions), 'partition')} {verb}: {per_partition(differences)}"]
+            listed = listed if bad else []
+            error = "; ".join(listed + _by_error(unread, "could not verify: "))
     return TopicOutcome(
         source_topic=topic.source_topic,
         target_topic=topic.target_topic,
@@ -492,6 +496,19 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
         partitions=partitions,
         error=error,
     )
+
+
+def _by_error(rows: Sequence[dict[str, Any]], prefix: str = "") -> list[str]:
+    """One entry per distinct error, naming its partitions: a cluster that failed eleven partitions the same way
+    is one line (``partitions 0–10 (11 partitions): <error>``), not eleven."""
+    parts: dict[str, list[int]] = {}
+    for row in rows:
+        parts.setdefault(str(row["error"]), []).append(row["partition"])
+    return [f"{partition_list(found)}: {prefix}{message}" for message, found in parts.items()]
+
+
+def _offset(value: Any) -> str:
+    return "–" if value is None else str(value)
 
 
 def run_step(

@@ -85,7 +85,7 @@ CASES = [
         "replication factor above the target's broker count",
         ("{p}.a",),
         {"include": r"{p}\..*", "replication_factor": 3},
-        "The target replication factor 3 exceeds the 1 broker(s) of the target cluster {target_id}",
+        "The target replication factor 3 exceeds the 1 broker of the target cluster {target_id}",
     ),
     ClusterCase("no topic matches", ("{p}.a",), {"include": r"{p}\.b.*"}, "No topic on the source cluster"),
 ]

@@ -74,3 +74,10 @@ def test_no_range_is_written_with_two_dots_anywhere_in_the_package() -> None:
         if dotted.search(line) and not line.lstrip().startswith("#")
     ]
     assert not found, "offset ranges written with '..' (use model.text.offset_range):\n" + "\n".join(found)
+
+
+def test_per_partition_lists_what_each_partition_says_and_elides_the_rest() -> None:
+    from kafka_migration.model.text import per_partition
+
+    assert per_partition([(3, "b"), (0, "a")]) == "[0] a; [3] b"
+    assert per_partition([(p, "x") for p in range(8)], most=2) == "[0] x; [1] x; and 6 more"
