@@ -549,11 +549,11 @@ def run_steps(
     outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
-    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector
+    from kafka_migration.run.progress import ProgressCollector, topic_done_message
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     total = sum(t.offset_span for t in topics)
-    collectors = {kind: ProgressCollector(kind, total, host=driver_host) for kind in kinds}
+    collectors = {kind: ProgressCollector(kind, total, host=driver_host, topics=len(topics)) for kind in kinds}
 
     def one(bundle: list[TopicPlan]) -> None:
         addresses = {kind: collector.address for kind, collector in collectors.items()}
@@ -563,8 +563,7 @@ def run_steps(
                 collectors[kind].topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
                 with lock:
                     outcomes[kind][topic.source_topic] = outcome
-                    log.info(
-                        TOPIC_DONE,
+                    done_line = topic_done_message(
                         kind,
                         topic.source_topic,
                         topic.target_topic,
@@ -573,8 +572,8 @@ def run_steps(
                         outcome.seconds,
                         len(outcomes[kind]),
                         len(topics),
-                        f": {outcome.error}" if outcome.error else "",
                     )
+                    log.info("%s%s", done_line, f": {outcome.error}" if outcome.error else "")
                 if on_topic_done is not None:
                     on_topic_done(outcome)
 
