@@ -321,23 +321,44 @@ def summarize_run(
     planned: dict[str, Any] | None,
     target_topic_ids: dict[str, str] | None = None,
     group_params: dict[str, Any] | None = None,
+    topics_created: bool = True,
 ) -> dict[str, Any]:
     """Store every topic's evidence, sync the consumer groups when asked (``group_params``: the run's Params)
     and every topic is verified, close the run in the ledger, write its report; fail unless every topic
     (and, when asked, every consumer group) was verified.
 
-    ``target_topic_ids``: {target topic: id} of the topics the plan task created.
+    ``target_topic_ids``: {target topic: id} of the topics the plan task created. ``topics_created``: False
+    when the plan task opened the run but failed before its topics existed. When the plan task failed, its
+    error is the run's one red task: this one closes what the plan opened and is skipped (``PlanFailed``).
     """
     if not planned:
-        raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
+        raise PlanFailed(
+            "No run to close: the plan did not complete (see the first failed task: plan, or a cutover's pre-flight); "
+            "nothing was created or copied."
+        )
     path = Path(planned["plan_path"])
     ledger = LedgerHook().get_conn()
     try:
+        if not topics_created:
+            return _close_unplanned(planned, ledger)
         return _summarize(planned, path, ledger, target_topic_ids or {}, SummaryGroupSync(group_params, planned))
     finally:
         from kafka_migration.run.claims import release_leases
 
         release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
+
+
+class PlanFailed(Exception):
+    """The plan task failed: the tasks after it have nothing of their own to report (the DAG skips them)."""
+
+
+def _close_unplanned(planned: dict[str, Any], ledger: Any) -> dict[str, Any]:
+    """The plan task recorded the run, then failed (creating the target topics): close the run as failed with
+    its report, and say so without a second error."""
+    message = "the plan task failed after planning, before anything was copied (see its log)"
+    ledger.finish_run(planned["run_id"], "failed", 0, message)
+    _write_report(ledger, planned["run_id"])
+    raise PlanFailed(f"Run {planned['run_id']} closed as failed: {message}.")
 
 
 def _summarize(
