@@ -26,12 +26,13 @@ class NoTopicsMatchedError(ConfigurationError):
 class TopicConflictError(ConfigurationError):
     """Existing target topics cannot receive the copy; lists every conflict at once."""
 
-    what = "target topic conflict(s)"
+    what = ("target topic conflict", "target topic conflicts")  # one, several
 
     def __init__(self, conflicts: list[str]) -> None:
         self.conflicts = list(conflicts)
         lines = "\n".join(f"  - {c}" for c in self.conflicts)
-        super().__init__(f"{len(self.conflicts)} {self.what}; nothing was written:\n{lines}")
+        count = len(self.conflicts)
+        super().__init__(f"{count} {self.what[count != 1]}; nothing was written:\n{lines}")
 
 
 class LeaseHeldError(ConfigurationError):
@@ -45,7 +46,10 @@ class LeaseLostError(MigrationError):
 class StaleStateError(TopicConflictError):
     """What the ledger recorded no longer matches the clusters (recreated, truncated or expired data)."""
 
-    what = "partition(s) no longer match what the ledger recorded"
+    what = (
+        "problem: the clusters no longer match what the ledger recorded",
+        "problems: the clusters no longer match what the ledger recorded",
+    )
 
 
 class RunFileError(ConfigurationError):
@@ -62,7 +66,8 @@ class CutoverRefusedError(ConfigurationError):
     def __init__(self, problems: list[str], what: str = "Cutover") -> None:
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"{what} refused ({len(self.problems)} problem(s)); nothing was written:\n{lines}")
+        count = len(self.problems)
+        super().__init__(f"{what} refused ({count} problem{'s' if count != 1 else ''}); nothing was written:\n{lines}")
 
 
 class CopyError(MigrationError):

@@ -11,7 +11,13 @@ from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import cutover_tasks
-from kafka_migration.airflow.dag_factory import OPTIONAL_TEXT, migration_params, migration_steps
+from kafka_migration.airflow.dag_factory import (
+    OPTIONAL_TEXT,
+    TOPICS,
+    migration_params,
+    migration_steps,
+    skipped_after_a_failed_plan,
+)
 from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 
 
@@ -81,8 +87,12 @@ def cutover_dag(dag_id: str = "kafka_cutover", doc_md: str | None = None) -> DAG
 
         @task(trigger_rule=TriggerRule.ALL_DONE)
         def finish(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return cutover_tasks.cutover_finish(
-                ti.xcom_pull(task_ids="preflight"), ti.xcom_pull(task_ids="plan", key="plan"), params or {}
+            return skipped_after_a_failed_plan(
+                cutover_tasks.cutover_finish,
+                ti.xcom_pull(task_ids="preflight"),
+                ti.xcom_pull(task_ids="plan", key="plan"),
+                params or {},
+                topics_created=ti.xcom_pull(task_ids="plan", key=TOPICS) is not None,
             )
 
         checked = preflight()
@@ -111,8 +121,12 @@ def failback_dag(dag_id: str = "kafka_failback", doc_md: str | None = None) -> D
 
         @task(trigger_rule=TriggerRule.ALL_DONE)
         def finish(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-            return cutover_tasks.failback_finish(
-                ti.xcom_pull(task_ids="prepare"), ti.xcom_pull(task_ids="plan", key="plan"), params or {}
+            return skipped_after_a_failed_plan(
+                cutover_tasks.failback_finish,
+                ti.xcom_pull(task_ids="prepare"),
+                ti.xcom_pull(task_ids="plan", key="plan"),
+                params or {},
+                topics_created=ti.xcom_pull(task_ids="plan", key=TOPICS) is not None,
             )
 
         prepared = prepare()

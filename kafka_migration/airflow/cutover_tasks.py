@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.hooks import LedgerHook
+from kafka_migration.airflow.tasks import PlanFailed
 from kafka_migration.cutover.preflight import Preflight
 from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
@@ -75,28 +76,40 @@ def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[
     }
 
 
-def _plan(planned: dict[str, Any] | None) -> MigrationPlan:
-    if not planned:
-        raise RuntimeError("The plan task produced no plan (see its log): nothing was copied.")
+def _plan(planned: dict[str, Any] | None, topics_created: bool) -> MigrationPlan:
+    """The final run's plan; PlanFailed when the plan task failed (its error is the one to read)."""
+    if not planned or not topics_created:
+        raise PlanFailed("the plan task of the final run failed (see its log); nothing was copied")
     return MigrationPlan.read(Path(planned["plan_path"]))
 
 
-def cutover_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
-    """Still quiet, verified, groups synced with proof; record the ends; write the cutover report."""
+def cutover_finish(
+    prepared: dict[str, Any] | None,
+    planned: dict[str, Any] | None,
+    params: dict[str, Any],
+    topics_created: bool = True,
+) -> dict:  # type: ignore[type-arg]
+    """Still quiet, verified, groups synced with proof; record the ends; write the cutover report.
+
+    PlanFailed (the DAG skips the task) when the pre-flight refused or the final run's plan failed: the
+    task that failed says why; this one records the cutover as failed and writes its report.
+    """
     from kafka_migration.cutover.steps import finish_cutover as finish
     from kafka_migration.exceptions import MigrationError
 
     if not prepared:
-        raise RuntimeError("The pre-flight refused the cutover (see its log): nothing was switched.")
+        raise PlanFailed("The pre-flight refused the cutover (see the preflight task): nothing was switched.")
     ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     try:
-        plan = _plan(planned)
-    except RuntimeError as exc:
+        plan = _plan(planned, topics_created)
+    except PlanFailed as exc:
         from kafka_migration.cutover.record import FAILED
+        from kafka_migration.cutover.report import generate_cutover_report
 
         ledger.update_cutover(prepared["cutover_id"], finished=True, status=FAILED, message=str(exc))
-        raise
+        files = generate_cutover_report(ledger, prepared["cutover_id"], settings.reports_dir())
+        raise PlanFailed(f"Cutover {prepared['cutover_id']} recorded as FAILED: {exc}. Report: {files.html}") from None
     try:
         outcome = finish(
             source,
@@ -142,22 +155,34 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def failback_finish(prepared: dict[str, Any] | None, planned: dict[str, Any] | None, params: dict[str, Any]) -> dict:  # type: ignore[type-arg]
+def failback_finish(
+    prepared: dict[str, Any] | None,
+    planned: dict[str, Any] | None,
+    params: dict[str, Any],
+    topics_created: bool = True,
+) -> dict:  # type: ignore[type-arg]
+    """Target still quiet, the reverse run verified, groups moved back with proof; the cutover report.
+    PlanFailed (skipped) as ``cutover_finish``."""
     from kafka_migration.cutover.record import FAILED
     from kafka_migration.cutover.steps import finish_failback as finish
     from kafka_migration.cutover.steps import load_cutover
     from kafka_migration.exceptions import MigrationError
 
     if not prepared:
-        raise RuntimeError("The failback's pre-flight failed (see its log): nothing was copied back.")
+        raise PlanFailed("The failback's pre-flight failed (see the prepare task): nothing was copied back.")
     ledger = LedgerHook().get_conn()
     _, _, source, target = _clusters(params)
     cutover = load_cutover(ledger, prepared["cutover_id"])
     try:
-        plan = _plan(planned)
-    except RuntimeError as exc:
+        plan = _plan(planned, topics_created)
+    except PlanFailed as exc:
+        from kafka_migration.cutover.report import generate_cutover_report
+
         ledger.update_cutover(cutover.cutover_id, failback_status=FAILED, failback_message=str(exc))
-        raise
+        files = generate_cutover_report(ledger, cutover.cutover_id, settings.reports_dir())
+        raise PlanFailed(
+            f"Failback of cutover {cutover.cutover_id} recorded as FAILED: {exc}. Report: {files.html}"
+        ) from None
     try:
         outcome = finish(
             source, target, ledger, cutover, Preflight.from_dict(prepared["preflight"]), plan, settings.reports_dir()

@@ -14,6 +14,7 @@ Airflow), so work that needs no task of its own rides in a task that is on the w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from airflow.sdk import DAG, Param, task
@@ -28,6 +29,19 @@ from kafka_migration.model.config import MigrationOptions
 # or the form keeps its Trigger button disabled while the field holds its default.
 OPTIONAL_TEXT = ["null", "string"]
 TOPICS = "topics"  # XCom key of the plan task: one entry per planned topic, for the per-topic results
+
+
+def skipped_after_a_failed_plan(finish: Callable[..., dict], *args: Any, **kwargs: Any) -> dict:  # type: ignore[type-arg]
+    """``finish``, skipped (not failed) when the plan (or a cutover's pre-flight) failed: that task's error is
+    the cause, and a second red task would only repeat it. What the failed task opened is still closed (the
+    run, the cutover, their reports) before the skip. The DAG run fails all the same: the per-topic results,
+    mapped over what the plan gives, end upstream_failed."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    try:
+        return finish(*args, **kwargs)
+    except tasks.PlanFailed as exc:
+        raise AirflowSkipException(str(exc)) from None
 
 
 def migration_params(include: str = ".*", exclude: str = "", rename: str = "{topic}") -> dict[str, Param]:
@@ -199,13 +213,16 @@ def migration_steps(
         return tasks.topic_result(plan_path, topic)
 
     # ALL_DONE: also after a failed copy, so that the run is closed, its evidence stored and its report written.
+    # After a failed plan it closes what the plan opened and is skipped: the plan's error is the one to read.
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
         requested = group_sync and bool((params or {}).get("sync_groups"))
-        return tasks.summarize_run(
+        return skipped_after_a_failed_plan(
+            tasks.summarize_run,
             ti.xcom_pull(task_ids="plan", key="plan"),
             target_topic_ids=ti.xcom_pull(task_ids="plan", key=tasks.TARGET_TOPIC_IDS),
             group_params=params if requested else None,
+            topics_created=ti.xcom_pull(task_ids="plan", key=TOPICS) is not None,
         )
 
     jobs = plan()

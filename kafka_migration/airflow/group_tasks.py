@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kafka_migration.model.text import plural
+
 log = logging.getLogger(__name__)
 
 
@@ -86,7 +88,7 @@ class SummaryGroupSync:
             ) from self.error
         if self.result is not None:
             log.info(
-                "Consumer groups: %d group(s), %d partition(s) synced and proven.",
-                self.result["groups"],
-                self.result["partitions"],
+                "Consumer groups: %s, %s synced and proven.",
+                plural(self.result["groups"], "group"),
+                plural(self.result["partitions"], "partition"),
             )

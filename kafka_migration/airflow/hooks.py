@@ -26,6 +26,7 @@ from kafka_migration.exceptions import ConfigurationError
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
+from kafka_migration.model.text import plural
 
 SETTINGS_FILE_EXTRA = "kafka_migration.settings_file"
 KUBERNETES_SECRET_EXTRA = "kafka_migration.kubernetes_secret"
@@ -112,7 +113,7 @@ class KafkaClusterHook(BaseHook):
             info = KafkaCluster(self.get_cluster_config()).describe()
         except Exception as exc:
             return False, str(exc)
-        return True, f"Connected to cluster {info.cluster_id} ({info.broker_count} brokers)"
+        return True, f"Connected to cluster {info.cluster_id} ({plural(info.broker_count, 'broker')})"
 
 
 LEDGER_CONNECTION = "kafka_migration_ledger"

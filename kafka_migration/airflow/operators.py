@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
+from kafka_migration.model.text import noun_for, plural
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.submit import entry_point
@@ -184,7 +185,8 @@ class MigrationSparkOperator(SparkSubmitOperator):
         )
         if bad:
             raise AirflowException(
-                f"The Spark {self.step} step wrote its results, but {len(bad)} topic(s) are not OK: {', '.join(bad)} "
+                f"The Spark {self.step} step wrote its results, but {plural(len(bad), 'topic')} "
+                f"{noun_for(len(bad), 'is')} not OK: {', '.join(bad)} "
                 "(see the topic_result tasks)."
             )
 

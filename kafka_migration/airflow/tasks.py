@@ -15,6 +15,7 @@ from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults, TopicOutcome, merge
+from kafka_migration.model.text import noun_for, offset_range, plural, some
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import (
     VERIFIED,
@@ -81,8 +82,8 @@ def validated_inputs(
         unknown = sorted(set(params) - set(declared))
         if unknown:
             raise ConfigurationError(
-                f"Unknown Param(s) {', '.join(map(repr, unknown))} in the run configuration; this DAG takes "
-                f"{', '.join(sorted(declared))} (check the spelling)."
+                f"Unknown {noun_for(len(unknown), 'Param')} {', '.join(map(repr, unknown))} in the run "
+                f"configuration; this DAG takes {', '.join(sorted(declared))} (check the spelling)."
             )
     checked = MigrationOptions.from_mapping({**params, **(options or {})})
     check_group_params(params)
@@ -195,7 +196,11 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     hold_leases(plan, ledger)
     target = KafkaCluster(KafkaClusterHook(target_conn_id, "target").get_cluster_config())
     created = create_target_topics(plan, target)
-    log.info("Created %d target topic(s); %d already existed.", len(created), len(plan.topics) - len(created))
+    log.info(
+        "Created %s; %s already existed.",
+        plural(len(created), "target topic"),
+        plural(len(plan.topics) - len(created), "other"),
+    )
     ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
     _push(TARGET_TOPIC_IDS, ids)
     _push_planned_at()
@@ -290,15 +295,13 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     if verify is not None:
         for p in verify.partitions:
             log.info(
-                "partition %d: source %d..%d (%d records, %s) -> target %d..%d (%d records, %s): %s",
+                "partition %d: source offsets %s, %s, %s -> target offsets %s, %s, %s: %s",
                 p["partition"],
-                p["source_start"],
-                p["source_end"],
-                p["source_records"],
+                offset_range(p["source_start"], p["source_end"]),
+                plural(p["source_records"], "record"),
                 p["source_checksum"][:19],
-                p["target_start"],
-                p["target_end"],
-                p["target_records"],
+                offset_range(p["target_start"], p["target_end"]),
+                plural(p["target_records"], "record"),
                 p["target_checksum"][:19],
                 "match" if p["match"] else f"DIFFERENT ({p['first_difference']})",
             )
@@ -318,23 +321,44 @@ def summarize_run(
     planned: dict[str, Any] | None,
     target_topic_ids: dict[str, str] | None = None,
     group_params: dict[str, Any] | None = None,
+    topics_created: bool = True,
 ) -> dict[str, Any]:
     """Store every topic's evidence, sync the consumer groups when asked (``group_params``: the run's Params)
     and every topic is verified, close the run in the ledger, write its report; fail unless every topic
     (and, when asked, every consumer group) was verified.
 
-    ``target_topic_ids``: {target topic: id} of the topics the plan task created.
+    ``target_topic_ids``: {target topic: id} of the topics the plan task created. ``topics_created``: False
+    when the plan task opened the run but failed before its topics existed. When the plan task failed, its
+    error is the run's one red task: this one closes what the plan opened and is skipped (``PlanFailed``).
     """
     if not planned:
-        raise RuntimeError("The plan task produced no plan (see its log): nothing was created or copied.")
+        raise PlanFailed(
+            "No run to close: the plan did not complete (see the first failed task: plan, or a cutover's pre-flight); "
+            "nothing was created or copied."
+        )
     path = Path(planned["plan_path"])
     ledger = LedgerHook().get_conn()
     try:
+        if not topics_created:
+            return _close_unplanned(planned, ledger)
         return _summarize(planned, path, ledger, target_topic_ids or {}, SummaryGroupSync(group_params, planned))
     finally:
         from kafka_migration.run.claims import release_leases
 
         release_leases(ledger, planned["run_id"])  # also when the run failed: the summary task always runs
+
+
+class PlanFailed(Exception):
+    """The plan task failed: the tasks after it have nothing of their own to report (the DAG skips them)."""
+
+
+def _close_unplanned(planned: dict[str, Any], ledger: Any) -> dict[str, Any]:
+    """The plan task recorded the run, then failed (creating the target topics): close the run as failed with
+    its report, and say so without a second error."""
+    message = "the plan task failed after planning, before anything was copied (see its log)"
+    ledger.finish_run(planned["run_id"], "failed", 0, message)
+    _write_report(ledger, planned["run_id"])
+    raise PlanFailed(f"Run {planned['run_id']} closed as failed: {message}.")
 
 
 def _summarize(
@@ -386,7 +410,9 @@ def _summarize(
     log.info("%s", timings_line(timings))
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
-        raise RuntimeError(f"Migration {plan.run_id} NOT verified: {len(bad)} topic(s) not verified: {', '.join(bad)}")
+        raise RuntimeError(
+            f"Migration {plan.run_id} NOT verified: {plural(len(bad), 'topic')} not verified: {some(bad, most=20)}"
+        )
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
     groups.check()
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}

@@ -4,7 +4,6 @@ groups moved with proof, the cutover report. ``failback`` reverses one and share
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from kafka_migration.cli.options import (
@@ -114,24 +113,33 @@ def cutover(args: argparse.Namespace) -> int:
 def final_run(
     args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
 ):  # type: ignore[no-untyped-def]
-    """The final run of a cutover or failback: the pipeline's own, with its plan and table printed."""
+    """The final run of a cutover or failback: the pipeline's own, with its plan, progress and table."""
+    from kafka_migration.cli.progress import run_progress
     from kafka_migration.reports.signoff import generate_report
+    from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
     from kafka_migration.spark.pipeline import run_migration
 
-    def on_line(line: str) -> None:
-        if args.verbose:
-            print(line, file=sys.stderr)
+    view = run_progress(args.verbose)
 
-    outcome = run_migration(
-        source,
-        target,
-        options,
-        args.state_dir or default_state_dir(),
-        ledger,
-        spark=SparkSettings(master=args.master, conf=spark_conf(args.spark_conf)),
-        on_plan=lambda plan: print(render_plan(plan)),
-        on_line=on_line,
-    )
+    def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
+        print(render_plan(plan))
+        if plan.offset_span:
+            view.planned(plan.offset_span, len(plan.topics))
+
+    with view:
+        outcome = run_migration(
+            source,
+            target,
+            options,
+            args.state_dir or default_state_dir(),
+            ledger,
+            spark=SparkSettings(
+                master=args.master, conf=spark_conf(args.spark_conf), progress_seconds=PROGRESS_SECONDS_CLI
+            ),
+            on_plan=on_plan,
+            on_line=view.line,
+        )
+        view.done()
     if not outcome.nothing_new:
         print(render_table(outcome.rows))
     files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))

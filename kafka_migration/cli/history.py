@@ -14,6 +14,7 @@ from kafka_migration.cli.options import (
     positive,
     print_table,
 )
+from kafka_migration.model.text import plural
 
 
 def add_parser(sub: Any) -> None:
@@ -57,7 +58,7 @@ def history(args: argparse.Namespace) -> int:
         )
     held = ledger.leases.active()
     if held:
-        print(f"\nRuns writing now ({len(held)} target topic lease(s)):")
+        print(f"\nRuns writing now ({plural(len(held), 'target topic lease')}):")
         for lease in held:
             print(f"  {lease.key.target_topic} on {lease.key.target_cluster_id}: {lease.describe()}")
     return EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +22,11 @@ from kafka_migration.cli.options import (
     reports_dir_of,
     spark_conf,
 )
+from kafka_migration.cli.progress import run_progress
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
 from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
-from kafka_migration.run.progress import RECORDS_LINE, TOPIC_DONE_LINE
+from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
 from kafka_migration.spark.executor_env import configured_executor_env
 from kafka_migration.spark.submit import SparkSettings, default_master
 
@@ -115,15 +117,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
 
     started = time.time()  # the wall time a user sees starts here
     stamps: dict[str, float] = {}
-    console = Console(stderr=True)
     # Everything that can be checked without a cluster is checked before anything is written.
     options = MigrationOptions(
         include=args.include,
@@ -142,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         master=args.master,
         conf=spark_conf(args.spark_conf),
         executor_env=configured_executor_env(args.executor_env),
+        progress_seconds=PROGRESS_SECONDS_CLI,
     )
     state_dir = writable_dir(
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
@@ -150,44 +149,23 @@ def run(args: argparse.Namespace) -> int:
     check_client_settings(source)
     check_client_settings(target)
     url = ledger_url(args)
-    progress = Progress(
-        TextColumn("{task.description:<8}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("records"),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[topics]} topics done {task.fields[last]}"),
-        console=console,
-        transient=False,
-    )
-    tasks: dict[str, int] = {}
+    # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
+    view = None if args.dry_run else run_progress(args.verbose)
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
         stamps["planned"] = time.time()
         print(render_plan(plan))
-        if not args.dry_run and plan.offset_span:
-            for step in ("copy", "verify"):
-                tasks[step] = progress.add_task(step, total=plan.offset_span, last="", topics=0, start=False)
-
-    def on_step(step: str) -> None:
-        if step in tasks:
-            progress.start_task(tasks[step])
+        if view is not None and plan.offset_span:
+            view.planned(plan.offset_span, len(plan.topics))
 
     def on_line(line: str) -> None:
-        if args.verbose:
-            progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
-        records = RECORDS_LINE.search(line)
-        if records and records.group(1) in tasks:
-            progress.update(tasks[records.group(1)], completed=int(records.group(2).replace(",", "")))
-        match = TOPIC_DONE_LINE.match(line)
-        if match and match.group(1) in tasks:
-            step, topic, status, done, _total = match.groups()
-            progress.update(tasks[step], topics=int(done), last=f"(last: {topic}: {status})")
+        if view is not None:
+            view.line(line)
 
-    run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, url)
-    from kafka_migration.spark.pipeline import run_migration
+    with view if view is not None else contextlib.nullcontext():
+        run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, url)
+        from kafka_migration.spark.pipeline import run_migration
 
-    with progress:
         outcome = run_migration(
             source,
             target,
@@ -197,14 +175,13 @@ def run(args: argparse.Namespace) -> int:
             spark=spark,
             on_plan=on_plan,
             on_line=on_line,
-            on_step=on_step,
             lease_ttl=lease_ttl,
             run_id=run_id,
             app=app,
             started=started,
         )
-        for task in progress.tasks:  # the last datagrams may be lost; the steps are done
-            progress.update(task.id, completed=task.total)
+        if view is not None:
+            view.done()  # the last datagrams may be lost; the steps are done
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
         return EXIT_OK

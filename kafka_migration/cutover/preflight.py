@@ -19,6 +19,7 @@ from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import compile_pattern
 from kafka_migration.model.state import IDLE_GROUP_STATES
+from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.discovery import select_topics
 
 TopicPartitionKey = tuple[str, int]
@@ -80,15 +81,15 @@ def quiet_problems(
 ) -> list[str]:
     problems = []
     for topic, parts in sorted(moved.items()):
-        shown = ", ".join(f"[{p}] {a} -> {b}" for p, a, b in parts[:5]) + (" ..." if len(parts) > 5 else "")
         records = sum(max(0, b - a) for _, a, b in parts)
         problems.append(
-            f"{role} topic {topic} is still written to: {records} new offsets within {quiet_seconds:g}s ({shown}). "
-            f"Switch or stop its producers first, then run the cutover again."
+            f"{role} topic {topic} is still written to: {plural(records, 'new offset')} within {quiet_seconds:g} s "
+            f"in {partition_list(p for p, _, _ in parts)} ({per_partition([(p, f'{a} -> {b}') for p, a, b in parts])})."
+            " Switch or stop its producers first, then run the cutover again."
         )
     for topic, parts in sorted(open_tx.items()):
         problems.append(
-            f"{role} topic {topic} has an open transaction in partition(s) {', '.join(map(str, parts))}: a "
+            f"{role} topic {topic} has an open transaction in {partition_list(parts)}: a "
             "transactional producer has neither committed nor aborted. Stop it cleanly (or wait for "
             "transaction.timeout.ms), then run the cutover again."
         )
@@ -106,10 +107,11 @@ def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -
     for role, groups in states.items():
         active = sorted(g for g, (s, n) in groups.items() if is_active(s, n))
         if active:
+            described = [f"{g} ({groups[g][0]}, {plural(groups[g][1], 'member')})" for g in active]
             problems.append(
-                f"consumer group(s) {', '.join(active)} have active members on the {role} cluster "
-                f"({', '.join(f'{g}: {groups[g][0]}' for g in active)}). Stop these consumers (all instances) and "
-                "run the cutover again; their committed offsets must not move while they are translated."
+                f"{plural(len(active), 'consumer group')} {noun_for(len(active), 'has')} active members on the "
+                f"{role} cluster: {some(described, most=10)}. Stop these consumers (all instances) and run the "
+                "cutover again; their committed offsets must not move while they are translated."
             )
     return problems
 
@@ -206,8 +208,8 @@ def still_quiet(writers: KafkaCluster, checked: Preflight) -> list[str]:
     before = {key: (offset, offset) for key, offset in checked.end_offsets.items()}
     moved = moved_partitions(before, now)
     return [
-        f"{checked.role} topic {topic} was written to during the cutover "
-        f"({', '.join(f'[{p}] {a} -> {b}' for p, a, b in parts)}); those records are not on the other cluster. "
+        f"{checked.role} topic {topic} was written to during the cutover, in {partition_list(p for p, _, _ in parts)} "
+        f"({per_partition([(p, f'{a} -> {b}') for p, a, b in parts])}); those records are not on the other cluster. "
         "Stop its producers and run the cutover again."
         for topic, parts in sorted(moved.items())
     ]

@@ -17,6 +17,7 @@ from typing import Any
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.checkpoints import Checkpoint, Key
 from kafka_migration.model.offsets import MappedSegment
+from kafka_migration.model.text import partition_list, per_partition, plural
 
 DEFAULT_QUIET_SECONDS = 30.0
 
@@ -131,14 +132,24 @@ class Cutover:
             return []
         problems = []
         for topic in self.topics:
-            for p in topic.partitions:
-                now = source_ends.get((topic.source_topic, p.partition))
-                if now is not None and now > p.source_end:
-                    problems.append(
-                        f"source topic {topic.source_topic}[{p.partition}] received records after the cutover "
-                        f"(it ended at {p.source_end}, now at {now}); failing back would interleave them with the "
-                        "target's. Find who wrote there; move those records yourself or remove them, then retry."
-                    )
+            grown = [
+                (p.partition, p.source_end, now)
+                for p in topic.partitions
+                if (now := source_ends.get((topic.source_topic, p.partition))) is not None and now > p.source_end
+            ]
+            if not grown:
+                continue
+            offsets = sum(now - end for _, end, now in grown)
+            problems.append(
+                f"source topic {topic.source_topic} received {plural(offsets, 'offset')} after the cutover, in "
+                f"{partition_list(p for p, _, _ in grown)} (end offset at the cutover -> now: "
+                f"{per_partition([(p, f'{end} -> {now}') for p, end, now in grown])}). Someone still writes to the "
+                "original cluster: stop them. A failback appends the target's records after the cutover point and "
+                "would interleave them with these; nothing was written. To bring the target's records back anyway, "
+                f"copy them under new names with an ordinary run (kafka-migrate run --source "
+                f"{self.target_bootstrap} --target {self.source_bootstrap} --include '{re.escape(topic.target_topic)}' "
+                "--rename '{topic}.failback'); it writes new topics and changes no existing one."
+            )
         return problems
 
     def ready_for_failback(self) -> None:
@@ -166,22 +177,27 @@ def cutover_topics(
     problems = []
     for source_topic, target_topic, partitions in plan_topics:
         ends = []
+        unverified: list[int] = []
+        short: list[tuple[int, str]] = []
         for partition in sorted(partitions):
             cp = checkpoints.get((source_topic, partition, target_topic))
             quiet = quiet_ends.get((source_topic, partition))
             if cp is None:
-                problems.append(
-                    f"{source_topic}[{partition}] has no verified checkpoint to {target_topic}; the final run did not "
-                    "verify it. Look at the run's report, fix the cause and run the cutover again."
-                )
-                continue
-            if quiet is not None and cp.source_offset != quiet:
-                problems.append(
-                    f"{source_topic}[{partition}] is verified up to offset {cp.source_offset} but ends at {quiet}; "
-                    "the final run did not reach the source end. Run the cutover again."
-                )
-                continue
-            ends.append(PartitionEnds(partition, cp.source_offset, cp.target_offset))
+                unverified.append(partition)
+            elif quiet is not None and cp.source_offset != quiet:
+                short.append((partition, f"verified below offset {cp.source_offset}, end offset {quiet}"))
+            else:
+                ends.append(PartitionEnds(partition, cp.source_offset, cp.target_offset))
+        if unverified:
+            problems.append(
+                f"{source_topic} has no verified checkpoint to {target_topic} in {partition_list(unverified)}: the "
+                "final run did not verify them. Look at the run's report, fix the cause and run the cutover again."
+            )
+        if short:
+            problems.append(
+                f"{source_topic} is not verified up to its end in {partition_list(p for p, _ in short)} "
+                f"({per_partition(short)}): the final run did not reach the source end. Run the cutover again."
+            )
         topics.append(CutoverTopic(source_topic, target_topic, tuple(ends)))
     return tuple(topics), problems
 

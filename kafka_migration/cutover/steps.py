@@ -35,6 +35,7 @@ from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_pattern
 from kafka_migration.model.offsets import MappedSegment
 from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.text import noun_for, plural, some
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,12 @@ def prepare_cutover(
             "target_bootstrap": target_info.bootstrap,
         },
     )
-    log.info("Cutover %s: waiting %gs to see that %d source topic(s) are quiet", cutover_id, quiet_seconds, len(topics))
+    log.info(
+        "Cutover %s: waiting %gs to see that %s stay quiet",
+        cutover_id,
+        quiet_seconds,
+        plural(len(topics), "source topic"),
+    )
     try:
         checked = preflight(source_cluster, target_cluster, topics, quiet_seconds, groups, exclude_groups)
     except MigrationError as exc:
@@ -103,9 +109,10 @@ def prepare_cutover(
         raise
     ledger.update_cutover(cutover_id, status=RUNNING, groups=list(checked.groups))
     log.info(
-        "Cutover %s: source quiet, consumer group(s) %s idle on both clusters",
+        "Cutover %s: source quiet; %s idle on both clusters%s",
         cutover_id,
-        ", ".join(checked.groups) or "(none)",
+        plural(len(checked.groups), "consumer group"),
+        f" ({', '.join(checked.groups)})" if checked.groups else "",
     )
     return checked
 
@@ -154,7 +161,10 @@ def finish_cutover(
     problems += still_quiet(KafkaCluster(source), checked)
     unchecked = sorted({t.source_topic for t in plan.topics} - set(checked.topics))
     if unchecked:
-        problems.append(f"topic(s) {', '.join(unchecked)} appeared after the pre-flight; run the cutover again")
+        problems.append(
+            f"{noun_for(len(unchecked), 'topic')} {some(unchecked)} appeared after the pre-flight; run the "
+            "cutover again"
+        )
     if problems:
         _fail(ledger, cutover_id, problems, reports_dir, error=error)
     checkpoints = ledger.checkpoints(plan.source.cluster_id, plan.target.cluster_id)

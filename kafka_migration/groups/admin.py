@@ -17,6 +17,7 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.reader import records
 from kafka_migration.model.records import encode_record, message_fields
 from kafka_migration.model.state import CommittedOffset, ConsumerGroup
+from kafka_migration.model.text import plural
 
 
 def _state_name(state: Any) -> str:
@@ -143,7 +144,8 @@ class GroupCluster(KafkaCluster):
             first = failed[0]
             raise MigrationError(
                 f"{self.config.role} cluster {self.config.bootstrap} refused offset {first.offset} of group "
-                f"{group_id!r} on {first.topic}[{first.partition}]: {first.error} ({len(failed)} partition(s) failed)."
+                f"{group_id!r} on {first.topic}[{first.partition}]: {first.error} ({plural(len(failed), 'partition')} "
+                "failed)."
             )
 
 

@@ -44,6 +44,7 @@ from kafka_migration.model.groups import (
 )
 from kafka_migration.model.offsets import AT_END, BEFORE, BEYOND, GAP, MappedSegment, translate_position
 from kafka_migration.model.state import CommittedOffset, ConsumerGroup
+from kafka_migration.model.text import plural
 
 # -- selection ----------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ def _plan_partition(
     if t.kind == BEYOND or t.target_offset is None:
         return replace(
             base,
-            reason=f"committed offset {committed.offset} is beyond the verified copy (verified up to offset "
+            reason=f"committed offset {committed.offset} is beyond the verified copy (it ends before offset "
             f"{t.source_limit}); run the migration first, then sync again. The target group was not touched.",
         )
     notes = []
@@ -303,10 +304,12 @@ def verdict_line(result: GroupSyncResult) -> str:
     groups = len(result.groups)
     if result.ok:
         verb = "would be synced (dry run)" if result.dry_run else "synced"
-        return f"Group sync {result.sync_id}: {groups} group(s), {len(parts)} partition(s) {verb} and proven."
+        counted = f"{plural(groups, 'group')}, {plural(len(parts), 'partition')}"
+        return f"Group sync {result.sync_id}: {counted} {verb} and proven."
     bad = result.failures()
     named = ", ".join(f"{p.name()} ({p.outcome})" for p in bad[:5]) + (" ..." if len(bad) > 5 else "")
     return (
-        f"Group sync {result.sync_id} INCOMPLETE: {len(bad)} of {len(parts)} partition(s) not synced and proven: "
+        f"Group sync {result.sync_id} INCOMPLETE: {len(bad):,} of {plural(len(parts), 'partition')} not synced and "
+        "proven: "
         f"{named}. See the notes above."
     )

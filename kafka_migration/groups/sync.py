@@ -23,6 +23,7 @@ from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.groups import PENDING, UNREADABLE, WRITE, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.model.offsets import MappedSegment
+from kafka_migration.model.text import plural, some
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def sync_groups(
         raise ConfigurationError(
             f"No consumer group on the source cluster matches --group {groups!r}"
             + (f" and not --exclude-group {exclude_groups!r}" if exclude_groups else "")
-            + f" ({len(listed)} group(s) there"
+            + f" ({plural(len(listed), 'group')} there"
             + (f", e.g. {', '.join(listed[:3])}" if listed else "")
             + "). Patterns must match the whole group id."
         )
@@ -97,8 +98,8 @@ def sync_groups(
     relevant = [g for g in source_groups.values() if any(routes.migrated(t) for t, _p in g.offsets)]
     if not relevant:
         raise ConfigurationError(
-            f"None of the {len(selected)} selected consumer group(s) ({', '.join(selected[:5])}"
-            f"{' ...' if len(selected) > 5 else ''}) has committed offsets on a topic migrated from "
+            f"None of the {plural(len(selected), 'selected consumer group')} ({some(selected)}) has committed "
+            f"offsets on a topic migrated from "
             f"{source_info.cluster_id} to {target_info.cluster_id}; nothing to sync. Check --group and the "
             "migration's topics."
         )
@@ -136,7 +137,7 @@ def _write(target: GroupCluster, group: GroupSync) -> GroupSync:
             group,
             partitions=tuple(conclude(p, None, False, message) if p.action == WRITE else p for p in group.partitions),
         )
-    log.info("group %s: wrote %d offset(s) on the target", group.group_id, len(writes))
+    log.info("group %s: wrote %s on the target", group.group_id, plural(len(writes), "offset"))
     return group
 
 

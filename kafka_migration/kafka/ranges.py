@@ -21,6 +21,7 @@ from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.text import offset_range, plural
 
 # librdkafka's prefetch bound, queued.max.messages.kbytes, holds per assigned partition: with many
 # partitions assigned at once, the default of one range's reader (16 MB) is split among them.
@@ -153,8 +154,8 @@ def _stalled(what: str, label: str, idle_timeout: float, waiting: list[_Progress
     r = first.wanted
     return ClusterTimeoutError(
         f"The {label} sent nothing for {idle_timeout:.0f}s (socket.timeout.ms) while reading "
-        f"{what} {r.topic}[{r.partition}] at offset {first.next_offset} (range {r.start}.."
-        f"{'end' if r.end is None else r.end - 1}, one of {len(waiting)} ranges still open): "
+        f"{what} {r.topic}[{r.partition}] at offset {first.next_offset} (range {offset_range(r.start, r.end)}, "
+        f"one of {plural(len(waiting), 'range')} still open): "
         "it is unreachable or not answering. Rerun when it is reachable; the rerun resumes from "
         "what the target holds."
     )

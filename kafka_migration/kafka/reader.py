@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.text import offset_range, plural
 
 BATCH = 1000
 # In the error of a reader that followed a writer and gave up waiting for more (``read_range(follow=...)``).
@@ -105,13 +106,13 @@ def read_range(
                         raise ClusterTimeoutError(
                             f"{what.capitalize()} {topic}[{partition}] on the {cluster_label(what, settings)} got no "
                             f"new record for {idle_timeout:.0f}s (socket.timeout.ms) {FOLLOW_GAVE_UP} "
-                            f"at offset {next_offset} ({yielded} records read from offset {start}): "
+                            f"at offset {next_offset} ({plural(yielded, 'record')} read from offset {start}): "
                             "the copy stopped or failed before writing the whole range, or the target is not answering."
                         )
                     raise ClusterTimeoutError(
                         f"The {cluster_label(what, settings)} sent nothing for {idle_timeout:.0f}s "
                         f"(socket.timeout.ms) while reading {what} {topic}[{partition}] at offset {next_offset} "
-                        f"(range {start}..{'end' if end is None else end - 1}): it is unreachable or not answering. "
+                        f"(range {offset_range(start, end)}): it is unreachable or not answering. "
                         "Rerun when it is reachable; the rerun resumes from what the target holds."
                     )
                 continue

@@ -24,6 +24,7 @@ from kafka_migration.ledger.schema import (
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds, Translation
 from kafka_migration.model.offsets import MappedSegment, translate
 from kafka_migration.model.plan import MigrationPlan, TopicPlan
+from kafka_migration.model.text import offset_range
 
 
 class CheckpointRecords:
@@ -214,7 +215,8 @@ class CheckpointRecords:
                 high = max(r.source_end for r in found)
                 raise ConfigurationError(
                     f"Source offset {offset} of {source_topic}[{partition}] is outside the verified copies "
-                    f"(offsets {low}..{high}); it was not copied yet or expired before the first run."
+                    f"(offsets {offset_range(low, high)}: positions {low} to {high} translate); it was not copied "
+                    "yet or expired before the first run."
                 )
             seg = covering[-1] if offset == covering[-1].source_end else covering[0]
             points = [

@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from kafka_migration.exceptions import ConfigurationError, LeaseHeldError, LeaseLostError
 from kafka_migration.ledger.schema import leases
+from kafka_migration.model.text import plural
 
 log = logging.getLogger(__name__)
 
@@ -264,8 +265,8 @@ class Leases:
             elif row.run_id != run_id:
                 lost.append(f"{key.target_topic}: now held by {_row_lease(row).describe()}")
         raise LeaseLostError(
-            f"Run {run_id} lost the lease on {len(lost)} target topic(s) ({'; '.join(lost)}): it stopped renewing "
-            "them for longer than their time to live, so another run may be writing there. This run stops "
+            f"Run {run_id} lost the lease on {plural(len(lost), 'target topic')} ({'; '.join(lost)}): it stopped "
+            "renewing them for longer than their time to live, so another run may be writing there. This run stops "
             "writing; start a new run once the other has finished (it resumes from the checkpoints)."
         )
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.model.groups import GOOD_OUTCOMES
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import timing_parts
 
@@ -123,7 +124,7 @@ def build_report(
                 )
             if seg["expired_offsets"]:
                 warnings.append(
-                    f"{name}[{seg['partition']}]: {seg['expired_offsets']} offsets expired from the source before "
+                    f"{name}[{seg['partition']}]: {plural(seg['expired_offsets'], 'offset')} expired from the source before "
                     "they were copied (gap accepted)"
                 )
         warnings.extend(f"{name}: {w}" for w in tp.get("warnings", []))
@@ -307,11 +308,8 @@ def _n(value: Any) -> str:
 
 
 def _range(start: Any, end: Any) -> str:
-    if start is None:
-        return "–"
-    if end is None:
-        return f"{start}…"
-    return f"{start}–{end - 1}" if end > start else f"none at {start}"
+    """An offset range in a table whose count is a column of its own (``model.text.offset_range``)."""
+    return offset_range(start, end, count=False)
 
 
 # -- Markdown -------------------------------------------------------------------------------------
@@ -338,10 +336,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Totals",
         "",
-        f"{totals['topics']} topics, {totals['partitions']} partitions, {_n(totals['records_copied'])} records "
-        f"({_n(totals['bytes_copied'])} bytes) copied, {_n(totals['records_verified'])} records verified; "
-        f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified, "
-        f"{_n(totals['expired_offsets'])} offsets expired before copying.",
+        f"{plural(totals['topics'], 'topic')}, {plural(totals['partitions'], 'partition')}, "
+        f"{plural(totals['records_copied'], 'record')} ({plural(totals['bytes_copied'], 'byte')}) copied, "
+        f"{plural(totals['records_verified'], 'record')} verified; "
+        f"{plural(totals['partitions_verified'], 'partition')} verified, {totals['partitions_not_verified']:,} not "
+        f"verified, {plural(totals['expired_offsets'], 'offset')} expired before copying.",
         "",
         "| topic | target | verdict | records copied | records/s | copy task s | configs copied | configs skipped |",
         "|---|---|---|---:|---:|---:|---|---|",
@@ -570,10 +569,11 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"rename <code>{_e(scope['rename'])}</code> · first-copy start <code>{_e(scope['start'])}</code> · "
         f"gaps allowed: {_e(bool(scope['allow_gaps']))}</p>",
         "<h2>Summary</h2>",
-        f"<p>{totals['topics']} topics, {totals['partitions']} partitions · {_e(_n(totals['records_copied']))} records "
-        f"({_e(_n(totals['bytes_copied']))} bytes) copied · {_e(_n(totals['records_verified']))} records verified · "
-        f"{totals['partitions_verified']} partitions verified, {totals['partitions_not_verified']} not verified · "
-        f"{_e(_n(totals['expired_offsets']))} offsets expired before copying</p>",
+        f"<p>{plural(totals['topics'], 'topic')}, {plural(totals['partitions'], 'partition')} · "
+        f"{plural(totals['records_copied'], 'record')} ({plural(totals['bytes_copied'], 'byte')}) copied · "
+        f"{plural(totals['records_verified'], 'record')} verified · "
+        f"{plural(totals['partitions_verified'], 'partition')} verified, {totals['partitions_not_verified']:,} not "
+        f"verified · {plural(totals['expired_offsets'], 'offset')} expired before copying</p>",
         "<table><tr><th>source topic</th><th>target topic</th><th>verdict</th><th>partitions</th><th>records copied</th>"
         "<th>records verified</th><th>records/s</th><th>copy task s</th></tr>",
     ]
@@ -618,7 +618,8 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<h3 id='t-{_e(t['source_topic'])}'><code>{_e(t['source_topic'])}</code> → <code>{_e(t['target_topic'])}</code></h3>"
         )
         out.append(
-            f"<p class='muted'>{'created' if t['created'] else 'existing target topic'}, {t['partitions']} partitions, "
+            f"<p class='muted'>{'created' if t['created'] else 'existing target topic'}, "
+            f"{plural(t['partitions'], 'partition')}, "
             f"replication factor {_e(t['replication_factor'])}. Configs copied: "
             f"{_e(', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or 'none')}. Not copied: "
             f"{_e(', '.join(f'{k} ({v})' for k, v in t['configs_skipped'].items()) or 'none')}.</p>"

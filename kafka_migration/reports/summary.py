@@ -8,6 +8,7 @@ from datetime import datetime
 
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 
 VERIFIED = "verified"
@@ -123,7 +124,8 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
     out += [line(row) for row in body]
     total_copied = sum(r.copied or 0 for r in rows)
     out.append(
-        f"{len(rows)} topics, {total_copied:,} records copied, {sum(1 for r in rows if r.verdict == VERIFIED)} verified"
+        f"{plural(len(rows), 'topic')}, {plural(total_copied, 'record')} copied, "
+        f"{sum(1 for r in rows if r.verdict == VERIFIED):,} verified"
     )
     if any(r.job_topics > 1 for r in rows):
         out.append("* shared a Spark job with other topics; secs is its own tasks' time (summed over its partitions)")
@@ -173,15 +175,15 @@ def render_plan(plan: MigrationPlan) -> str:
     """What a dry run prints: every topic, its target, configs, ranges, and what is skipped."""
     out = [
         f"Plan {plan.run_id}",
-        f"  source {plan.source.cluster_id} at {plan.source.bootstrap} ({plan.source.broker_count} brokers)",
-        f"  target {plan.target.cluster_id} at {plan.target.bootstrap} ({plan.target.broker_count} brokers)",
-        f"  {len(plan.topics)} topics in {len(plan.jobs)} Spark job(s)",
+        f"  source {plan.source.cluster_id} at {plan.source.bootstrap} ({plural(plan.source.broker_count, 'broker')})",
+        f"  target {plan.target.cluster_id} at {plan.target.bootstrap} ({plural(plan.target.broker_count, 'broker')})",
+        f"  {plural(len(plan.topics), 'topic')} in {plural(len(plan.jobs), 'Spark job')}",
     ]
     for topic in plan.topics:
         action = "create" if topic.create else "use existing"
         out.append(
-            f"  {topic.source_topic} -> {topic.target_topic} ({action}, {len(topic.partitions)} partitions, "
-            f"replication factor {topic.replication_factor}, {topic.offset_span:,} offsets to copy)"
+            f"  {topic.source_topic} -> {topic.target_topic} ({action}, {plural(len(topic.partitions), 'partition')}, "
+            f"replication factor {topic.replication_factor}, {plural(topic.offset_span, 'offset')} to copy)"
         )
         if topic.configs:
             out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
@@ -194,10 +196,10 @@ def render_plan(plan: MigrationPlan) -> str:
         for name, reason in topic.skipped_configs.items():
             out.append(f"      not copied: {name} ({reason})")
         for p in topic.partitions:
-            what = f"offsets {p.start}..{p.end - 1}" if p.offset_span else f"nothing new at offset {p.start}"
+            what = f"offsets {offset_range(p.start, p.end)}" if p.offset_span else f"nothing new at offset {p.start}"
             out.append(
-                f"      partition {p.partition}: {what} (from {p.origin}) -> target offset {p.target_start}"
-                + (f"; {p.expired} offsets expired before copying" if p.expired else "")
+                f"      partition {p.partition}: {what}, from {p.origin} -> target offset {p.target_start}"
+                + (f"; {plural(p.expired, 'offset')} expired before copying" if p.expired else "")
             )
         for warning in topic.warnings:
             out.append(f"      warning: {warning}")

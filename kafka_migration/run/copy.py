@@ -20,6 +20,7 @@ from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
@@ -84,8 +85,8 @@ def reconcile_batches(
             if not src:
                 raise ForeignRecordsError(
                     f"{where} holds more records after offset {task.target_start} than the planned source range "
-                    f"{task.start}..{task.end - 1} has (first extra at target offset {tgt[0].offset()}); another "
-                    "producer writes to it. Nothing more was written to this partition; stop that producer and "
+                    f"{offset_range(task.start, task.end)} has (first extra at target offset {tgt[0].offset()}); "
+                    "another producer writes to it. Nothing more was written to this partition; stop that producer and "
                     "clean the target partition, or copy under another name (--rename)."
                 )
             n = min(len(src), len(tgt))
@@ -235,14 +236,14 @@ def _confirm(producer: Any, errors: _DeliveryErrors, target_settings: Mapping[st
         _PRODUCERS.clear()  # do not reuse a producer in an unknown state
     if errors.count:
         raise (ClusterTimeoutError if errors.timed_out else CopyError)(
-            f"Copy {where} failed: the {target} did not acknowledge {errors.count} record(s) within "
+            f"Copy {where} failed: the {target} did not acknowledge {plural(errors.count, 'record')} within "
             f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
             "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
         )
     if remaining:
         raise ClusterTimeoutError(
-            f"Copy {where}: {remaining} record(s) still unconfirmed by the {target} after {timeout + 30.0:.0f}s; "
-            "the target cluster is slow or unreachable. Rerun when it is healthy."
+            f"Copy {where}: {plural(remaining, 'record')} still unconfirmed by the {target} after "
+            f"{timeout + 30.0:.0f}s; the target cluster is slow or unreachable. Rerun when it is healthy."
         )
 
 
@@ -341,7 +342,7 @@ def copy_window(
     lost = None
     unconfirmed = None
     try:
-        _confirm(producer, errors, target_settings, f"of {len(clean)} partitions copied together ({names})")
+        _confirm(producer, errors, target_settings, f"of {plural(len(clean), 'partition')} copied together ({names})")
     except (ClusterTimeoutError, CopyError) as exc:  # every slice of the window: none is known to be complete
         unconfirmed = describe_failure(exc)
         if isinstance(exc, ClusterTimeoutError):

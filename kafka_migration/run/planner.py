@@ -18,6 +18,7 @@ from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
+from kafka_migration.model.text import plural
 from kafka_migration.run.discovery import select_topics
 from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
@@ -41,7 +42,7 @@ def _refuse_name_clashes(
         if loops:
             shown = ", ".join(f"{name!r} (the copy of {topic!r})" for name, topic in loops[:5])
             raise ConfigurationError(
-                f"Source and target are the same cluster and {len(loops)} topic(s) would be both copied and "
+                f"Source and target are the same cluster and {plural(len(loops), 'topic')} would be both copied and "
                 f"written to in this run: {shown}{' ...' if len(loops) > 5 else ''}. Exclude the copies, e.g. "
                 f"exclude pattern {same_cluster_exclude_hint(template)!r}."
             )
@@ -54,7 +55,7 @@ def _refuse_name_clashes(
             for new, other in clashes[:5]
         )
         raise ConfigurationError(
-            f"{len(clashes)} target topic name(s) would collide on the target, where Kafka treats '.' and '_' "
+            f"{plural(len(clashes), 'target topic name')} would collide on the target, where Kafka treats '.' and '_' "
             f"as the same character: {shown}{' ...' if len(clashes) > 5 else ''}. Exclude one topic of each pair "
             "or use another rename; nothing was created."
         )
@@ -82,12 +83,8 @@ def build_plan(
     run_id = run_id or new_run_id()
     source_info = source.describe()
     target_info = target.describe()
-    log.info(
-        "Source cluster %s (%s, %d brokers)", source_info.cluster_id, source_info.bootstrap, source_info.broker_count
-    )
-    log.info(
-        "Target cluster %s (%s, %d brokers)", target_info.cluster_id, target_info.bootstrap, target_info.broker_count
-    )
+    for role, info in (("Source", source_info), ("Target", target_info)):
+        log.info("%s cluster %s (%s, %s)", role, info.cluster_id, info.bootstrap, plural(info.broker_count, "broker"))
 
     # A broker that reports no cluster id (some Kafka-compatible services) cannot be told apart: not "same".
     same_cluster = source_info.cluster_id == target_info.cluster_id and source_info.cluster_id not in ("", "None")
@@ -182,8 +179,8 @@ def build_plan(
     rf = options.replication_factor
     if rf is not None and rf > target_info.broker_count and any(t.create for t in topics):
         raise ConfigurationError(
-            f"The target replication factor {rf} exceeds the {target_info.broker_count} broker(s) of the target "
-            f"cluster {target_info.cluster_id}, so its topics could not be created; give at most "
+            f"The target replication factor {rf} exceeds the {plural(target_info.broker_count, 'broker')} of the "
+            f"target cluster {target_info.cluster_id}, so its topics could not be created; give at most "
             f"{target_info.broker_count}, or leave it out for min(source replication factor, target brokers)."
         )
     disappeared: dict[str, str] = {}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
 from kafka_migration.model.state import TopicState
+from kafka_migration.model.text import offset_range, partition_list, per_partition
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ def partition_positions(
     positions: dict[int, Position] = {}
     problems: list[str] = []
     warnings: list[str] = []
+    expired: list[tuple[int, str]] = []  # (partition, the range that left the source)
     for p in range(source.partitions):
         key = (source.name, p, target_topic)
         earliest = source.earliest.get(p, 0)
@@ -59,18 +61,21 @@ def partition_positions(
                 at = (offsets_at_time or {}).get(p, -1)
                 position = Position(latest if at < 0 else max(at, earliest), target_start, "timestamp")
         if position.start < earliest:
-            expired = earliest - position.start
-            message = (
-                f"{source.name}[{p}]: offsets {position.start}..{earliest - 1} ({expired} offsets) left the source "
-                "(retention) before they were copied"
-            )
+            expired.append((p, offset_range(position.start, earliest)))
             if not allow_gaps:
-                problems.append(
-                    message + "; the target cannot be complete. Re-run with --allow-gaps (DAG param allow_gaps) "
-                    "to accept the loss and continue from the earliest offset."
-                )
                 continue
-            warnings.append(message + "; accepted (allow gaps)")
-            position = Position(earliest, position.target_start, position.origin, expired)
+            position = Position(earliest, position.target_start, position.origin, earliest - position.start)
         positions[p] = position
+    if expired:
+        message = (
+            f"{source.name}: offsets left the source (retention) before they were copied, in "
+            f"{partition_list(p for p, _ in expired)} ({per_partition(expired)})"
+        )
+        if allow_gaps:
+            warnings.append(message + "; accepted (allow gaps)")
+        else:
+            problems.append(
+                message + "; the target cannot be complete. Re-run with --allow-gaps (DAG param allow_gaps) "
+                "to accept the loss and continue from the earliest offset."
+            )
     return positions, problems, warnings

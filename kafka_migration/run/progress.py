@@ -22,30 +22,133 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kafka_migration.model.text import plural
 
 log = logging.getLogger("kafka_migration.spark")
 
 Address = tuple[str, int]
 
-# The lines the driver logs (``ProgressCollector`` every few seconds, the Spark jobs as each topic ends), as
-# ``kafka-migrate run`` reads them from the driver's output to move its progress bars.
-# step, source topic, target topic, status, records, seconds, topics done, topics, ": error" or "" (spark/jobs.py)
-TOPIC_DONE = "%s %s -> %s: %s, %d records in %.1fs (%d/%d topics done)%s"
-RECORDS_LINE = re.compile(r"kafka_migration\.spark: (copy|verify) progress: ([\d,]+) / ([\d,]+) records")
-TOPIC_DONE_LINE = re.compile(
-    r"^\S+ \S+ \S+ kafka_migration\.spark: (copy|verify) (.+?): (\w+), .*\((\d+)/(\d+) topics done\)"
+# How often the driver logs progress (seconds), and how often `kafka-migrate run` prints a progress line when
+# its stderr is not a terminal. The CLI asks its driver for a line every second (PROGRESS_SECONDS_CLI) to move
+# its bars; Airflow's task logs keep the default.
+PROGRESS_SECONDS_ENV = "KAFKA_MIGRATION_PROGRESS_SECONDS"
+PROGRESS_SECONDS = 5.0
+PROGRESS_SECONDS_CLI = 1.0
+
+
+def progress_seconds(default: float = PROGRESS_SECONDS) -> float:
+    """$KAFKA_MIGRATION_PROGRESS_SECONDS when it is a positive number of seconds, else ``default``."""
+    try:
+        value = float(os.environ.get(PROGRESS_SECONDS_ENV, ""))
+    except ValueError:
+        return default
+    return value if 0 < value < float("inf") else default
+
+
+# -- the lines the driver logs, and how `kafka-migrate run` reads them back -----------------------------
+# Written by ``ProgressCollector`` (every few seconds) and the Spark jobs (as each topic ends, as Spark starts);
+# read by the CLI from the driver's output to move its progress. Writer and reader live here, side by side.
+
+
+@dataclass(frozen=True)
+class SparkUp:
+    """The driver's Spark context and Python workers are up (it then waits for the plan, or starts)."""
+
+
+@dataclass(frozen=True)
+class Started:
+    """The driver has read the plan: copy and verification begin."""
+
+    topics: int
+    partitions: int
+
+
+@dataclass(frozen=True)
+class Records:
+    """Records copied or verified so far in one step (datagrams: informational, may lag)."""
+
+    step: str
+    done: int
+    total: int
+    topics_done: int
+    topics: int
+
+
+@dataclass(frozen=True)
+class TopicDone:
+    """A topic finished a step: exact numbers."""
+
+    step: str
+    source_topic: str
+    target_topic: str
+    status: str
+    records: int
+    seconds: float
+    done: int
+    topics: int
+
+
+Event = SparkUp | Started | Records | TopicDone
+
+_PREFIX = r"kafka_migration\.spark: "
+_SPARK_UP = re.compile(_PREFIX + r"\w+: Spark is up\b")
+_STARTED = re.compile(_PREFIX + r"\w+: ([\d,]+) topics?, ([\d,]+) partitions?, jobs ")
+_RECORDS = re.compile(
+    _PREFIX + r"(copy|verify) progress: ([\d,]+) of ([\d,]+) records?\b.*?; ([\d,]+) of ([\d,]+) topics? done"
 )
+_TOPIC_DONE = re.compile(
+    r"^\S+ \S+ \S+ "
+    + _PREFIX
+    + r"(copy|verify) (\S+) -> (\S+): (\w+), ([\d,]+) records? in ([\d.]+) s \(([\d,]+) of ([\d,]+) topics? done\)"
+)
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def parse_line(line: str) -> Event | None:
+    """What a line of the driver's output says about progress; None for any other line."""
+    if "kafka_migration.spark: " not in line:
+        return None
+    found = _TOPIC_DONE.match(line)
+    if found:
+        step, source, target, status, records, seconds, done, topics = found.groups()
+        return TopicDone(step, source, target, status, _int(records), float(seconds), _int(done), _int(topics))
+    found = _RECORDS.search(line)
+    if found:
+        step, done, total, topics_done, topics = found.groups()
+        return Records(step, _int(done), _int(total), _int(topics_done), _int(topics))
+    found = _STARTED.search(line)
+    if found:
+        return Started(_int(found.group(1)), _int(found.group(2)))
+    if _SPARK_UP.search(line):
+        return SparkUp()
+    return None
+
+
+def topic_done_message(
+    step: str, source: str, target: str, status: str, records: int, seconds: float, done: int, topics: int
+) -> str:
+    """The driver's line as a topic finishes a step ('copy orders -> eu.orders: ok, 1 record in 0.1 s (1 of 2
+    topics done)'); an error is appended after it by the caller."""
+    return (
+        f"{step} {source} -> {target}: {status}, {plural(records, 'record')} in {seconds:.1f} s "
+        f"({done:,} of {plural(topics, 'topic')} done)"
+    )
 
 
 class ProgressSender:
     """Executor side: throttled ``update(records, bytes)`` for one partition slice."""
 
-    def __init__(self, address: Address | None, topic: str, partition: int, every: float = 1.0) -> None:
+    def __init__(self, address: Address | None, topic: str, partition: int, every: float | None = None) -> None:
         self.address = address
         self.key = f"{topic}\x00{partition}"
-        self.every = every
+        self.every = min(1.0, progress_seconds()) if every is None else every
         self._last = 0.0
         self._sock: socket.socket | None = None
 
@@ -71,10 +174,12 @@ class ProgressSender:
 class ProgressCollector:
     """Driver side: receives datagrams, logs progress every ``interval`` seconds."""
 
-    def __init__(self, step: str, total: int, host: str = "127.0.0.1", interval: float = 5.0) -> None:
+    def __init__(
+        self, step: str, total: int, host: str = "127.0.0.1", interval: float | None = None, topics: int = 0
+    ) -> None:
         self.step = step
         self.total = total
-        self.interval = interval
+        self.interval = progress_seconds() if interval is None else interval
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(("0.0.0.0", 0))
         self._sock.settimeout(0.5)
@@ -83,7 +188,7 @@ class ProgressCollector:
         self._first_seen: dict[str, float] = {}  # slice key -> when its first datagram came (epoch seconds)
         self._finished: dict[str, tuple[int, int]] = {}
         self._topics_done = 0
-        self._topics = 0
+        self._topics = topics
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [
@@ -155,14 +260,15 @@ class ProgressCollector:
             now = time.monotonic()
             span = max(now - last_time, 1e-6)
             log.info(
-                "%s progress: %s / %s records (%.1f%%), %s records/s, %.1f MB/s now; %d topics done; %.0fs elapsed",
+                "%s progress: %s of %s (%.1f%%), %s records/s, %.1f MB/s now; %s of %s done; %.0f s elapsed",
                 self.step,
                 f"{records:,}",
-                f"{self.total:,}",
+                plural(self.total, "record"),
                 100.0 * records / self.total if self.total else 100.0,
                 f"{(records - last_records) / span:,.0f}",
                 (size - last_bytes) / span / 1e6,
-                self._topics_done,
+                f"{self._topics_done:,}",
+                plural(self._topics, "topic"),
                 now - started,
             )
             last_time, last_records, last_bytes = now, records, size

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds
 from kafka_migration.model.state import TopicState
+from kafka_migration.model.text import noun_for, partition_list, per_partition, plural
 
 
 def forget_command(source_cluster_id: str, source_topic: str, target_cluster_id: str, target_topic: str) -> str:
@@ -40,7 +41,7 @@ def stale_state_problems(
         return []
     forget = forget_command(source_cluster_id, name, target_cluster_id, target_topic)
     by = sorted({cp.run_id for cp in cps.values()} | {seg.run_id for seg in pend.values()})
-    runs = ", ".join(by)
+    runs = f"{noun_for(len(by), 'run')} {', '.join(by)}"
     problems: list[str] = []
 
     # -- the source: recreated under the same name? ------------------------------------------------
@@ -56,31 +57,34 @@ def stale_state_problems(
         f"({forget}) to copy it again from the start."
     )
     if recreated_source:
-        ranges = ", ".join(f"[{p}] up to offset {cp.source_offset}" for p, cp in sorted(cps.items()))
+        verified = per_partition([(p, f"verified below {cp.source_offset}") for p, cp in cps.items()]) or "none"
+        ends = per_partition([(p, f"ends at {source.latest.get(p, 0)}") for p in range(source.partitions)])
         problems.append(
             f"source topic {name} was deleted and recreated since run {recorded_ids.run_id} verified it "  # type: ignore[union-attr]
-            f"(topic id {recorded_ids.source_topic_id} then, {source.topic_id} now; "  # type: ignore[union-attr]
-            f"checkpoints {ranges or 'none'}, it now ends at "
-            + ", ".join(f"[{p}] {source.latest.get(p, 0)}" for p in range(source.partitions))
-            + f"): its offsets now belong to other records. {source_way_out} If the cluster at this address is "
-            f"not the one the ledger knows as {source_cluster_id}, use another ledger (--ledger)."
+            f"(topic id {recorded_ids.source_topic_id} then, {source.topic_id} now; checkpoints: {verified}; "  # type: ignore[union-attr]
+            f"now: {ends}): its offsets now belong to other records. {source_way_out} If the cluster at this "
+            f"address is not the one the ledger knows as {source_cluster_id}, use another ledger (--ledger)."
         )
     else:
-        for p, cp in sorted(cps.items()):
-            if p >= source.partitions:
-                problems.append(
-                    f"source topic {name} has {source.partitions} partitions, but run {cp.run_id} verified "
-                    f"partition {p} up to offset {cp.source_offset}: the topic was deleted and recreated with fewer "
-                    f"partitions. {source_way_out}"
-                )
-                continue
-            latest = source.latest.get(p, 0)
-            if latest < cp.source_offset:
-                problems.append(
-                    f"source {name}[{p}] now ends at offset {latest}, before the checkpoint {cp.source_offset} "
-                    f"that run {cp.run_id} verified: the topic was deleted and recreated, or truncated. Copying on "
-                    f"would mix two histories in the target. {source_way_out}"
-                )
+        gone = sorted(p for p in cps if p >= source.partitions)
+        if gone:
+            gone_by = sorted({cps[p].run_id for p in gone})
+            problems.append(
+                f"source topic {name} has {plural(source.partitions, 'partition')}, but "
+                f"{noun_for(len(gone_by), 'run')} {', '.join(gone_by)} verified {partition_list(gone)} of it: the "
+                f"topic was deleted and recreated with fewer partitions. {source_way_out}"
+            )
+        behind = [
+            (p, f"ends at {source.latest.get(p, 0)}, verified below {cp.source_offset} by run {cp.run_id}")
+            for p, cp in cps.items()
+            if p < source.partitions and source.latest.get(p, 0) < cp.source_offset
+        ]
+        if behind:
+            problems.append(
+                f"source topic {name} now ends before its checkpoints in {partition_list(p for p, _ in behind)} "
+                f"({per_partition(behind)}): the topic was deleted and recreated, or truncated. Copying on would mix "
+                f"two histories in the target. {source_way_out}"
+            )
 
     # -- the target: deleted, truncated or recreated? ------------------------------------------------
     target_way_out = (
@@ -89,11 +93,11 @@ def stale_state_problems(
     )
     if existing is None:
         if cps:
-            ends = ", ".join(f"[{p}] {cp.target_offset}" for p, cp in sorted(cps.items()))
+            ends = per_partition([(p, f"verified below {cp.target_offset}") for p, cp in cps.items()])
             problems.append(
-                f"target topic {target_topic} no longer exists, but run(s) {runs} verified {name} there up to "
-                f"target offsets {ends}: it was deleted after a verified run, and the records below those offsets "
-                f"are gone. {target_way_out}"
+                f"target topic {target_topic} no longer exists, but {runs} verified {name} there, in "
+                f"{partition_list(cps)} ({ends}): it was deleted after a verified run, and those records are gone. "
+                f"{target_way_out}"
             )
         return problems
     recreated_target = (
@@ -103,11 +107,11 @@ def stale_state_problems(
         and recorded_ids.target_topic_id != existing.topic_id
     )
     if recreated_target:
+        ends = per_partition([(p, f"ends at {existing.latest.get(p, 0)}") for p in range(existing.partitions)])
         problems.append(
             f"target topic {target_topic} was deleted and recreated since run {recorded_ids.run_id} verified "  # type: ignore[union-attr]
-            f"{name} there (topic id {recorded_ids.target_topic_id} then, {existing.topic_id} now; it now ends at "  # type: ignore[union-attr]
-            + ", ".join(f"[{p}] {existing.latest.get(p, 0)}" for p in range(existing.partitions))
-            + f"): the verified records are not in it any more. {target_way_out}"
+            f"{name} there (topic id {recorded_ids.target_topic_id} then, {existing.topic_id} now; now: {ends}): "  # type: ignore[union-attr]
+            f"the verified records are not in it any more. {target_way_out}"
         )
         return problems
     same_target = (
@@ -122,26 +126,36 @@ def stale_state_problems(
     missing = sorted(p for p in set(cps) | set(pend) if p >= existing.partitions)
     if missing:
         problems.append(
-            f"target topic {target_topic} has {existing.partitions} partitions, but run(s) {runs} wrote {name} "
-            f"partitions {', '.join(map(str, missing))} there: it was recreated with fewer partitions. "
-            f"{target_way_out}"
+            f"target topic {target_topic} has {plural(existing.partitions, 'partition')}, but {runs} wrote "
+            f"{name} to {partition_list(missing)} there: it was recreated with fewer partitions. {target_way_out}"
         )
+    truncated: list[tuple[int, str]] = []
     for p in sorted(set(cps) | set(pend)):
         if p >= existing.partitions:
             continue
         end = existing.latest.get(p, 0)
         if p in cps and end < cps[p].target_offset:
             cp = cps[p]
-            problems.append(
-                f"target {target_topic}[{p}] ends at offset {end}, below offset {cp.target_offset} up to which run "
-                f"{cp.run_id} verified source {name}[{p}] (source offsets below {cp.source_offset}): the target was "
-                f"truncated or recreated after a verified run. {target_way_out}"
+            truncated.append(
+                (
+                    p,
+                    f"ends at {end}, verified below {cp.target_offset} by run {cp.run_id} "
+                    f"(source below {cp.source_offset})",
+                )
             )
         elif p not in cps and end < pend[p].target_start:
             seg = pend[p]
-            problems.append(
-                f"target {target_topic}[{p}] ends at offset {end}, below offset {seg.target_start} where the "
-                f"interrupted run {seg.run_id} began writing source {name}[{p}] from offset {seg.source_start}: "
-                f"the target was truncated or recreated. {target_way_out}"
+            truncated.append(
+                (
+                    p,
+                    f"ends at {end}, below offset {seg.target_start} where the interrupted run {seg.run_id} began "
+                    f"writing source offset {seg.source_start}",
+                )
             )
+    if truncated:
+        problems.append(
+            f"target topic {target_topic} now ends below what was written there in "
+            f"{partition_list(p for p, _ in truncated)} ({per_partition(truncated)}): it was truncated or recreated "
+            f"after {name} was copied there. {target_way_out}"
+        )
     return problems

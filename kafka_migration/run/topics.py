@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import TopicState
+from kafka_migration.model.text import offset_range, plural
 from kafka_migration.run.positions import Position
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
@@ -34,7 +35,7 @@ def compatibility_problems(
     problems = []
     if target.partitions < source.partitions:
         problems.append(
-            f"{where} has {target.partitions} partitions but source topic {source.name!r} has "
+            f"{where} has {plural(target.partitions, 'partition')} but source topic {source.name!r} has "
             f"{source.partitions}; add partitions on the target (kafka-topics --alter --partitions "
             f"{source.partitions}) or delete the target topic."
         )
@@ -56,8 +57,8 @@ def compatibility_problems(
         held = target.latest.get(partition, 0) - target.earliest.get(partition, 0)
         if held > 0:
             problems.append(
-                f"{where} partition {partition} already holds records (offsets "
-                f"{target.earliest.get(partition, 0)}..{target.latest.get(partition, 0) - 1}) that this "
+                f"{where} partition {partition} already holds records at offsets "
+                f"{offset_range(target.earliest.get(partition, 0), target.latest.get(partition, 0))} that this "
                 "pipeline has no record of writing; copying would mix them with the source's records. "
                 "Empty or delete the target topic, or choose another name with --rename."
             )
@@ -96,7 +97,7 @@ def plan_topic(
     problems = compatibility_problems(source, existing, known) if existing else []
     if existing and existing.partitions > source.partitions:
         warnings.append(
-            f"target topic has {existing.partitions} partitions, source {source.partitions}: "
+            f"target topic has {plural(existing.partitions, 'partition')}, source {source.partitions}: "
             "the extra target partitions receive nothing"
         )
     rf = replication_factor or min(source.replication_factor or 1, max(target_cluster.broker_count, 1))
@@ -136,11 +137,11 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]
     for topic in wanted:
         if done.get(topic.target_topic):
             log.info(
-                "Created target topic %s (%d partitions, replication factor %d, %d configs)",
+                "Created target topic %s (%s, replication factor %d, %s)",
                 topic.target_topic,
-                len(topic.partitions),
+                plural(len(topic.partitions), "partition"),
                 topic.replication_factor,
-                len(topic.configs),
+                plural(len(topic.configs), "config"),
             )
             created.append(topic.target_topic)
     target.wait_for_topics([t.target_topic for t in plan.topics])
@@ -158,7 +159,8 @@ def _check_created(plan: MigrationPlan, target: KafkaCluster) -> None:
             problems.append(f"target topic {topic.target_topic!r} is missing after creation")
         elif partitions < len(topic.partitions):
             problems.append(
-                f"target topic {topic.target_topic!r} has {partitions} partitions, {len(topic.partitions)} needed"
+                f"target topic {topic.target_topic!r} has {plural(partitions, 'partition')}, "
+                f"{len(topic.partitions)} needed"
             )
     if problems:
         from kafka_migration.exceptions import TopicConflictError

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.progress import snapshot_path
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 
@@ -379,7 +380,7 @@ def run_job(
     source = dict(source)
     target = dict(target)
     first = topics[0]
-    more = f" and {len(topics) - 1} more topics" if len(topics) > 1 else ""
+    more = f" and {plural(len(topics) - 1, 'more topic')}" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
     tasks: list[Any] = group_slices(slices)
     followed: list[PartitionSlice] = []
@@ -409,7 +410,8 @@ def run_job(
             rows = sc.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
     except Exception as exc:  # a failed task: keep the error on every topic of the job, let other jobs finish
         error = _task_error(exc)
-        log.error("%s of topic(s) %s failed: %s", step, ", ".join(t.source_topic for t in topics), error)
+        names = [t.source_topic for t in topics]
+        log.error("%s of %s %s failed: %s", step, noun_for(len(names), "topic"), some(names, most=20), error)
         seconds = round(time.monotonic() - started, 3)
         return {
             kind: [
@@ -467,22 +469,26 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
     failed = [p for p in partitions if p.get("error")]
     if step == "copy" and failed:
         status = FAILED
-        error = "; ".join(f"partition {p['partition']}: {p['error']}" for p in failed)
+        error = "; ".join(_by_error(failed))
     if step == "verify":
         # A partition that could not be read is unverified, never a mismatch: its records may be fine.
         bad = [p for p in partitions if not p["match"] and not p.get("error")]
         unread = [p for p in partitions if p.get("error")]
         if bad or unread:
             status = MISMATCH if bad else UNVERIFIED
-            error = "; ".join(
-                [
-                    f"partition {p['partition']}: {p['first_difference']} at source offset "
-                    f"{p['first_source_offset']} / target offset {p['first_target_offset']} "
-                    f"(source {p['source_records']} records, target {p['target_records']})"
-                    for p in bad
-                ]
-                + [f"partition {p['partition']}: could not verify: {p['error']}" for p in unread]
-            )
+            differences = [
+                (
+                    p["partition"],
+                    f"{p['first_difference']} at source offset {_offset(p['first_source_offset'])} / target offset "
+                    f"{_offset(p['first_target_offset'])} (source {plural(p['source_records'], 'record')}, target "
+                    f"{p['target_records']:,})",
+                )
+                for p in bad
+            ]
+            verb = noun_for(len(bad), "differs", "differ")
+            listed = [f"{len(bad):,} of {plural(len(partitions), 'partition')} {verb}: {per_partition(differences)}"]
+            listed = listed if bad else []
+            error = "; ".join(listed + _by_error(unread, "could not verify: "))
     return TopicOutcome(
         source_topic=topic.source_topic,
         target_topic=topic.target_topic,
@@ -491,6 +497,19 @@ def _outcome(step: str, topic: TopicPlan, rows: list[dict[str, Any]], seconds: f
         partitions=partitions,
         error=error,
     )
+
+
+def _by_error(rows: Sequence[dict[str, Any]], prefix: str = "") -> list[str]:
+    """One entry per distinct error, naming its partitions: a cluster that failed eleven partitions the same way
+    is one line (``partitions 0–10 (11 partitions): <error>``), not eleven."""
+    parts: dict[str, list[int]] = {}
+    for row in rows:
+        parts.setdefault(str(row["error"]), []).append(row["partition"])
+    return [f"{partition_list(found)}: {prefix}{message}" for message, found in parts.items()]
+
+
+def _offset(value: Any) -> str:
+    return "–" if value is None else str(value)
 
 
 def run_step(
@@ -533,11 +552,11 @@ def run_steps(
     outcomes: dict[str, dict[str, TopicOutcome]] = {kind: {} for kind in kinds}
     lock = threading.Lock()
 
-    from kafka_migration.run.progress import TOPIC_DONE, ProgressCollector, SnapshotWriter
+    from kafka_migration.run.progress import ProgressCollector, SnapshotWriter, topic_done_message
 
     driver_host = sc.getConf().get("spark.driver.host", "127.0.0.1")
     total = sum(t.offset_span for t in topics)
-    collectors = {kind: ProgressCollector(kind, total, host=driver_host) for kind in kinds}
+    collectors = {kind: ProgressCollector(kind, total, host=driver_host, topics=len(topics)) for kind in kinds}
 
     def one(bundle: list[TopicPlan]) -> None:
         addresses = {kind: collector.address for kind, collector in collectors.items()}
@@ -547,8 +566,7 @@ def run_steps(
                 collectors[kind].topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
                 with lock:
                     outcomes[kind][topic.source_topic] = outcome
-                    log.info(
-                        TOPIC_DONE,
+                    done_line = topic_done_message(
                         kind,
                         topic.source_topic,
                         topic.target_topic,
@@ -557,8 +575,8 @@ def run_steps(
                         outcome.seconds,
                         len(outcomes[kind]),
                         len(topics),
-                        f": {outcome.error}" if outcome.error else "",
                     )
+                    log.info("%s%s", done_line, f": {outcome.error}" if outcome.error else "")
                 if on_topic_done is not None:
                     on_topic_done(outcome)
 
@@ -616,7 +634,7 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
     chosen = sorted({int(j) for spec in jobs for j in str(spec).split(",") if j.strip()})
     for j in chosen:
         if not 0 <= j < len(plan.jobs):
-            raise SystemExit(f"job {j} is not in the plan (it has {len(plan.jobs)} jobs)")
+            raise SystemExit(f"job {j} is not in the plan (it has {plural(len(plan.jobs), 'job')})")
     return chosen
 
 
@@ -710,10 +728,10 @@ def _write_results(
         result.write(paths[kind])
         bad |= {name for name, t in result.topics.items() if t.status != OK}
         log.info(
-            "%s finished in %.1fs: %d topics ok, %d not ok; results in %s",
+            "%s finished in %.1f s: %s ok, %d not ok; results in %s",
             kind,
             result.seconds,
-            sum(1 for t in result.topics.values() if t.status == OK),
+            plural(sum(1 for t in result.topics.values() if t.status == OK), "topic"),
             sum(1 for t in result.topics.values() if t.status != OK),
             paths[kind],
         )
@@ -782,10 +800,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         topics = [t for j in jobs for t in plan.job_topics(j)]
         ready = time.time()
         log.info(
-            "%s: %d topics, %d partitions, jobs %s of run %s",
+            "%s: %s, %s, jobs %s of run %s",
             args.step,
-            len(topics),
-            sum(len(t.partitions) for t in topics),
+            plural(len(topics), "topic"),
+            plural(sum(len(t.partitions) for t in topics), "partition"),
             jobs,
             plan.run_id,
         )

@@ -27,6 +27,7 @@ from pathlib import Path
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.results import StepResults
+from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.spark.jobs import results_written
@@ -100,6 +101,8 @@ class SparkSettings:
     # The packed executor environment shipped with every submit (executor_env.py); None: executors use
     # the Python they have (local mode: this one).
     executor_env: str | None = field(default_factory=configured_executor_env)
+    # How often the driver logs progress (run/progress.py); None: its default. The CLI asks for every second.
+    progress_seconds: float | None = None
 
     def submit_conf(self) -> dict[str, str]:
         """The user's Spark settings, with those that ship the executor environment (theirs win)."""
@@ -232,9 +235,12 @@ class SparkApplication:
             wait_for=wait_for,
         )
         try:
+            env = spark_env(source, target)
+            if settings.progress_seconds is not None:  # a setting of the user's own wins
+                env.setdefault(PROGRESS_SECONDS_ENV, f"{settings.progress_seconds:g}")
             self.process = subprocess.Popen(
                 command,
-                env=spark_env(source, target),
+                env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

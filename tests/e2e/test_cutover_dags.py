@@ -76,7 +76,9 @@ def test_cutover_and_failback_dags_round_trip(dags, clusters, kafka_connections,
     with active_member(clusters.source, group, [topic]):
         assert str(cutover_dag.test(run_conf=conf).state) == "failed"
     refused = _latest_cutover(ledger)
-    assert refused["status"] == "refused" and f"{group} have active members on the source" in refused["message"]
+    assert (
+        refused["status"] == "refused" and f"has active members on the source cluster: {group} (" in refused["message"]
+    )
 
     end = read_partition(clusters.source, topic, 1)[-1]["offset"] + 1
     commit(clusters.source, group, {(topic, 1): end})  # partition 1: read to the end on the source

@@ -128,6 +128,8 @@ def test_dry_run_dag_writes_nothing(migration_dag, clusters, kafka_connections, 
     before = _topics(clusters.target)
     run = migration_dag.test(run_conf={"include": f"{prefix}\\..*", "dry_run": True})
     assert str(run.state) == "success"
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert states["summary"] == "success", states  # a plan with no topic to create is a plan that succeeded
     assert _topics(clusters.target) == before
 
 
@@ -160,8 +162,11 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
 
     assert str(run.state) == "failed"
     states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states["plan"] == "failed" and states["copy_verify"] == "upstream_failed", states
-    assert "Unknown Param(s) 'inclde' in the run configuration" in capfd.readouterr().out
+    # One red task for one cause: the plan's. The summary has no run to close and says so, skipped.
+    assert [task for task, state in states.items() if state == "failed"] == ["plan"], states
+    assert states["copy_verify"] == states["topic_result"] == "upstream_failed", states
+    assert states["summary"] == "skipped", states
+    assert "Unknown Param 'inclde' in the run configuration" in capfd.readouterr().out
     assert _topics(clusters.target) == before
     assert {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)} == runs_before
     assert set((task_state_dir() / "runs").glob("*")) == run_dirs_before
@@ -177,3 +182,29 @@ def test_bad_group_pattern_is_refused_when_triggered(migration_dag, clusters, ka
     with pytest.raises(ParamValidationError, match=r"Invalid input for param groups: 'app-\(' is not a 'regex'"):
         migration_dag.test(run_conf={"include": topic, "sync_groups": True, "groups": "app-("})
     assert _topics(clusters.target) == before
+
+
+def test_a_plan_task_that_failed_after_opening_its_run_leaves_it_closed(
+    migration_dag, clusters, kafka_connections, unique
+) -> None:  # type: ignore[no-untyped-def]
+    """The plan task records the run, then creates the topics. Should the creation fail, the summary closes
+    the run as failed with its report and releases its leases, and is skipped: the plan's error is the one
+    red task of the DAG run (the DAG wraps summarize_run's PlanFailed in a skip)."""
+    import pytest as _pytest
+
+    from kafka_migration.airflow import tasks
+    from kafka_migration.airflow.hooks import LedgerHook
+    from kafka_migration.airflow.settings import reports_dir
+
+    prefix = f"halfplan{unique}"
+    _seed(clusters.source, prefix)
+    planned = tasks.plan_run({"include": f"{prefix}\\.orders"}, f"manual__{unique}")["plan"]
+    ledger = LedgerHook().get_conn()
+    assert ledger.run(planned["run_id"])["status"] == "running"  # type: ignore[index]
+    assert ledger.leases.active(), "the plan took the leases of its target topics"
+    with _pytest.raises(tasks.PlanFailed, match=f"Run {planned['run_id']} closed as failed: the plan task failed"):
+        tasks.summarize_run(planned, topics_created=False)
+    recorded = ledger.run(planned["run_id"])
+    assert recorded is not None and recorded["status"] == "failed"
+    assert (reports_dir() / planned["run_id"] / "report.html").is_file()
+    assert [lease for lease in ledger.leases.active() if lease.run_id == planned["run_id"]] == []

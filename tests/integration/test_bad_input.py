@@ -63,7 +63,7 @@ CASES = [
         "same cluster, a copy is also a source",
         ("{p}.a", "copy.{p}.a"),
         {"include": r"(copy\.)?{p}\..*", "rename": "copy.{topic}"},
-        "1 topic(s) would be both copied and written to in this run: 'copy.{p}.a' (the copy of '{p}.a')",
+        "1 topic would be both copied and written to in this run: 'copy.{p}.a' (the copy of '{p}.a')",
         same_cluster=True,
     ),
     ClusterCase(
@@ -85,7 +85,7 @@ CASES = [
         "replication factor above the target's broker count",
         ("{p}.a",),
         {"include": r"{p}\..*", "replication_factor": 3},
-        "The target replication factor 3 exceeds the 1 broker(s) of the target cluster {target_id}",
+        "The target replication factor 3 exceeds the 1 broker of the target cluster {target_id}",
     ),
     ClusterCase("no topic matches", ("{p}.a",), {"include": r"{p}\.b.*"}, "No topic on the source cluster"),
 ]

@@ -89,7 +89,7 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     with active_member(clusters.source, group, [topic]):
         refused = kafka_migrate(*cutover, state_dir=tmp_path)
     assert refused.returncode == 2, refused.stderr
-    assert f"consumer group(s) {group} have active members on the source cluster" in refused.stderr
+    assert f"1 consumer group has active members on the source cluster: {group} (" in refused.stderr
 
     ledger = Ledger.open(ledger_url)
     assert [c["status"] for c in ledger.cutovers()] == ["refused", "refused"]

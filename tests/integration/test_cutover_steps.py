@@ -49,7 +49,8 @@ def test_a_source_written_during_the_final_run_fails_the_cutover(clusters, tmp_p
     )
     checked = Preflight("source", (topic,), {(topic, 0): 10}, ())
     with pytest.raises(
-        MigrationError, match=rf"source topic {topic} was written to during the cutover \(\[0\] 10 -> 11\)"
+        MigrationError,
+        match=rf"source topic {topic} was written to during the cutover, in partition 0 \(\[0\] 10 -> 11\)",
     ):
         finish_cutover(
             ClusterConfig("source", {"bootstrap.servers": clusters.source}),

@@ -176,7 +176,7 @@ def test_target_partition_holding_records_is_a_conflict(clusters, unique) -> Non
         _plan(clusters.source, clusters.target, include=topic)
 
     (conflict,) = error.value.conflicts
-    assert f"target topic '{topic}' partition 1 already holds records (offsets 0..0)" in conflict
+    assert f"target topic '{topic}' partition 1 already holds records at offsets 0 (1 offset)" in conflict
 
 
 def test_unreachable_source_or_target_is_named_within_30s(clusters) -> None:  # type: ignore[no-untyped-def]

@@ -131,18 +131,19 @@ def test_source_recreated_with_fewer_or_more_records(clusters, unique, ledger: L
     _fill(clusters.source, topic, 10, "b")  # fewer records than the checkpoint: ends at 10
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
     assert f"source topic {topic} was deleted and recreated since run" in message
-    assert "[0] up to offset 50" in message and "it now ends at [0] 10, [1] 10" in message
+    assert "[0] verified below 50" in message and "now: [0] ends at 10; [1] ends at 10" in message
     assert "--rename" in message and f"kafka-migrate checkpoints forget --topic {topic}" in message
 
     _fill(clusters.source, topic, 100, "c")  # now more records than the checkpoint: offsets alone would pass
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert "deleted and recreated" in message and "it now ends at [0] 110, [1] 110" in message
+    assert "deleted and recreated" in message and "now: [0] ends at 110; [1] ends at 110" in message
 
     _forget_topic_ids(ledger)  # without topic ids the "fewer" case is still known by its offsets
     _recreate(clusters.source, topic, 2)
     _fill(clusters.source, topic, 10, "d")
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"source {topic}[0] now ends at offset 10, before the checkpoint 50 that run" in message
+    assert f"source topic {topic} now ends before its checkpoints in partition" in message
+    assert "[0] ends at 10, verified below 50 by run" in message
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
 
 
@@ -161,8 +162,8 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
         assert time.monotonic() < deadline
         time.sleep(0.2)
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"target topic {topic} no longer exists, but run(s)" in message
-    assert "up to target offsets [0] 30, [1] 30" in message and "checkpoints forget" in message
+    assert f"target topic {topic} no longer exists, but run" in message
+    assert "[0] verified below 30; [1] verified below 30" in message and "checkpoints forget" in message
     assert topic not in admin.list_topics(timeout=10).topics  # the refused run did not create it
 
     _recreate(clusters.target, topic, 2)  # recreated and refilled by someone: the topic id tells
@@ -172,12 +173,12 @@ def test_target_deleted_truncated_or_recreated_with_fewer_partitions(  # type: i
 
     _forget_topic_ids(ledger)  # an older ledger: the end below the checkpoint tells
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"target {topic}[0] ends at offset 5, below offset 30 up to which run" in message
-    assert "(source offsets below 30)" in message
+    assert f"target topic {topic} now ends below what was written there in partition" in message
+    assert "[0] ends at 5, verified below 30 by run" in message and "(source below 30)" in message
 
     _recreate(clusters.target, topic, 1)
     message = refusal(clusters.source, clusters.target, topic, ledger, tmp_path)
-    assert f"target topic {topic} has 1 partitions, but run(s)" in message and "partitions 1 there" in message
+    assert f"target topic {topic} has 1 partition, but run" in message and "to partition 1 there" in message
     assert "add partitions on the target" in message  # the partition-count conflict, too
 
 

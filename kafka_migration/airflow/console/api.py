@@ -36,7 +36,7 @@ KINDS = {
     "kafka_cutover": "cutover",
     "kafka_failback": "failback",
 }
-VERDICTS = {  # as the sign-off report words them (kafka_migration.report.VERDICTS)
+VERDICTS = {  # as the sign-off report words them (kafka_migration.reports.signoff.VERDICTS)
     "verified": "VERIFIED",
     "up_to_date": "UP TO DATE",
     "mismatch": "NOT VERIFIED",

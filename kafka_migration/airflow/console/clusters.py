@@ -131,11 +131,11 @@ def preflight_view(
     have members on either cluster. Nothing is recorded; the answer lists problems instead of raising."""
     from kafka_migration.cutover.preflight import (
         active_group_problems,
+        groups_on_topics,
         is_active,
         moved_partitions,
         open_transactions,
         quiet_problems,
-        select_groups,
         selected_topics,
     )
     from kafka_migration.model.config import compile_pattern
@@ -152,7 +152,7 @@ def preflight_view(
     target = clusters.opener(target_conn_id, "target", clusters.timeout)
     source_info, target_info = source.describe(), target.describe()
     names = selected_topics(source, include, exclude)
-    chosen = select_groups(source.group_ids(), source.committed, names, groups, exclude_groups)
+    chosen = groups_on_topics(source.group_ids(), source.committed, names, groups, exclude_groups)
     before = source.log_ends(names)
     if quiet_seconds:
         sleep(quiet_seconds)

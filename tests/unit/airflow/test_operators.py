@@ -213,5 +213,5 @@ def test_early_return_still_fails_a_step_with_a_topic_not_ok(connections: Path, 
         outcome = TopicOutcome(source_topic="t", target_topic="t", status=status, seconds=1.0)
         StepResults(key.split("_")[0], "r1", [0], {"t": outcome}, "2026-11-23T18:00:00Z", 1.0).write(path)
         op.job[key] = str(path)
-    with pytest.raises(AirflowException, match=r"1 topic\(s\) are not OK: t"):
+    with pytest.raises(AirflowException, match=r"1 topic is not OK: t"):
         op._check_results()

@@ -461,7 +461,7 @@ PARAM_CASES: list[ParamCase] = [
     ),
     ParamCase("target_conn_id", 7, "Param 'target_conn_id' must name an Airflow connection", True),
     ParamCase("target_conn_id", "km_no_bootstrap", "target cluster has no 'bootstrap.servers'", False),
-    ParamCase("(undeclared)", "x", "Unknown Param(s) '(undeclared)'", False),
+    ParamCase("(undeclared)", "x", "Unknown Param '(undeclared)'", False),
     ParamCase("sync_groups", "true", "Param 'sync_groups' must be true or false", True),
     ParamCase("groups", "app-(", "pattern 'app-(' is not a valid regular expression", True),
     ParamCase("groups", 3, "Param 'groups' must be a string, got int", True),

@@ -14,7 +14,7 @@ from kafka_migration.cli import EXIT_BAD_INPUT, main
 from kafka_migration.cli.options import spark_conf
 from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import MigrationError
-from kafka_migration.run.progress import TOPIC_DONE_LINE
+from kafka_migration.run.progress import Records, TopicDone, parse_line
 from kafka_migration.spark import jobs
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
@@ -148,46 +148,58 @@ def spark_log_lines() -> Iterator[list[str]]:
 
 
 def _progress_lines(lines: list[str]) -> list[str]:
-    return [line for line in lines if "topics done" in line]
+    return [line for line in lines if " done)" in line]
 
 
 def test_jobs_log_format_is_the_documented_one() -> None:
     assert _jobs_logging_config()["format"] == DOCUMENTED_FORMAT
 
 
-def test_progress_regex_matches_run_step_lines(spark_log_lines: list[str]) -> None:
+def test_progress_lines_of_run_step_are_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (0,), target_topic="eu.orders"), topic_plan("payments", (0, 0))]
     plan = migration_plan(*topics)
     jobs.run_step(FakeContext(), "copy", plan, topics, {}, {}, parallel_topics=1)
 
     lines = _progress_lines(spark_log_lines)
     assert len(lines) == 2
-    matches = [TOPIC_DONE_LINE.match(line) for line in lines]
-    assert all(matches), lines
+    events = [parse_line(line) for line in lines]
     # parallel_topics=1 and equal sizes: topics finish in plan order.
-    assert [m.groups() for m in matches if m] == [
-        ("copy", "orders -> eu.orders", "ok", "1", "2"),
-        ("copy", "payments -> payments", "ok", "2", "2"),
+    assert events == [
+        TopicDone("copy", "orders", "eu.orders", "ok", 0, events[0].seconds, 1, 2),  # type: ignore[union-attr]
+        TopicDone("copy", "payments", "payments", "ok", 0, events[1].seconds, 2, 2),  # type: ignore[union-attr]
     ]
+    assert "copy orders -> eu.orders: ok, 0 records in " in lines[0] and lines[0].endswith(" s (1 of 2 topics done)")
 
 
-def test_progress_regex_matches_failed_topic_line_with_error(spark_log_lines: list[str]) -> None:
+def test_progress_line_of_a_failed_topic_is_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (5,))]
     failing = FakeContext(fail=Exception("Traceback\nkafka_migration.exceptions.CopyError: orders[0]: (1/9) boom"))
     jobs.run_step(failing, "copy", migration_plan(*topics), topics, {}, {})
 
     (line,) = _progress_lines(spark_log_lines)
-    match = TOPIC_DONE_LINE.match(line)
-    assert match is not None, line
-    assert match.group(1, 2, 3, 4, 5) == ("copy", "orders -> orders", "failed", "1", "1")
+    event = parse_line(line)
+    assert isinstance(event, TopicDone), line
+    assert (event.step, event.source_topic, event.status, event.done, event.topics) == (
+        "copy",
+        "orders",
+        "failed",
+        1,
+        1,
+    )
+    assert "(1 of 1 topic done): " in line  # the singular, then the error
 
 
-def test_progress_regex_matches_verify_lines(spark_log_lines: list[str]) -> None:
+def test_progress_line_of_verification_is_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", ())]  # no partitions: verification runs no task
     jobs.run_step(FakeContext(), "verify", migration_plan(*topics), topics, {}, {})
     (line,) = _progress_lines(spark_log_lines)
-    match = TOPIC_DONE_LINE.match(line)
-    assert match is not None and match.group(1, 3, 4, 5) == ("verify", "ok", "1", "1")
+    event = parse_line(line)
+    assert isinstance(event, TopicDone) and (event.step, event.status, event.done, event.topics) == (
+        "verify",
+        "ok",
+        1,
+        1,
+    )
 
 
 def _format(message: str, *args: object, name: str = jobs.log.name) -> str:
@@ -195,13 +207,20 @@ def _format(message: str, *args: object, name: str = jobs.log.name) -> str:
     return logging.Formatter(DOCUMENTED_FORMAT).format(record)
 
 
-def test_progress_regex_ignores_other_lines() -> None:
+def test_the_collectors_records_line_is_read_back() -> None:
+    line = _format(
+        "copy progress: 194,000 of 300,000 records (64.7%), 38,735 records/s, 8.0 MB/s now; 0 of 1 topic done; 5 s "
+        "elapsed"
+    )
+    assert parse_line(line) == Records("copy", 194_000, 300_000, 0, 1)
+
+
+def test_progress_reading_ignores_other_lines() -> None:
     # jobs.main's start and finish lines, another logger, and Spark's own log4j output.
-    assert not TOPIC_DONE_LINE.match(_format("%s: %d topics, %d partitions, jobs %s of run %s", "copy", 3, 9, [0], "r"))
-    assert not TOPIC_DONE_LINE.match(_format("%s finished in %.1fs: %d topics ok", "copy", 1.0, 3))
-    other = _format("copy a -> a: ok, 1 records in 0.1s (1/1 topics done)", name="kafka_migration.run.copy")
-    assert not TOPIC_DONE_LINE.match(other)
-    assert not TOPIC_DONE_LINE.match("26/11/22 21:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library")
+    assert not isinstance(parse_line(_format("%s finished in %.1f s: 3 topics ok", "copy", 1.0)), TopicDone)
+    other = _format("copy a -> a: ok, 1 record in 0.1 s (1 of 1 topic done)", name="kafka_migration.run.copy")
+    assert parse_line(other) is None
+    assert parse_line("26/11/22 21:00:00 WARN NativeCodeLoader: Unable to load native-hadoop library") is None
 
 
 def test_console_entry_returns_mains_code_and_skips_the_last_collection(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -68,5 +68,5 @@ def test_history_lists_the_runs_writing_now(ledger_url: str, capsys: pytest.Capt
     ledger.leases.acquire(Holder("run-1", "cli", "cli process 7 on host-a"), [key], 600)
     assert main(["history", "--ledger", ledger_url]) == 0
     out = capsys.readouterr().out
-    assert "Runs writing now (1 target topic lease(s)):" in out
+    assert "Runs writing now (1 target topic lease):" in out
     assert "copy.orders on tgt-cluster: run run-1 (cli process 7 on host-a) since 20" in out

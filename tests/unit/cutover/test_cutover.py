@@ -41,9 +41,9 @@ def test_moved_partitions_and_open_transactions_name_topics_partitions_and_offse
     assert moved == {"orders": [(0, 10, 12)], "new": [(0, 0, 1)]}
     assert open_transactions({("pay", 1): (9, 4), ("pay", 0): (3, 3)}) == {"pay": [1]}
     problems = quiet_problems(moved, {"pay": [1]}, 5, "source")
-    assert problems[0].startswith("source topic new is still written to: 1 new offsets within 5s")
+    assert problems[0].startswith("source topic new is still written to: 1 new offset within 5 s in partition 0 ")
     assert "orders" in problems[1] and "[0] 10 -> 12" in problems[1] and "stop its producers" in problems[1]
-    assert "open transaction in partition(s) 1" in problems[2]
+    assert "open transaction in partition 1:" in problems[2]
     assert quiet_problems({}, {}, 5, "source") == []
 
 
@@ -55,7 +55,7 @@ def test_groups_are_active_by_state_whatever_the_member_list_says() -> None:
         {"source": {"billing": ("STABLE", 0), "idle": ("EMPTY", 0)}, "target": {"audit": ("COMPLETING_REBALANCE", 2)}}
     )
     assert len(problems) == 2
-    assert "billing have active members on the source cluster (billing: STABLE)" in problems[0]
+    assert "1 consumer group has active members on the source cluster: billing (STABLE, 0 members)" in problems[0]
     assert "audit" in problems[1] and "target cluster" in problems[1] and "Stop these consumers" in problems[1]
 
 
@@ -79,8 +79,12 @@ def test_cutover_ends_come_from_the_checkpoints_and_must_reach_the_quiet_end() -
     assert problems == []
     assert topics == (CutoverTopic("orders", "copy.orders", (PartitionEnds(0, 10, 8), PartitionEnds(1, 4, 4))),)
     _, problems = cutover_topics([("orders", "copy.orders", [0, 1, 2])], cps, {("orders", 0): 11})
-    assert "verified up to offset 10 but ends at 11" in problems[0]
-    assert "orders[2] has no verified checkpoint" in problems[1]
+    assert problems == [
+        "orders has no verified checkpoint to copy.orders in partition 2: the final run did not verify them. Look at "
+        "the run's report, fix the cause and run the cutover again.",
+        "orders is not verified up to its end in partition 0 ([0] verified below offset 10, end offset 11): the "
+        "final run did not reach the source end. Run the cutover again.",
+    ]
 
 
 def _cutover(status: str = "completed") -> Cutover:
@@ -108,7 +112,12 @@ def test_failback_continues_in_reverse_exactly_at_the_cutover_point() -> None:
     assert options.include == r"copy\.orders"
     assert cutover.written_since({("orders", 0): 100, ("orders", 1): 99}) == []
     (problem,) = cutover.written_since({("orders", 0): 103})
-    assert problem.startswith("source topic orders[0] received records after the cutover (it ended at 100, now at 103)")
+    assert problem.startswith(
+        "source topic orders received 3 offsets after the cutover, in partition 0 (end offset at the cutover -> now: "
+        "[0] 100 -> 103). Someone still writes to the original cluster: stop them."
+    )
+    assert "delete" not in problem.lower() and "remove" not in problem.lower()  # the original cluster keeps its data
+    assert "kafka-migrate run --source t:9092 --target s:9092 --include 'copy\\.orders'" in problem
     retried = replace(cutover, failback_status="failed")  # a failback that may have copied part of the way
     assert retried.written_since({("orders", 0): 103}) == []
     with pytest.raises(ConfigurationError, match="only a completed cutover"):
@@ -228,3 +237,19 @@ def test_cutover_record_and_report_in_the_ledger(ledger_url: str, tmp_path: Path
     assert "# Kafka cutover report: CUTOVER COMPLETED" in markdown and "### Kafka migration report" in markdown
     assert "| `orders[0]` | 100 | `copy.orders[0]` | 99 |" in markdown
     assert "<h2>Final run</h2>" in files.html.read_text()
+
+
+def test_a_failback_refusal_is_one_line_per_topic_with_its_partition_count() -> None:
+    """Eleven partitions written after the cutover used to be eleven near-identical paragraphs."""
+    many = replace(
+        _cutover(),
+        topics=(
+            CutoverTopic("orders", "copy.orders", tuple(PartitionEnds(p, 100, 100) for p in range(11))),
+            CutoverTopic("payments", "copy.payments", (PartitionEnds(0, 5, 5),)),
+        ),
+    )
+    problems = many.written_since({**{("orders", p): 101 for p in range(11)}, ("payments", 0): 7})
+    assert len(problems) == 2
+    assert "received 11 offsets after the cutover, in partitions 0–10 (11 partitions)" in problems[0]
+    assert "[0] 100 -> 101; [1] 100 -> 101; [2] 100 -> 101; [3] 100 -> 101; [4] 100 -> 101; and 6 more" in problems[0]
+    assert "source topic payments received 2 offsets after the cutover, in partition 0 " in problems[1]

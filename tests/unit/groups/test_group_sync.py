@@ -97,7 +97,7 @@ def test_plan_writes_translated_offsets_with_metadata_and_ignores_other_topics()
         2,
         28,
     )
-    assert second.outcome == NOT_TRANSLATABLE and "beyond the verified copy (verified up to offset 20)" in second.reason
+    assert second.outcome == NOT_TRANSLATABLE and "beyond the verified copy (it ends before offset 20)" in second.reason
     assert g.ignored_topics == ("other",)
     assert g.writes() == {("src.orders", 0): CommittedOffset(2, "meta")}  # metadata travels
     assert g.target_state == "NONE" and not g.target_active

@@ -190,12 +190,24 @@ class TestRenderPlan:
         assert text.splitlines()[0] == "Plan run-7"
         assert "source src-id at src:9092 (3 brokers)" in text
         assert "target tgt-id at tgt:9092 (2 brokers)" in text
-        assert "2 topics in 1 Spark job(s)" in text
+        assert "2 topics in 1 Spark job" in text
         assert "orders -> eu.orders (create, 2 partitions, replication factor 2, 1,000 offsets to copy)" in text
         assert "payments -> payments (use existing" in text
         assert "configs: cleanup.policy=compact, retention.ms=1000" in text
         assert "not copied: min.insync.replicas (depends on the target's replication factor)" in text
-        assert "partition 0: offsets 2..1001 (from earliest) -> target offset 0" in text
-        assert "partition 1: nothing new at offset 0 (from earliest) -> target offset 0" in text
+        assert "partition 0: offsets 2–1001 (1,000 offsets), from earliest -> target offset 0" in text
+        assert "partition 1: nothing new at offset 0, from earliest -> target offset 0" in text
         assert "warning: source topic uses LogAppendTime" in text
         assert "skipped _schemas: internal topic" in text
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    """'1 partitions', '1 topics': every count goes through model.text.plural."""
+    one = migration_plan(topic_plan("orders", (1,)), jobs=(("orders",),))
+    one = replace(one, source=replace(one.source, broker_count=1))
+    text = render_plan(one)
+    assert "(1 broker)" in text and "1 topic in 1 Spark job" in text
+    assert "(create, 1 partition, replication factor" in text and "1 offset to copy" in text
+    assert "0–0" not in text and "offsets 0 (1 offset)" in text
+    rows = summarize(one, {"orders": copied("orders", (1,))}, {"orders": verified("orders", ((1, 1),))})
+    assert render_table(rows).splitlines()[2:][1] == "1 topic, 1 record copied, 1 verified"

@@ -30,6 +30,7 @@ from kafka_migration.model.records import (
     encode_records,
     message_fields,
 )
+from kafka_migration.model.text import offset_range
 from kafka_migration.run.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
 from kafka_migration.run.verify import compare_ranges
 
@@ -127,8 +128,8 @@ def reference_reconcile(task: PartitionSlice, sources: Iterable[Any], targets: I
         if src is None:
             raise ForeignRecordsError(
                 f"{where} holds more records after offset {task.target_start} than the planned source range "
-                f"{task.start}..{task.end - 1} has (first extra at target offset {tgt.offset()}); another "
-                "producer writes to it. Nothing more was written to this partition; stop that producer and "
+                f"{offset_range(task.start, task.end)} has (first extra at target offset {tgt.offset()}); "
+                "another producer writes to it. Nothing more was written to this partition; stop that producer and "
                 "clean the target partition, or copy under another name (--rename)."
             )
         if encode_record(*message_fields(src)) != encode_record(*message_fields(tgt)):

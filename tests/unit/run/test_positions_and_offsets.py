@@ -43,7 +43,9 @@ def test_expired_records_are_a_gap_that_fails_unless_allowed() -> None:
     # Recorded situation: retention removed offsets 60..79 after the checkpoint.
     cps = {("orders", 0, "orders"): Checkpoint(60, 60, "r1")}
     pos, problems, _ = positions(source(earliest=80), cps=cps)
-    assert pos == {} and "offsets 60..79 (20 offsets) left the source" in problems[0]
+    assert pos == {} and problems[0].startswith(
+        "orders: offsets left the source (retention) before they were copied, in partition 0 ([0] 60–79 (20 offsets))"
+    )
     assert "--allow-gaps" in problems[0]
     pos, problems, warnings = positions(source(earliest=80), cps=cps, allow_gaps=True)
     assert problems == [] and pos[0].start == 80 and pos[0].expired == 20 and "accepted" in warnings[0]
@@ -58,3 +60,10 @@ def test_offset_map_and_translation_across_gaps() -> None:
     expected = {0: 0, 2: 2, 3: 3, 4: 3, 5: 4, 6: 5, 7: 5, 8: 5, 9: 6}
     for offset, target in expected.items():
         assert translate(builder.points, source_end=9, target_end=6, offset=offset) == target, offset
+
+
+def test_gaps_in_many_partitions_are_one_problem_for_the_topic() -> None:
+    cps = {("orders", p, "orders"): Checkpoint(60, 60, "r1") for p in range(4)}
+    _, problems, _ = positions(source(earliest=80, partitions=4), cps=cps)
+    (problem,) = problems
+    assert "in partitions 0–3 (4 partitions)" in problem and problem.count("--allow-gaps") == 1

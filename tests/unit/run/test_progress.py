@@ -61,7 +61,7 @@ def test_collector_exit_wakes_its_receiver_instead_of_waiting_out_the_timeout() 
 
 def test_snapshot_writer_keeps_a_whole_file_with_each_partition_in_flight_and_finished_topics(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The console reads a running run's progress from this file while the driver replaces it."""
-    from kafka_migration.progress import ProgressSender, SnapshotWriter, read_snapshots, snapshot_path
+    from kafka_migration.run.progress import ProgressSender, SnapshotWriter, read_snapshots, snapshot_path
 
     path = snapshot_path(tmp_path / "copy-job0.json")
     assert path.name == "copy-job0.progress.json"
@@ -93,7 +93,7 @@ def test_snapshot_writer_keeps_a_whole_file_with_each_partition_in_flight_and_fi
 
 
 def test_read_snapshots_leaves_out_what_it_cannot_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kafka_migration.progress import read_snapshots
+    from kafka_migration.run.progress import read_snapshots
 
     (tmp_path / "copy-job0.progress.json").write_text('{"version": 1, "steps": {}}')
     (tmp_path / "copy-job1.progress.json").write_text('{"version": 1, "ste')  # cut off

@@ -32,28 +32,36 @@ def test_matching_state_and_new_records_are_fine() -> None:
 
 def test_source_recreated_with_fewer_records() -> None:
     (problem,) = problems(state("orders", {0: 30, 1: 50}, None), state("copy", {0: 100, 1: 50}, "tid-1"))
-    assert "source orders[0] now ends at offset 30, before the checkpoint 100 that run r1 verified" in problem
+    assert (
+        "source topic orders now ends before its checkpoints in partition 0 ([0] ends at 30, verified below 100 by "
+        "run r1)" in problem
+    )
     assert "--rename" in problem and "kafka-migrate checkpoints forget --topic orders --target-topic copy" in problem
 
 
 def test_source_recreated_with_more_records_is_known_by_its_topic_id() -> None:
     (problem,) = problems(state("orders", {0: 400, 1: 400}, "id-2"), state("copy", {0: 100, 1: 50}, "tid-1"))
     assert "source topic orders was deleted and recreated since run r1 verified it" in problem
-    assert "topic id id-1 then, id-2 now" in problem and "[0] up to offset 100" in problem and "[1] 400" in problem
+    assert "topic id id-1 then, id-2 now" in problem and "[0] verified below 100" in problem
+    assert "[1] ends at 400" in problem
     assert "use another ledger (--ledger)" in problem  # a different cluster that reuses the cluster id
 
 
 def test_target_deleted_after_a_verified_run() -> None:
     (problem,) = problems(state("orders", {0: 150, 1: 50}), None)
-    assert "target topic copy no longer exists, but run(s) r1 verified orders there up to target offsets" in problem
-    assert "[0] 100, [1] 50" in problem and "checkpoints forget" in problem
+    assert (
+        "target topic copy no longer exists, but run r1 verified orders there, in partitions 0–1 (2 partitions)"
+        in problem
+    )
+    assert "[0] verified below 100; [1] verified below 50" in problem and "checkpoints forget" in problem
 
 
 def test_target_truncated_below_the_checkpoint_when_ids_cannot_tell() -> None:
     for ids in (None, TopicIds("id-1", None, "r1")):  # a ledger from before topic ids, or a broker without them
         (problem,) = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100, 1: 20}, None), ids=ids)
         assert (
-            "target copy[1] ends at offset 20, below offset 50 up to which run r1 verified source orders[1]" in problem
+            "target topic copy now ends below what was written there in partition 1 ([1] ends at 20, verified below "
+            "50 by run r1 (source below 50))" in problem
         )
     # The same topic id: the topic the checkpoints were verified in. Its end is not compared (records cannot be
     # removed from its end).
@@ -67,10 +75,21 @@ def test_target_recreated_is_known_by_its_topic_id_even_when_refilled() -> None:
 
 def test_target_recreated_with_fewer_partitions() -> None:
     found = problems(state("orders", {0: 150, 1: 50}), state("copy", {0: 100}, None))
-    assert any("has 1 partitions, but run(s) r1 wrote orders partitions 1 there" in p for p in found)
+    assert any("has 1 partition, but run r1 wrote orders to partition 1 there" in p for p in found)
 
 
 def test_interrupted_run_whose_target_was_truncated() -> None:
     pending = {("orders", 0, "copy"): PendingSegment("r2", 0, 40)}
     (problem,) = problems(state("orders", {0: 150}), state("copy", {0: 10}, None), cps={}, pending=pending)
-    assert "target copy[0] ends at offset 10, below offset 40 where the interrupted run r2 began" in problem
+    assert "[0] ends at 10, below offset 40 where the interrupted run r2 began writing source offset 0" in problem
+
+
+def test_a_topic_is_one_problem_whatever_its_partitions() -> None:
+    """Twelve truncated partitions are one line naming the topic and the count, not twelve paragraphs."""
+    cps = {("orders", p, "copy"): Checkpoint(100, 100, "r1") for p in range(12)}
+    found = problems(
+        state("orders", dict.fromkeys(range(12), 150)), state("copy", dict.fromkeys(range(12), 7), None), cps
+    )
+    (problem,) = found
+    assert "in partitions 0–11 (12 partitions)" in problem and "; and 7 more)" in problem
+    assert problem.count("Delete target topic") == 1

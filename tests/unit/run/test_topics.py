@@ -181,12 +181,12 @@ class TestCompatibility:
     def test_non_empty_target_partition(self) -> None:
         target = topic_state("eu.orders", 3, earliest={0: 0, 1: 4, 2: 0}, latest={0: 0, 1: 9, 2: 0})
         (problem,) = compatibility_problems(topic_state("orders", 3), target)
-        assert "target topic 'eu.orders' partition 1 already holds records (offsets 4..8)" in problem
+        assert "target topic 'eu.orders' partition 1 already holds records at offsets 4–8 (5 offsets)" in problem
 
     def test_a_single_record_makes_a_partition_non_empty(self) -> None:
         target = topic_state("b", 2, earliest={0: 0, 1: 41}, latest={0: 0, 1: 42})
         (problem,) = compatibility_problems(topic_state("a", 2), target)
-        assert "target topic 'b' partition 1 already holds records (offsets 41..41)" in problem
+        assert "target topic 'b' partition 1 already holds records at offsets 41 (1 offset)" in problem
 
     def test_non_empty_check_reports_one_partition_per_topic(self) -> None:
         problems = compatibility_problems(topic_state("a", 3), topic_state("b", 3, latest=5))
@@ -259,7 +259,7 @@ class TestPlanTopic:
 
     def test_existing_incompatible_topic_returns_problems(self) -> None:
         plan, problems = plan_topic(topic_state("a", 3), "b", topic_state("b", 1, latest=0), TARGET, None)
-        assert len(problems) == 1 and "'b' has 1 partitions" in problems[0]
+        assert len(problems) == 1 and "'b' has 1 partition but" in problems[0]
         assert not plan.create
 
     def test_extra_target_partitions_warn(self) -> None:

@@ -174,7 +174,7 @@ class TestRunTopic:
         outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
         assert outcome.status == MISMATCH
         assert outcome.error == (
-            "partition 1: value at source offset 12 / target offset 10 (source 4 records, target 4)"
+            "1 of 2 partitions differs: [1] value at source offset 12 / target offset 10 (source 4 records, target 4)"
         )
 
     def test_unreadable_partition_is_unverified_not_a_mismatch(self) -> None:
@@ -220,7 +220,7 @@ class TestBundles:
         rows = [TopicCopyRow("b", 0, 5, 50), TopicCopyRow("a", 1, 2, 20), TopicCopyRow("a", 0, 1, 10, "broker down")]
         ctx = FakeContext(rows)
         a, b = run_topics(ctx, "copy", [topic_plan("a", (3, 4)), topic_plan("b", (5,))], {}, {})
-        assert ctx.groups == ["copy:a and 1 more topics"]
+        assert ctx.groups == ["copy:a and 1 more topic"]
         assert [[s.source_topic for s in task] for task in ctx.tasks] == [["a", "a", "b"]]
         assert (a.status, a.records, [p["partition"] for p in a.partitions]) == (FAILED, 3, [0, 1])
         assert a.error == "partition 0: broker down"
@@ -273,7 +273,7 @@ class TestMigrate:
                 _verify_row("a", 1, at=102.0), _verify_row("b", 0, match=False)]  # fmt: skip
         ctx = FakeContext(rows)
         done = run_job(ctx, "migrate", [topic_plan("a", (3, 4)), topic_plan("b", (5, 0))], {}, {})
-        assert ctx.groups == ["migrate:a and 1 more topics"]
+        assert ctx.groups == ["migrate:a and 1 more topic"]
         # verification's slices: the empty partition b[1] too (the target must be empty there as well)
         assert [(s.source_topic, s.partition) for s in ctx.parallelized] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
         copy_a, copy_b = done["copy"]
@@ -517,3 +517,16 @@ class TestWaitForGo:
         thread.join(10)
         assert answer == [False]
         assert wait_for_go(path) is False  # no launcher at all: nothing to wait for
+
+
+def test_partitions_that_fail_the_same_way_are_one_entry_of_their_topic() -> None:
+    ctx = FakeContext([CopyRow(p, 0, 0, "target down") for p in range(11)] + [CopyRow(11, 0, 0, "too large")])
+    outcome = run_topic(ctx, "copy", topic_plan("a", (3,) * 12), {}, {})
+    assert outcome.error == "partitions 0–10 (11 partitions): target down; partition 11: too large"
+    rows = [VerifyRow(p, 4, 5, False, "extra record on the target", None, 4) for p in range(7)]
+    outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (4,) * 7), {}, {})
+    assert outcome.error is not None and outcome.error.startswith(
+        "7 of 7 partitions differ: [0] extra record on the target at source offset – / target offset 4 "
+        "(source 4 records, target 5); [1] "
+    )
+    assert outcome.error.endswith("; and 2 more")
