@@ -139,6 +139,15 @@ def read_range(
         consumer.close()
 
 
+def _no_group_needed(msg: Any, error: Any) -> bool:
+    """librdkafka's consumer always has a group.id, so it looks up that group's coordinator although the
+    reader assigns partitions and commits nothing; a principal without an ACL on that group is refused
+    (GROUP_AUTHORIZATION_FAILED, on no partition). The reader needs no group: not its error."""
+    from confluent_kafka import KafkaError
+
+    return error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED and msg.topic() is None
+
+
 def fetched_high_watermark(consumer: Any, partition: Any) -> int:
     """The high watermark of the consumer's latest fetch of ``partition`` (no request), or -1 if none yet."""
     from confluent_kafka import KafkaException
@@ -172,6 +181,8 @@ def _in_range(
                 if end is None or msg.offset() >= end:
                     return batch, next_offset, True
                 continue
+            if _no_group_needed(msg, error):
+                continue
             fail(msg, error)
         offset = msg.offset()
         next_offset = offset + 1
@@ -196,9 +207,11 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
         error = msg.error()
         if error is None:
             batch.append(msg)
-        elif error.code() != KafkaError._PARTITION_EOF:
+        elif error.code() != KafkaError._PARTITION_EOF and not _no_group_needed(msg, error):
             fail(msg, error)
-    return batch, batch[-1].offset() + 1 if batch else None, messages[-1].error() is not None
+    last = messages[-1].error()
+    ends = last is not None and last.code() == KafkaError._PARTITION_EOF
+    return batch, batch[-1].offset() + 1 if batch else None, ends
 
 
 # One consumer per cluster (settings) and Python worker for ``end_offset``: a new consumer's connection
