@@ -19,6 +19,10 @@ class ClusterUnreachableError(ConfigurationError):
     """A cluster did not answer within the connection timeout."""
 
 
+class AuthorizationError(ConfigurationError):
+    """A cluster's ACLs do not allow what the run needs; names the operation, the resources and the ACL to add."""
+
+
 class NoTopicsMatchedError(ConfigurationError):
     """The include/exclude patterns select no topic on the source."""
 

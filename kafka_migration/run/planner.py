@@ -13,7 +13,9 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
 from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, StaleStateError, TopicConflictError
+from kafka_migration.kafka.acls import unlisted_topics_hint
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.permissions import check_run_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
@@ -33,7 +35,7 @@ def safe_run_id(raw: str) -> str:
 
 
 def _refuse_name_clashes(
-    names: dict[str, str], selected: set[str], target: KafkaCluster, same_cluster: bool, template: str
+    names: dict[str, str], selected: set[str], existing: set[str], same_cluster: bool, template: str
 ) -> None:
     """Refuse, before any topic is created, target names that would fail or loop half-way through a run."""
     if same_cluster:
@@ -45,7 +47,6 @@ def _refuse_name_clashes(
                 f"written to in this run: {shown}{' ...' if len(loops) > 5 else ''}. Exclude the copies, e.g. "
                 f"exclude pattern {same_cluster_exclude_hint(template)!r}."
             )
-    existing = set(target.topic_names())
     source_of = {name: topic for topic, name in names.items()}
     clashes = name_collisions([n for n in names.values() if n not in existing], existing)
     if clashes:
@@ -108,9 +109,12 @@ def build_plan(
             + f". Topics there: {shown or 'none'}"
             + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
             + ". Nothing was written; check the patterns (they must match the whole topic name)."
+            + (" " + unlisted_topics_hint(source.config.settings)).rstrip()
         )
     names = target_names(options.rename, selection.selected, options.topic_map)
-    _refuse_name_clashes(names, set(selection.selected), target, same_cluster, options.rename)
+    existing_targets = set(target.topic_names())
+    _refuse_name_clashes(names, set(selection.selected), existing_targets, same_cluster, options.rename)
+    check_run_permissions(source, target, names, existing_targets)
     problems: list[str] = []
     if source_info.cluster_id == target_info.cluster_id:
         for topic, name in names.items():

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.permissions import check_created_topics
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.positions import Position
@@ -145,6 +146,7 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]
             created.append(topic.target_topic)
     target.wait_for_topics([t.target_topic for t in plan.topics])
     _check_created(plan, target)
+    check_created_topics(target, created)  # Write and Read could not be asked about before the topics existed
     return created
 
 
