@@ -46,6 +46,12 @@ class LeaseLostError(MigrationError):
     """This run's lease expired and another run took it over: this run must stop writing."""
 
 
+class SourceGapError(TopicConflictError):
+    """Records left the source (retention, DeleteRecords) after a checkpoint, before they were copied."""
+
+    what = "partition(s) lost records on the source before they were copied"
+
+
 class StaleStateError(TopicConflictError):
     """What the ledger recorded no longer matches the clusters (recreated, truncated or expired data)."""
 

@@ -12,7 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
-from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, StaleStateError, TopicConflictError
+from kafka_migration.exceptions import (
+    ConfigurationError,
+    NoTopicsMatchedError,
+    SourceGapError,
+    StaleStateError,
+    TopicConflictError,
+)
 from kafka_migration.kafka.acls import unlisted_topics_hint
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_run_permissions
@@ -134,6 +140,7 @@ def build_plan(
     first_start = parse_start(options.start)
     skipped = dict(selection.skipped)
     stale: list[str] = []
+    gaps: list[str] = []
     topics: list[TopicPlan] = []
     for topic in selection.selected:
         state = source_states.get(topic)
@@ -166,7 +173,7 @@ def build_plan(
             at_time,
             options.allow_gaps,
         )
-        problems.extend(position_problems)
+        gaps.extend(position_problems)
         warnings.extend(position_warnings)
         topic_plan, topic_problems = plan_topic(
             state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor, positions
@@ -180,9 +187,11 @@ def build_plan(
             )
         )
     if stale:
-        raise StaleStateError(stale + problems)
+        raise StaleStateError(stale + gaps + problems)
     if problems:
-        raise TopicConflictError(problems)
+        raise TopicConflictError(problems + gaps)
+    if gaps:
+        raise SourceGapError(gaps)
     rf = options.replication_factor
     if rf is not None and rf > target_info.broker_count and any(t.create for t in topics):
         raise ConfigurationError(

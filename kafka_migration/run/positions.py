@@ -62,15 +62,16 @@ def partition_positions(
             expired = earliest - position.start
             message = (
                 f"{source.name}[{p}]: offsets {position.start}..{earliest - 1} ({expired} offsets) left the source "
-                "(retention) before they were copied"
+                f"(retention or DeleteRecords: it now starts at offset {earliest}) before they were copied"
             )
             if not allow_gaps:
+                # The run stops; the position stays, so that the partition still counts as the ledger's own.
                 problems.append(
                     message + "; the target cannot be complete. Re-run with --allow-gaps (DAG param allow_gaps) "
                     "to accept the loss and continue from the earliest offset."
                 )
-                continue
-            warnings.append(message + "; accepted (allow gaps)")
-            position = Position(earliest, position.target_start, position.origin, expired)
+            else:
+                warnings.append(message + "; accepted (allow gaps)")
+                position = Position(earliest, position.target_start, position.origin, expired)
         positions[p] = position
     return positions, problems, warnings
