@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
+from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
 
@@ -62,7 +63,7 @@ def read_range(
     reader waits for more records (bounded by ``idle_timeout`` as above). Records that arrive in
     the same consume() result after a partition-end event are kept (``_behind``).
     """
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     if end is not None and end <= start:
         return
@@ -74,11 +75,7 @@ def read_range(
         raise CopyError(
             f"Reading {what} {topic}[{partition}] on the {cluster_label(what, settings)} at offset "
             f"{msg.offset()} failed: {error.str()}"
-            + (
-                f" (offset {start} is not on the {what}: deleted by retention, or the topic was truncated or recreated)"
-                if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
-                else ""
-            )
+            + why_unreadable(consumer, error, topic, partition, next_offset, what)
         )
 
     consumer = Consumer(consumer_settings(settings))
@@ -137,6 +134,38 @@ def read_range(
                 waiting = True
     finally:
         consumer.close()
+
+
+def why_unreadable(consumer: Any, error: Any, topic: str, partition: int, wanted: int, what: str) -> str:
+    """`` (...)`` after a read error: the offsets that are gone when ``wanted`` is no longer on the cluster,
+    the ACL when the principal may not read the topic; nothing for other errors."""
+    from confluent_kafka import KafkaError
+
+    if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+        return f" ({missing_offsets(consumer, topic, partition, wanted, what)})"
+    if error.name() in AUTHORIZATION_FAILURES:
+        return f" ({what} cluster ACLs: allow this principal Read on topic {topic})"
+    return ""
+
+
+def missing_offsets(consumer: Any, topic: str, partition: int, wanted: int, what: str) -> str:
+    """Why offset ``wanted`` cannot be read, with the offsets that are gone when the log start moved past it."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
+    except KafkaException:
+        low = high = -1
+    if low > wanted:
+        return (
+            f"offsets {wanted}..{low - 1} ({low - wanted} offsets) are no longer on the {what}, whose log now "
+            f"starts at offset {low}: deleted by retention or DeleteRecords since the run was planned. Nothing "
+            "is verified for this partition; the next run stops at the gap before writing, or accepts it with "
+            "--allow-gaps (DAG param allow_gaps)"
+        )
+    if 0 <= high < wanted:
+        return f"the {what} partition now ends at offset {high}, before {wanted}: the topic was truncated or recreated"
+    return f"offset {wanted} is not on the {what}: deleted by retention, or the topic was truncated or recreated"
 
 
 def _no_group_needed(msg: Any, error: Any) -> bool:
