@@ -1,26 +1,22 @@
 """Which configs a target topic gets, and why: one rule shared with the compatibility check.
 
-Pure logic over a broker's DescribeConfigs answer (``TopicState.configs``). Two things make
-it robust on brokers that are not Apache Kafka:
+Pure logic over Apache Kafka's DescribeConfigs answers (``TopicState.configs``): every topic config,
+each labelled with its source, and those set on the topic itself labelled DYNAMIC_TOPIC_CONFIG.
+Only those travel; values that come from the source brokers (static or dynamic broker configs,
+cluster-wide defaults) or Kafka's defaults describe the source cluster, not the topic.
 
-- The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a
-  topic the pipeline creates, to the source's effective value, whatever the labels say. So a
-  created topic always passes the check of the next run: the pipeline never refuses its own
-  output.
-- Apache Kafka lists every topic config and labels the ones set on the topic
-  (DYNAMIC_TOPIC_CONFIG). Some brokers list only the entries set on the topic, and label them
-  as defaults. When an answer plainly lists only overrides (it lacks the entries every full
-  answer has, and labels nothing as set on the topic), each entry it lists was set on the topic.
+The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a topic
+the pipeline creates, to the source's effective value. So a created topic always passes the check
+of the next run: the pipeline never refuses its own output.
 
 Every decision comes with a reason, shown in the plan and the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
 
 # Configs never copied to the target, and why. Follows MirrorMaker 2's
 # DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
@@ -48,45 +44,18 @@ COMPARED_CONFIGS: dict[str, str] = {
     "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
 }
 
-# Entries every full Apache Kafka answer for a topic lists (defaults included); a full answer
-# has about 35 entries. An answer without them lists only what was set on the topic.
-ALWAYS_LISTED = frozenset({"cleanup.policy", "max.message.bytes", "retention.ms", "segment.bytes"})
-FULL_ANSWER_MIN_ENTRIES = 8
-
 # How a config was decided (the plan and the report show these).
 SET_ON_TOPIC = "set on the source topic"
-LISTED_AS_OVERRIDE = "set on the source topic (its broker lists only topic overrides, labelled as defaults)"
 EFFECTIVE_VALUE = "the source's effective value (a default there), set because the compatibility check compares it"
 SIZES_PRODUCER = "the source's effective value (a default there), sizes the copy's producer for the largest records"
 PINNED_CREATE_TIME = "pinned: the copy keeps source timestamps, a LogAppendTime default would replace them"
 NOT_COPIED = "not copied: "
 
 
-def lists_only_overrides(configs: Mapping[str, ConfigValue]) -> bool:
-    """True when a DescribeConfigs answer lists only the entries set on the topic.
-
-    A broker that labels any entry as set on the topic labels them properly: trust its labels.
-    Otherwise an answer lacking the entries every full answer has lists overrides only (an
-    empty answer included: nothing was set).
-    """
-    if any(entry.set_on_topic for entry in configs.values()):
-        return False
-    full = configs.keys() >= ALWAYS_LISTED and len(configs) >= FULL_ANSWER_MIN_ENTRIES
-    return not full
-
-
 def set_on_topic(state: TopicState) -> dict[str, tuple[str, str]]:
-    """Entries set on the topic itself: name -> (value, how it was decided). Secrets and read-only left out."""
-    overrides_only = lists_only_overrides(state.configs)
-    how = LISTED_AS_OVERRIDE if overrides_only else SET_ON_TOPIC
-    return {
-        name: (entry.value, how)
-        for name, entry in sorted(state.configs.items())
-        if (overrides_only or entry.set_on_topic)
-        and entry.value is not None
-        and not entry.read_only
-        and not entry.sensitive
-    }
+    """Entries set on the topic itself (DYNAMIC_TOPIC_CONFIG): name -> (value, how it was decided).
+    Secrets and read-only entries left out."""
+    return {name: (value, SET_ON_TOPIC) for name, value in sorted(state.topic_settings().items())}
 
 
 def effective(state: TopicState, name: str) -> str:
