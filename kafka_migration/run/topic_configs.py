@@ -5,9 +5,11 @@ each labelled with its source, and those set on the topic itself labelled DYNAMI
 Only those travel; values that come from the source brokers (static or dynamic broker configs,
 cluster-wide defaults) or Kafka's defaults describe the source cluster, not the topic.
 
-The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a topic
-the pipeline creates, to the source's effective value. So a created topic always passes the check
-of the next run: the pipeline never refuses its own output.
+- The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a topic
+  the pipeline creates, to the source's effective value. So a created topic always passes the
+  check of the next run: the pipeline never refuses its own output.
+- An existing target topic is not changed. Where its value of a config set on either topic differs
+  from the source topic's, the plan and the report say so (``config_drift``).
 
 Every decision comes with a reason, shown in the plan and the report.
 """
@@ -36,6 +38,8 @@ EXCLUDED_CONFIGS: dict[str, str] = {
     "remote.storage.enable": "tiered storage depends on the target cluster's set-up",
     "local.retention.ms": "tiered storage depends on the target cluster's set-up",
     "local.retention.bytes": "tiered storage depends on the target cluster's set-up",
+    "remote.log.copy.disable": "tiered storage depends on the target cluster's set-up",
+    "remote.log.delete.on.disable": "tiered storage depends on the target cluster's set-up",
 }
 
 # What the compatibility check compares, with Apache Kafka's default when a broker does not say.
@@ -50,12 +54,14 @@ EFFECTIVE_VALUE = "the source's effective value (a default there), set because t
 SIZES_PRODUCER = "the source's effective value (a default there), sizes the copy's producer for the largest records"
 PINNED_CREATE_TIME = "pinned: the copy keeps source timestamps, a LogAppendTime default would replace them"
 NOT_COPIED = "not copied: "
+KEPT_ON_TARGET = "set on the source topic; the existing target topic is not changed"
+# Set on the target topic by the pipeline itself when it created it (pinned), so never drift.
+PINNED = frozenset({"message.timestamp.type"})
 
 
-def set_on_topic(state: TopicState) -> dict[str, tuple[str, str]]:
-    """Entries set on the topic itself (DYNAMIC_TOPIC_CONFIG): name -> (value, how it was decided).
-    Secrets and read-only entries left out."""
-    return {name: (value, SET_ON_TOPIC) for name, value in sorted(state.topic_settings().items())}
+def set_on_topic(state: TopicState) -> dict[str, str]:
+    """Entries set on the topic itself (DYNAMIC_TOPIC_CONFIG): name -> value. Secrets and read-only left out."""
+    return dict(sorted(state.topic_settings().items()))
 
 
 def effective(state: TopicState, name: str) -> str:
@@ -92,22 +98,37 @@ class ConfigDecision:
     how: dict[str, str]
 
 
-def decide_configs(source: TopicState, create: bool) -> ConfigDecision:
-    """The configs for the target topic of ``source``; ``create``: the pipeline creates it."""
-    found = set_on_topic(source)
-    copied, skipped = split_configs({name: value for name, (value, _) in found.items()})
-    how = {name: found[name][1] for name in copied}
-    how.update({name: NOT_COPIED + reason for name, reason in skipped.items()})
-    if create:
-        for name in COMPARED_CONFIGS:
-            if name not in copied:
-                copied[name] = effective(source, name)
-                how[name] = EFFECTIVE_VALUE
-        # A broker default of LogAppendTime would replace the copied timestamps.
-        copied["message.timestamp.type"] = "CreateTime"
-        how["message.timestamp.type"] = PINNED_CREATE_TIME
-    elif "max.message.bytes" not in copied and max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
-        # Raised on the source broker, not the topic: copy tasks size their producer from the plan.
-        copied["max.message.bytes"] = str(max_message_bytes(source))
-        how["max.message.bytes"] = SIZES_PRODUCER
+def decide_configs(source: TopicState, target: TopicState | None = None) -> ConfigDecision:
+    """The configs for the target topic of ``source``: created by the pipeline when ``target`` is None."""
+    copied, skipped = split_configs(set_on_topic(source))
+    how = {name: NOT_COPIED + reason for name, reason in skipped.items()}
+    if target is not None:
+        # An existing topic keeps its configs; the copy's producer is still sized for the largest records.
+        how.update({name: KEPT_ON_TARGET for name in copied})
+        configs = {}
+        if max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
+            configs["max.message.bytes"] = str(max_message_bytes(source))
+            how["max.message.bytes"] = SIZES_PRODUCER
+        return ConfigDecision(configs, skipped, dict(sorted(how.items())))
+    how.update({name: SET_ON_TOPIC for name in copied})
+    for name in COMPARED_CONFIGS:
+        if name not in copied:
+            copied[name] = effective(source, name)
+            how[name] = EFFECTIVE_VALUE
+    # A broker default of LogAppendTime would replace the copied timestamps.
+    copied["message.timestamp.type"] = "CreateTime"
+    how["message.timestamp.type"] = PINNED_CREATE_TIME
     return ConfigDecision(dict(sorted(copied.items())), skipped, dict(sorted(how.items())))
+
+
+def config_drift(source: TopicState, target: TopicState) -> dict[str, tuple[str | None, str | None]]:
+    """Configs set on either topic whose values differ: name -> (source value, target value).
+
+    Configs that never travel, and those the pipeline pins on the topics it creates, are not drift.
+    """
+    names = (set(source.topic_settings()) | set(target.topic_settings())) - set(EXCLUDED_CONFIGS) - PINNED
+    return {
+        name: (source.config(name), target.config(name))
+        for name in sorted(names)
+        if source.config(name) != target.config(name)
+    }

@@ -13,6 +13,7 @@ from kafka_migration.run.positions import Position
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
     cleanup_policy,
+    config_drift,
     decide_configs,
     max_message_bytes,
     split_configs,
@@ -79,8 +80,17 @@ def plan_topic(
     ``positions`` says where each partition starts (ledger checkpoint, interrupted
     run, or first-run rule); without it a partition starts at its earliest offset.
     """
-    decision = decide_configs(source, create=existing is None)
+    decision = decide_configs(source, existing)
     warnings: list[str] = []
+    if existing is not None:
+        for name, (here, there) in config_drift(source, existing).items():
+            change = f"--add-config {name}={here}" if here is not None else f"--delete-config {name}"
+            warnings.append(
+                f"config drift: {name} is {here if here is not None else 'unset'} on the source topic but "
+                f"{there if there is not None else 'unset'} on the target topic, which a run does not change "
+                f"(kafka-configs.sh --bootstrap-server {target_cluster.bootstrap} --alter --entity-type topics "
+                f"--entity-name {target_name} {change})"
+            )
     if source.config("message.timestamp.type") == "LogAppendTime":
         warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
     if existing is not None and existing.config("message.timestamp.type") == "LogAppendTime":

@@ -1,9 +1,10 @@
-"""kafka_migration.run.topic_configs: which configs a created topic gets, on recorded Apache Kafka answers.
+"""kafka_migration.run.topic_configs: which configs a target topic gets, on recorded Apache Kafka answers.
 
 Apache Kafka's DescribeConfigs of a topic lists every topic config: defaults labelled DEFAULT_CONFIG,
 broker-level ones STATIC_BROKER_CONFIG / DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG, and
 the ones set on the topic DYNAMIC_TOPIC_CONFIG (``set_on_topic=True``). The property that matters: a
-topic created from the decision passes the compatibility check of the next run.
+topic created from the decision passes the compatibility check of the next run. The same answers
+from real brokers are in tests/integration/test_config_sync.py.
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigV
 from kafka_migration.run.topic_configs import (
     COMPARED_CONFIGS,
     EFFECTIVE_VALUE,
+    KEPT_ON_TARGET,
+    NOT_COPIED,
     PINNED_CREATE_TIME,
     SET_ON_TOPIC,
+    SIZES_PRODUCER,
+    config_drift,
     decide_configs,
 )
 from kafka_migration.run.topics import compatibility_problems
@@ -73,9 +78,7 @@ COMPACTED = {"cleanup.policy": "compact", "max.message.bytes": "2097152", "min.i
 
 class TestDecideConfigs:
     def test_apache_answer_copies_what_is_set_on_the_topic_and_pins_what_the_check_compares(self) -> None:
-        decision = decide_configs(
-            state("t", apache_answer({"cleanup.policy": "compact", "retention.ms": "1000"})), True
-        )
+        decision = decide_configs(state("t", apache_answer({"cleanup.policy": "compact", "retention.ms": "1000"})))
         assert decision.configs == {
             "cleanup.policy": "compact",
             "max.message.bytes": "1048588",  # a default on the source, set because the check compares it
@@ -92,10 +95,10 @@ class TestDecideConfigs:
 
     def test_apache_answer_with_a_raised_broker_limit_carries_the_effective_value(self) -> None:
         answer = apache_answer({}, broker={"max.message.bytes": "5242880"})
-        assert decide_configs(state("t", answer), True).configs["max.message.bytes"] == "5242880"
+        assert decide_configs(state("t", answer)).configs["max.message.bytes"] == "5242880"
 
-    def test_nothing_set_still_sets_the_compared_configs_to_kafka_defaults(self) -> None:
-        decision = decide_configs(state("t", apache_answer({})), True)
+    def test_nothing_set_still_sets_the_compared_configs_to_the_source_effective_values(self) -> None:
+        decision = decide_configs(state("t", apache_answer({})))
         assert decision.configs == {
             "cleanup.policy": "delete",
             "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
@@ -103,19 +106,44 @@ class TestDecideConfigs:
         }
         assert {decision.how[name] for name in COMPARED_CONFIGS} == {EFFECTIVE_VALUE}
 
+    def test_broker_level_values_are_not_copied(self) -> None:
+        # Values the source's brokers give every topic (static, dynamic, cluster default) are not the topic's.
+        answer = apache_answer({}, broker={"retention.ms": "3600000", "compression.type": "gzip"})
+        decision = decide_configs(state("t", answer))
+        assert "retention.ms" not in decision.configs and "compression.type" not in decision.configs
+
+    def test_excluded_configs_are_skipped_with_their_reason(self) -> None:
+        decision = decide_configs(state("t", apache_answer({"min.insync.replicas": "2", "retention.ms": "5"})))
+        assert decision.skipped == {"min.insync.replicas": "depends on the target's replication factor"}
+        assert decision.how["min.insync.replicas"].startswith(NOT_COPIED) and decision.configs["retention.ms"] == "5"
+
     def test_secrets_and_read_only_entries_never_travel(self) -> None:
         answer = {
             **apache_answer({"cleanup.policy": "compact"}),
             "segment.bytes": ConfigValue("1024", set_on_topic=True, read_only=True),
             "some.password": ConfigValue("hunter2", set_on_topic=True, sensitive=True),
         }
-        decision = decide_configs(state("t", answer), True)
+        decision = decide_configs(state("t", answer))
         assert "segment.bytes" not in decision.configs and "some.password" not in decision.configs
         assert leaked("hunter2", str(decision)) == []
 
-    def test_for_an_existing_target_nothing_is_pinned(self) -> None:
-        decision = decide_configs(state("t", apache_answer({"cleanup.policy": "compact"})), False)
-        assert decision.configs == {"cleanup.policy": "compact"}
+    def test_an_existing_target_is_not_changed_and_only_sizes_the_producer(self) -> None:
+        source = state("t", apache_answer({"cleanup.policy": "compact", "max.message.bytes": "2097152"}))
+        decision = decide_configs(source, state("t", apache_answer({"cleanup.policy": "compact"})))
+        assert decision.configs == {"max.message.bytes": "2097152"}  # nothing claimed as copied
+        assert decision.how == {"cleanup.policy": KEPT_ON_TARGET, "max.message.bytes": SIZES_PRODUCER}
+        small = decide_configs(state("t", apache_answer({"retention.ms": "5"})), state("t", apache_answer({})))
+        assert small.configs == {} and small.how == {"retention.ms": KEPT_ON_TARGET}
+
+
+def test_drift_is_every_config_set_on_either_topic_whose_values_differ() -> None:
+    source = state("t", apache_answer({"retention.ms": "3600000", "segment.ms": "60000", "min.insync.replicas": "2"}))
+    created = decide_configs(state("t", apache_answer({"retention.ms": "7200000", "segment.ms": "60000"}))).configs
+    target = state("t", apache_answer({**created, "flush.ms": "1000"}))
+    assert config_drift(source, target) == {
+        "retention.ms": ("3600000", "7200000"),  # changed on the source after the target was created
+        "flush.ms": ("9223372036854775807", "1000"),  # set on the target only
+    }  # equal values, excluded (min.insync.replicas) and pinned (message.timestamp.type) ones are no drift
 
 
 def _created_target(configs: dict[str, str]) -> TopicState:
@@ -136,5 +164,5 @@ def _created_target(configs: dict[str, str]) -> TopicState:
 def test_a_created_topic_passes_the_next_runs_compatibility_check(source_answer: dict[str, ConfigValue]) -> None:
     """The rule that creates and the rule that checks agree: the pipeline never refuses its own output."""
     source = state("t", source_answer)
-    decision = decide_configs(source, create=True)
+    decision = decide_configs(source)
     assert compatibility_problems(source, _created_target(decision.configs)) == []
