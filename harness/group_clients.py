@@ -18,27 +18,42 @@ from harness.seed import producer, send
 from kafka_migration.kafka.clients import client_settings
 
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000}
+# The two consumer group protocols of Apache Kafka 4: the classic one (JoinGroup/SyncGroup, timeouts set by the
+# client) and KIP-848's (ConsumerGroupHeartbeat: the broker assigns, and owns the session timeout).
+CLASSIC = "classic"
+CONSUMER = "consumer"
 
 
-def group_consumer(bootstrap: str, group: str, **extra: Any) -> Consumer:
+def group_consumer(
+    bootstrap: str, group: str, *, settings: Mapping[str, Any] | None = None, protocol: str = CLASSIC, **extra: Any
+) -> Consumer:
+    """A consumer of ``group``; ``settings`` for a secured cluster; ``protocol`` classic or consumer (KIP-848)."""
+    timeouts = FAST_GROUP if protocol == CLASSIC else {"max.poll.interval.ms": 10000}
     return Consumer(
         client_settings(
             {
+                **(settings or {}),
                 "bootstrap.servers": bootstrap,
                 "group.id": group,
+                "group.protocol": protocol,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "fetch.wait.max.ms": 100,
-                **FAST_GROUP,
+                **timeouts,
                 **extra,
             }
         )
     )
 
 
-def commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+def commit(
+    bootstrap: str,
+    group: str,
+    offsets: Mapping[tuple[str, int], int],
+    settings: Mapping[str, Any] | None = None,
+) -> None:
     """Commit positions for a group as a consumer does (the next offset to read), without joining it."""
-    consumer = group_consumer(bootstrap, group)
+    consumer = group_consumer(bootstrap, group, settings=settings)
     try:
         consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
     finally:
@@ -46,11 +61,13 @@ def commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -
 
 
 @contextlib.contextmanager
-def active_member(bootstrap: str, group: str, topics: list[str], timeout: float = 60.0) -> Iterator[None]:
+def active_member(
+    bootstrap: str, group: str, topics: list[str], timeout: float = 60.0, protocol: str = CLASSIC
+) -> Iterator[None]:
     """A running consumer in ``group`` (subscribed, polling, committing nothing) until the block ends."""
     from confluent_kafka.admin import AdminClient
 
-    consumer = group_consumer(bootstrap, group)
+    consumer = group_consumer(bootstrap, group, protocol=protocol)
     consumer.subscribe(topics)
     stop = threading.Event()
 
@@ -75,11 +92,17 @@ def active_member(bootstrap: str, group: str, topics: list[str], timeout: float 
 
 
 def resume_records(
-    bootstrap: str, group: str, topic: str, partitions: Iterable[int], timeout: float = 60.0
+    bootstrap: str,
+    group: str,
+    topic: str,
+    partitions: Iterable[int],
+    timeout: float = 60.0,
+    protocol: str = CLASSIC,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Subscribe as ``group`` and return the first record each partition delivers (offset and fields)."""
     wanted = set(partitions)
-    consumer = group_consumer(bootstrap, group, **{"auto.offset.reset": "error"})
+    consumer = group_consumer(bootstrap, group, settings=settings, protocol=protocol, **{"auto.offset.reset": "error"})
     consumer.subscribe([topic])
     found: dict[int, dict[str, Any]] = {}
     deadline = time.monotonic() + timeout

@@ -19,6 +19,10 @@ class ClusterUnreachableError(ConfigurationError):
     """A cluster did not answer within the connection timeout."""
 
 
+class AuthorizationError(ConfigurationError):
+    """A cluster's ACLs do not allow what the run needs; names the operation, the resources and the ACL to add."""
+
+
 class NoTopicsMatchedError(ConfigurationError):
     """The include/exclude patterns select no topic on the source."""
 
@@ -41,6 +45,15 @@ class LeaseHeldError(ConfigurationError):
 
 class LeaseLostError(MigrationError):
     """This run's lease expired and another run took it over: this run must stop writing."""
+
+
+class SourceGapError(TopicConflictError):
+    """Records left the source (retention, DeleteRecords) after a checkpoint, before they were copied."""
+
+    what = (
+        "topic lost records on the source before they were copied",
+        "topics lost records on the source before they were copied",
+    )
 
 
 class StaleStateError(TopicConflictError):

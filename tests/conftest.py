@@ -3,8 +3,8 @@
 - ``clusters``: one PLAINTEXT source and target for the whole session; every test names its own
   topics (``unique``), so tests share the pair. Set KAFKA_MIGRATION_TEST_SOURCE / _TARGET to
   bootstrap addresses to use clusters you already run instead.
-- ``sasl_clusters`` (SASL_SSL with SCRAM-SHA-512 users) and ``acl_cluster`` (SASL_SSL with the
-  StandardAuthorizer): session-scoped too, started by the first test that asks.
+- ``sasl_clusters`` (SASL_SSL with SCRAM-SHA-512 users) and ``acl_clusters`` (a pair, SASL_SSL with the
+  StandardAuthorizer; ``acl_cluster`` is its source): session-scoped too, started by the first test that asks.
 - ``kafka_factory``: clusters of a test's own, for tests that change a cluster (its settings, a
   restart), stopped when the test ends.
 - PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/postgres.py).
@@ -100,12 +100,19 @@ def sasl_clusters(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, te
 
 
 @pytest.fixture(scope="session")
-def acl_cluster(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, test_pki) -> Iterator[KafkaCluster]:  # type: ignore[no-untyped-def]
-    """One SASL_SSL cluster that enforces ACLs (StandardAuthorizer): ``admin`` is the super user,
-    ``MIGRATOR`` may do only what the test grants it."""
+def acl_clusters(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, test_pki) -> Iterator[list[KafkaCluster]]:  # type: ignore[no-untyped-def]
+    """A source and a target, SASL_SSL, that enforce ACLs (StandardAuthorizer): ``admin`` is the super user,
+    ``MIGRATOR`` may do only what a test grants it (tests revoke what they granted)."""
     security = SaslSsl(test_pki, users=(MIGRATOR,), acls=True)
-    with kafka_clusters(ClusterSpec("acl", security), directory=tmp_path_factory.mktemp("kafka-acl")) as (cluster,):
-        yield cluster
+    specs = (ClusterSpec("acl-source", security), ClusterSpec("acl-target", security))
+    with kafka_clusters(*specs, directory=tmp_path_factory.mktemp("kafka-acl")) as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def acl_cluster(acl_clusters: list[KafkaCluster]) -> KafkaCluster:
+    """One cluster that enforces ACLs: the source of ``acl_clusters``."""
+    return acl_clusters[0]
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from contextlib import closing
 from typing import Any
 
 from kafka_migration.exceptions import MigrationError
+from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.reader import records
 from kafka_migration.model.records import encode_record, message_fields
@@ -52,7 +53,11 @@ class GroupCluster(KafkaCluster):
         futures = self.admin.describe_consumer_groups(ids, request_timeout=self.timeout)
         out = {}
         for group_id, future in futures.items():
-            description = self._result(future, f"describe consumer group {group_id!r}")
+            description = self._result(
+                future,
+                f"describe consumer group {group_id!r}",
+                Permission("Describe", "group", (group_id,), "to read its state; Read implies it"),
+            )
             out[group_id] = (_state_name(description.state), len(description.members or []))
         return out
 
@@ -63,7 +68,11 @@ class GroupCluster(KafkaCluster):
         futures = self.admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group_id)], request_timeout=self.timeout
         )
-        result = self._result(futures[group_id], f"read the committed offsets of group {group_id!r}")
+        result = self._result(
+            futures[group_id],
+            f"read the committed offsets of group {group_id!r}",
+            Permission("Describe", "group", (group_id,), "to read its committed offsets; Read implies it"),
+        )
         out = {}
         for tp in result.topic_partitions or []:
             if tp.error is not None:

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
 from kafka_migration.groups.admin import GroupCluster, first_record
 from kafka_migration.groups.rules import Routes, conclude, judge_proof, plan_group, select_groups
+from kafka_migration.kafka.acls import unlisted_groups_hint
+from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url
 from kafka_migration.model.checkpoints import Key
@@ -93,6 +95,7 @@ def sync_groups(
             + f" ({plural(len(listed), 'group')} there"
             + (f", e.g. {', '.join(listed[:3])}" if listed else "")
             + "). Patterns must match the whole group id."
+            + (" " + unlisted_groups_hint(source.settings)).rstrip()
         )
     source_groups = source_cluster.groups(selected, known=listed)
     relevant = [g for g in source_groups.values() if any(routes.migrated(t) for t, _p in g.offsets)]
@@ -103,6 +106,9 @@ def sync_groups(
             f"{source_info.cluster_id} to {target_info.cluster_id}; nothing to sync. Check --group and the "
             "migration's topics."
         )
+    if not dry_run:  # before reading the target's groups: Read there also allows Describe
+        ids = [g.group_id for g in relevant]
+        check_group_permissions(target_cluster, ids, "to write the translated offsets, an offset commit")
     target_listed = target_cluster.group_ids()
     target_groups = target_cluster.groups([g.group_id for g in relevant], known=target_listed)
     source_ends = source_cluster.end_offsets({(t, p) for g in relevant for (t, p) in g.offsets if routes.migrated(t)})

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
+from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refusal
 from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
 from kafka_migration.model.config import ClusterConfig, scrub
 from kafka_migration.model.plan import ClusterInfo
@@ -292,7 +293,11 @@ class KafkaCluster:
         )
         configs: dict[str, dict[str, ConfigValue]] = {}
         for resource, future in config_futures.items():
-            entries = self._result(future, f"describe configs of topic {resource.name!r}")
+            entries = self._result(
+                future,
+                f"describe configs of topic {resource.name!r}",
+                Permission("DescribeConfigs", "topic", (resource.name,), "to read its configs"),
+            )
             configs[resource.name] = {
                 name: ConfigValue(
                     value=entry.value,
@@ -312,7 +317,11 @@ class KafkaCluster:
                 request_timeout=self.timeout,
             )
             for tp, future in futures.items():
-                info = self._result(future, f"list {kind} offset of {tp.topic}[{tp.partition}]")
+                info = self._result(
+                    future,
+                    f"list {kind} offset of {tp.topic}[{tp.partition}]",
+                    Permission("Describe", "topic", (tp.topic,), "to read its offsets; Read implies it"),
+                )
                 found.setdefault((kind, tp.topic), {})[tp.partition] = int(info.offset)
 
         ids = self.topic_ids(present)
@@ -367,12 +376,16 @@ class KafkaCluster:
             for tp, f in futures.items()
         }
 
-    def _result(self, future: Any, what: str) -> Any:
+    def _result(self, future: Any, what: str, needs: Permission | None = None) -> Any:
+        """A request's answer; a refusal by the cluster's ACLs names ``needs``, the permission it lacked."""
         from confluent_kafka import KafkaException
 
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
+            name = exc.args[0].name() if exc.args and hasattr(exc.args[0], "name") else ""
+            if needs is not None and name in AUTHORIZATION_FAILURES:
+                raise refusal(self.config.role, self.config.settings, [needs], cause=name) from None
             raise MigrationError(
                 f"{self.config.role} cluster {self.config.bootstrap}: could not {what}: {exc}"
             ) from None

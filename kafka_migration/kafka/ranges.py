@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
-from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark
+from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark, why_unreadable
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.text import offset_range, plural
 
@@ -97,7 +97,7 @@ def read_ranges(
                     raise _stalled(what, label, idle_timeout, [states[i] for i in open_ranges.values()])
                 continue
             last_progress = time.monotonic()
-            batches = _by_range(messages, open_ranges, states, what, label)
+            batches = _by_range(consumer, messages, open_ranges, states, what, label)
             finished = []
             for i, batch in sorted(batches.items()):
                 state = states[i]
@@ -118,7 +118,12 @@ def read_ranges(
 
 
 def _by_range(
-    messages: list[Any], open_ranges: Mapping[tuple[str, int], int], states: list[_Progress], what: str, label: str
+    consumer: Any,
+    messages: list[Any],
+    open_ranges: Mapping[tuple[str, int], int],
+    states: list[_Progress],
+    what: str,
+    label: str,
 ) -> dict[int, list[Any]]:
     """One consume() result sorted by range: each open range's records inside it, in offset order (an entry,
     maybe empty, for every range the result touched); a range's state is ``done`` once its end was seen."""
@@ -135,7 +140,7 @@ def _by_range(
         error = msg.error()
         if error is not None:
             if error.code() != KafkaError._PARTITION_EOF:
-                _fail(what, label, state, msg, error)
+                _fail(consumer, what, label, state, msg, error)
             state.done = end is None or msg.offset() >= end
             continue
         offset = msg.offset()
@@ -161,18 +166,11 @@ def _stalled(what: str, label: str, idle_timeout: float, waiting: list[_Progress
     )
 
 
-def _fail(what: str, label: str, state: _Progress, msg: Any, error: Any) -> NoReturn:
-    from confluent_kafka import KafkaError
-
+def _fail(consumer: Any, what: str, label: str, state: _Progress, msg: Any, error: Any) -> NoReturn:
     r = state.wanted
-    missing = error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
+    why = why_unreadable(consumer, error, r.topic, r.partition, state.next_offset, what)
     raise CopyError(
-        f"Reading {what} {r.topic}[{r.partition}] on the {label} at offset {msg.offset()} failed: {error.str()}"
-        + (
-            f" (offset {r.start} is not on the {what}: deleted by retention, or the topic was truncated or recreated)"
-            if missing
-            else ""
-        )
+        f"Reading {what} {r.topic}[{r.partition}] on the {label} at offset {msg.offset()} failed: {error.str()}{why}"
     )
 
 

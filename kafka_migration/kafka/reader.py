@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
+from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.text import offset_range, plural
@@ -63,7 +64,7 @@ def read_range(
     reader waits for more records (bounded by ``idle_timeout`` as above). Records that arrive in
     the same consume() result after a partition-end event are kept (``_behind``).
     """
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     if end is not None and end <= start:
         return
@@ -75,11 +76,7 @@ def read_range(
         raise CopyError(
             f"Reading {what} {topic}[{partition}] on the {cluster_label(what, settings)} at offset "
             f"{msg.offset()} failed: {error.str()}"
-            + (
-                f" (offset {start} is not on the {what}: deleted by retention, or the topic was truncated or recreated)"
-                if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE)
-                else ""
-            )
+            + why_unreadable(consumer, error, topic, partition, next_offset, what)
         )
 
     consumer = Consumer(consumer_settings(settings))
@@ -140,6 +137,47 @@ def read_range(
         consumer.close()
 
 
+def why_unreadable(consumer: Any, error: Any, topic: str, partition: int, wanted: int, what: str) -> str:
+    """`` (...)`` after a read error: the offsets that are gone when ``wanted`` is no longer on the cluster,
+    the ACL when the principal may not read the topic; nothing for other errors."""
+    from confluent_kafka import KafkaError
+
+    if error.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+        return f" ({missing_offsets(consumer, topic, partition, wanted, what)})"
+    if error.name() in AUTHORIZATION_FAILURES:
+        return f" ({what} cluster ACLs: allow this principal Read on topic {topic})"
+    return ""
+
+
+def missing_offsets(consumer: Any, topic: str, partition: int, wanted: int, what: str) -> str:
+    """Why offset ``wanted`` cannot be read, with the offsets that are gone when the log start moved past it."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
+    except KafkaException:
+        low = high = -1
+    if low > wanted:
+        return (
+            f"offsets {offset_range(wanted, low)} are no longer on the {what}, whose log now "
+            f"starts at offset {low}: deleted by retention or DeleteRecords since the run was planned. Nothing "
+            "is verified for this partition; the next run stops at the gap before writing, or accepts it with "
+            "--allow-gaps (DAG param allow_gaps)"
+        )
+    if 0 <= high < wanted:
+        return f"the {what} partition now ends at offset {high}, before {wanted}: the topic was truncated or recreated"
+    return f"offset {wanted} is not on the {what}: deleted by retention, or the topic was truncated or recreated"
+
+
+def _no_group_needed(msg: Any, error: Any) -> bool:
+    """librdkafka's consumer always has a group.id, so it looks up that group's coordinator although the
+    reader assigns partitions and commits nothing; a principal without an ACL on that group is refused
+    (GROUP_AUTHORIZATION_FAILED, on no partition). The reader needs no group: not its error."""
+    from confluent_kafka import KafkaError
+
+    return error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED and msg.topic() is None
+
+
 def fetched_high_watermark(consumer: Any, partition: Any) -> int:
     """The high watermark of the consumer's latest fetch of ``partition`` (no request), or -1 if none yet."""
     from confluent_kafka import KafkaException
@@ -173,6 +211,8 @@ def _in_range(
                 if end is None or msg.offset() >= end:
                     return batch, next_offset, True
                 continue
+            if _no_group_needed(msg, error):
+                continue
             fail(msg, error)
         offset = msg.offset()
         next_offset = offset + 1
@@ -197,9 +237,11 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
         error = msg.error()
         if error is None:
             batch.append(msg)
-        elif error.code() != KafkaError._PARTITION_EOF:
+        elif error.code() != KafkaError._PARTITION_EOF and not _no_group_needed(msg, error):
             fail(msg, error)
-    return batch, batch[-1].offset() + 1 if batch else None, messages[-1].error() is not None
+    last = messages[-1].error()
+    ends = last is not None and last.code() == KafkaError._PARTITION_EOF
+    return batch, batch[-1].offset() + 1 if batch else None, ends
 
 
 # One consumer per cluster (settings) and Python worker for ``end_offset``: a new consumer's connection

@@ -33,7 +33,7 @@ RUN_COLUMNS = (
     runs.c.message,
     runs.c.timings,
 )
-# Group sync outcomes that leave the group where it should be (kafka_migration.groups.rules.GOOD_OUTCOMES).
+# Group sync outcomes that leave the group where it should be (kafka_migration.model.groups.GOOD_OUTCOMES).
 GOOD_SYNC_OUTCOMES = ("synced", "would_sync", "unchanged")
 
 

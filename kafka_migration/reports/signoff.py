@@ -270,6 +270,13 @@ class ReportFiles:
     sha256: str
 
 
+def _configs_copied(topic: Mapping[str, Any]) -> str:
+    """The configs set on a created target topic; an existing one keeps its own (the run sizes its copy only)."""
+    if not topic["created"]:
+        return "none, existing target topic not changed"
+    return ", ".join(f"{k}={v}" for k, v in topic["configs_copied"].items())
+
+
 def write_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:
     return write_report_files(report, directory, render_html, render_markdown)
 
@@ -349,7 +356,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines.append(
             f"| `{t['source_topic']}` | `{t['target_topic']}` | {t['verdict']} | {_n(t['records_copied'])} | "
             f"{_n(t['records_per_second'])} | {_n(t['copy_seconds'])}{_mark(t)} | "
-            f"{', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or '–'} | "
+            f"{_configs_copied(t) or '–'} | "
             f"{', '.join(t['configs_skipped']) or '–'} |"
         )
     note = shared_job_note(report["topics"])
@@ -621,7 +628,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             f"<p class='muted'>{'created' if t['created'] else 'existing target topic'}, "
             f"{plural(t['partitions'], 'partition')}, "
             f"replication factor {_e(t['replication_factor'])}. Configs copied: "
-            f"{_e(', '.join(f'{k}={v}' for k, v in t['configs_copied'].items()) or 'none')}. Not copied: "
+            f"{_e(_configs_copied(t) or 'none')}. Not copied: "
             f"{_e(', '.join(f'{k} ({v})' for k, v in t['configs_skipped'].items()) or 'none')}.</p>"
         )
         if t["config_decisions"]:

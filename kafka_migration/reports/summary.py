@@ -185,12 +185,14 @@ def render_plan(plan: MigrationPlan) -> str:
             f"  {topic.source_topic} -> {topic.target_topic} ({action}, {plural(len(topic.partitions), 'partition')}, "
             f"replication factor {topic.replication_factor}, {plural(topic.offset_span, 'offset')} to copy)"
         )
-        if topic.configs:
+        if not topic.create:
+            out.append("      configs: the existing target topic's own (a run does not change them)")
+        elif topic.configs:
             out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
         decided: dict[str, list[str]] = {}
-        for name in topic.configs:
-            if name in topic.config_decisions:
-                decided.setdefault(topic.config_decisions[name], []).append(name)
+        for name, how in topic.config_decisions.items():
+            if name not in topic.skipped_configs:
+                decided.setdefault(how, []).append(name)
         for how, names in decided.items():
             out.append(f"        {', '.join(names)}: {how}")
         for name, reason in topic.skipped_configs.items():

@@ -12,8 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
-from kafka_migration.exceptions import ConfigurationError, NoTopicsMatchedError, StaleStateError, TopicConflictError
+from kafka_migration.exceptions import (
+    ConfigurationError,
+    NoTopicsMatchedError,
+    SourceGapError,
+    StaleStateError,
+    TopicConflictError,
+)
+from kafka_migration.kafka.acls import unlisted_topics_hint
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.permissions import check_run_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
@@ -34,7 +42,7 @@ def safe_run_id(raw: str) -> str:
 
 
 def _refuse_name_clashes(
-    names: dict[str, str], selected: set[str], target: KafkaCluster, same_cluster: bool, template: str
+    names: dict[str, str], selected: set[str], existing: set[str], same_cluster: bool, template: str
 ) -> None:
     """Refuse, before any topic is created, target names that would fail or loop half-way through a run."""
     if same_cluster:
@@ -46,7 +54,6 @@ def _refuse_name_clashes(
                 f"written to in this run: {shown}{' ...' if len(loops) > 5 else ''}. Exclude the copies, e.g. "
                 f"exclude pattern {same_cluster_exclude_hint(template)!r}."
             )
-    existing = set(target.topic_names())
     source_of = {name: topic for topic, name in names.items()}
     clashes = name_collisions([n for n in names.values() if n not in existing], existing)
     if clashes:
@@ -105,9 +112,12 @@ def build_plan(
             + f". Topics there: {shown or 'none'}"
             + (f"; skipped: {', '.join(sorted(selection.skipped))}" if selection.skipped else "")
             + ". Nothing was written; check the patterns (they must match the whole topic name)."
+            + (" " + unlisted_topics_hint(source.config.settings)).rstrip()
         )
     names = target_names(options.rename, selection.selected, options.topic_map)
-    _refuse_name_clashes(names, set(selection.selected), target, same_cluster, options.rename)
+    existing_targets = set(target.topic_names())
+    _refuse_name_clashes(names, set(selection.selected), existing_targets, same_cluster, options.rename)
+    check_run_permissions(source, target, names, existing_targets)
     problems: list[str] = []
     if source_info.cluster_id == target_info.cluster_id:
         for topic, name in names.items():
@@ -127,6 +137,7 @@ def build_plan(
     first_start = parse_start(options.start)
     skipped = dict(selection.skipped)
     stale: list[str] = []
+    gaps: list[str] = []
     topics: list[TopicPlan] = []
     for topic in selection.selected:
         state = source_states.get(topic)
@@ -159,7 +170,7 @@ def build_plan(
             at_time,
             options.allow_gaps,
         )
-        problems.extend(position_problems)
+        gaps.extend(position_problems)
         warnings.extend(position_warnings)
         topic_plan, topic_problems = plan_topic(
             state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor, positions
@@ -173,9 +184,11 @@ def build_plan(
             )
         )
     if stale:
-        raise StaleStateError(stale + problems)
+        raise StaleStateError(stale + gaps + problems)
     if problems:
-        raise TopicConflictError(problems)
+        raise TopicConflictError(problems + gaps)
+    if gaps:
+        raise SourceGapError(gaps)
     rf = options.replication_factor
     if rf is not None and rf > target_info.broker_count and any(t.create for t in topics):
         raise ConfigurationError(

@@ -62,13 +62,13 @@ def partition_positions(
                 position = Position(latest if at < 0 else max(at, earliest), target_start, "timestamp")
         if position.start < earliest:
             expired.append((p, offset_range(position.start, earliest)))
-            if not allow_gaps:
-                continue
-            position = Position(earliest, position.target_start, position.origin, earliest - position.start)
+            if allow_gaps:
+                position = Position(earliest, position.target_start, position.origin, earliest - position.start)
+            # Otherwise the run stops; the position stays, so that the partition still counts as the ledger's own.
         positions[p] = position
     if expired:
         message = (
-            f"{source.name}: offsets left the source (retention) before they were copied, in "
+            f"{source.name}: offsets left the source (retention or DeleteRecords) before they were copied, in "
             f"{partition_list(p for p, _ in expired)} ({per_partition(expired)})"
         )
         if allow_gaps:

@@ -1,26 +1,24 @@
 """Which configs a target topic gets, and why: one rule shared with the compatibility check.
 
-Pure logic over a broker's DescribeConfigs answer (``TopicState.configs``). Two things make
-it robust on brokers that are not Apache Kafka:
+Pure logic over Apache Kafka's DescribeConfigs answers (``TopicState.configs``): every topic config,
+each labelled with its source, and those set on the topic itself labelled DYNAMIC_TOPIC_CONFIG.
+Only those travel; values that come from the source brokers (static or dynamic broker configs,
+cluster-wide defaults) or Kafka's defaults describe the source cluster, not the topic.
 
-- The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a
-  topic the pipeline creates, to the source's effective value, whatever the labels say. So a
-  created topic always passes the check of the next run: the pipeline never refuses its own
-  output.
-- Apache Kafka lists every topic config and labels the ones set on the topic
-  (DYNAMIC_TOPIC_CONFIG). Some brokers list only the entries set on the topic, and label them
-  as defaults. When an answer plainly lists only overrides (it lacks the entries every full
-  answer has, and labels nothing as set on the topic), each entry it lists was set on the topic.
+- The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a topic
+  the pipeline creates, to the source's effective value. So a created topic always passes the
+  check of the next run: the pipeline never refuses its own output.
+- An existing target topic is not changed. Where its value of a config set on either topic differs
+  from the source topic's, the plan and the report say so (``config_drift``).
 
 Every decision comes with a reason, shown in the plan and the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
+from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
 
 # Configs never copied to the target, and why. Follows MirrorMaker 2's
 # DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
@@ -40,6 +38,8 @@ EXCLUDED_CONFIGS: dict[str, str] = {
     "remote.storage.enable": "tiered storage depends on the target cluster's set-up",
     "local.retention.ms": "tiered storage depends on the target cluster's set-up",
     "local.retention.bytes": "tiered storage depends on the target cluster's set-up",
+    "remote.log.copy.disable": "tiered storage depends on the target cluster's set-up",
+    "remote.log.delete.on.disable": "tiered storage depends on the target cluster's set-up",
 }
 
 # What the compatibility check compares, with Apache Kafka's default when a broker does not say.
@@ -48,45 +48,20 @@ COMPARED_CONFIGS: dict[str, str] = {
     "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
 }
 
-# Entries every full Apache Kafka answer for a topic lists (defaults included); a full answer
-# has about 35 entries. An answer without them lists only what was set on the topic.
-ALWAYS_LISTED = frozenset({"cleanup.policy", "max.message.bytes", "retention.ms", "segment.bytes"})
-FULL_ANSWER_MIN_ENTRIES = 8
-
 # How a config was decided (the plan and the report show these).
 SET_ON_TOPIC = "set on the source topic"
-LISTED_AS_OVERRIDE = "set on the source topic (its broker lists only topic overrides, labelled as defaults)"
 EFFECTIVE_VALUE = "the source's effective value (a default there), set because the compatibility check compares it"
 SIZES_PRODUCER = "the source's effective value (a default there), sizes the copy's producer for the largest records"
 PINNED_CREATE_TIME = "pinned: the copy keeps source timestamps, a LogAppendTime default would replace them"
 NOT_COPIED = "not copied: "
+KEPT_ON_TARGET = "set on the source topic; the existing target topic is not changed"
+# Set on the target topic by the pipeline itself when it created it (pinned), so never drift.
+PINNED = frozenset({"message.timestamp.type"})
 
 
-def lists_only_overrides(configs: Mapping[str, ConfigValue]) -> bool:
-    """True when a DescribeConfigs answer lists only the entries set on the topic.
-
-    A broker that labels any entry as set on the topic labels them properly: trust its labels.
-    Otherwise an answer lacking the entries every full answer has lists overrides only (an
-    empty answer included: nothing was set).
-    """
-    if any(entry.set_on_topic for entry in configs.values()):
-        return False
-    full = configs.keys() >= ALWAYS_LISTED and len(configs) >= FULL_ANSWER_MIN_ENTRIES
-    return not full
-
-
-def set_on_topic(state: TopicState) -> dict[str, tuple[str, str]]:
-    """Entries set on the topic itself: name -> (value, how it was decided). Secrets and read-only left out."""
-    overrides_only = lists_only_overrides(state.configs)
-    how = LISTED_AS_OVERRIDE if overrides_only else SET_ON_TOPIC
-    return {
-        name: (entry.value, how)
-        for name, entry in sorted(state.configs.items())
-        if (overrides_only or entry.set_on_topic)
-        and entry.value is not None
-        and not entry.read_only
-        and not entry.sensitive
-    }
+def set_on_topic(state: TopicState) -> dict[str, str]:
+    """Entries set on the topic itself (DYNAMIC_TOPIC_CONFIG): name -> value. Secrets and read-only left out."""
+    return dict(sorted(state.topic_settings().items()))
 
 
 def effective(state: TopicState, name: str) -> str:
@@ -123,22 +98,37 @@ class ConfigDecision:
     how: dict[str, str]
 
 
-def decide_configs(source: TopicState, create: bool) -> ConfigDecision:
-    """The configs for the target topic of ``source``; ``create``: the pipeline creates it."""
-    found = set_on_topic(source)
-    copied, skipped = split_configs({name: value for name, (value, _) in found.items()})
-    how = {name: found[name][1] for name in copied}
-    how.update({name: NOT_COPIED + reason for name, reason in skipped.items()})
-    if create:
-        for name in COMPARED_CONFIGS:
-            if name not in copied:
-                copied[name] = effective(source, name)
-                how[name] = EFFECTIVE_VALUE
-        # A broker default of LogAppendTime would replace the copied timestamps.
-        copied["message.timestamp.type"] = "CreateTime"
-        how["message.timestamp.type"] = PINNED_CREATE_TIME
-    elif "max.message.bytes" not in copied and max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
-        # Raised on the source broker, not the topic: copy tasks size their producer from the plan.
-        copied["max.message.bytes"] = str(max_message_bytes(source))
-        how["max.message.bytes"] = SIZES_PRODUCER
+def decide_configs(source: TopicState, target: TopicState | None = None) -> ConfigDecision:
+    """The configs for the target topic of ``source``: created by the pipeline when ``target`` is None."""
+    copied, skipped = split_configs(set_on_topic(source))
+    how = {name: NOT_COPIED + reason for name, reason in skipped.items()}
+    if target is not None:
+        # An existing topic keeps its configs; the copy's producer is still sized for the largest records.
+        how.update({name: KEPT_ON_TARGET for name in copied})
+        configs = {}
+        if max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
+            configs["max.message.bytes"] = str(max_message_bytes(source))
+            how["max.message.bytes"] = SIZES_PRODUCER
+        return ConfigDecision(configs, skipped, dict(sorted(how.items())))
+    how.update({name: SET_ON_TOPIC for name in copied})
+    for name in COMPARED_CONFIGS:
+        if name not in copied:
+            copied[name] = effective(source, name)
+            how[name] = EFFECTIVE_VALUE
+    # A broker default of LogAppendTime would replace the copied timestamps.
+    copied["message.timestamp.type"] = "CreateTime"
+    how["message.timestamp.type"] = PINNED_CREATE_TIME
     return ConfigDecision(dict(sorted(copied.items())), skipped, dict(sorted(how.items())))
+
+
+def config_drift(source: TopicState, target: TopicState) -> dict[str, tuple[str | None, str | None]]:
+    """Configs set on either topic whose values differ: name -> (source value, target value).
+
+    Configs that never travel, and those the pipeline pins on the topics it creates, are not drift.
+    """
+    names = (set(source.topic_settings()) | set(target.topic_settings())) - set(EXCLUDED_CONFIGS) - PINNED
+    return {
+        name: (source.config(name), target.config(name))
+        for name in sorted(names)
+        if source.config(name) != target.config(name)
+    }

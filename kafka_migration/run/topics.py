@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.permissions import check_created_topics
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import offset_range, plural
@@ -13,6 +14,7 @@ from kafka_migration.run.positions import Position
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
     cleanup_policy,
+    config_drift,
     decide_configs,
     max_message_bytes,
     split_configs,
@@ -79,8 +81,17 @@ def plan_topic(
     ``positions`` says where each partition starts (ledger checkpoint, interrupted
     run, or first-run rule); without it a partition starts at its earliest offset.
     """
-    decision = decide_configs(source, create=existing is None)
+    decision = decide_configs(source, existing)
     warnings: list[str] = []
+    if existing is not None:
+        for name, (here, there) in config_drift(source, existing).items():
+            change = f"--add-config {name}={here}" if here is not None else f"--delete-config {name}"
+            warnings.append(
+                f"config drift: {name} is {here if here is not None else 'unset'} on the source topic but "
+                f"{there if there is not None else 'unset'} on the target topic, which a run does not change "
+                f"(kafka-configs.sh --bootstrap-server {target_cluster.bootstrap} --alter --entity-type topics "
+                f"--entity-name {target_name} {change})"
+            )
     if source.config("message.timestamp.type") == "LogAppendTime":
         warnings.append("source topic uses LogAppendTime: the copy keeps the source's append times as CreateTime")
     if existing is not None and existing.config("message.timestamp.type") == "LogAppendTime":
@@ -146,6 +157,7 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]
             created.append(topic.target_topic)
     target.wait_for_topics([t.target_topic for t in plan.topics])
     _check_created(plan, target)
+    check_created_topics(target, created)  # Write and Read could not be asked about before the topics existed
     return created
 
 

@@ -1,9 +1,9 @@
 """Stale and surprising state on real brokers: each case stops before writing, naming topic, offsets, way out.
 
-Each test first makes a verified run the way the pipeline does (plan under a lease, create, copy,
-verify, record), with the product's copy and verify functions run in this process instead of
-Spark (the refusals happen at planning, before any Spark step; Spark itself is covered by
-tests/spark). Then it changes the clusters between runs and checks the next run refuses.
+Each test first makes a verified run the way the pipeline does (tests/runs.py: plan under a lease,
+create, copy, verify, record, with the product's copy and verify functions run in this process
+instead of Spark: the refusals happen at planning, before any Spark step). Then it changes the
+clusters between runs and checks the next run refuses.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,18 +26,11 @@ from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import StaleStateError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger
-from kafka_migration.ledger.leases import Holder
 from kafka_migration.ledger.schema import checkpoint_topic_ids
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
-from kafka_migration.model.plan import MigrationPlan
-from kafka_migration.run.claims import lease_claim
-from kafka_migration.run.copy import copy_partition
-from kafka_migration.run.planner import build_plan, new_run_id
-from kafka_migration.run.topics import create_target_topics
-from kafka_migration.run.verify import verify_partition
-from kafka_migration.spark.jobs import _outcome
-from kafka_migration.spark.pipeline import RunOutcome, record_results, run_migration
+from kafka_migration.spark.pipeline import run_migration
 from tests.leaks import leaked
+from tests.runs import verified_run
 
 pytestmark = pytest.mark.integration
 
@@ -68,29 +60,6 @@ def _recreate(bootstrap: str, topic: str, partitions: int) -> None:
         except Exception:
             assert time.monotonic() < deadline, f"could not recreate {topic}"
             time.sleep(0.2)
-
-
-def verified_run(source: str, target: str, topic: str, ledger: Ledger) -> MigrationPlan:
-    """A run as run_migration makes it, with the copy and verify steps in this process."""
-    src, tgt = _cluster("source", source), _cluster("target", target)
-    run_id = new_run_id()
-    claim = lease_claim(ledger, Holder.this_process(run_id), 600)
-    plan = build_plan(src, tgt, MigrationOptions(include=topic), run_id=run_id, ledger=ledger, claim=claim)
-    ledger.start_run(plan, trigger="cli")
-    create_target_topics(plan, tgt)
-    settings = ({"bootstrap.servers": source}, {"bootstrap.servers": target})
-    copy = {
-        t.source_topic: _outcome("copy", t, [asdict(copy_partition(s, *settings)) for s in t.slices(False)], 0.0)
-        for t in plan.topics
-    }
-    verify = {
-        t.source_topic: _outcome("verify", t, [asdict(verify_partition(s, *settings)) for s in t.slices(True)], 0.0)
-        for t in plan.topics
-    }
-    ids = tgt.topic_ids([t.target_topic for t in plan.topics])
-    assert record_results(ledger, RunOutcome(plan, Path("."), copy, verify), ids) == "verified"
-    ledger.leases.release(run_id)
-    return plan
 
 
 def refusal(source: str, target: str, topic: str, ledger: Ledger, state_dir: Path) -> str:

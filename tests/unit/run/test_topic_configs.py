@@ -1,12 +1,10 @@
-"""kafka_migration.run.topic_configs: which configs a created topic gets, on recorded broker answers.
+"""kafka_migration.run.topic_configs: which configs a target topic gets, on recorded Apache Kafka answers.
 
-Two recorded answer styles for DescribeConfigs on a topic:
-- Apache Kafka (3.x): every topic config, defaults labelled DEFAULT_CONFIG / STATIC_BROKER_CONFIG,
-  the ones set on the topic labelled DYNAMIC_TOPIC_CONFIG (``set_on_topic=True``);
-- override-only (the embedded Tansu broker, measured): only the entries set on the topic,
-  each labelled DEFAULT_CONFIG (``set_on_topic=False``).
-The property that matters: a topic created from the decision passes the compatibility check
-of the next run, whichever style the target broker answers in.
+Apache Kafka's DescribeConfigs of a topic lists every topic config: defaults labelled DEFAULT_CONFIG,
+broker-level ones STATIC_BROKER_CONFIG / DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG, and
+the ones set on the topic DYNAMIC_TOPIC_CONFIG (``set_on_topic=True``). The property that matters: a
+topic created from the decision passes the compatibility check of the next run. The same answers
+from real brokers are in tests/integration/test_config_sync.py.
 """
 
 from __future__ import annotations
@@ -17,12 +15,13 @@ from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigV
 from kafka_migration.run.topic_configs import (
     COMPARED_CONFIGS,
     EFFECTIVE_VALUE,
-    LISTED_AS_OVERRIDE,
+    KEPT_ON_TARGET,
     NOT_COPIED,
     PINNED_CREATE_TIME,
     SET_ON_TOPIC,
+    SIZES_PRODUCER,
+    config_drift,
     decide_configs,
-    lists_only_overrides,
 )
 from kafka_migration.run.topics import compatibility_problems
 from tests.leaks import leaked
@@ -70,11 +69,6 @@ def apache_answer(overrides: dict[str, str], broker: dict[str, str] | None = Non
     return answer
 
 
-def overrides_only_answer(overrides: dict[str, str]) -> dict[str, ConfigValue]:
-    """Only the entries set on the topic, each labelled as a default (Tansu 0.6, measured)."""
-    return {name: ConfigValue(value, set_on_topic=False) for name, value in overrides.items()}
-
-
 def state(name: str, configs: dict[str, ConfigValue]) -> TopicState:
     return TopicState(name, 2, 1, configs, {0: 0, 1: 0}, {0: 5, 1: 5})
 
@@ -82,28 +76,9 @@ def state(name: str, configs: dict[str, ConfigValue]) -> TopicState:
 COMPACTED = {"cleanup.policy": "compact", "max.message.bytes": "2097152", "min.insync.replicas": "2"}
 
 
-class TestListsOnlyOverrides:
-    def test_a_full_apache_answer_is_labelled_reliably(self) -> None:
-        assert not lists_only_overrides(apache_answer({}))
-        assert not lists_only_overrides(apache_answer(COMPACTED))
-
-    def test_an_answer_without_the_always_listed_entries_lists_overrides(self) -> None:
-        assert lists_only_overrides(overrides_only_answer(COMPACTED))
-        assert lists_only_overrides({})  # nothing set on the topic
-
-    def test_a_broker_that_labels_an_entry_as_set_is_trusted_on_its_labels(self) -> None:
-        answer = {
-            "cleanup.policy": ConfigValue("compact", set_on_topic=True),
-            "retention.ms": ConfigValue("1000", set_on_topic=False),
-        }
-        assert not lists_only_overrides(answer)
-
-
 class TestDecideConfigs:
     def test_apache_answer_copies_what_is_set_on_the_topic_and_pins_what_the_check_compares(self) -> None:
-        decision = decide_configs(
-            state("t", apache_answer({"cleanup.policy": "compact", "retention.ms": "1000"})), True
-        )
+        decision = decide_configs(state("t", apache_answer({"cleanup.policy": "compact", "retention.ms": "1000"})))
         assert decision.configs == {
             "cleanup.policy": "compact",
             "max.message.bytes": "1048588",  # a default on the source, set because the check compares it
@@ -120,22 +95,10 @@ class TestDecideConfigs:
 
     def test_apache_answer_with_a_raised_broker_limit_carries_the_effective_value(self) -> None:
         answer = apache_answer({}, broker={"max.message.bytes": "5242880"})
-        assert decide_configs(state("t", answer), True).configs["max.message.bytes"] == "5242880"
+        assert decide_configs(state("t", answer)).configs["max.message.bytes"] == "5242880"
 
-    def test_override_only_answer_copies_each_listed_entry_whatever_its_label(self) -> None:
-        decision = decide_configs(state("t", overrides_only_answer(COMPACTED)), True)
-        assert decision.configs == {
-            "cleanup.policy": "compact",
-            "max.message.bytes": "2097152",
-            "message.timestamp.type": "CreateTime",
-        }
-        assert decision.how["cleanup.policy"] == LISTED_AS_OVERRIDE
-        assert decision.how["max.message.bytes"] == LISTED_AS_OVERRIDE
-        assert decision.skipped == {"min.insync.replicas": "depends on the target's replication factor"}
-        assert decision.how["min.insync.replicas"].startswith(NOT_COPIED)
-
-    def test_nothing_set_still_sets_the_compared_configs_to_kafka_defaults(self) -> None:
-        decision = decide_configs(state("t", {}), True)
+    def test_nothing_set_still_sets_the_compared_configs_to_the_source_effective_values(self) -> None:
+        decision = decide_configs(state("t", apache_answer({})))
         assert decision.configs == {
             "cleanup.policy": "delete",
             "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
@@ -143,44 +106,63 @@ class TestDecideConfigs:
         }
         assert {decision.how[name] for name in COMPARED_CONFIGS} == {EFFECTIVE_VALUE}
 
+    def test_broker_level_values_are_not_copied(self) -> None:
+        # Values the source's brokers give every topic (static, dynamic, cluster default) are not the topic's.
+        answer = apache_answer({}, broker={"retention.ms": "3600000", "compression.type": "gzip"})
+        decision = decide_configs(state("t", answer))
+        assert "retention.ms" not in decision.configs and "compression.type" not in decision.configs
+
+    def test_excluded_configs_are_skipped_with_their_reason(self) -> None:
+        decision = decide_configs(state("t", apache_answer({"min.insync.replicas": "2", "retention.ms": "5"})))
+        assert decision.skipped == {"min.insync.replicas": "depends on the target's replication factor"}
+        assert decision.how["min.insync.replicas"].startswith(NOT_COPIED) and decision.configs["retention.ms"] == "5"
+
     def test_secrets_and_read_only_entries_never_travel(self) -> None:
         answer = {
-            "cleanup.policy": ConfigValue("compact", set_on_topic=False),
-            "segment.bytes": ConfigValue("1024", set_on_topic=False, read_only=True),
-            "some.password": ConfigValue("hunter2", set_on_topic=False, sensitive=True),
+            **apache_answer({"cleanup.policy": "compact"}),
+            "segment.bytes": ConfigValue("1024", set_on_topic=True, read_only=True),
+            "some.password": ConfigValue("hunter2", set_on_topic=True, sensitive=True),
         }
-        decision = decide_configs(state("t", answer), True)
+        decision = decide_configs(state("t", answer))
         assert "segment.bytes" not in decision.configs and "some.password" not in decision.configs
         assert leaked("hunter2", str(decision)) == []
 
-    def test_for_an_existing_target_nothing_is_pinned(self) -> None:
-        decision = decide_configs(state("t", overrides_only_answer({"cleanup.policy": "compact"})), False)
-        assert decision.configs == {"cleanup.policy": "compact"}
+    def test_an_existing_target_is_not_changed_and_only_sizes_the_producer(self) -> None:
+        source = state("t", apache_answer({"cleanup.policy": "compact", "max.message.bytes": "2097152"}))
+        decision = decide_configs(source, state("t", apache_answer({"cleanup.policy": "compact"})))
+        assert decision.configs == {"max.message.bytes": "2097152"}  # nothing claimed as copied
+        assert decision.how == {"cleanup.policy": KEPT_ON_TARGET, "max.message.bytes": SIZES_PRODUCER}
+        small = decide_configs(state("t", apache_answer({"retention.ms": "5"})), state("t", apache_answer({})))
+        assert small.configs == {} and small.how == {"retention.ms": KEPT_ON_TARGET}
 
 
-def _created_target(configs: dict[str, str], style: str) -> TopicState:
-    """The target topic as a broker of ``style`` describes it after creating it with ``configs``."""
-    answer = apache_answer(configs) if style == "apache" else overrides_only_answer(configs)
-    return TopicState("t", 2, 1, answer, {0: 0, 1: 0}, {0: 0, 1: 0})
+def test_drift_is_every_config_set_on_either_topic_whose_values_differ() -> None:
+    source = state("t", apache_answer({"retention.ms": "3600000", "segment.ms": "60000", "min.insync.replicas": "2"}))
+    created = decide_configs(state("t", apache_answer({"retention.ms": "7200000", "segment.ms": "60000"}))).configs
+    target = state("t", apache_answer({**created, "flush.ms": "1000"}))
+    assert config_drift(source, target) == {
+        "retention.ms": ("3600000", "7200000"),  # changed on the source after the target was created
+        "flush.ms": ("9223372036854775807", "1000"),  # set on the target only
+    }  # equal values, excluded (min.insync.replicas) and pinned (message.timestamp.type) ones are no drift
 
 
-@pytest.mark.parametrize("target_style", ["apache", "overrides-only"])
+def _created_target(configs: dict[str, str]) -> TopicState:
+    """The target topic as Apache Kafka describes it after creating it with ``configs``."""
+    return TopicState("t", 2, 1, apache_answer(configs), {0: 0, 1: 0}, {0: 0, 1: 0})
+
+
 @pytest.mark.parametrize(
     "source_answer",
     [
         apache_answer({}),
         apache_answer({"cleanup.policy": "compact,delete", "max.message.bytes": "2097152"}),
         apache_answer({}, broker={"max.message.bytes": "5242880"}),
-        overrides_only_answer({}),
-        overrides_only_answer(COMPACTED),
-        overrides_only_answer({"cleanup.policy": "compact"}),
+        apache_answer(COMPACTED),
     ],
-    ids=["apache-defaults", "apache-compacted", "apache-broker-limit", "none", "tansu-compacted", "tansu-policy"],
+    ids=["defaults", "compacted", "broker-limit", "compacted-min-isr"],
 )
-def test_a_created_topic_passes_the_next_runs_compatibility_check(
-    source_answer: dict[str, ConfigValue], target_style: str
-) -> None:
+def test_a_created_topic_passes_the_next_runs_compatibility_check(source_answer: dict[str, ConfigValue]) -> None:
     """The rule that creates and the rule that checks agree: the pipeline never refuses its own output."""
     source = state("t", source_answer)
-    decision = decide_configs(source, create=True)
-    assert compatibility_problems(source, _created_target(decision.configs, target_style)) == []
+    decision = decide_configs(source)
+    assert compatibility_problems(source, _created_target(decision.configs)) == []

@@ -1,0 +1,147 @@
+"""Check, before anything is written, that a cluster's ACLs allow what a run or a group sync will do.
+
+Apache Kafka reports the operations a principal may perform on a topic or a group (KIP-430:
+``include_authorized_operations`` of Metadata and DescribeGroups), and checks Create without
+creating anything when CreateTopics is sent with ``validate_only``. A cluster without an
+authorizer allows every operation. A broker that reports no operations (before Kafka 2.3) is
+not checked here; its refusals still come out named by the call that fails (``acls.refusal``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, allows, operation_names, refusal
+
+if TYPE_CHECKING:
+    from kafka_migration.kafka.clients import KafkaCluster
+
+# What a run does with each side's topics (Describe is implied by Read and Write).
+SOURCE_TOPICS = (("Read", "to copy and verify them"), ("DescribeConfigs", "to copy their configs"))
+TARGET_TOPICS = (
+    ("Write", "to copy into them"),
+    ("Read", "to verify the copy and resume it"),
+    ("DescribeConfigs", "to check them against the source topics"),
+)
+# Right after the run created its target topics, before copying: what the copy and verification need.
+CREATED_TOPICS = TARGET_TOPICS[:2]
+CREATE_PURPOSE = "to create the missing target topics; Create on the cluster allows it too"
+
+
+def topic_operations(cluster: KafkaCluster, names: Iterable[str]) -> dict[str, frozenset[str] | None]:
+    """The operations the principal may perform on each topic (empty: not even Describe; None: not reported)."""
+    from confluent_kafka import KafkaException, TopicCollection
+
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    futures = cluster.admin.describe_topics(
+        TopicCollection(wanted), include_authorized_operations=True, request_timeout=cluster.timeout
+    )
+    found: dict[str, frozenset[str] | None] = {}
+    for name, future in futures.items():
+        try:
+            found[name] = operation_names(future.result(timeout=cluster.timeout + 5).authorized_operations)
+        except KafkaException as exc:
+            if exc.args[0].name() in AUTHORIZATION_FAILURES:
+                found[name] = frozenset()
+            # any other error (deleted meanwhile) is the planner's to report
+    return found
+
+
+def group_operations(cluster: KafkaCluster, group_ids: Iterable[str]) -> dict[str, frozenset[str] | None]:
+    """The operations the principal may perform on each consumer group (a group not known there included)."""
+    from confluent_kafka import KafkaException
+
+    wanted = sorted(set(group_ids))
+    if not wanted:
+        return {}
+    futures = cluster.admin.describe_consumer_groups(
+        wanted, include_authorized_operations=True, request_timeout=cluster.timeout
+    )
+    found: dict[str, frozenset[str] | None] = {}
+    for group_id, future in futures.items():
+        try:
+            found[group_id] = operation_names(future.result(timeout=cluster.timeout + 5).authorized_operations)
+        except KafkaException as exc:
+            if exc.args[0].name() in AUTHORIZATION_FAILURES:
+                found[group_id] = frozenset()
+    return found
+
+
+def refused_creation(cluster: KafkaCluster, names: Iterable[str]) -> list[str]:
+    """The topics the principal may not create (CreateTopics with validate_only: nothing is created)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    wanted = sorted(set(names))
+    refused = []
+    for i in range(0, len(wanted), cluster.CREATE_BATCH):
+        futures = cluster.admin.create_topics(
+            [NewTopic(name) for name in wanted[i : i + cluster.CREATE_BATCH]],  # the brokers' defaults
+            validate_only=True,
+            request_timeout=cluster.timeout,
+            operation_timeout=cluster.timeout,
+        )
+        for name, future in futures.items():
+            try:
+                future.result(timeout=cluster.timeout + 5)
+            except KafkaException as exc:
+                if exc.args[0].name() in AUTHORIZATION_FAILURES:
+                    refused.append(name)
+    return sorted(refused)
+
+
+def missing(
+    operations: Mapping[str, frozenset[str] | None], needed: Sequence[tuple[str, str]], resource: str
+) -> list[Permission]:
+    """Per needed operation, the resources whose reported operations do not allow it."""
+    out = []
+    for operation, purpose in needed:
+        lacking = tuple(
+            name
+            for name, granted in sorted(operations.items())
+            if granted is not None and not allows(granted, operation)
+        )
+        if lacking:
+            out.append(Permission(operation, resource, lacking, purpose))
+    return out
+
+
+def check_run_permissions(
+    source: KafkaCluster, target: KafkaCluster, names: Mapping[str, str], existing_targets: Iterable[str]
+) -> None:
+    """Refuse a run (source topic -> target topic ``names``) whose principals lack an ACL it needs."""
+    source_missing = missing(topic_operations(source, list(names)), SOURCE_TOPICS, "topic")
+    if source_missing:
+        raise refusal("source", source.config.settings, source_missing)
+    present = set(existing_targets)
+    targets = sorted(set(names.values()))
+    target_missing = missing(topic_operations(target, [n for n in targets if n in present]), TARGET_TOPICS, "topic")
+    refused = refused_creation(target, [n for n in targets if n not in present])
+    if refused:
+        target_missing.insert(0, Permission("Create", "topic", tuple(refused), CREATE_PURPOSE))
+    if target_missing:
+        raise refusal("target", target.config.settings, target_missing)
+
+
+def check_created_topics(target: KafkaCluster, created: Sequence[str]) -> None:
+    """After creating target topics, before copying: the copy's and verification's operations on them."""
+    lacking = missing(topic_operations(target, created), CREATED_TOPICS, "topic")
+    if lacking:
+        raise refusal(
+            "target",
+            target.config.settings,
+            lacking,
+            outcome=f"The target topic(s) {', '.join(created)} were created, empty; nothing was copied. The next "
+            "run uses them once the ACLs are added.",
+        )
+
+
+def check_group_permissions(target: KafkaCluster, group_ids: Sequence[str], purpose: str) -> None:
+    """Writing translated offsets is an offset commit: Read on the group (on the target topics too, which the
+    run's Read already grants)."""
+    lacking = missing(group_operations(target, group_ids), (("Read", purpose),), "group")
+    if lacking:
+        raise refusal("target", target.config.settings, lacking)
