@@ -1,4 +1,4 @@
-"""The one runner behind ``make bench``: a session of embedded clusters, the scenarios, the table and
+"""The one runner behind ``make bench``: a session of Apache Kafka clusters, the scenarios, the table and
 ``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale) with the same
 functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
 
@@ -18,9 +18,17 @@ from types import ModuleType
 from typing import Any
 
 from harness.bench import cluster, copy_verify, many, scale, whole
-from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, Target, describe_machine, elapsed, say
+from harness.bench.common import (
+    RECORD_BYTES,
+    SPARK,
+    TABLE_HEAD,
+    Target,
+    describe_machine,
+    elapsed,
+    say,
+    start_broker,
+)
 from harness.bench_kafka import KEY_BYTES, seed_topics
-from harness.embedded import start_cluster
 
 SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole, scale)}
 DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale"
@@ -36,7 +44,7 @@ class Session:
         self.verbose = verbose
         self.raw: dict[str, Any] = {}
         self.seeding: dict[str, float] = {}
-        self.source_cluster = start_cluster("bench-source", log_dir=work / "brokers")
+        self.source_cluster = start_broker("bench-source", work / "brokers")
         self.source = self.source_cluster.bootstrap
         self.target = Target(work / "brokers")
         self.runs = 0
@@ -193,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             "> 1 means the project is faster",
         },
         "seeding_seconds": session.seeding,
+        "target_start_seconds": session.target.start_seconds,
         **summary,
         "targets": targets_met(summary, chosen),
     }
