@@ -1,5 +1,5 @@
-"""``make bench``: the project's Spark copy and verification against single-process baselines, on real
-Apache Kafka.
+"""``make bench``: the project's Spark copy and verification against single-process baselines and
+MirrorMaker 2, on real Apache Kafka.
 
 Starts a source cluster (one-node KRaft Apache Kafka from the pinned jar set, harness/kafka),
 seeds it once, then runs, in one session, alternating and repeated (medians reported), the
@@ -12,6 +12,8 @@ scenarios chosen with ``--scenarios`` (default all), one module each:
   cluster (master + 2 workers on this machine, shipped executor environment) next to local mode.
 * ``whole`` (whole.py): 5. the whole verified run launch to exit: a hand-written script, the CLI, the DAG.
 * ``scale`` (scale.py): 6. planning and a whole run at thousands of topics.
+* ``mm2`` (mirrormaker.py): 7. MirrorMaker 2 side by side: moving W records, consumer group
+  accuracy at the positions a switch-over gets wrong, peak memory and CPU.
 
 Every repetition copies into a fresh target cluster (a new one-node cluster with a new cluster
 id; the previous one is stopped and its data removed; starting one is not measured), and every
@@ -19,5 +21,5 @@ project run has a fresh run directory. Results: a table on stdout and ``.bench/r
 (runner.py). Not a test: nothing here asserts timings.
 
     python -m harness.bench [--quick] [--repeat N] [--records N] [--topics N] [--cluster-records N]
-                            [--scenarios copy,many,cluster,whole,scale]
+                            [--mm2-records N] [--scenarios copy,many,cluster,whole,scale,mm2]
 """

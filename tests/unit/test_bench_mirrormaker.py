@@ -1,0 +1,146 @@
+"""The bench's MirrorMaker 2 scenario, its pure parts: the topics and tasks it gives MM2, the wait for
+MM2's group offsets to settle, the re-read/skip counting of a switched consumer, and the table cells.
+No broker, no timing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness.bench import group_positions as gp
+from harness.bench import mirrormaker as scenario
+
+# --- what the scenario gives MM2 ------------------------------------------------------------------
+
+
+def test_the_scenario_matches_its_topics_with_one_regex_without_commas() -> None:
+    both = scenario.topics_pattern(True)
+    assert "," not in both  # MM2 splits its topics setting at commas
+    for name in ("bench.mm2", "bench.mm2.tx", "bench.mm2.compact", "bench.mm2.low"):
+        assert re.fullmatch(both, name), name
+    for name in ("bench.mm2x", "bench.mm2.txt", "bench.whole"):
+        assert not re.fullmatch(both, name), name
+    assert re.fullmatch(scenario.topics_pattern(False), "bench.mm2")
+    assert not re.fullmatch(scenario.topics_pattern(False), "bench.mm2.tx")
+
+
+def test_mm2_runs_as_many_tasks_as_the_projects_local_task_slots() -> None:
+    import os
+
+    from kafka_migration.spark.submit import LOCAL_SLOTS_PER_CORE
+
+    props = scenario.properties("s:1", "t:2", scenario.topics_pattern(True), 1)
+    assert props["tasks.max"] == str(LOCAL_SLOTS_PER_CORE * len(os.sched_getaffinity(0)))
+    assert props["source->target.groups"] == re.escape(gp.GROUP_PREFIX) + ".*"
+
+
+def test_settled_once_the_value_held_for_the_quiet_time() -> None:
+    assert not scenario.settled([], 10.0, 5.0)
+    history = [(0.0, "a"), (1.0, "b"), (2.0, "b"), (6.5, "b")]
+    assert scenario.settled(history, 6.5, 5.0)  # "b" since t=1
+    assert not scenario.settled(history, 5.5, 5.0)
+    assert not scenario.settled([*history, (7.0, "c")], 11.0, 5.0)
+
+
+# --- re-read / skip counting ----------------------------------------------------------------------
+
+
+def _log(offsets: list[int]) -> gp.SourceLog:
+    return gp.SourceLog((o, gp.identity(b"k%d" % o, b"v")) for o in offsets)
+
+
+def _at(offset: int) -> bytes:
+    return gp.identity(b"k%d" % offset, b"v")
+
+
+def test_exact_when_the_target_leads_to_the_next_source_record() -> None:
+    log = _log(list(range(100)))
+    assert gp.displacement(log, 40, _at(40)) == 0
+    assert gp.displacement(log, 100, None) == 0  # at the end on both sides
+
+
+def test_rereads_and_skips_are_counted_in_records() -> None:
+    log = _log(list(range(100)))
+    assert gp.displacement(log, 40, _at(37)) == -3  # re-reads 37, 38, 39
+    assert gp.displacement(log, 40, _at(45)) == 5  # skips 40..44
+    assert gp.displacement(log, 100, _at(1)) == -99  # a caught-up group sent back to offset 1
+    assert gp.displacement(log, 90, None) == 10  # sent past the end: skips the last 10
+
+
+def test_records_are_counted_not_offsets_across_markers_aborts_and_gaps() -> None:
+    # Readable records at 0-3, 10-13 (5-9: aborted, 4 and 14: markers), 15, 30 (16-29 compacted away).
+    log = _log([0, 1, 2, 3, 10, 11, 12, 13, 15, 30])
+    assert gp.displacement(log, 5, _at(10)) == 0  # inside the aborted range: next readable is 10
+    assert gp.displacement(log, 4, _at(10)) == 0  # at the marker
+    assert gp.displacement(log, 20, _at(30)) == 0  # inside the compacted gap
+    assert gp.displacement(log, 20, _at(13)) == -2  # re-reads 13 and 15, not 17 offsets
+    assert gp.displacement(log, 5, _at(30)) == 5  # skips 10, 11, 12, 13, 15
+    assert log.next_offset(16) == 30
+    assert log.next_offset(31) is None
+
+
+def test_a_target_record_the_source_does_not_hold_is_an_error() -> None:
+    with pytest.raises(ValueError, match="not a record of the source"):
+        gp.displacement(_log([0, 1]), 0, gp.identity(b"other", b"v"))
+
+
+def test_identity_tells_null_from_empty_and_key_from_value() -> None:
+    assert gp.identity(None, b"v") != gp.identity(b"", b"v")
+    assert gp.identity(b"ab", b"c") != gp.identity(b"a", b"bc")
+    assert gp.identity(b"k", None) != gp.identity(b"k", b"")
+    with pytest.raises(ValueError, match="unique"):
+        gp.SourceLog([(0, gp.identity(b"k", b"v")), (1, gp.identity(b"k", b"v"))])
+
+
+def test_outcome_without_a_target_offset_says_what_the_reset_policy_would_do() -> None:
+    log = _log(list(range(30)))
+    position = gp.Position("low-behind", "low-traffic topic, 10 behind", "t", 0, 20)
+    missing = gp.outcome(log, position, None, None)
+    assert missing == {
+        "target_offset": None,
+        "rereads": None,
+        "skips": None,
+        "rereads_if_earliest": 20,
+        "skips_if_latest": 10,
+    }
+    assert gp.describe(missing) == "no offset (earliest: re-reads 20; latest: skips 10)"
+    assert gp.outcome(log, position, 7, _at(1)) == {"target_offset": 7, "rereads": 19, "skips": 0}
+    assert gp.describe(gp.outcome(log, position, 7, _at(1))) == "re-reads 19"
+    assert gp.describe(gp.outcome(log, position, 25, _at(25))) == "skips 5"
+    assert gp.describe(gp.outcome(log, position, 20, _at(20))) == "exact"
+    assert position.group == "bench.mm2.g.low-behind"
+
+
+def test_compacted_gap_is_the_widest_run_of_missing_offsets() -> None:
+    assert gp.compacted_gap([0, 1, 2, 3]) is None
+    assert gp.compacted_gap([0, 1, 5, 6, 20, 21]) == (7, 19)
+
+
+# --- the table's cells ----------------------------------------------------------------------------
+
+
+def _result(target: int | None, moved: int = 0) -> dict[str, object]:
+    if target is None:
+        return {"target_offset": None, "rereads_if_earliest": 3, "skips_if_latest": 4}
+    return {"target_offset": target, "rereads": max(0, -moved), "skips": max(0, moved)}
+
+
+def test_cell_shows_the_median_outcome_its_offset_and_the_range() -> None:
+    assert scenario.position_cell([_result(40), _result(40), _result(40)]) == "exact @40"
+    cell = scenario.position_cell([_result(30, -10), _result(38, -2), _result(35, -5)])
+    assert cell == "re-reads 5 @35 [-10..-2]"
+    assert scenario.position_cell([_result(41, 1)]) == "skips 1 @41"
+    assert scenario.position_cell([_result(None), _result(40)]) == "exact @40, no offset in 1/2"
+    assert scenario.position_cell([_result(None)]) == "no offset (earliest: re-reads 3; latest: skips 4)"
+    assert scenario.position_cell([]) == "-"
+    assert scenario.signed(_result(30, -10)) == -10
+    assert scenario.signed(_result(None)) is None
+
+
+def test_the_order_of_the_tools_alternates() -> None:
+    assert [scenario.rotation(i) for i in range(3)] == [
+        ("mirrormaker", "ours"),
+        ("ours", "mirrormaker"),
+        ("mirrormaker", "ours"),
+    ]
