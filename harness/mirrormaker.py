@@ -49,7 +49,8 @@ TARGET = "target"
 FLOW = f"{SOURCE}->{TARGET}"
 SOURCE_CONNECTOR = "MirrorSourceConnector"
 OFFSETS_TOPIC = f"mm2-offsets.{SOURCE}.internal"
-READY_LINE = "Kafka MirrorMaker started"
+# Connect's words for a task that died (WorkerTask.doRun): it stays dead while the process runs on.
+TASK_KILLED = "Task is being killed and will not recover until manually restarted"
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def shown_properties(properties: Mapping[str, str]) -> dict[str, str]:
 
 
 class MirrorMakerFailed(RuntimeError):
-    """MirrorMaker 2 exited, or did not start."""
+    """MirrorMaker 2 exited, did not start, or one of its tasks died."""
 
 
 class MirrorMaker:
@@ -148,6 +149,7 @@ class MirrorMaker:
         self.heap_mb = heap_mb
         self.process: subprocess.Popen[bytes] | None = None
         self.started: float | None = None
+        self._scanned = 0  # how far check_alive has read the log
 
     @property
     def log_path(self) -> Path:
@@ -183,8 +185,22 @@ class MirrorMaker:
         return self
 
     def check_alive(self) -> None:
+        """Raise MirrorMakerFailed when the process has exited or its log says a task died: a dead task's
+        partitions are not copied any more, though the process runs on and says nothing else."""
         if self.process is not None and self.process.poll() is not None:
             raise MirrorMakerFailed(f"MirrorMaker 2 exited with {self.process.returncode}:\n{self.log_tail()}")
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(self._scanned)
+                fresh = log.read()
+        except FileNotFoundError:
+            return
+        complete = fresh[: fresh.rfind(b"\n") + 1]
+        self._scanned += len(complete)
+        for line in complete.decode(errors="replace").splitlines():
+            if TASK_KILLED in line:
+                first = (self.errors(limit=1) or [line])[0]
+                raise MirrorMakerFailed(f"a MirrorMaker 2 task died; its log's first error: {first.strip()}")
 
     def stop(self, timeout: float = 30.0) -> None:
         """SIGTERM (its shutdown hook stops the connectors); killed when that takes longer than ``timeout``."""

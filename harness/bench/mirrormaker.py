@@ -34,6 +34,7 @@ from harness import mirrormaker as mm2
 from harness.bench import group_positions as gp
 from harness.bench.common import RECORD_BYTES, cli_run_command, fmt, load1, median, ratio, say, table_row
 from harness.bench.meter import TreeMeter
+from harness.bench.whole import find_timings, median_parts
 from harness.bench_kafka import end_offsets, seed_topics
 from harness.ports import free_port
 
@@ -131,6 +132,10 @@ def position_cell(results: Sequence[Mapping[str, Any]]) -> str:
     return text
 
 
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
 def _short(value: int) -> str:
     return "0" if value == 0 else (f"-{-value:,}" if value < 0 else f"+{value:,}")
 
@@ -164,10 +169,12 @@ def run_mirrormaker(
     try:
         maker.start()
         with TreeMeter(maker.pid) as meter:
-            while not mm2.caught_up(reader.poll(0.1), last_records):
+            while not mm2.caught_up(copied := reader.poll(0.1), last_records):
                 maker.check_alive()
+                if copied and "first_commit_seconds" not in sample:  # its start-up is over
+                    sample["first_commit_seconds"] = round(time.monotonic() - (maker.started or 0), 3)
                 if time.monotonic() - (maker.started or 0) > CATCH_UP_TIMEOUT:
-                    raise RuntimeError(f"MirrorMaker 2 not caught up after {CATCH_UP_TIMEOUT} s:\n{maker.log_tail()}")
+                    raise mm2.MirrorMakerFailed(f"not caught up {CATCH_UP_TIMEOUT} s after its launch")
             sample["seconds"] = round(time.monotonic() - (maker.started or 0), 3)
             sample["cpu_seconds"] = round(meter.cpu_now(), 2)
             sample.update(meter.figures())
@@ -258,8 +265,9 @@ def _launch(command: list[str], log: Path) -> tuple[int, float, float, dict[str,
     return code, round(wall, 3), round(meter.cpu_seconds(), 2), meter.figures(), log.read_text(errors="replace")
 
 
-def _verified_records(state_dir: Path) -> int:
-    """Records the newest run's report says it verified; raises unless the run was verified."""
+def _verified_run(state_dir: Path) -> tuple[int, dict[str, float] | None]:
+    """Records the newest run's report says it verified, and the run's parts (its timings, when recorded);
+    raises unless the run was verified."""
     import json
 
     reports = sorted((state_dir / "reports").glob("*/report.json"), key=lambda p: p.stat().st_mtime)
@@ -268,7 +276,7 @@ def _verified_records(state_dir: Path) -> int:
     report = json.loads(reports[-1].read_text())
     if report.get("verdict") != "VERIFIED" and report.get("run", {}).get("status") != "verified":
         raise RuntimeError(f"run {report.get('run', {}).get('run_id')} not verified: {report.get('verdict')}")
-    return int(report["totals"]["records_verified"])
+    return int(report["totals"]["records_verified"]), find_timings(report)
 
 
 def run_ours(source: str, target: str, run_dir: Path, state_dir: Path, topics: str, groups: bool = False) -> dict:
@@ -278,11 +286,13 @@ def run_ours(source: str, target: str, run_dir: Path, state_dir: Path, topics: s
     code, wall, cpu, figures, output = _launch(command, run_dir / "cli.log")
     if code != 0:
         raise RuntimeError(f"kafka-migrate run exited {code}:\n{output[-3000:]}")
+    records, timings = _verified_run(state_dir)
     sample: dict[str, Any] = {
         "seconds": wall,
         "cpu_seconds": cpu,
         **figures,
-        "records": _verified_records(state_dir),
+        "records": records,
+        "timings": timings,
         "load1_at_start": load,
     }
     if groups:
@@ -333,6 +343,7 @@ def run(session: Session, repeat: int) -> None:
     state_dir = session.work / "mm2-cli-state"
     raw["move"] = {tool: [] for tool in TOOLS}
     raw["groups"] = {tool: [] for tool in TOOLS}
+    raw["failures"] = []  # MM2 runs that died or never caught up: reported, left out of the medians
     raw["mirrormaker_properties"] = mm2.shown_properties(properties(source, "<target>", topics_pattern(True)))
 
     say("scenario 7: warm-up, not measured: one CLI run of the low-traffic topic (ledger created)")
@@ -343,7 +354,12 @@ def run(session: Session, repeat: int) -> None:
         for tool in rotation(i):
             target = session.target.fresh()
             if tool == "mirrormaker":
-                sample = run_mirrormaker(source, target, session.run_dir(), topics_pattern(False), bulk_only)
+                try:
+                    sample = run_mirrormaker(source, target, session.run_dir(), topics_pattern(False), bulk_only)
+                except mm2.MirrorMakerFailed as failure:
+                    raw["failures"].append({"phase": "move", "repetition": i + 1, "error": str(failure)})
+                    say(f"    {LABELS[tool]} FAILED: {failure}")
+                    continue
                 counts = count_records(target, TOPIC, PARTITIONS)
                 target_ends = end_offsets(target, {TOPIC: PARTITIONS})
                 sample["records"] = sum(counts.values())
@@ -367,7 +383,12 @@ def run(session: Session, repeat: int) -> None:
             target = session.target.fresh()
             run_dir = session.run_dir()
             if tool == "mirrormaker":
-                sample = run_mirrormaker(source, target, run_dir, topics_pattern(True), everything, positions)
+                try:
+                    sample = run_mirrormaker(source, target, run_dir, topics_pattern(True), everything, positions)
+                except mm2.MirrorMakerFailed as failure:
+                    raw["failures"].append({"phase": "groups", "repetition": i + 1, "error": str(failure)})
+                    say(f"    {LABELS[tool]} FAILED: {failure}")
+                    continue
                 offsets = sample.pop("_offsets")
             else:
                 sample = run_ours(source, target, run_dir, state_dir, topics_pattern(True), groups=True)
@@ -392,7 +413,7 @@ def _tool_summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
     move = raw.get("move") or {}
-    if not move.get("ours") or not move.get("mirrormaker"):
+    if not move.get("ours"):
         return {}
     tools = {tool: _tool_summary(move[tool]) for tool in TOOLS}
     groups: dict[str, Any] = {}
@@ -419,17 +440,22 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
             "partitions": PARTITIONS,
             "mirrormaker": {
                 **tools["mirrormaker"],
+                "median_first_commit_seconds": median(
+                    [s["first_commit_seconds"] for s in move["mirrormaker"] if "first_commit_seconds" in s]
+                ),
                 "median_markers_on_target": median([s["markers_on_target"] for s in move["mirrormaker"]]),
-                "counts_equal": all(s["counts_equal"] for s in move["mirrormaker"]),
+                "counts_equal": all(s["counts_equal"] for s in move["mirrormaker"]) if move["mirrormaker"] else None,
                 "median_groups_last_change_seconds": median([s["groups_last_change_seconds"] for s in mm2_groups]),
             },
             "ours": {
                 **tools["ours"],
+                "median_parts": median_parts(move["ours"]),
                 "median_groups_run_and_sync_seconds": median(
                     [s["seconds"] + s["groups_sync_seconds"] for s in raw["groups"]["ours"]]
                 ),
             },
             "ratio": ratio(tools["mirrormaker"]["median_seconds"], tools["ours"]["median_seconds"]),
+            "mirrormaker_failures": raw.get("failures", []),
             "ours_not_exact": not_exact,
             "groups": groups,
             "mirrormaker_properties": raw["mirrormaker_properties"],
@@ -452,8 +478,15 @@ def table(summary: dict[str, Any]) -> list[str]:
         f"{'':<28} MM2 s / ours s: {fmt(s['ratio'], 2)}x (target >= 1.0); CPU s MM2 {fmt(m['median_cpu_seconds'])}, "
         f"ours {fmt(o['median_cpu_seconds'])}; peak RSS MM2 {fmt(m['median_peak_rss_mib'], 0)} MiB, ours "
         f"{fmt(o['median_peak_rss_mib'], 0)} MiB",
-        f"{'':<28} MM2's target: counts equal to the source {'yes' if m['counts_equal'] else 'NO'}, "
-        f"{m['median_markers_on_target']:,.0f} commit markers (exactly-once) in the target partitions",
+        f"{'':<28} MM2's start-up (launch to its first commit) {fmt(m['median_first_commit_seconds'])} s; ours "
+        + ", ".join(f"{k} {v:.1f}" for k, v in o["median_parts"].items() if k != "wall")
+        + " s (its own timings)",
+        f"{'':<28} MM2's target: counts equal to the source {_yes(m['counts_equal'])}, "
+        f"{fmt(m['median_markers_on_target'], 0)} commit markers (exactly-once) in the target partitions",
+        *(
+            f"{'':<28} MM2 FAILED ({f['phase']}, repetition {f['repetition']}; left out): {f['error'][:200]}"
+            for f in s["mirrormaker_failures"]
+        ),
         "",
         f"{'7 group position':<32} {'source offset':>26}  {'kafka-migrate':<26} MirrorMaker 2",
     ]

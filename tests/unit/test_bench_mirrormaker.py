@@ -144,3 +144,82 @@ def test_the_order_of_the_tools_alternates() -> None:
         ("ours", "mirrormaker"),
         ("mirrormaker", "ours"),
     ]
+
+
+def _raw() -> dict[str, object]:
+    positions = [
+        {
+            "name": "busy-middle",
+            "what": "middle of a busy partition",
+            "topic": "bench.mm2",
+            "partition": 0,
+            "offset": 50,
+        },
+        {
+            "name": "low-end",
+            "what": "low-traffic topic, caught up",
+            "topic": "bench.mm2.low",
+            "partition": 0,
+            "offset": 30,
+        },
+    ]
+    mm2_run = {"seconds": 20.0, "cpu_seconds": 30.0, "peak_rss_mib": 400.0, "first_commit_seconds": 9.0}
+    ours_run = {"seconds": 10.0, "cpu_seconds": 20.0, "peak_rss_mib": 900.0, "timings": {"wall": 9.5, "copy": 4.0}}
+    exact = {"target_offset": 50, "rereads": 0, "skips": 0}
+    reread = {"target_offset": 41, "rereads": 9, "skips": 0}
+    missing = {"target_offset": None, "rereads": None, "skips": None, "rereads_if_earliest": 30, "skips_if_latest": 0}
+    return {
+        "bulk_ends": {0: 100, 1: 100},
+        "positions": positions,
+        "mirrormaker_properties": {"tasks.max": "4"},
+        "move": {
+            "mirrormaker": [{**mm2_run, "markers_on_target": 400, "counts_equal": True}] * 3,
+            "ours": [ours_run] * 3,
+        },
+        "groups": {
+            "mirrormaker": [
+                {"positions": {"busy-middle": reread, "low-end": missing}, "groups_last_change_seconds": 25.0}
+            ]
+            * 3,
+            "ours": [
+                {
+                    "positions": {"busy-middle": exact, "low-end": {**exact, "target_offset": 30}},
+                    "seconds": 11.0,
+                    "groups_sync_seconds": 2.0,
+                }
+            ]
+            * 3,
+        },
+    }
+
+
+def test_summary_and_table_from_the_raw_samples() -> None:
+    summary = scenario.summarize(_raw(), {})
+    s = summary["mm2"]
+    assert s["ratio"] == 2.0  # MM2 s / ours s
+    assert s["ours_not_exact"] == 0
+    assert s["records"] == 200
+    assert s["mirrormaker"]["median_first_commit_seconds"] == 9.0
+    assert s["ours"]["median_groups_run_and_sync_seconds"] == 13.0
+    assert s["groups"]["busy-middle"]["mirrormaker"]["cell"] == "re-reads 9 @41"
+    assert s["groups"]["low-end"]["ours"]["cell"] == "exact @30"
+    text = "\n".join(scenario.table(summary) + scenario.notes(summary))
+    assert "MM2 s / ours s: 2.00x" in text
+    assert "no offset (earliest: re-reads 30; latest: skips 0)" in text
+    assert scenario.summarize({"move": {}}, {}) == {}
+    assert scenario.table({}) == []
+
+
+def test_failed_mirrormaker_runs_are_reported_and_left_out() -> None:
+    raw = _raw()
+    raw["move"]["mirrormaker"] = raw["move"]["mirrormaker"][:1]  # type: ignore[index]
+    raw["failures"] = [
+        {"phase": "move", "repetition": 2, "error": "a MirrorMaker 2 task died; its log's first error: X"}
+    ]
+    summary = scenario.summarize(raw, {})
+    assert summary["mm2"]["mirrormaker"]["median_seconds"] == 20.0
+    text = "\n".join(scenario.table(summary))
+    assert "MM2 FAILED (move, repetition 2; left out): a MirrorMaker 2 task died" in text
+    raw["move"]["mirrormaker"] = []  # type: ignore[index]
+    text = "\n".join(scenario.table(scenario.summarize(raw, {})))
+    assert "MirrorMaker 2 caught up" in text and "counts equal to the source -" in text

@@ -1,9 +1,12 @@
-"""harness/mirrormaker.py, its pure parts: the mm2.properties of a migration, and reading MM2's offsets topic.
-No broker: tests/integration runs MirrorMaker 2 itself."""
+"""harness/mirrormaker.py without a broker: the mm2.properties of a migration, reading MM2's offsets topic,
+noticing a dead task. tests/integration/test_mirrormaker.py runs MirrorMaker 2 itself."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from harness import mirrormaker as mm2
 
@@ -114,3 +117,15 @@ def test_caught_up_when_every_partitions_last_record_is_copied() -> None:
     assert not mm2.caught_up({("t", 0): 99, ("t", 1): 48}, last)
     assert mm2.caught_up({("t", 0): 99, ("t", 1): 49}, last)
     assert mm2.caught_up({("t", 0): 120, ("t", 1): 49, ("x", 0): 3}, last)
+
+
+def test_a_dead_task_in_the_log_is_a_failure_though_the_process_runs_on(tmp_path: Path) -> None:
+    maker = mm2.MirrorMaker(tmp_path, {})
+    maker.check_alive()  # no log yet
+    maker.log_path.write_text("[t] WARN Could not alter configuration of topic orders.\n")
+    maker.check_alive()
+    with maker.log_path.open("a") as log:
+        log.write("[t] ERROR Invalid call to OffsetStorageWriter beginFlush() while already flushing\n")
+        log.write(f"[t] ERROR ExactlyOnceWorkerSourceTask{{id=MirrorSourceConnector-2}} {mm2.TASK_KILLED} (x)\n")
+    with pytest.raises(mm2.MirrorMakerFailed, match=r"task died; its log's first error: .*OffsetStorageWriter"):
+        maker.check_alive()
