@@ -97,8 +97,9 @@ def migration_properties(
         "replication.policy.class": IDENTITY_POLICY,
         "tasks.max": str(tasks),
         # Plugins found through their ServiceLoader manifests only, as MM2's own start-up warning advises;
-        # the default also scans every class of the class path by reflection (~10 s of CPU here), once for
-        # the configuration and once for the herder, whose worker settings are the target cluster's.
+        # the default also scans every class of the class path by reflection, once for the configuration
+        # and once for the herder, whose worker settings are the target cluster's (29 s and 23 s in one
+        # start here under load, against 1.7 s and 0.1 s with this).
         "plugin.discovery": "service_load",
         f"{TARGET}.plugin.discovery": "service_load",
         # Consumer groups: checkpoints translated and written to the target's groups while these

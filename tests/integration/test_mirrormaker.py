@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness import mirrormaker as mm2
-from harness.bench import group_positions as gp
-from harness.bench.mirrormaker import count_records
+from harness.bench.mirrormaker import positions as gp
+from harness.bench.mirrormaker.tools import count_records
 from harness.bench_kafka import create_topics, end_offsets, seed_topics
 from harness.kafka import kafka_clusters
 from harness.ports import free_port

@@ -8,21 +8,21 @@ import re
 
 import pytest
 
-from harness.bench import group_positions as gp
-from harness.bench import mirrormaker as scenario
+from harness.bench.mirrormaker import positions as gp
+from harness.bench.mirrormaker import report, tools
 
 # --- what the scenario gives MM2 ------------------------------------------------------------------
 
 
 def test_the_scenario_matches_its_topics_with_one_regex_without_commas() -> None:
-    both = scenario.topics_pattern(True)
+    both = tools.topics_pattern(True)
     assert "," not in both  # MM2 splits its topics setting at commas
     for name in ("bench.mm2", "bench.mm2.tx", "bench.mm2.compact", "bench.mm2.low"):
         assert re.fullmatch(both, name), name
     for name in ("bench.mm2x", "bench.mm2.txt", "bench.whole"):
         assert not re.fullmatch(both, name), name
-    assert re.fullmatch(scenario.topics_pattern(False), "bench.mm2")
-    assert not re.fullmatch(scenario.topics_pattern(False), "bench.mm2.tx")
+    assert re.fullmatch(tools.topics_pattern(False), "bench.mm2")
+    assert not re.fullmatch(tools.topics_pattern(False), "bench.mm2.tx")
 
 
 def test_mm2_runs_as_many_tasks_as_the_projects_local_task_slots() -> None:
@@ -30,17 +30,17 @@ def test_mm2_runs_as_many_tasks_as_the_projects_local_task_slots() -> None:
 
     from kafka_migration.spark.submit import LOCAL_SLOTS_PER_CORE
 
-    props = scenario.properties("s:1", "t:2", scenario.topics_pattern(True), 1)
+    props = tools.properties("s:1", "t:2", tools.topics_pattern(True), 1)
     assert props["tasks.max"] == str(LOCAL_SLOTS_PER_CORE * len(os.sched_getaffinity(0)))
     assert props["source->target.groups"] == re.escape(gp.GROUP_PREFIX) + ".*"
 
 
 def test_settled_once_the_value_held_for_the_quiet_time() -> None:
-    assert not scenario.settled([], 10.0, 5.0)
+    assert not tools.settled([], 10.0, 5.0)
     history = [(0.0, "a"), (1.0, "b"), (2.0, "b"), (6.5, "b")]
-    assert scenario.settled(history, 6.5, 5.0)  # "b" since t=1
-    assert not scenario.settled(history, 5.5, 5.0)
-    assert not scenario.settled([*history, (7.0, "c")], 11.0, 5.0)
+    assert tools.settled(history, 6.5, 5.0)  # "b" since t=1
+    assert not tools.settled(history, 5.5, 5.0)
+    assert not tools.settled([*history, (7.0, "c")], 11.0, 5.0)
 
 
 # --- re-read / skip counting ----------------------------------------------------------------------
@@ -127,19 +127,19 @@ def _result(target: int | None, moved: int = 0) -> dict[str, object]:
 
 
 def test_cell_shows_the_median_outcome_its_offset_and_the_range() -> None:
-    assert scenario.position_cell([_result(40), _result(40), _result(40)]) == "exact @40"
-    cell = scenario.position_cell([_result(30, -10), _result(38, -2), _result(35, -5)])
+    assert report.position_cell([_result(40), _result(40), _result(40)]) == "exact @40"
+    cell = report.position_cell([_result(30, -10), _result(38, -2), _result(35, -5)])
     assert cell == "re-reads 5 @35 [-10..-2]"
-    assert scenario.position_cell([_result(41, 1)]) == "skips 1 @41"
-    assert scenario.position_cell([_result(None), _result(40)]) == "exact @40, no offset in 1/2"
-    assert scenario.position_cell([_result(None)]) == "no offset (earliest: re-reads 3; latest: skips 4)"
-    assert scenario.position_cell([]) == "-"
-    assert scenario.signed(_result(30, -10)) == -10
-    assert scenario.signed(_result(None)) is None
+    assert report.position_cell([_result(41, 1)]) == "skips 1 @41"
+    assert report.position_cell([_result(None), _result(40)]) == "exact @40, no offset in 1/2"
+    assert report.position_cell([_result(None)]) == "no offset (earliest: re-reads 3; latest: skips 4)"
+    assert report.position_cell([]) == "-"
+    assert report.signed(_result(30, -10)) == -10
+    assert report.signed(_result(None)) is None
 
 
 def test_the_order_of_the_tools_alternates() -> None:
-    assert [scenario.rotation(i) for i in range(3)] == [
+    assert [tools.rotation(i) for i in range(3)] == [
         ("mirrormaker", "ours"),
         ("ours", "mirrormaker"),
         ("mirrormaker", "ours"),
@@ -194,7 +194,7 @@ def _raw() -> dict[str, object]:
 
 
 def test_summary_and_table_from_the_raw_samples() -> None:
-    summary = scenario.summarize(_raw(), {})
+    summary = report.summarize(_raw(), {})
     s = summary["mm2"]
     assert s["ratio"] == 2.0  # MM2 s / ours s
     assert s["ours_not_exact"] == 0
@@ -203,11 +203,11 @@ def test_summary_and_table_from_the_raw_samples() -> None:
     assert s["ours"]["median_groups_run_and_sync_seconds"] == 13.0
     assert s["groups"]["busy-middle"]["mirrormaker"]["cell"] == "re-reads 9 @41"
     assert s["groups"]["low-end"]["ours"]["cell"] == "exact @30"
-    text = "\n".join(scenario.table(summary) + scenario.notes(summary))
+    text = "\n".join(report.table(summary) + report.notes(summary))
     assert "MM2 s / ours s: 2.00x" in text
     assert "no offset (earliest: re-reads 30; latest: skips 0)" in text
-    assert scenario.summarize({"move": {}}, {}) == {}
-    assert scenario.table({}) == []
+    assert report.summarize({"move": {}}, {}) == {}
+    assert report.table({}) == []
 
 
 def test_failed_mirrormaker_runs_are_reported_and_left_out() -> None:
@@ -216,10 +216,25 @@ def test_failed_mirrormaker_runs_are_reported_and_left_out() -> None:
     raw["failures"] = [
         {"phase": "move", "repetition": 2, "error": "a MirrorMaker 2 task died; its log's first error: X"}
     ]
-    summary = scenario.summarize(raw, {})
+    summary = report.summarize(raw, {})
     assert summary["mm2"]["mirrormaker"]["median_seconds"] == 20.0
-    text = "\n".join(scenario.table(summary))
+    text = "\n".join(report.table(summary))
     assert "MM2 FAILED (move, repetition 2; left out): a MirrorMaker 2 task died" in text
     raw["move"]["mirrormaker"] = []  # type: ignore[index]
-    text = "\n".join(scenario.table(scenario.summarize(raw, {})))
+    text = "\n".join(report.table(report.summarize(raw, {})))
     assert "MirrorMaker 2 caught up" in text and "counts equal to the source -" in text
+
+
+def test_markdown_of_two_runs_puts_them_side_by_side() -> None:
+    first = report.summarize(_raw(), {})
+    second_raw = _raw()
+    second_raw["move"]["ours"] = [{**second_raw["move"]["ours"][0], "seconds": 8.0}] * 3  # type: ignore[index]
+    second = report.summarize(second_raw, {})
+    lines = report.markdown([first, second])
+    assert lines[0] == "| what | MirrorMaker 2 | kafka-migrate | MM2 / ours | target |"
+    assert "| 20.00 / 20.00 s | 10.00 / 8.00 s | 2.00× / 2.50× | ≥ 1.0× |" in lines[2]
+    assert (
+        "| middle of a busy partition | `bench.mm2[0]` @50 | exact @50 / exact @50 | re-reads 9 @41 / re-reads 9 @41 |"
+        in lines
+    )
+    assert report.markdown([{}]) == []
