@@ -265,6 +265,10 @@ def airflow_environment(home: Path, port: int, extra: Mapping[str, str]) -> dict
             "AIRFLOW__API__PORT": str(port),
             "AIRFLOW__API__BASE_URL": base_url,
             "AIRFLOW__API__WORKERS": "1",
+            # The scheduler's and triggerer's log servers on free ports too: with their fixed defaults (8793,
+            # 8794) a second Airflow on the machine (another test run, the bench) cannot start its own.
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{base_url}/execution/",
             # one secret for every process: the scheduler signs task tokens that the api-server checks
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),

@@ -30,7 +30,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka_migration.kafka.clients import client_settings
 
 KEY_BYTES = 10  # b"k%09d"
-TIMESTAMP_BASE = 1_700_000_000_000
+# Record timestamps: a day before the bench started, one millisecond apart. Apache Kafka deletes by
+# time (7 days by default) whatever is older, so seeding with a fixed date in 2023 lost the data
+# within seconds, on the source and on targets created without a retention override.
+TIMESTAMP_BASE = int(time.time() * 1000) - 86_400_000
 
 # The project's producer defaults (kafka_migration.kafka.clients.producer_settings), written out.
 BASELINE_PRODUCER = {

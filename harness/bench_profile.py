@@ -1,6 +1,6 @@
 """Profile the copy path in one process, without Spark.
 
-Seeds one partition (default 300k records of 200 bytes) on an embedded source,
+Seeds one partition (default 300k records of 200 bytes) on an Apache Kafka source (the bench's brokers),
 then:
 
 1. runs ``kafka_migration.run.copy.copy_partition`` under cProfile and prints the top
@@ -27,8 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.bench.common import start_broker
 from harness.bench_kafka import baseline_copy, create_topics, end_offsets, plain_verify, seed_topics
-from harness.embedded import embedded_clusters
+from harness.kafka import stop_all
 
 TOPIC = "profile.one"
 
@@ -63,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             out("\n".join(line for line in buf.getvalue().splitlines() if line.strip()))
 
     log_dir = Path(tempfile.mkdtemp(prefix="kafka-migration-profile-"))
-    with embedded_clusters("profile-source", "profile-target", log_dir=log_dir) as (src, tgt):
+    clusters = [start_broker(name, log_dir) for name in ("profile-source", "profile-target")]
+    src, tgt = clusters
+    try:
         seconds = seed_topics(src.bootstrap, {TOPIC: 1}, args.records)
         end = end_offsets(src.bootstrap, {TOPIC: 1})[(TOPIC, 0)]
         out(f"seeded {end:,} records in one partition in {seconds:.1f} s")
@@ -143,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             f"\nmedian: verify_partition {p:.2f} s = {end / p:,.0f} rec/s; plain verify loop {b:.2f} s = "
             f"{end / b:,.0f} rec/s; verify_partition / plain throughput {b / p:.2f}x"
         )
+    finally:
+        stop_all(clusters)
     shutil.rmtree(log_dir, ignore_errors=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text("\n".join(report) + "\n")

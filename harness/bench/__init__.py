@@ -1,20 +1,25 @@
-"""``make bench``: the project's Spark copy and verification against single-process baselines.
+"""``make bench``: the project's Spark copy and verification against single-process baselines and
+MirrorMaker 2, on real Apache Kafka.
 
-Starts two embedded brokers (source, target), seeds the source once, then runs, in one
-session, alternating and repeated (medians reported), the scenarios chosen with
-``--scenarios`` (default all), one module each:
+Starts a source cluster (one-node KRaft Apache Kafka from the pinned jar set, harness/kafka),
+seeds it once, then runs, in one session, alternating and repeated (medians reported), the
+scenarios chosen with ``--scenarios`` (default all), one module each:
 
 * ``copy`` (copy_verify.py): 1. copy N records of one 8-partition topic, project vs one process;
   3. verification of that copy vs a plain read loop; the PySpark worker memory at N and N/2.
 * ``many`` (many.py): 2. T topics x 4 partitions x 1,000 records, the whole run.
 * ``cluster`` (cluster.py): 4. the copy and verification of M records on a Spark standalone
   cluster (master + 2 workers on this machine, shipped executor environment) next to local mode.
+* ``whole`` (whole.py): 5. the whole verified run launch to exit: a hand-written script, the CLI, the DAG.
+* ``scale`` (scale.py): 6. planning and a whole run at thousands of topics.
+* ``mm2`` (mirrormaker.py): 7. MirrorMaker 2 side by side: moving W records, consumer group
+  accuracy at the positions a switch-over gets wrong, peak memory and CPU.
 
-Every repetition copies into a fresh target cluster (the target broker is restarted: it is
-memory only and starts in milliseconds), and every project run has a fresh ledger and run
-directory. Results: a table on stdout and ``.bench/results.json`` (runner.py). Not a test:
-nothing here asserts timings.
+Every repetition copies into a fresh target cluster (a new one-node cluster with a new cluster
+id; the previous one is stopped and its data removed; starting one is not measured), and every
+project run has a fresh run directory. Results: a table on stdout and ``.bench/results.json``
+(runner.py). Not a test: nothing here asserts timings.
 
     python -m harness.bench [--quick] [--repeat N] [--records N] [--topics N] [--cluster-records N]
-                            [--scenarios copy,many,cluster]
+                            [--mm2-records N] [--scenarios copy,many,cluster,whole,scale,mm2]
 """

@@ -1,4 +1,4 @@
-"""The one runner behind ``make bench``: a session of embedded clusters, the scenarios, the table and
+"""The one runner behind ``make bench``: a session of Apache Kafka clusters, the scenarios, the table and
 ``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale) with the same
 functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
 
@@ -17,13 +17,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, many, scale, whole
+from harness.bench import cluster, copy_verify, many, mirrormaker, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.session import Session
 from harness.bench_kafka import KEY_BYTES, seed_topics
 
-SCENARIOS: dict[str, ModuleType] = {module.NAME: module for module in (copy_verify, many, cluster, whole, scale)}
-DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale"
+SCENARIOS: dict[str, ModuleType] = {
+    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker)
+}
+DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2"
 WARMUP_TOPIC = "bench.warmup"
 
 
@@ -61,11 +63,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "default 5,000; --quick 500)",
     )
     parser.add_argument(
+        "--mm2-records",
+        type=int,
+        help="records in scenario 7 (vs MirrorMaker 2), 8 partitions (default 1,000,000; --quick 100,000)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
         "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
-        "scale (6: planning and a whole run at many topics)",
+        "scale (6: planning and a whole run at many topics), mm2 (7: vs MirrorMaker 2)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -118,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "whole_records": args.whole_records or (100_000 if args.quick else 1_000_000),
         "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
         "scale_topics": args.scale_topics or (500 if args.quick else 5000),
+        "mm2_records": args.mm2_records or (100_000 if args.quick else 1_000_000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -163,12 +171,14 @@ def main(argv: list[str] | None = None) -> int:
             "many_records_per_topic": many.RECORDS,
             "cluster_partitions": cluster.PARTITIONS,
             "whole_partitions": whole.PARTITIONS,
+            "mm2_partitions": mirrormaker.PARTITIONS,
             "spark_master": SPARK.settings.master,
             "scenarios": [m.NAME for m in chosen],
             "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "
             "> 1 means the project is faster",
         },
         "seeding_seconds": session.seeding,
+        "target_start_seconds": session.target.start_seconds,
         **summary,
         "targets": targets_met(summary, chosen),
     }

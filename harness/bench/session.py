@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.bench.common import Target
-from harness.embedded import start_cluster
+from harness.bench.common import Target, start_broker
 
 
 class Session:
@@ -18,7 +17,7 @@ class Session:
         self.verbose = verbose
         self.raw: dict[str, Any] = {}
         self.seeding: dict[str, float] = {}
-        self.source_cluster = start_cluster("bench-source", log_dir=work / "brokers")
+        self.source_cluster = start_broker("bench-source", work / "brokers")
         self.source = self.source_cluster.bootstrap
         self.target = Target(work / "brokers")
         self.runs = 0
