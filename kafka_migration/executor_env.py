@@ -10,6 +10,7 @@ puts its own pyspark on the workers' path) and packs it with venv-pack;
 
     spark.archives=<archive>#env           unpacked as ./env in every executor's directory
     spark.pyspark.python=./env/bin/python  the executors' Python
+    spark.python.daemon.module=kafka_migration.spark.daemon  their worker daemon (spark/daemon.py)
     spark.pyspark.driver.python=<this interpreter>  (client mode: the driver keeps its own)
 
 A venv-pack archive holds the packages but not the interpreter: ``env/bin/python`` links
@@ -32,6 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.spark.startup import COMPILED_DAEMON, DAEMON_MODULE
 
 EXECUTOR_ENV_VARIABLE = "KAFKA_MIGRATION_EXECUTOR_ENV"
 ALIAS = "env"  # the directory the archive is unpacked into, in each executor's working directory
@@ -80,6 +82,10 @@ def executor_env_conf(
         "spark.archives": ",".join([*theirs, shipped]),
         "spark.pyspark.python": f"./{alias}/bin/python",
     }
+    if "spark.pyspark.python" not in conf:
+        # The executors run this environment, which holds this package: its daemon imports compiled PySpark
+        # and the tasks' modules once per executor instead of once per worker (spark/daemon.py).
+        ours[DAEMON_MODULE] = COMPILED_DAEMON
     if (deploy_mode or conf.get("spark.submit.deployMode") or "client") == "client":
         # In client mode the driver runs here, where ./env does not exist: it keeps this interpreter.
         ours["spark.pyspark.driver.python"] = sys.executable

@@ -619,13 +619,21 @@ GO = "go"
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
 
 
-def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
-    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
-    target's settings (a step that copies), also start the worker's producer."""
+def import_task_modules() -> None:
+    """Import what the copy and verify tasks import (also what ``spark/daemon.py`` imports before forking)."""
     import confluent_kafka  # noqa: F401
 
     import kafka_migration.copy
-    import kafka_migration.verify
+    import kafka_migration.progress
+    import kafka_migration.ranges
+    import kafka_migration.verify  # noqa: F401
+
+
+def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
+    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
+    target's settings (a step that copies), also start the worker's producer."""
+    import_task_modules()
+    import kafka_migration.copy
 
     if target is not None:
         kafka_migration.copy.warm_producer(target)

@@ -199,6 +199,103 @@ def test_this_installation_has_the_same_pyspark_in_both_places() -> None:
     assert prefer_installed_pyspark(path) == [str(archive)]
 
 
+def _zip(path: Path, files: dict[str, str]) -> str:
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as out:
+        for name, text in files.items():
+            out.writestr(name, text)
+    return str(path)
+
+
+SPARK_ZIP = {"pyspark/__init__.py": "X = 1\n", "pyspark/version.py": '__version__ = "4.3.0"\n'}
+
+
+def test_without_an_installed_pyspark_the_zip_is_unpacked_once_per_machine(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_pyspark
+
+    files = {**SPARK_ZIP, "pyspark/sql/tests/test_x.py": "", "pyspark/errors/error-conditions.json": "{}"}
+    archive = _zip(tmp_path / "spark" / "pyspark.zip", files)
+    path = ["/app", archive, str(tmp_path / "env-site-packages")]
+    directory = unzipped_pyspark(path, tmp_path / "cache")
+    assert directory is not None and path == ["/app", directory, str(tmp_path / "env-site-packages")]
+    unpacked = Path(directory)
+    assert (unpacked / "pyspark" / "__init__.py").read_text() == "X = 1\n"
+    assert (unpacked / "pyspark" / "errors" / "error-conditions.json").is_file()  # data files too
+    assert not (unpacked / "pyspark" / "sql" / "tests").exists()  # not the tests
+    # Another container's copy of the same zip (YARN localizes one per container) finds the same directory.
+    copy = _zip(tmp_path / "container-2" / "pyspark.zip", files)
+    again = [copy]
+    assert unzipped_pyspark(again, tmp_path / "cache") == directory
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [unpacked.name]  # nothing half-done left
+    # Another Spark build is another directory.
+    other = _zip(tmp_path / "spark-4.3.1" / "pyspark.zip", {**SPARK_ZIP, "pyspark/version.py": '"4.3.1"'})
+    assert unzipped_pyspark([other], tmp_path / "cache") not in (None, directory)
+
+
+def test_a_directory_left_half_unpacked_is_not_used(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_pyspark
+
+    archive = _zip(tmp_path / "pyspark.zip", SPARK_ZIP)
+    directory = Path(unzipped_pyspark([archive], tmp_path / "cache") or "")
+    (directory / ".complete").unlink()  # as if a daemon died before finishing
+    (directory / "pyspark" / "__init__.py").unlink()
+    path = [archive]
+    assert unzipped_pyspark(path, tmp_path / "cache") is None  # the rename loses to the old directory: zip kept
+    assert path == [archive]
+
+
+def test_the_zip_stays_when_pyspark_is_installed_first_or_nothing_can_be_written(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_pyspark
+
+    archive, site = _spark_home(tmp_path, "4.3.0", "4.2.0")
+    path = [site, archive]
+    assert unzipped_pyspark(path, tmp_path / "cache") is None and path == [site, archive]
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o500)
+    path = [archive]
+    if os.geteuid() != 0:  # root writes anywhere
+        assert unzipped_pyspark(path, read_only / "cache") is None and path == [archive]
+    assert unzipped_pyspark([str(tmp_path / "broken" / "pyspark.zip")], tmp_path / "cache") is None
+
+
+def test_the_cache_directory_is_configurable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import CACHE_VARIABLE, cache_root
+
+    monkeypatch.setenv(CACHE_VARIABLE, "off")
+    assert cache_root() is None
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path))
+    assert cache_root() == tmp_path
+    monkeypatch.delenv(CACHE_VARIABLE)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert cache_root() == tmp_path / "tmp" / f"kafka-migration-pyspark-{os.getuid()}"
+
+
+def test_the_daemon_preloads_what_tasks_import_and_refuses_modules_that_start_threads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    thread = "import threading, time\nthreading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+    (tmp_path / "starts_a_thread.py").write_text(thread)
+    tasks_import = ["pyspark.worker", "confluent_kafka", "kafka_migration.copy", "kafka_migration.verify"]
+    tasks_import += ["kafka_migration.ranges", "kafka_migration.progress"]  # imported inside the task functions
+    code = (
+        "import sys\n"
+        "from kafka_migration.spark.daemon import preload\n"
+        f"print(preload(), all(m in sys.modules for m in {tasks_import!r}))\n"
+        "print(preload(('no_such_module',)), preload(('starts_a_thread',)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["True", "True", "True", "False"]
+    assert "not preloaded no_such_module" in done.stderr
+
+
 def test_the_compiled_daemon_only_for_local_executors_running_this_python() -> None:
     import sys
 
