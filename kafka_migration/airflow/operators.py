@@ -192,6 +192,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.airflow.tasks import executor_env
         from kafka_migration.executor_env import executor_env_conf
+        from kafka_migration.spark.executors import executor_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
@@ -224,15 +225,16 @@ class MigrationSparkOperator(SparkSubmitOperator):
             env["PATH"] = os.pathsep.join([str(pyspark_dir() / "bin"), os.environ.get("PATH", "")])
         self.env_vars = env
         deploy_mode = hook._connection.get("deploy_mode")
-        conf = {**dict(self.conf or {}), **delivery.conf}
+        master = hook._connection.get("master")
+        conf = executor_conf({**dict(self.conf or {}), **delivery.conf}, master)  # spark/executors.py
         archive = executor_env()
         if archive:  # the packed environment the executors run (executor_env.py); not in local mode
-            conf = executor_env_conf(archive, conf, deploy_mode, hook._connection.get("master"))
+            conf = executor_env_conf(archive, conf, deploy_mode, master)
             if "spark.archives" in conf:
                 self.log.info("Executors run the shipped environment %s", conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
         startup = driver_startup(default_archive_dir(), deploy_mode)
-        conf = worker_daemon_conf(conf, hook._connection.get("master"), env["PYSPARK_PYTHON"])
+        conf = worker_daemon_conf(conf, master, env["PYSPARK_PYTHON"])
         self.conf = startup.conf(conf)
         self._hook = self._get_hook()
         return startup

@@ -1,0 +1,38 @@
+"""kafka_migration.spark.executors: the settings a cluster's executors start with, and what they leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_migration.spark.executors import CLUSTER_DEFAULTS, EXECUTOR_JAVA_OPTIONS, executor_conf
+from kafka_migration.spark.submit import SparkSettings
+
+
+@pytest.mark.parametrize("master", ["spark://h:7077", "spark://a:7077,b:7077", "yarn", "k8s://https://api:443"])
+def test_every_cluster_manager_gets_the_same_settings(master: str) -> None:
+    conf = executor_conf({"spark.executor.cores": "4"}, master)
+    assert conf == {
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.dynamicAllocation.enabled": "false",
+        EXECUTOR_JAVA_OPTIONS: "-XX:TieredStopAtLevel=1",
+        "spark.executor.cores": "4",
+    }
+
+
+@pytest.mark.parametrize("master", ["local", "local[4]", "local[*]", "local-cluster[2,1,1024]"])
+def test_local_mode_is_left_alone(master: str) -> None:
+    assert executor_conf({"spark.ui.enabled": "false"}, master) == {"spark.ui.enabled": "false"}
+
+
+def test_the_users_settings_win() -> None:
+    theirs = {key: "theirs" for key in CLUSTER_DEFAULTS}
+    conf = executor_conf({**theirs, EXECUTOR_JAVA_OPTIONS: "-Dx=1"}, "yarn")
+    assert {k: conf[k] for k in CLUSTER_DEFAULTS} == theirs
+    assert conf[EXECUTOR_JAVA_OPTIONS] == "-XX:TieredStopAtLevel=1 -Dx=1"  # theirs after ours: theirs win
+    own = executor_conf({EXECUTOR_JAVA_OPTIONS: "-XX:TieredStopAtLevel=4 -Dx=1"}, "yarn")
+    assert own[EXECUTOR_JAVA_OPTIONS] == "-XX:TieredStopAtLevel=4 -Dx=1"
+
+
+def test_the_cli_settings_carry_them_for_a_cluster_only() -> None:
+    assert SparkSettings(master="spark://h:7077", executor_env="").submit_conf()[EXECUTOR_JAVA_OPTIONS]
+    assert SparkSettings(master="local[2]", executor_env="").submit_conf() == {}
