@@ -46,10 +46,12 @@ COPY_FAILED = "not verified: the copy of this partition failed"
 
 def executor_identity() -> dict[str, str]:
     """Where a task ran: host and Python, so the results show whether the executors used the shipped
-    environment (``spark.pyspark.python``) or some other interpreter."""
+    environment (``spark.pyspark.python``) or some other interpreter, and the executor's working directory,
+    which tells executors apart (standalone: <work dir>/<app>/<executor id>; YARN: the container's
+    directory; Kubernetes: one pod, one host name)."""
     import socket
 
-    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix}
+    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix, "workdir": os.getcwd()}
 
 
 def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
@@ -764,8 +766,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf = (
         SparkConf()
         .setAppName(f"kafka-migration {args.step} {run_id} jobs {','.join(args.job) or 'all'}")
-        # A blind task retry would re-send records already written; a failed slice fails the topic.
-        .set("spark.task.maxFailures", "1")
+        # A task lost with its executor runs again (spark.task.maxFailures, 4 by default on a cluster; local
+        # mode runs each task once): its copy resumes after what the target already holds (copy.reconcile).
+        # A speculative second attempt would write beside a running first one: never.
+        .set("spark.speculation", "false")
         .set("spark.scheduler.mode", "FAIR")
         .set("spark.ui.showConsoleProgress", "false")
     )

@@ -123,6 +123,11 @@ class SparkSettings:
                     f"--spark-conf {key!r}: Spark only reads settings whose key starts with 'spark.', "
                     "e.g. --spark-conf spark.executor.memory=2g."
                 )
+        if self.conf.get("spark.speculation", "false").strip().lower() != "false":
+            raise ConfigurationError(
+                "--spark-conf spark.speculation: a speculative copy task would write the same records beside the "
+                "one still running; drop the setting (a task lost with its executor is run again anyway)."
+            )
         self.submit_conf()  # a missing or unusable archive fails here, before anything is planned or written
 
     def driver_startup(self) -> DriverStartup:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +172,7 @@ def test_every_task_row_names_the_python_that_ran_it() -> None:
     rows = _task_rows(lambda task, *args: [Row(piece.partition, 7) for piece in task], slices, {}, {}, None)
     assert [(r["partition"], r["records"]) for r in rows] == [(0, 7), (1, 7)]
     assert all(r["executor"]["python"] == sys.executable and r["executor"]["prefix"] == sys.prefix for r in rows)
+    assert all(r["executor"]["workdir"] == os.getcwd() for r in rows)  # tells executors apart
 
 
 def test_airflow_settings_order(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.spark.executors import CLUSTER_DEFAULTS, EXECUTOR_JAVA_OPTIONS, executor_conf
 from kafka_migration.spark.submit import SparkSettings
 
@@ -36,3 +37,10 @@ def test_the_users_settings_win() -> None:
 def test_the_cli_settings_carry_them_for_a_cluster_only() -> None:
     assert SparkSettings(master="spark://h:7077", executor_env="").submit_conf()[EXECUTOR_JAVA_OPTIONS]
     assert SparkSettings(master="local[2]", executor_env="").submit_conf() == {}
+
+
+@pytest.mark.parametrize("value", ["true", "True", " 1"])
+def test_speculation_is_refused_before_anything_runs(value: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"spark\.speculation"):
+        SparkSettings(master="yarn", conf={"spark.speculation": value}, executor_env="")
+    SparkSettings(master="yarn", conf={"spark.speculation": "false"}, executor_env="")
