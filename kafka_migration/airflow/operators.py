@@ -192,7 +192,6 @@ class MigrationSparkOperator(SparkSubmitOperator):
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.airflow.tasks import executor_env
         from kafka_migration.executor_env import executor_env_conf
-        from kafka_migration.spark.executors import executor_conf
         from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
@@ -226,7 +225,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         self.env_vars = env
         deploy_mode = hook._connection.get("deploy_mode")
         master = hook._connection.get("master")
-        conf = executor_conf({**dict(self.conf or {}), **delivery.conf}, master)  # spark/executors.py
+        conf = {**dict(self.conf or {}), **delivery.conf}
         archive = executor_env()
         if archive:  # the packed environment the executors run (executor_env.py); not in local mode
             conf = executor_env_conf(archive, conf, deploy_mode, master)

@@ -4,8 +4,10 @@ Local mode has one JVM, already running when the first task starts. On a cluster
 (standalone, YARN, Kubernetes) the driver asks the cluster manager for executors, each
 a JVM of its own that starts, fetches the application's files and starts its Python
 daemon; measured on a 2-core machine, that took longer than copying 500,000 records.
-These settings are Spark's own and mean the same on every cluster manager; the user's
-``--spark-conf`` values (or the Spark connection's) win over each of them:
+These settings are Spark's own and mean the same on every cluster manager. The driver adds
+them to its SparkConf before the SparkContext starts (jobs.main), under everything the submit
+and ``spark-defaults.conf`` set, so the user's values win over each of them, from the CLI's
+``--spark-conf``, the Airflow operator's conf or the cluster's defaults alike:
 
 * ``spark.scheduler.minRegisteredResourcesRatio=1.0`` (with Spark's own cap,
   ``maxRegisteredResourcesWaitingTime`` 30 s): the SparkContext is ready once every executor

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from kafka_migration.config import ClusterConfig
 from kafka_migration.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
+from kafka_migration.spark.executors import executor_conf
 from kafka_migration.windows import SMALL_SLICE_RECORDS
 
 log = logging.getLogger("kafka_migration.spark")
@@ -726,6 +727,13 @@ def _write_results(
     return bad
 
 
+def with_executor_settings(conf: Any) -> Any:
+    """``conf`` (a SparkConf, which holds what the submit and spark-defaults.conf set) with how a cluster's
+    executors start (spark/executors.py) under those values."""
+    settings = dict(conf.getAll())
+    return conf.setAll(list(executor_conf(settings, settings.get("spark.master")).items()))
+
+
 NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
 
 
@@ -773,7 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         .set("spark.scheduler.mode", "FAIR")
         .set("spark.ui.showConsoleProgress", "false")
     )
-    sc = SparkContext(conf=conf)
+    sc = SparkContext(conf=with_executor_settings(conf))
     try:
         sc.setLogLevel("WARN")
         if args.wait_for and not _warm_and_wait(

@@ -29,7 +29,6 @@ from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.results import StepResults
 from kafka_migration.spark.driver_env import driver_env
-from kafka_migration.spark.executors import executor_conf
 from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.startup import (
     DriverStartup,
@@ -103,12 +102,11 @@ class SparkSettings:
     executor_env: str | None = field(default_factory=configured_executor_env)
 
     def submit_conf(self) -> dict[str, str]:
-        """The user's Spark settings, with those that ship the executor environment and start a cluster's
-        executors (spark/executors.py); theirs win."""
-        conf = executor_conf(self.conf, self.master)
+        """The user's Spark settings, with those that ship the executor environment (theirs win). How a
+        cluster's executors start is the driver's to add (spark/executors.py), under spark-defaults.conf too."""
         if not self.executor_env:
-            return conf
-        return executor_env_conf(self.executor_env, conf, master=self.master)
+            return dict(self.conf)
+        return executor_env_conf(self.executor_env, self.conf, master=self.master)
 
     def __post_init__(self) -> None:
         """A master or setting spark-submit would refuse is refused here, before topics are created."""

@@ -105,6 +105,12 @@ def test_a_run_on_a_standalone_cluster_spreads_over_both_executors_with_the_ship
     workdirs = {Path(p["executor"]["workdir"]) for p in partition_rows(run_dir, "copy")}
     assert {w.parent.parent for w in workdirs} == set(spark_standalone.work_dirs), workdirs
     assert len({w.parent.name for w in workdirs}) == 1  # one application
+    # How they started (spark/executors.py, added by the driver; spark/daemon.py): a C1-only JVM (the
+    # worker's first stderr line is the executor's command) and this package's Python daemon.
+    for workdir in workdirs:
+        log = (workdir / "stderr").read_text(errors="replace")
+        assert "-XX:TieredStopAtLevel=1" in log.splitlines()[0], log.splitlines()[0]
+        assert "[kafka_migration.spark.daemon]" in log
 
 
 # --- losing an executor mid-copy ------------------------------------------------------------------

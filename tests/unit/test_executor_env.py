@@ -101,7 +101,6 @@ class TestSubmission:
         assert f"spark.pyspark.driver.python={sys.executable}" in confs
         assert "spark.python.daemon.module=kafka_migration.spark.daemon" in confs
         assert "spark.executor.cores=2" in confs
-        assert "spark.scheduler.minRegisteredResourcesRatio=1.0" in confs  # spark/executors.py
 
     def test_local_mode_ships_nothing(self, archive: Path, tmp_path: Path) -> None:
         settings = SparkSettings(master="local[2]", executor_env=str(archive))

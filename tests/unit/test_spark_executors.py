@@ -34,9 +34,20 @@ def test_the_users_settings_win() -> None:
     assert own[EXECUTOR_JAVA_OPTIONS] == "-XX:TieredStopAtLevel=4 -Dx=1"
 
 
-def test_the_cli_settings_carry_them_for_a_cluster_only() -> None:
-    assert SparkSettings(master="spark://h:7077", executor_env="").submit_conf()[EXECUTOR_JAVA_OPTIONS]
-    assert SparkSettings(master="local[2]", executor_env="").submit_conf() == {}
+def test_the_driver_adds_them_under_what_the_submit_and_spark_defaults_set() -> None:
+    from pyspark import SparkConf
+
+    from kafka_migration.spark.jobs import with_executor_settings
+
+    submitted = {"spark.master": "spark://h:7077", "spark.dynamicAllocation.enabled": "true"}  # theirs
+    conf = with_executor_settings(SparkConf(loadDefaults=False).setAll(list(submitted.items())))
+    assert conf.get("spark.dynamicAllocation.enabled") == "true"
+    assert conf.get("spark.scheduler.minRegisteredResourcesRatio") == "1.0"
+    assert conf.get(EXECUTOR_JAVA_OPTIONS) == "-XX:TieredStopAtLevel=1"
+    local = with_executor_settings(SparkConf(loadDefaults=False).set("spark.master", "local[4]"))
+    assert dict(local.getAll()) == {"spark.master": "local[4]"}
+    # The submit itself carries none of them: spark-defaults.conf would lose to its --conf arguments.
+    assert SparkSettings(master="spark://h:7077", executor_env="").submit_conf() == {}
 
 
 @pytest.mark.parametrize("value", ["true", "True", " 1"])
