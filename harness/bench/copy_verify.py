@@ -96,6 +96,8 @@ def project_copy(
         "partition_seconds_sum": round(sum(task_seconds), 3),
         "partition_seconds_max": round(max(task_seconds, default=0.0), 3),
         "executor_pythons": sorted({p["executor"]["python"] for p in outcome.partitions if p.get("executor")}),
+        # Executors that ran partitions (host and working directory tell them apart; local mode: one).
+        "executors": len({(e["host"], e.get("workdir")) for p in outcome.partitions if (e := p.get("executor"))}),
         "worker_rss_max_single_bytes": rss.max_single,
         "worker_rss_max_total_bytes": rss.max_total,
         "worker_processes_seen": len(rss.pids),
