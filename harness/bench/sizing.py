@@ -65,13 +65,18 @@ def task_rate(results: dict[str, Any]) -> float | None:
     return statistics.median(values) if values else None
 
 
+CLUSTER_STARTUP = "cluster.standalone.copy.median_spark_startup_seconds"
+LOCAL_STARTUP = "cluster.local.copy.median_spark_startup_seconds"
+STARTUP_KEYS = ("copy.project.median_plan_and_topics_seconds", "copy.project.median_spark_startup_seconds")
+
+
 def topic_seconds(results: dict[str, Any]) -> dict[str, float | None]:
-    """Fixed costs: the whole run's start-up (plan and Spark start-up not hidden behind it, scenario 5's
-    CLI parts), and core-seconds per small topic (scenario 6's whole run of 1,000 one-partition topics
-    less that start-up, times the cores)."""
+    """Fixed costs: a run's start-up (scenario 1: plan and target topics, then Spark's start-up and stop
+    around the copy), and core-seconds per small topic (scenario 6's whole run of 1,000 one-partition
+    topics less that start-up, times the cores)."""
     cores = _number(get(results, "machine.cpus_usable")) or 1.0
-    parts = get(results, "whole.cli.median_parts") or {}
-    startup = sum(_number(parts.get(k)) or 0.0 for k in ("plan", "startup")) or None
+    found = [_number(get(results, key)) for key in STARTUP_KEYS]
+    startup = None if None in found else sum(v for v in found if v is not None)
     whole, topics = _number(get(results, "scale.whole_1000_seconds")), _number(get(results, "scale.whole_topics"))
     per_topic = None
     if whole is not None and topics:
@@ -105,7 +110,9 @@ def report(results: dict[str, Any]) -> str:
         f"* one task (one partition): {_fmt(task_rate(results))} records/s of its own time "
         "(`copy.records` over `copy.project.samples[].partition_seconds_sum`, median)",
         f"* fixed start-up of a run: {_fmt(fixed['startup_seconds'], 1)} s "
-        "(`whole.cli.median_parts.plan` + `whole.cli.median_parts.startup`)",
+        f"({' + '.join(f'`{key}`' for key in STARTUP_KEYS)})",
+        f"* a standalone cluster's start-up and stop: {_fmt(_number(get(results, CLUSTER_STARTUP)), 1)} s against "
+        f"{_fmt(_number(get(results, LOCAL_STARTUP)), 1)} s in local mode (`{CLUSTER_STARTUP}`, `{LOCAL_STARTUP}`)",
         f"* per small topic: {_fmt(fixed['core_seconds_per_small_topic'], 3)} core-seconds "
         "((`scale.whole_1000_seconds` − start-up) × cores ÷ `scale.whole_topics`); "
         f"scenario 2: {_fmt(fixed['many_topics_seconds_per_topic'], 3)} s per topic of 4 × 1,000 records "

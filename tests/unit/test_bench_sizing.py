@@ -12,12 +12,13 @@ from harness.bench import sizing
 RESULTS = {
     "created_at": "2026-11-25T20:00:00+00:00",
     "machine": {"cpus_usable": 2, "cpu_model": "test", "broker": "test"},
-    "copy": {"records": 1000, "project": {"records_per_second": 100_000.0, "mb_per_second": 20.0, "samples": [
+    "copy": {"records": 1000, "project": {"records_per_second": 100_000.0, "mb_per_second": 20.0,
+                                          "median_plan_and_topics_seconds": 0.5, "median_spark_startup_seconds": 2.0,
+                                          "samples": [
         {"records": 1000, "partition_seconds_sum": 0.05}, {"records": 1000, "partition_seconds_sum": 0.1},
         {"records": 1000, "partition_seconds_sum": 0.02},
     ]}},
     "large_records": {"verify": {"records_per_second": 4_000.0, "mb_per_second": float("nan")}},
-    "whole": {"cli": {"median_parts": {"plan": 0.5, "startup": 2.0, "copy": 4.0}}},
     "scale": {"whole_1000_seconds": 12.5, "whole_topics": 1000},
     "many_topics": {"wall_seconds": 5.0, "topics": 100},
 }  # fmt: skip
