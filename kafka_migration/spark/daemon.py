@@ -7,8 +7,8 @@ it for each concurrent task. Stock PySpark imports ``pyspark.worker`` in every f
 Spark's source zip on a cluster, so each worker of each executor compiled PySpark again and
 then imported the task's modules (confluent-kafka, this package) on its own. Here the daemon:
 
-* imports PySpark's compiled modules (``pythonpath``): the installed package of the same
-  version, else Spark's zip unpacked once per machine;
+* imports PySpark's and py4j's compiled modules (``pythonpath``): the installed packages of the
+  same version, else Spark's zips unpacked once per machine;
 * imports what every task imports, before the first fork, so that the workers inherit it. PySpark
   imports ``pyspark.worker`` after the fork only because some modules (pandas, pyarrow) start
   threads on import, which a fork would not carry over; none of these does (checked: should
@@ -47,10 +47,10 @@ def preload(modules: tuple[str, ...] = PRELOAD) -> bool:
 
 
 def main() -> None:
-    from kafka_migration.spark.pythonpath import prefer_installed_pyspark, unzipped_pyspark
+    from kafka_migration.spark.pythonpath import prefer_installed_pyspark, unzipped_spark_zips
 
-    if not prefer_installed_pyspark():
-        unzipped_pyspark()
+    prefer_installed_pyspark()
+    unzipped_spark_zips()
     if not preload():  # a fork would lack that thread: PySpark's own daemon, which forks before importing
         os.execv(sys.executable, [sys.executable, "-m", "pyspark.daemon", *sys.argv[1:]])
     from pyspark.daemon import manager

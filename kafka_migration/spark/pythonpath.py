@@ -10,11 +10,11 @@ machine: the Python workers were ready 3-4 s later with the zip).
 * ``prefer_installed_pyspark``: when the same PySpark version is installed as a package
   (``pip install pyspark`` ships both, as in local mode), its compiled modules are the
   same code: the zips are moved behind it.
-* ``unzipped_pyspark``: otherwise (a cluster's executors, whose shipped environment holds
-  no PySpark), the cluster's own zip is unpacked once per machine into a directory named
-  after its content, where Python caches the bytecode it compiles; every later daemon on
-  that machine, of any application, imports from there. The name is the content's, not the
-  path's, so YARN's per-container copies of the same zip share one directory.
+* ``unzipped_spark_zips``: otherwise (a cluster's executors, whose shipped environment holds
+  neither PySpark nor py4j), the cluster's own zips are unpacked once per machine into
+  directories named after their content, where Python caches the bytecode it compiles; every
+  later daemon on that machine, of any application, imports from there. The name is the
+  content's, not the path's, so YARN's per-container copies of the same zip share one directory.
 
 With any doubt (no package, a different version, an unreadable zip, no writable cache
 directory) the path is left as Spark set it.
@@ -128,24 +128,27 @@ def _unpacked(archive: str, root: Path) -> Path:
     return target
 
 
-def unzipped_pyspark(path: list[str] | None = None, root: Path | None = None) -> str | None:
-    """Put a once-per-machine unpacked copy of Spark's pyspark.zip where the zip is in ``path``; the
-    directory, or None when the path has no such zip or it cannot be unpacked (the path is then unchanged).
+def unzipped_spark_zips(path: list[str] | None = None, root: Path | None = None) -> list[str]:
+    """Put a once-per-machine unpacked copy of Spark's pyspark.zip and py4j zip where each zip is in
+    ``path``; the directories put in (none when the path has no such zip or it cannot be unpacked: that
+    entry is then left as it was).
 
-    Call after ``prefer_installed_pyspark`` (which wins when it moved the zip) and before anything imports
-    pyspark. ``root`` defaults to ``cache_root()``.
+    Call after ``prefer_installed_pyspark`` (a zip it moved behind an installed package stays) and
+    before anything imports pyspark or py4j. ``root`` defaults to ``cache_root()``.
     """
     path = sys.path if path is None else path
     root = cache_root() if root is None else root
-    zips = [i for i, entry in enumerate(path) if _ZIPS["pyspark"].search(entry)]
-    if root is None or not zips:
-        return None
-    first = zips[0]
-    if _installed_version("pyspark", path[:first]) is not None:
-        return None  # an installed PySpark comes first already
-    try:
-        directory = _unpacked(path[first], root)
-    except (OSError, zipfile.BadZipFile, ValueError):
-        return None
-    path[first] = str(directory)
-    return str(directory)
+    if root is None:
+        return []
+    done = []
+    for package, pattern in _ZIPS.items():
+        zips = [i for i, entry in enumerate(path) if pattern.search(entry)]
+        if not zips or _installed_version(package, path[: zips[0]]) is not None:
+            continue  # no zip, or an installed package comes first already
+        try:
+            directory = str(_unpacked(path[zips[0]], root))
+        except (OSError, zipfile.BadZipFile, ValueError):
+            continue
+        path[zips[0]] = directory
+        done.append(directory)
+    return done

@@ -212,52 +212,58 @@ def _zip(path: Path, files: dict[str, str]) -> str:
 SPARK_ZIP = {"pyspark/__init__.py": "X = 1\n", "pyspark/version.py": '__version__ = "4.3.0"\n'}
 
 
-def test_without_an_installed_pyspark_the_zip_is_unpacked_once_per_machine(tmp_path: Path) -> None:
-    from kafka_migration.spark.pythonpath import unzipped_pyspark
+PY4J_ZIP = {"py4j/__init__.py": "", "py4j/version.py": '__version__ = "0.10.9.9"\n'}
+
+
+def test_without_installed_packages_the_zips_are_unpacked_once_per_machine(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
 
     files = {**SPARK_ZIP, "pyspark/sql/tests/test_x.py": "", "pyspark/errors/error-conditions.json": "{}"}
     archive = _zip(tmp_path / "spark" / "pyspark.zip", files)
-    path = ["/app", archive, str(tmp_path / "env-site-packages")]
-    directory = unzipped_pyspark(path, tmp_path / "cache")
-    assert directory is not None and path == ["/app", directory, str(tmp_path / "env-site-packages")]
+    py4j = _zip(tmp_path / "spark" / "py4j-0.10.9.9-src.zip", PY4J_ZIP)
+    path = ["/app", archive, py4j, str(tmp_path / "env-site-packages")]
+    directory, py4j_directory = unzipped_spark_zips(path, tmp_path / "cache")
+    assert path == ["/app", directory, py4j_directory, str(tmp_path / "env-site-packages")]
     unpacked = Path(directory)
     assert (unpacked / "pyspark" / "__init__.py").read_text() == "X = 1\n"
     assert (unpacked / "pyspark" / "errors" / "error-conditions.json").is_file()  # data files too
     assert not (unpacked / "pyspark" / "sql" / "tests").exists()  # not the tests
+    assert (Path(py4j_directory) / "py4j" / "version.py").is_file()
     # Another container's copy of the same zip (YARN localizes one per container) finds the same directory.
     copy = _zip(tmp_path / "container-2" / "pyspark.zip", files)
-    again = [copy]
-    assert unzipped_pyspark(again, tmp_path / "cache") == directory
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [unpacked.name]  # nothing half-done left
+    assert unzipped_spark_zips([copy], tmp_path / "cache") == [directory]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted(  # nothing half-done left
+        [unpacked.name, Path(py4j_directory).name]
+    )
     # Another Spark build is another directory.
     other = _zip(tmp_path / "spark-4.3.1" / "pyspark.zip", {**SPARK_ZIP, "pyspark/version.py": '"4.3.1"'})
-    assert unzipped_pyspark([other], tmp_path / "cache") not in (None, directory)
+    assert unzipped_spark_zips([other], tmp_path / "cache") not in ([], [directory])
 
 
 def test_a_directory_left_half_unpacked_is_not_used(tmp_path: Path) -> None:
-    from kafka_migration.spark.pythonpath import unzipped_pyspark
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
 
     archive = _zip(tmp_path / "pyspark.zip", SPARK_ZIP)
-    directory = Path(unzipped_pyspark([archive], tmp_path / "cache") or "")
+    (directory,) = map(Path, unzipped_spark_zips([archive], tmp_path / "cache"))
     (directory / ".complete").unlink()  # as if a daemon died before finishing
     (directory / "pyspark" / "__init__.py").unlink()
     path = [archive]
-    assert unzipped_pyspark(path, tmp_path / "cache") is None  # the rename loses to the old directory: zip kept
+    assert unzipped_spark_zips(path, tmp_path / "cache") == []  # the rename loses to the old directory: zip kept
     assert path == [archive]
 
 
 def test_the_zip_stays_when_pyspark_is_installed_first_or_nothing_can_be_written(tmp_path: Path) -> None:
-    from kafka_migration.spark.pythonpath import unzipped_pyspark
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
 
     archive, site = _spark_home(tmp_path, "4.3.0", "4.2.0")
     path = [site, archive]
-    assert unzipped_pyspark(path, tmp_path / "cache") is None and path == [site, archive]
+    assert unzipped_spark_zips(path, tmp_path / "cache") == [] and path == [site, archive]
     read_only = tmp_path / "read-only"
     read_only.mkdir(mode=0o500)
     path = [archive]
     if os.geteuid() != 0:  # root writes anywhere
-        assert unzipped_pyspark(path, read_only / "cache") is None and path == [archive]
-    assert unzipped_pyspark([str(tmp_path / "broken" / "pyspark.zip")], tmp_path / "cache") is None
+        assert unzipped_spark_zips(path, read_only / "cache") == [] and path == [archive]
+    assert unzipped_spark_zips([str(tmp_path / "broken" / "pyspark.zip")], tmp_path / "cache") == []
 
 
 def test_the_cache_directory_is_configurable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
