@@ -27,6 +27,7 @@ import importlib.machinery
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import uuid
@@ -102,17 +103,28 @@ def _content_key(zipped: zipfile.ZipFile) -> str:
     return digest.hexdigest()[:20]
 
 
+def _check_private(root: Path) -> None:
+    """Code is imported from under ``root``: it must be this user's own directory, which nobody else can
+    write to (not a link someone else placed in the shared temporary directory); OSError otherwise."""
+    info = os.lstat(root)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise OSError(f"{root} is not a directory")
+    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+        raise OSError(f"{root} belongs to another user or others can write to it")
+
+
 def _unpacked(archive: str, root: Path) -> Path:
     """The directory holding ``archive``'s modules (its tests left out), unpacked now if no process has yet.
 
     Unpacked under a name of its own and renamed into place, so a concurrent daemon either finds a
     complete directory or unpacks its own copy; the loser of the rename drops its copy.
     """
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_private(root)
     with zipfile.ZipFile(archive) as zipped:
         target = root / _content_key(zipped)
         if (target / _COMPLETE).is_file():
             return target
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = root / f".{target.name}.{uuid.uuid4().hex[:8]}"
         try:
             members = [m for m in zipped.namelist() if "/tests/" not in m]

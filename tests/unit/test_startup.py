@@ -266,6 +266,20 @@ def test_the_zip_stays_when_pyspark_is_installed_first_or_nothing_can_be_written
     assert unzipped_spark_zips([str(tmp_path / "broken" / "pyspark.zip")], tmp_path / "cache") == []
 
 
+def test_a_cache_directory_others_can_write_to_or_a_link_is_not_used(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
+
+    archive = _zip(tmp_path / "pyspark.zip", SPARK_ZIP)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # as a directory someone else made in /tmp could be
+    path = [archive]
+    assert unzipped_spark_zips(path, shared) == [] and path == [archive]
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    assert unzipped_spark_zips(path, tmp_path / "link") == [] and path == [archive]
+
+
 def test_the_cache_directory_is_configurable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from kafka_migration.spark.pythonpath import CACHE_VARIABLE, cache_root
 
