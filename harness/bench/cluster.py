@@ -92,6 +92,9 @@ def _mode(samples: list[dict[str, Any]], records: int) -> dict[str, Any]:
             "median_seconds": sec,
             "median_wall_seconds": wall,
             "median_spark_startup_seconds": median([s[step]["spark_startup_seconds"] for s in samples]),
+            "median_spark_stop_seconds": median(
+                [s[step]["spark_stop_seconds"] for s in samples if s[step].get("spark_stop_seconds") is not None]
+            ),
             **rates(records, sec),
             "with_startup": rates(records, wall),
         }
@@ -154,7 +157,8 @@ def table(summary: dict[str, Any]) -> list[str]:
             f"{'':<28} standalone/local: steady {c[f'ratio_{step}_steady']:.2f}x, with start-up "
             f"{c[f'ratio_{step}_with_startup']:.2f}x; Spark start-up+stop median "
             f"{local['median_spark_startup_seconds']:.1f} s local, {standalone['median_spark_startup_seconds']:.1f} s "
-            "standalone (shipped environment)"
+            f"standalone (shipped environment), of which stop {local['median_spark_stop_seconds']:.1f} s and "
+            f"{standalone['median_spark_stop_seconds']:.1f} s"
         )
     return lines
 

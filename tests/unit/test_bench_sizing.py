@@ -33,10 +33,18 @@ def test_rates_are_per_core_and_name_their_keys() -> None:
 
 
 def test_fixed_costs() -> None:
-    fixed = sizing.topic_seconds(RESULTS)
-    assert fixed["startup_seconds"] == 2.5
-    assert fixed["core_seconds_per_small_topic"] == pytest.approx((12.5 - 2.5) * 2 / 1000)
+    fixed = sizing.fixed_costs(RESULTS)
+    assert fixed["startup_seconds"] == 2.5  # scenario 1's, as the run lacks scenario 5
+    assert fixed["startup_keys"] == sizing.STARTUP_KEYS[1]
+    assert fixed["topic_wall_seconds"] == 0.0125
+    assert fixed["topic_core_seconds"] == pytest.approx((12.5 - 2.5) * 2 / 1000)
+    assert fixed["partition_records_per_second"] is None
     assert fixed["many_topics_seconds_per_topic"] == 0.05
+    whole = {**RESULTS, "whole": {"cli": {"median_parts": {"plan": 0.2, "startup": 1.8}}}}
+    whole["one_partition"] = {"records": 2_000_000, "cli": {"median_wall_seconds": 20.0}}
+    fixed = sizing.fixed_costs(whole)
+    assert (fixed["startup_seconds"], fixed["startup_keys"]) == (2.0, sizing.STARTUP_KEYS[0])
+    assert fixed["partition_records_per_second"] == 100_000
 
 
 def test_the_report_and_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
