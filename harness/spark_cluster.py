@@ -74,6 +74,20 @@ class Daemon:
             self._log = None
 
 
+@dataclass(frozen=True)
+class Executor:
+    """An executor JVM: its process id and working directory (<worker work dir>/<app id>/<executor id>)."""
+
+    pid: int
+    workdir: Path
+
+    def kill(self) -> None:
+        """SIGKILL, as when its machine or container is lost: no shutdown hook runs. Its Python daemon sees
+        its standard input close and takes its workers down with it (PySpark's daemon)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
 @dataclass
 class StandaloneCluster:
     """A running master and its workers; ``master_url`` is what spark-submit's --master takes."""
@@ -105,6 +119,18 @@ class StandaloneCluster:
     def executor_dirs(self) -> list[Path]:
         """Every executor's working directory: <worker work dir>/<app id>/<executor id>."""
         return sorted(p for d in self.work_dirs for app in d.glob("app-*") for p in app.iterdir() if p.is_dir())
+
+    def executors(self, worker: int) -> list[Executor]:
+        """The executor JVMs running now under worker ``worker`` (0-based), of any application."""
+        import psutil
+
+        found = []
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for child in psutil.Process(self.workers[worker].process.pid).children():
+                with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                    if "org.apache.spark.executor.CoarseGrainedExecutorBackend" in child.cmdline():
+                        found.append(Executor(child.pid, Path(child.cwd())))
+        return found
 
     def stop(self) -> None:
         for daemon in [*self.workers, self.master]:

@@ -192,9 +192,14 @@ class SparkOutput:
     def __init__(self, verbose: bool) -> None:
         self.verbose = verbose
         self.tail: collections.deque[str] = collections.deque(maxlen=80)
+        self.written_at: float | None = None  # monotonic time of the driver's "results written" line
 
     def __call__(self, line: str) -> None:
+        from kafka_migration.spark.jobs import results_written
+
         self.tail.append(line)
+        if self.written_at is None and results_written(line):
+            self.written_at = time.monotonic()
         if self.verbose:
             print(f"      | {line}", flush=True)
             return

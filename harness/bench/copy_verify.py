@@ -92,10 +92,14 @@ def project_copy(
         "submit_wall_seconds": round(done - planned, 3),
         "wall_seconds": round(done - started, 3),
         "spark_startup_seconds": round(done - planned - results.seconds, 3),
+        # from the driver's "results written" to spark-submit's exit: Spark stopping (the CLI does not wait)
+        "spark_stop_seconds": round(done - output.written_at, 3) if output.written_at else None,
         # copy_partition's own time per partition (what the tasks measured, without Python worker start-up)
         "partition_seconds_sum": round(sum(task_seconds), 3),
         "partition_seconds_max": round(max(task_seconds, default=0.0), 3),
         "executor_pythons": sorted({p["executor"]["python"] for p in outcome.partitions if p.get("executor")}),
+        # Executors that ran partitions (host and working directory tell them apart; local mode: one).
+        "executors": len({(e["host"], e.get("workdir")) for p in outcome.partitions if (e := p.get("executor"))}),
         "worker_rss_max_single_bytes": rss.max_single,
         "worker_rss_max_total_bytes": rss.max_total,
         "worker_processes_seen": len(rss.pids),
@@ -129,6 +133,7 @@ def project_verify(
         "partition_seconds_max": round(max(task_seconds, default=0.0), 3),
         "wall_seconds": round(done - started, 3),
         "spark_startup_seconds": round(done - started - results.seconds, 3),
+        "spark_stop_seconds": round(done - output.written_at, 3) if output.written_at else None,
         "load1_at_start": load,
     }
 

@@ -17,15 +17,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, many, mirrormaker, scale, whole
+from harness.bench import cluster, copy_verify, large, many, mirrormaker, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.session import Session
 from harness.bench_kafka import KEY_BYTES, seed_topics
 
 SCENARIOS: dict[str, ModuleType] = {
-    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker)
+    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large)
 }
-DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2"
+DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2,large"
 WARMUP_TOPIC = "bench.warmup"
 
 
@@ -48,6 +48,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--records", type=int, help="records in scenario 1 (default 2,000,000; --quick 200,000)")
     parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
     parser.add_argument("--cluster-records", type=int, help="records in scenario 4 (default 500,000; --quick 100,000)")
+    parser.add_argument("--large-records", type=int, help="10 KB records in scenario 7 (default 20,000; --quick 4,000)")
     parser.add_argument(
         "--whole-records", type=int, help="records in scenario 5, 8 partitions (default 1,000,000; --quick 100,000)"
     )
@@ -72,7 +73,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
         "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
-        "scale (6: planning and a whole run at many topics), mm2 (7: vs MirrorMaker 2)",
+        "scale (6: planning and a whole run at many topics), mm2 (7: vs MirrorMaker 2), "
+        "large (8: copy and verify of 10 KB records)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -122,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "half": records // 2,
         "topics": args.topics or (20 if args.quick else 100),
         "cluster_records": args.cluster_records or (100_000 if args.quick else 500_000),
+        "large_records": args.large_records or (4_000 if args.quick else 20_000),
         "whole_records": args.whole_records or (100_000 if args.quick else 1_000_000),
         "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
         "scale_topics": args.scale_topics or (500 if args.quick else 5000),
@@ -170,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             "many_partitions": many.PARTITIONS,
             "many_records_per_topic": many.RECORDS,
             "cluster_partitions": cluster.PARTITIONS,
+            "large_partitions": large.PARTITIONS,
+            "large_record_bytes": large.RECORD_BYTES,
             "whole_partitions": whole.PARTITIONS,
             "mm2_partitions": mirrormaker.PARTITIONS,
             "spark_master": SPARK.settings.master,

@@ -227,15 +227,16 @@ class MigrationSparkOperator(SparkSubmitOperator):
             env["PATH"] = os.pathsep.join([str(pyspark_dir() / "bin"), os.environ.get("PATH", "")])
         self.env_vars = env
         deploy_mode = hook._connection.get("deploy_mode")
+        master = hook._connection.get("master")
         conf = {**dict(self.conf or {}), **delivery.conf}
         archive = settings.task_executor_env()
         if archive:  # the packed environment the executors run (spark/executor_env.py); not in local mode
-            conf = executor_env_conf(archive, conf, deploy_mode, hook._connection.get("master"))
+            conf = executor_env_conf(archive, conf, deploy_mode, master)
             if "spark.archives" in conf:
                 self.log.info("Executors run the shipped environment %s", conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
         startup = driver_startup(default_archive_dir(), deploy_mode)
-        conf = worker_daemon_conf(conf, hook._connection.get("master"), env["PYSPARK_PYTHON"])
+        conf = worker_daemon_conf(conf, master, env["PYSPARK_PYTHON"])
         self.conf = startup.conf(conf)
         self._hook = self._get_hook()
         return startup

@@ -10,6 +10,7 @@ puts its own pyspark on the workers' path) and packs it with venv-pack;
 
     spark.archives=<archive>#env           unpacked as ./env in every executor's directory
     spark.pyspark.python=./env/bin/python  the executors' Python
+    spark.python.daemon.module=kafka_migration.spark.daemon  their worker daemon (spark/daemon.py)
     spark.pyspark.driver.python=<this interpreter>  (client mode: the driver keeps its own)
 
 A venv-pack archive holds the packages but not the interpreter: ``env/bin/python`` links
@@ -32,6 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.spark.startup import COMPILED_DAEMON, DAEMON_MODULE
 
 EXECUTOR_ENV_VARIABLE = "KAFKA_MIGRATION_EXECUTOR_ENV"
 ALIAS = "env"  # the directory the archive is unpacked into, in each executor's working directory
@@ -41,6 +43,10 @@ DISTRIBUTION = "kafka-migration"
 PACKAGES = ("kafka_migration", "spark_jobs")  # this distribution's top-level packages (pyproject.toml)
 # Third-party packages the executor side imports (copy, verify, reader, clients): pinned to the driver's versions.
 EXECUTOR_REQUIREMENTS = ("confluent-kafka",)
+# Parts of those packages that cannot be imported in the environment (their own dependencies, e.g. authlib,
+# httpx, fastavro, are not installed) and that nothing on the executors imports: left out of the archive, which
+# every executor fetches and unpacks (confluent-kafka's schema registry clients are 3 MB of its 4.4).
+UNIMPORTABLE = ("confluent_kafka/schema_registry", "confluent_kafka/avro", "confluent_kafka/kafkatest")
 
 
 # -- shipping it --------------------------------------------------------------------------------
@@ -80,6 +86,10 @@ def executor_env_conf(
         "spark.archives": ",".join([*theirs, shipped]),
         "spark.pyspark.python": f"./{alias}/bin/python",
     }
+    if "spark.pyspark.python" not in conf:
+        # The executors run this environment, which holds this package: its daemon imports compiled PySpark
+        # and the tasks' modules once per executor instead of once per worker (spark/daemon.py).
+        ours[DAEMON_MODULE] = COMPILED_DAEMON
     if (deploy_mode or conf.get("spark.submit.deployMode") or "client") == "client":
         # In client mode the driver runs here, where ./env does not exist: it keeps this interpreter.
         ours["spark.pyspark.driver.python"] = sys.executable
@@ -148,7 +158,12 @@ def build_executor_env(
             on_line(f"Installing {', '.join(requirements)}; copying {DISTRIBUTION} as installed here")
             _run([*pip, *requirements])
             _copy_installed(_site_packages(env_python))
-        _run([str(env_python), "-c", f"import {', '.join(PACKAGES)}, confluent_kafka"], cwd=work)
+        site = _site_packages(env_python)
+        for part in UNIMPORTABLE:
+            shutil.rmtree(site / part, ignore_errors=True)
+        # What the executors import: the packages, and what the tasks and the worker daemon import.
+        check = f"import {', '.join(PACKAGES)}; from kafka_migration.spark.jobs import import_task_modules as m; m()"
+        _run([str(env_python), "-c", check], cwd=work)
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(f".{output.name}.partial{''.join(output.suffixes)}")
         on_line(f"Packing {env} into {output}")

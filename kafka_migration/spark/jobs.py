@@ -35,6 +35,7 @@ from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, Step
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.progress import snapshot_path
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
+from kafka_migration.spark.executors import executor_conf
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
@@ -48,10 +49,12 @@ COPY_FAILED = "not verified: the copy of this partition failed"
 
 def executor_identity() -> dict[str, str]:
     """Where a task ran: host and Python, so the results show whether the executors used the shipped
-    environment (``spark.pyspark.python``) or some other interpreter."""
+    environment (``spark.pyspark.python``) or some other interpreter, and the executor's working directory,
+    which tells executors apart (standalone: <work dir>/<app>/<executor id>; YARN: the container's
+    directory; Kubernetes: one pod, one host name)."""
     import socket
 
-    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix}
+    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix, "workdir": os.getcwd()}
 
 
 def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
@@ -642,13 +645,21 @@ GO = "go"
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
 
 
+def import_task_modules() -> None:
+    """Import what the copy and verify tasks import (also what ``spark/daemon.py`` imports before forking)."""
+    import confluent_kafka  # noqa: F401
+
+    import kafka_migration.kafka.ranges
+    import kafka_migration.run.copy
+    import kafka_migration.run.progress
+    import kafka_migration.run.verify  # noqa: F401
+
+
 def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
     """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
     target's settings (a step that copies), also start the worker's producer."""
-    import confluent_kafka  # noqa: F401
-
+    import_task_modules()
     import kafka_migration.run.copy
-    import kafka_migration.run.verify
 
     if target is not None:
         kafka_migration.run.copy.warm_producer(target)
@@ -739,6 +750,13 @@ def _write_results(
     return bad
 
 
+def with_executor_settings(conf: Any) -> Any:
+    """``conf`` (a SparkConf, which holds what the submit and spark-defaults.conf set) with how a cluster's
+    executors start (spark/executors.py) under those values."""
+    settings = dict(conf.getAll())
+    return conf.setAll(list(executor_conf(settings, settings.get("spark.master")).items()))
+
+
 NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
 
 
@@ -779,12 +797,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf = (
         SparkConf()
         .setAppName(f"kafka-migration {args.step} {run_id} jobs {','.join(args.job) or 'all'}")
-        # A blind task retry would re-send records already written; a failed slice fails the topic.
-        .set("spark.task.maxFailures", "1")
+        # A task lost with its executor runs again (spark.task.maxFailures, 4 by default on a cluster; local
+        # mode runs each task once): its copy resumes after what the target already holds (copy.reconcile).
+        # A speculative second attempt would write beside a running first one: never.
+        .set("spark.speculation", "false")
         .set("spark.scheduler.mode", "FAIR")
         .set("spark.ui.showConsoleProgress", "false")
     )
-    sc = SparkContext(conf=conf)
+    sc = SparkContext(conf=with_executor_settings(conf))
     try:
         sc.setLogLevel("WARN")
         if args.wait_for and not _warm_and_wait(

@@ -105,7 +105,8 @@ class SparkSettings:
     progress_seconds: float | None = None
 
     def submit_conf(self) -> dict[str, str]:
-        """The user's Spark settings, with those that ship the executor environment (theirs win)."""
+        """The user's Spark settings, with those that ship the executor environment (theirs win). How a
+        cluster's executors start is the driver's to add (spark/executors.py), under spark-defaults.conf too."""
         if not self.executor_env:
             return dict(self.conf)
         return executor_env_conf(self.executor_env, self.conf, master=self.master)
@@ -123,6 +124,11 @@ class SparkSettings:
                     f"--spark-conf {key!r}: Spark only reads settings whose key starts with 'spark.', "
                     "e.g. --spark-conf spark.executor.memory=2g."
                 )
+        if self.conf.get("spark.speculation", "false").strip().lower() != "false":
+            raise ConfigurationError(
+                "--spark-conf spark.speculation: a speculative copy task would write the same records beside the "
+                "one still running; drop the setting (a task lost with its executor is run again anyway)."
+            )
         self.submit_conf()  # a missing or unusable archive fails here, before anything is planned or written
 
     def driver_startup(self) -> DriverStartup:

@@ -45,7 +45,7 @@ GROUP = "billing"
 
 
 def ledger_run_id(dag_id: str, dag_run_id: str) -> str:
-    """Written out here on purpose (not imported): kafka_migration.planner.safe_run_id's contract."""
+    """Written out here on purpose (not imported): kafka_migration.run.planner.safe_run_id's contract."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{dag_id}__{dag_run_id}").strip("_")
 
 

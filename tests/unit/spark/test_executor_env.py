@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ class TestExecutorEnvConf:
             "spark.archives": f"{archive}#env",
             "spark.pyspark.python": "./env/bin/python",
             "spark.pyspark.driver.python": sys.executable,
+            "spark.python.daemon.module": "kafka_migration.spark.daemon",  # the environment holds this package
         }
 
     def test_cluster_deploy_mode_lets_the_driver_use_the_shipped_python_too(self, archive: Path) -> None:
@@ -47,6 +49,9 @@ class TestExecutorEnvConf:
         )
         assert conf["spark.archives"] == f"hdfs:///libs/extra.zip#extra,{archive}#pyenv"
         assert conf["spark.pyspark.python"] == "/opt/py/bin/python"
+        assert "spark.python.daemon.module" not in conf  # their Python may not hold this package
+        theirs = {"spark.python.daemon.module": "pyspark.daemon"}
+        assert executor_env_conf(str(archive), theirs)["spark.python.daemon.module"] == "pyspark.daemon"
 
     def test_nothing_is_shipped_to_a_local_master_but_the_archive_is_checked(self, archive: Path) -> None:
         assert executor_env_conf(str(archive), {"spark.ui.enabled": "false"}, master="local[4]") == {
@@ -94,6 +99,7 @@ class TestSubmission:
         assert f"spark.archives={archive}#env" in confs
         assert "spark.pyspark.python=./env/bin/python" in confs
         assert f"spark.pyspark.driver.python={sys.executable}" in confs
+        assert "spark.python.daemon.module=kafka_migration.spark.daemon" in confs
         assert "spark.executor.cores=2" in confs
 
     def test_local_mode_ships_nothing(self, archive: Path, tmp_path: Path) -> None:
@@ -165,6 +171,7 @@ def test_every_task_row_names_the_python_that_ran_it() -> None:
     rows = _task_rows(lambda task, *args: [Row(piece.partition, 7) for piece in task], slices, {}, {}, None)
     assert [(r["partition"], r["records"]) for r in rows] == [(0, 7), (1, 7)]
     assert all(r["executor"]["python"] == sys.executable and r["executor"]["prefix"] == sys.prefix for r in rows)
+    assert all(r["executor"]["workdir"] == os.getcwd() for r in rows)  # tells executors apart
 
 
 def test_airflow_settings_order(monkeypatch: pytest.MonkeyPatch) -> None:

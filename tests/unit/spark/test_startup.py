@@ -199,6 +199,126 @@ def test_this_installation_has_the_same_pyspark_in_both_places() -> None:
     assert prefer_installed_pyspark(path) == [str(archive)]
 
 
+def _zip(path: Path, files: dict[str, str]) -> str:
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as out:
+        for name, text in files.items():
+            out.writestr(name, text)
+    return str(path)
+
+
+SPARK_ZIP = {"pyspark/__init__.py": "X = 1\n", "pyspark/version.py": '__version__ = "4.3.0"\n'}
+
+
+PY4J_ZIP = {"py4j/__init__.py": "", "py4j/version.py": '__version__ = "0.10.9.9"\n'}
+
+
+def test_without_installed_packages_the_zips_are_unpacked_once_per_machine(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
+
+    files = {**SPARK_ZIP, "pyspark/sql/tests/test_x.py": "", "pyspark/errors/error-conditions.json": "{}"}
+    archive = _zip(tmp_path / "spark" / "pyspark.zip", files)
+    py4j = _zip(tmp_path / "spark" / "py4j-0.10.9.9-src.zip", PY4J_ZIP)
+    path = ["/app", archive, py4j, str(tmp_path / "env-site-packages")]
+    directory, py4j_directory = unzipped_spark_zips(path, tmp_path / "cache")
+    assert path == ["/app", directory, py4j_directory, str(tmp_path / "env-site-packages")]
+    unpacked = Path(directory)
+    assert (unpacked / "pyspark" / "__init__.py").read_text() == "X = 1\n"
+    assert (unpacked / "pyspark" / "errors" / "error-conditions.json").is_file()  # data files too
+    assert not (unpacked / "pyspark" / "sql" / "tests").exists()  # not the tests
+    assert (Path(py4j_directory) / "py4j" / "version.py").is_file()
+    # Another container's copy of the same zip (YARN localizes one per container) finds the same directory.
+    copy = _zip(tmp_path / "container-2" / "pyspark.zip", files)
+    assert unzipped_spark_zips([copy], tmp_path / "cache") == [directory]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted(  # nothing half-done left
+        [unpacked.name, Path(py4j_directory).name]
+    )
+    # Another Spark build is another directory.
+    other = _zip(tmp_path / "spark-4.3.1" / "pyspark.zip", {**SPARK_ZIP, "pyspark/version.py": '"4.3.1"'})
+    assert unzipped_spark_zips([other], tmp_path / "cache") not in ([], [directory])
+
+
+def test_a_directory_left_half_unpacked_is_not_used(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
+
+    archive = _zip(tmp_path / "pyspark.zip", SPARK_ZIP)
+    (directory,) = map(Path, unzipped_spark_zips([archive], tmp_path / "cache"))
+    (directory / ".complete").unlink()  # as if a daemon died before finishing
+    (directory / "pyspark" / "__init__.py").unlink()
+    path = [archive]
+    assert unzipped_spark_zips(path, tmp_path / "cache") == []  # the rename loses to the old directory: zip kept
+    assert path == [archive]
+
+
+def test_the_zip_stays_when_pyspark_is_installed_first_or_nothing_can_be_written(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
+
+    archive, site = _spark_home(tmp_path, "4.3.0", "4.2.0")
+    path = [site, archive]
+    assert unzipped_spark_zips(path, tmp_path / "cache") == [] and path == [site, archive]
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o500)
+    path = [archive]
+    if os.geteuid() != 0:  # root writes anywhere
+        assert unzipped_spark_zips(path, read_only / "cache") == [] and path == [archive]
+    assert unzipped_spark_zips([str(tmp_path / "broken" / "pyspark.zip")], tmp_path / "cache") == []
+
+
+def test_a_cache_directory_others_can_write_to_or_a_link_is_not_used(tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import unzipped_spark_zips
+
+    archive = _zip(tmp_path / "pyspark.zip", SPARK_ZIP)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # as a directory someone else made in /tmp could be
+    path = [archive]
+    assert unzipped_spark_zips(path, shared) == [] and path == [archive]
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    assert unzipped_spark_zips(path, tmp_path / "link") == [] and path == [archive]
+
+
+def test_the_cache_directory_is_configurable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from kafka_migration.spark.pythonpath import CACHE_VARIABLE, cache_root
+
+    monkeypatch.setenv(CACHE_VARIABLE, "off")
+    assert cache_root() is None
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path))
+    assert cache_root() == tmp_path
+    monkeypatch.delenv(CACHE_VARIABLE)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert cache_root() == tmp_path / "tmp" / f"kafka-migration-pyspark-{os.getuid()}"
+
+
+def test_the_daemon_preloads_what_tasks_import_and_refuses_modules_that_start_threads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    thread = "import threading, time\nthreading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+    (tmp_path / "starts_a_thread.py").write_text(thread)
+    tasks_import = ["pyspark.worker", "confluent_kafka", "kafka_migration.run.copy", "kafka_migration.run.verify"]
+    tasks_import += [
+        "kafka_migration.kafka.ranges",
+        "kafka_migration.run.progress",
+    ]  # imported inside the task functions
+    code = (
+        "import sys\n"
+        "from kafka_migration.spark.daemon import preload\n"
+        f"print(preload(), all(m in sys.modules for m in {tasks_import!r}))\n"
+        "print(preload(('no_such_module',)), preload(('starts_a_thread',)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["True", "True", "True", "False"]
+    assert "not preloaded no_such_module" in done.stderr
+
+
 def test_the_compiled_daemon_only_for_local_executors_running_this_python() -> None:
     import sys
 
