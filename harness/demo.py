@@ -49,7 +49,7 @@ def prepare_airflow(env: dict[str, str]) -> None:
 
 _SHOW = (
     re.compile(r"\[DAG TEST\] (starting|end) task task_id=(\S+) map_index=(-?\d+)"),
-    re.compile(r"kafka_migration\.spark: ((?:copy|verify) .*topics done\)(?::[^\[]*)?)"),
+    re.compile(r"kafka_migration\.spark: ((?:copy|verify) .*topics? done\)(?::[^\[]*)?)"),
 )
 
 

@@ -38,8 +38,29 @@ def create_topic(
     futures[name].result(timeout=15)
 
 
-def producer(bootstrap: str, settings: Mapping[str, object] | None = None, **extra: object) -> Producer:
-    return Producer(
+class SeedProducer(Producer):
+    """A producer whose ``flush`` raises when a broker refused a record: a seeding that lost records
+    (a null key into a compacted topic, a record over the size limit) is a broken test, not data."""
+
+    def __init__(self, config: Mapping[str, object]) -> None:
+        super().__init__(dict(config))
+        self.refused: list[str] = []
+
+    def delivered(self, error: object, message: object) -> None:
+        if error is not None:
+            self.refused.append(f"{message.topic()}[{message.partition()}]: {error}")  # type: ignore[attr-defined]
+
+    def flush(self, *args: object, **kwargs: object) -> int:
+        left = super().flush(*args, **kwargs)
+        if self.refused:
+            first, count = self.refused[0], len(self.refused)
+            self.refused.clear()
+            raise KafkaException(f"{count} seeded record(s) were refused; the first: {first}")
+        return left
+
+
+def producer(bootstrap: str, settings: Mapping[str, object] | None = None, **extra: object) -> SeedProducer:
+    return SeedProducer(
         {
             "bootstrap.servers": bootstrap,
             "linger.ms": 10,
@@ -52,6 +73,8 @@ def producer(bootstrap: str, settings: Mapping[str, object] | None = None, **ext
 
 
 def send(p: Producer, topic: str, partition: int, key: bytes | None, value: bytes | None, **kw: object) -> None:
+    if isinstance(p, SeedProducer) and "on_delivery" not in kw and "callback" not in kw:
+        kw["on_delivery"] = p.delivered
     while True:
         try:
             p.produce(topic, partition=partition, key=key, value=value, **kw)

@@ -8,6 +8,7 @@ group with members is never EMPTY or DEAD in Kafka, whatever its member list say
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from contextlib import closing
 from typing import Any
@@ -135,20 +136,31 @@ class GroupCluster(KafkaCluster):
             )
             for (topic, partition), committed in sorted(offsets.items())
         ]
-        futures = self.admin.alter_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group_id, partitions)], request_timeout=self.timeout
-        )
-        try:
-            result = futures[group_id].result(timeout=self.timeout + 5)
-        except KafkaException as exc:
-            raise MigrationError(
-                f"{self.config.role} cluster {self.config.bootstrap} refused the offsets of group {group_id!r}: "
-                f"{exc.args[0].str() if exc.args else exc}. A group with active members cannot be changed; "
-                "stop its consumers and sync again."
-            ) from None
-        except TimeoutError:
-            raise self._unreachable(TimeoutError(f"no answer to altering group {group_id!r}")) from None
-        failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
+        deadline = time.monotonic() + self.timeout
+        while True:
+            futures = self.admin.alter_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(group_id, partitions)], request_timeout=self.timeout
+            )
+            try:
+                result = futures[group_id].result(timeout=self.timeout + 5)
+            except KafkaException as exc:
+                if _coordinator_moving(exc.args[0] if exc.args else None) and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
+                raise MigrationError(
+                    f"{self.config.role} cluster {self.config.bootstrap} refused the offsets of group {group_id!r}: "
+                    f"{exc.args[0].str() if exc.args else exc}. A group with active members cannot be changed; "
+                    "stop its consumers and sync again."
+                ) from None
+            except TimeoutError:
+                raise self._unreachable(TimeoutError(f"no answer to altering group {group_id!r}")) from None
+            failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
+            # The group's coordinator is still loading or moving (the offsets topic created by the cluster's
+            # first group request, a broker restarting): Kafka calls these errors retriable; ask again.
+            if failed and all(_coordinator_moving(tp.error) for tp in failed) and time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
+            break
         if failed:
             first = failed[0]
             raise MigrationError(
@@ -171,3 +183,15 @@ def first_record(
         for msg in found:
             return msg.offset(), encode_record(*message_fields(msg))
     return None
+
+
+def _coordinator_moving(error: Any) -> bool:
+    """A group coordinator that is loading, not yet elected or has moved: retriable in Kafka's protocol."""
+    from confluent_kafka import KafkaError
+
+    code = error.code() if hasattr(error, "code") else None
+    return code in (
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    )

@@ -311,17 +311,13 @@ class KafkaCluster:
         partitions = [TopicPartition(n, p) for n in present for p in metadata.topics[n].partitions]
         found: dict[tuple[str, str], dict[int, int]] = {}
         for kind, spec in (("earliest", OffsetSpec.earliest()), ("latest", OffsetSpec.latest())):
-            futures = self.admin.list_offsets(
+            answers = self._list_offsets(
                 {tp: spec for tp in partitions},
-                isolation_level=IsolationLevel.READ_COMMITTED,
-                request_timeout=self.timeout,
+                IsolationLevel.READ_COMMITTED,
+                f"list {kind} offsets",
+                lambda tp: Permission("Describe", "topic", (tp.topic,), "to read its offsets; Read implies it"),
             )
-            for tp, future in futures.items():
-                info = self._result(
-                    future,
-                    f"list {kind} offset of {tp.topic}[{tp.partition}]",
-                    Permission("Describe", "topic", (tp.topic,), "to read its offsets; Read implies it"),
-                )
+            for tp, info in answers.items():
                 found.setdefault((kind, tp.topic), {})[tp.partition] = int(info.offset)
 
         ids = self.topic_ids(present)
@@ -366,15 +362,40 @@ class KafkaCluster:
         from confluent_kafka import IsolationLevel, TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
-        futures = self.admin.list_offsets(
+        answers = self._list_offsets(
             {TopicPartition(topic, p): OffsetSpec.for_timestamp(timestamp_ms) for p in range(partitions)},
-            isolation_level=IsolationLevel.READ_COMMITTED,
-            request_timeout=self.timeout,
+            IsolationLevel.READ_COMMITTED,
+            f"find offsets at {timestamp_ms}",
         )
-        return {
-            tp.partition: int(self._result(f, f"find offsets of {topic}[{tp.partition}] at {timestamp_ms}").offset)
-            for tp, f in futures.items()
-        }
+        return {tp.partition: int(info.offset) for tp, info in answers.items()}
+
+    def _list_offsets(self, specs: Mapping[Any, Any], isolation: Any, what: str, needs: Any = None) -> dict[Any, Any]:
+        """ListOffsets for ``specs`` ({TopicPartition: OffsetSpec}). A partition whose leader is being elected
+        (a topic or partition created a moment ago, a broker restarting) answers NOT_LEADER or
+        LEADER_NOT_AVAILABLE for a while: those partitions are asked again until the client's timeout."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        electing = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE}
+        deadline = time.monotonic() + self.timeout
+        answers: dict[Any, Any] = {}
+        pending = dict(specs)
+        while pending:
+            futures = self.admin.list_offsets(pending, isolation_level=isolation, request_timeout=self.timeout)
+            retry = {}
+            for tp, future in futures.items():
+                label = f"{what}: {tp.topic}[{tp.partition}]"
+                try:
+                    answers[tp] = self._result(future, label, needs(tp) if needs else None)
+                except MigrationError as exc:
+                    cause = exc.__context__
+                    code = cause.args[0].code() if isinstance(cause, KafkaException) and cause.args else None
+                    if code not in electing or time.monotonic() >= deadline:
+                        raise
+                    retry[tp] = pending[tp]
+            if retry:
+                time.sleep(0.2)
+            pending = retry
+        return answers
 
     def _result(self, future: Any, what: str, needs: Permission | None = None) -> Any:
         """A request's answer; a refusal by the cluster's ACLs names ``needs``, the permission it lacked."""
@@ -493,10 +514,7 @@ class KafkaCluster:
             return {}
         found: dict[tuple[str, int], list[int]] = {}
         for isolation in (IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED):
-            futures = self.admin.list_offsets(
-                {tp: OffsetSpec.latest() for tp in partitions}, isolation_level=isolation, request_timeout=self.timeout
-            )
-            for tp, future in futures.items():
-                info = self._result(future, f"list the end offset of {tp.topic}[{tp.partition}]")
+            answers = self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, isolation, "list end offsets")
+            for tp, info in answers.items():
                 found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
         return {key: (values[0], values[1]) for key, values in sorted(found.items())}
