@@ -278,7 +278,7 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
         f"the run page never showed a partition part-way through its copy (the runs list had {copied} copied); "
         "the driver's progress snapshot did not reach the console"
     )
-    assert all(planned == TOPICS["events"][1] + 1 for _, planned in seen)  # + the sealing record
+    assert all(planned == TOPICS["events"][1] for _, planned in seen)
     wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
 
 
@@ -294,7 +294,7 @@ def test_run_view_shows_partitions_checksums_and_where_the_time_went(
         source_sum, target_sum = cells[6].split(" / ")
         assert source_sum == target_sum and len(source_sum) == 12, cells
     events0 = next(r for r in rows if r[0] == "events[0]")
-    assert events0[1] == events0[3] == "[0, 60,001)"
+    assert events0[1] == events0[3] == "0–59999 (60,000 offsets)"
     timings = page.get_by_test_id("timings").inner_text()
     for part in ("planning", "Spark start-up", "copy", "verification"):
         assert part in timings
@@ -343,14 +343,14 @@ def test_run_links_lead_to_the_dag_run_its_logs_and_the_report(
 def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
     page: Any, airflow: AirflowServer, api: AirflowClient, source_target: tuple[str, str], migration: dict[str, str]
 ) -> None:
-    _seed(source_target[0], "orders", 3, 10, start=10_000)  # 30 records and 3 sealing records since the run
+    _seed(source_target[0], "orders", 3, 10, start=10_000)  # 30 records since the run
     view(page, airflow, "Overview")
     orders = page.locator('tr[data-topic="orders"]')
     orders.wait_for()
     cells = [c.strip() for c in orders.locator("td").all_inner_texts()]
-    assert (cells[3], cells[4], cells[5]) == ("303", "336", "33"), cells  # migrated, source end now, not yet
+    assert (cells[3], cells[4], cells[5]) == ("300", "330", "30"), cells  # migrated, source end now, not yet
     assert migration["run_id"] in cells[6]
-    assert "33 offsets not migrated yet" in page.get_by_test_id("pair-lag").inner_text()
+    assert "30 offsets not migrated yet" in page.get_by_test_id("pair-lag").inner_text()
     shot(page, "console-overview.png")
 
     dag_run_id = trigger_from_form(page, airflow, "kafka_nightly_sync")
@@ -358,7 +358,7 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
     view(page, airflow, "Overview")
     page.get_by_test_id("pair-lag").filter(has_text="0 offsets not migrated yet").wait_for()
     cells = [c.strip() for c in page.locator('tr[data-topic="orders"]').locator("td").all_inner_texts()]
-    assert (cells[3], cells[5]) == ("336", "0") and ledger_run_id("kafka_nightly_sync", dag_run_id) in cells[6]
+    assert (cells[3], cells[5]) == ("330", "0") and ledger_run_id("kafka_nightly_sync", dag_run_id) in cells[6]
 
 
 def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: dict[str, str]) -> None:
@@ -366,25 +366,25 @@ def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: d
     page.locator("tr[data-run-id]").first.wait_for()
     assert page.locator("tr[data-run-id]").count() == 2
     page.get_by_label("DAG").select_option("kafka_nightly_sync")
-    page.get_by_test_id("runs-summary").filter(has_text="1 run(s) match").wait_for()
+    page.get_by_test_id("runs-summary").filter(has_text="1 run matches").wait_for()
     (nightly,) = page.locator("tr[data-run-id]").all()
     assert "nightly sync" in nightly.inner_text()
     shot(page, "console-runs-filtered.png")
     page.get_by_label("DAG").select_option("")
     page.get_by_label("Verdict").select_option("verified")
-    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+    page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
     page.get_by_label("Topic").fill("no-such-topic")
     page.get_by_role("button", name="Filter").click()
     page.get_by_text("No run matches these filters").wait_for()
     page.get_by_label("Topic").fill("events")
     page.get_by_role("button", name="Filter").click()
-    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+    page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
     page.get_by_label("Started from").fill("2000-01-01")
     page.get_by_label("Started until").fill("2000-12-31")
     page.get_by_text("No run matches these filters").wait_for()
     page.get_by_role("button", name="Clear filters").click()
     page.get_by_label("Clusters").select_option(index=1)
-    page.get_by_test_id("runs-summary").filter(has_text="2 run(s) match").wait_for()
+    page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
 
     console(page, airflow, "/runs?limit=1")
     page.get_by_test_id("pager").filter(has_text="1–1 of 2").wait_for()
@@ -414,7 +414,7 @@ def test_cutover_preflight_reads_the_clusters_without_recording_anything(
     topics = {r[0]: r for r in table_rows(page, "Pre-flight topics")}
     assert set(topics) == {"orders", "events"} and all(r[4] == "QUIET" for r in topics.values())
     (group,) = table_rows(page, "Pre-flight groups")
-    assert group[0] == GROUP and "EMPTY" in group[1] and "0 member(s)" in group[1]
+    assert group[0] == GROUP and "EMPTY" in group[1] and "0 members" in group[1]
     shot(page, "console-cutover-preflight.png")
     assert api.get_json("/kafka-migrations/api/cutovers")["total"] == 0  # read only: no cutover recorded
 

@@ -106,7 +106,7 @@ class Facets(BaseModel):
 
 
 class Segment(BaseModel):
-    """One partition of a run: ranges are half-open, [start, end)."""
+    """One partition of a run: `start` and `end` as Kafka gives them, the end excluded (the next offset)."""
 
     source_topic: str
     partition: int

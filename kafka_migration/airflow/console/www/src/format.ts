@@ -1,4 +1,5 @@
-// Numbers and times as the console shows them. Offset ranges are half-open: [start, end).
+// Numbers and times as the console shows them. Offset ranges as everywhere in the product
+// (kafka_migration.model.text.offset_range): first and last offset, both included, with the count.
 
 export const count = (value: number | null | undefined): string =>
   value === null || value === undefined ? "–" : value.toLocaleString("en-US");
@@ -24,8 +25,12 @@ export const time = (iso: string | null | undefined): string => {
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 };
 
-export const range = (start: number, end: number | null | undefined): string =>
-  end === null || end === undefined ? `[${count(start)}, …)` : `[${count(start)}, ${count(end)})`;
+export const range = (start: number, end: number | null | undefined): string => {
+  if (end === null || end === undefined) return `${start} onwards`;
+  if (end <= start) return `none at ${start}`;
+  const span = end - start === 1 ? `${start}` : `${start}–${end - 1}`;
+  return `${span} (${plural(end - start, "offset")})`;
+};
 
 export const rate = (value: number): string => (value > 0 ? `${count(Math.round(value))} records/s` : "–");
 

@@ -5,7 +5,7 @@ import { Link } from "react-router-dom";
 
 import { cutoverReportUrl, dagDetails, get, triggerDag, type Cutover, type CutoversPage, type Preflight } from "../api";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
-import { count, time } from "../format";
+import { count, plural, time } from "../format";
 import { consoleRun, dagPage, dagRun } from "../links";
 
 const FAILBACK_DAG = "kafka_failback";
@@ -76,7 +76,7 @@ const PreflightView = () => {
                   <Table.Cell>{g.group_id}</Table.Cell>
                   {[g.source, g.target].map((side, i) => (
                     <Table.Cell key={i}>
-                      <StatusBadge label={`${side.state} · ${side.members} member(s)`} status={side.active ? "failed" : "verified"} />
+                      <StatusBadge label={`${side.state} · ${plural(side.members, "member")}`} status={side.active ? "failed" : "verified"} />
                     </Table.Cell>
                   ))}
                 </Table.Row>

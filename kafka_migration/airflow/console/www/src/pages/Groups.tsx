@@ -5,7 +5,7 @@ import { useSearchParams } from "react-router-dom";
 
 import { get, type GroupSyncsPage } from "../api";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
-import { count, time } from "../format";
+import { count, plural, time } from "../format";
 
 const LIMIT = 5;
 
@@ -50,8 +50,8 @@ export const GroupsPage = () => {
           actions={<StatusBadge label={sync.not_ok ? `${sync.not_ok} NOT OK` : "ALL PROVEN"} status={sync.not_ok ? "failed" : "verified"} />}
         >
           <Text fontSize="sm" mb={2}>
-            {time(sync.synced_at)} · {sync.source_cluster_id} → {sync.target_cluster_id} · {sync.groups} group(s),{" "}
-            {sync.partitions} partition(s){sync.run_id ? ` · run ${sync.run_id}` : ""}
+            {time(sync.synced_at)} · {sync.source_cluster_id} → {sync.target_cluster_id} · {plural(sync.groups, "group")},{" "}
+            {plural(sync.partitions, "partition")}{sync.run_id ? ` · run ${sync.run_id}` : ""}
           </Text>
           <SimpleTable headers={["Group", "Partition", "Source offset", "Lag on source", "Target partition", "Target offset", "Before", "Proof", "Outcome", "Why"]} label={`Sync ${sync.sync_id}`}>
             {sync.rows.map((r) => (

@@ -4,7 +4,7 @@ import { Link, useParams } from "react-router-dom";
 
 import { ApiError, get, type RunDetail, type Timings } from "../api";
 import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
-import { count, range, rate, seconds, shortChecksum, time } from "../format";
+import { count, plural, range, rate, seconds, shortChecksum, time } from "../format";
 import { CONSOLE } from "../links";
 import { RunLinks, RunState } from "./Runs";
 
@@ -77,7 +77,7 @@ const RunView = ({ detail }: { readonly detail: RunDetail }) => {
       </HStack>
       <Text fontSize="sm" mb={1}>
         {run.kind} · {run.source_cluster_id} → {run.target_cluster_id} · started {time(run.started_at)}
-        {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {count(run.topics)} topic(s), {count(run.records)} records copied
+        {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {plural(run.topics, "topic")}, {plural(run.records, "record")} copied
       </Text>
       {run.cutover_id ? <Text fontSize="sm">Part of cutover {run.cutover_id} (<ChakraLink asChild><Link to={`${CONSOLE}/cutover`}>Cutover view</Link></ChakraLink>)</Text> : undefined}
       <RunLinks run={run} />

@@ -5,7 +5,7 @@ import { Link, useSearchParams } from "react-router-dom";
 
 import { get, reportUrl, type Facets, type Run, type RunsPage as Page } from "../api";
 import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
-import { count, rate, seconds, time } from "../format";
+import { count, plural, rate, seconds, time } from "../format";
 import { consoleRun, dagRun, taskLogs } from "../links";
 
 const LIMIT = 20;
@@ -121,7 +121,7 @@ export const RunsPage = () => {
       {data ? (
         <>
           <Text color="fg.muted" fontSize="xs" mb={2} data-testid="runs-summary">
-            {data.total} run(s) match · {data.running} running now ·{" "}
+            {plural(data.total, "run")} {data.total === 1 ? "matches" : "match"} · {data.running} running now ·{" "}
             {data.running > 0 ? "refreshing every 2 s" : "refreshing every 15 s"} · updated {time(new Date(dataUpdatedAt).toISOString())}
           </Text>
           {data.runs.length === 0 ? (
