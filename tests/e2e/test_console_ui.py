@@ -19,6 +19,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,8 @@ import pytest
 
 from harness.airflow_server import AirflowClient, AirflowServer, airflow_standalone
 from harness.group_clients import commit
-from harness.kafka import kafka_clusters
+from harness.kafka.node import start_cluster
+from harness.kafka.proxied import ProxiedCluster, proxied_cluster
 from harness.postgres import database_url
 from harness.seed import create_topic, producer, send
 from tests.conftest import missing, postgres_databases
@@ -56,16 +58,30 @@ def _seed(bootstrap: str, topic: str, partitions: int, records: int, start: int 
     p.flush(60)
 
 
+# The source's connection fetches 16 KB at a time: while the proxy in front of the source answers 50 ms late
+# (only while the first run is watched), the copy of "events" takes long enough for a person to see it move.
+SLOW_FETCHES = {"fetch.max.bytes": 16384, "max.partition.fetch.bytes": 16384, "message.max.bytes": 16384}
+
+
 @pytest.fixture(scope="module")
-def source_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A pair of clusters of its own: kafka_migration's default include ('.*') copies all of the source."""
-    with kafka_clusters("console-source", "console-target", directory=tmp_path_factory.mktemp("kafka")) as pair:
-        source, target = pair
+def source_proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ProxiedCluster, str]]:
+    """A pair of clusters of its own (kafka_migration's default include ('.*') copies all of the source), the
+    source behind a loopback proxy whose latency a test can raise."""
+    directory = tmp_path_factory.mktemp("kafka")
+    with ExitStack() as stack:
+        source = stack.enter_context(proxied_cluster("console-source", directory))
+        target = start_cluster("console-target", directory)
+        stack.callback(target.stop)
         for topic, (partitions, records) in TOPICS.items():
             create_topic(source.bootstrap, topic, partitions)
             _seed(source.bootstrap, topic, partitions, records)
         commit(source.bootstrap, GROUP, {("orders", 0): 40, ("orders", 1): 30, ("orders", 2): 20})
-        yield source.bootstrap, target.bootstrap
+        yield source, target.bootstrap
+
+
+@pytest.fixture(scope="module")
+def source_target(source_proxied: tuple[ProxiedCluster, str]) -> tuple[str, str]:
+    return source_proxied[0].bootstrap, source_proxied[1]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +89,9 @@ def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFac
     source, target = source_target
     home = tmp_path_factory.mktemp("airflow-console-home")
     env = {
-        "AIRFLOW_CONN_KAFKA_SOURCE": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": source}}),
+        "AIRFLOW_CONN_KAFKA_SOURCE": json.dumps(
+            {"conn_type": "kafka", "extra": {"bootstrap.servers": source, **SLOW_FETCHES}}
+        ),
         "AIRFLOW_CONN_KAFKA_TARGET": json.dumps({"conn_type": "kafka", "extra": {"bootstrap.servers": target}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
         # the tasks and the api-server's plugin must see the same ledger, run files and reports
@@ -242,13 +260,27 @@ def test_the_console_opens_from_the_navigation_before_any_run(page: Any, airflow
 
 
 @pytest.fixture(scope="module")
-def migration(page: Any, airflow: AirflowServer, api: AirflowClient) -> dict[str, str]:
-    dag_run_id = trigger_from_form(page, airflow, "kafka_migration")
-    return {"dag_run_id": dag_run_id, "run_id": ledger_run_id("kafka_migration", dag_run_id)}
+def migration(
+    page: Any, airflow: AirflowServer, api: AirflowClient, source_proxied: tuple[ProxiedCluster, str]
+) -> Iterator[dict[str, str]]:
+    """The first kafka_migration run, triggered from its form with the defaults, on a slow source until it ends
+    (so that a person can watch it); later tests read it."""
+    proxy = source_proxied[0].proxy
+    proxy.set_latency(0.05)
+    try:
+        dag_run_id = trigger_from_form(page, airflow, "kafka_migration")
+        run = {"dag_run_id": dag_run_id, "run_id": ledger_run_id("kafka_migration", dag_run_id)}
+        yield run
+    finally:
+        proxy.set_latency(0)
 
 
 def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
-    page: Any, airflow: AirflowServer, api: AirflowClient, migration: dict[str, str]
+    page: Any,
+    airflow: AirflowServer,
+    api: AirflowClient,
+    migration: dict[str, str],
+    source_proxied: tuple[ProxiedCluster, str],
 ) -> None:
     run_id = migration["run_id"]
     view(page, airflow, "Runs")
@@ -280,6 +312,7 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     )
     assert all(planned == TOPICS["events"][1] for _, planned in seen)
     wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
+    source_proxied[0].proxy.set_latency(0)  # watched: the source answers at full speed again
 
 
 def test_run_view_shows_partitions_checksums_and_where_the_time_went(
