@@ -70,21 +70,27 @@ class GroupSyncRecords:
 
     def group_syncs(self, limit: int = 50) -> list[dict[str, Any]]:
         """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
-        good = group_syncs.c.outcome.in_(sorted(GOOD_OUTCOMES))
         with self.engine.connect() as c:
             result = c.execute(
-                select(
-                    group_syncs.c.sync_id,
-                    func.max(group_syncs.c.run_id).label("run_id"),
-                    func.max(group_syncs.c.synced_at).label("synced_at"),
-                    func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
-                    func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
-                    func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
-                    func.count().label("partitions"),
-                    func.sum(case((good, 0), else_=1)).label("not_ok"),
-                )
+                select(*sync_summary_columns())
                 .group_by(group_syncs.c.sync_id)
                 .order_by(func.max(group_syncs.c.synced_at).desc())
                 .limit(limit)
             )
             return [dict(r._mapping) for r in result]
+
+
+def sync_summary_columns() -> tuple[Any, ...]:
+    """The columns of one summary per sync (grouped by sync_id): when, clusters, groups, partitions, and how
+    many partitions ended in an outcome that is not good."""
+    good = group_syncs.c.outcome.in_(sorted(GOOD_OUTCOMES))
+    return (
+        group_syncs.c.sync_id,
+        func.max(group_syncs.c.run_id).label("run_id"),
+        func.max(group_syncs.c.synced_at).label("synced_at"),
+        func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
+        func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
+        func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
+        func.count().label("partitions"),
+        func.sum(case((good, 0), else_=1)).label("not_ok"),
+    )

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, case, func, or_, select
+from sqlalchemy import Engine, func, or_, select
 
+from kafka_migration.ledger.group_syncs import sync_summary_columns
 from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
 
 # The run columns a list shows: everything but the plan (large) and the bootstrap addresses.
@@ -33,8 +34,6 @@ RUN_COLUMNS = (
     runs.c.message,
     runs.c.timings,
 )
-# Group sync outcomes that leave the group where it should be (kafka_migration.model.groups.GOOD_OUTCOMES).
-GOOD_SYNC_OUTCOMES = ("synced", "would_sync", "unchanged")
 
 
 @dataclass(frozen=True)
@@ -218,20 +217,10 @@ def group_syncs_page(
         conditions.append(group_syncs.c.group_id == group_id)
     if run_id:
         conditions.append(group_syncs.c.run_id == run_id)
-    good = group_syncs.c.outcome.in_(GOOD_SYNC_OUTCOMES)
     with engine.connect() as c:
         total = c.execute(select(func.count(func.distinct(group_syncs.c.sync_id))).where(*conditions)).scalar_one()
         result = c.execute(
-            select(
-                group_syncs.c.sync_id,
-                func.max(group_syncs.c.run_id).label("run_id"),
-                func.max(group_syncs.c.synced_at).label("synced_at"),
-                func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
-                func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
-                func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
-                func.count().label("partitions"),
-                func.sum(case((good, 0), else_=1)).label("not_ok"),
-            )
+            select(*sync_summary_columns())
             .where(*conditions)
             .group_by(group_syncs.c.sync_id)
             .order_by(func.max(group_syncs.c.synced_at).desc(), group_syncs.c.sync_id)
