@@ -14,8 +14,8 @@ export const Layout = () => (
   <Box p={4} data-testid="kafka-console">
     <Heading size="xl">Kafka migrations</Heading>
     <Text color="fg.muted" fontSize="sm" mb={3}>
-      Runs, checkpoints, consumer groups and cutovers from the migration ledger. Offset ranges are half-open:
-      [start, end) holds the offsets from start up to end - 1.
+      Runs, checkpoints, consumer groups and cutovers from the migration ledger. An offset range gives its first
+      and last offset, both included, and how many offsets it holds: 0–1469 (1,470 offsets).
     </Text>
     <HStack as="nav" aria-label="Console views" borderBottomWidth="1px" gap={5} mb={4} pb={2}>
       {TABS.map(([label, to]) => (
