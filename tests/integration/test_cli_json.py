@@ -177,3 +177,31 @@ def test_bad_input_with_json_is_one_line_on_stderr_and_nothing_on_stdout(migrate
     assert bad.returncode == 2 and bad.stdout == ""
     [line] = bad.stderr.strip().splitlines()
     assert line.startswith("error: ") and "include pattern 'orders(' is not a valid regular expression" in line
+
+
+def test_a_cutover_and_its_failback_print_their_documents(migrated: Migrated) -> None:
+    """Last in the module: after it, the target is the topics' home. Nothing new on either side, so the
+    final runs copy nothing; the documents still name the runs, the groups moved and the cutover report."""
+    m = migrated
+    group = f"{m.prefix}-move"
+    commit(m.source, group, {(m.topic("orders"), 0): 3, (m.topic("orders"), 1): 4})
+    cutover = ["cutover", *m.clusters(), "--include", f"{m.prefix}\\..*", "--rename", "src.{topic}"]
+    done = document(kafka_migrate(*cutover, "--group", group, "--quiet-seconds", "1", "--output", "json",
+                                  state_dir=m.state_dir))  # fmt: skip
+    cutover_id = done["cutover_id"]
+    assert (done["command"], done["status"], done["groups"]) == ("cutover", "completed", [group])
+    assert done["final_run"]["verified"] is True and Path(done["final_run"]["report"]).is_file()
+    assert Path(done["report"]).is_file() and done["next_step"] == f"kafka-migrate failback --cutover {cutover_id}"
+
+    back = document(kafka_migrate("failback", "--cutover", cutover_id, "--quiet-seconds", "1", "--output", "json",
+                                  state_dir=m.state_dir))  # fmt: skip
+    assert (back["command"], back["cutover_id"], back["status"], back["groups"]) == (
+        "failback",
+        cutover_id,
+        "completed",
+        [group],
+    )
+    assert back["final_run"]["run_id"] != done["final_run"]["run_id"] and Path(back["report"]).is_file()
+    history = document(kafka_migrate("history", "--cutovers", "--output", "json", state_dir=m.state_dir))
+    [row] = [c for c in history["cutovers"] if c["cutover_id"] == cutover_id]
+    assert (row["status"], row["failback_status"]) == ("completed", "completed")
