@@ -20,7 +20,7 @@ from kafka_migration.cli.options import (
     reports_dir_of,
 )
 from kafka_migration.cutover.record import COMPLETED, FAILED
-from kafka_migration.exceptions import MigrationError
+from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 
 
@@ -83,7 +83,10 @@ def failback(args: argparse.Namespace) -> int:
         done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
         result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir_of(args))
     except MigrationError as exc:
-        stopped(args, "failback", ledger, cutover_id, exc, done)
+        # Bad input found before the pre-flight recorded anything (the cutover cannot be failed back, the
+        # clusters are not the cutover's) writes nothing, not even a report; a refusal or failure is recorded.
+        if done or isinstance(exc, CutoverRefusedError) or not isinstance(exc, ConfigurationError):
+            stopped(args, "failback", ledger, cutover_id, exc, done)
         raise
     if json_wanted(args):
         doc = output.cutover_document(
