@@ -21,8 +21,8 @@ STATE_DIR_HELP = (
 )
 REPORT_DIR_HELP = "where reports go (default: <state dir>/reports)"
 OUTPUT_HELP = (
-    "text for people (default), or json: one JSON document on stdout for scripts (progress stays on stderr; "
-    "docs/cli.md, 'Reading the CLI from scripts')"
+    "text for people (default), or json: one JSON document on stdout for scripts, and everything else (plan, "
+    "tables, progress) on stderr; see docs/cli.md, 'Reading the CLI from scripts'"
 )
 
 
