@@ -62,6 +62,7 @@ def failback(args: argparse.Namespace) -> int:
     check_before_writing(args, *given)
     ledger = open_ledger(args)
     cutover = load_cutover(ledger, args.cutover)
+    cutover.ready_for_failback()  # before the first line of progress: bad input is the one line on stderr
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
     target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
     print(

@@ -169,6 +169,11 @@ def test_a_refused_cutover_prints_its_document_and_report_and_exits_2(migrated: 
     assert doc["cutover_id"].startswith("cutover-") and doc["final_run"] is None
     assert Path(doc["report"]).is_file() and doc["cutover_id"] in doc["report"]
     assert "active members on the source cluster" in refused.stderr and group in doc["message"]
+    with active_member(m.source, group, [m.topic("orders")]):  # as text: the report's path on stdout
+        as_text = kafka_migrate(*cutover, "--group", group, "--quiet-seconds", "0", state_dir=m.state_dir)
+    assert as_text.returncode == 2, as_text.stdout + as_text.stderr
+    path = as_text.stdout.split("Cutover refused; cutover report: ")[1].strip()
+    assert Path(path).is_file() and path != doc["report"]
 
 
 def test_bad_input_with_json_is_one_line_on_stderr_and_nothing_on_stdout(migrated: Migrated) -> None:

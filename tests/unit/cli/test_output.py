@@ -251,3 +251,32 @@ def test_bad_input_with_json_is_exit_2_one_line_on_stderr_and_nothing_on_stdout(
     assert code == EXIT_BAD_INPUT
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1 and captured.err.startswith("error: ")
+
+
+def test_failback_of_a_refused_cutover_is_bad_input_no_document_and_no_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found before the failback's pre-flight records anything: exit 2, one line, nothing written (no report)."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    ledger = Ledger.open(url)
+    ledger.start_cutover(
+        "cutover-1",
+        {
+            "trigger": "cli",
+            "params": {},
+            "source_cluster_id": "src-cluster",
+            "source_bootstrap": "127.0.0.1:1",
+            "target_cluster_id": "tgt-cluster",
+            "target_bootstrap": "127.0.0.1:2",
+        },
+    )
+    ledger.update_cutover("cutover-1", finished=True, status="refused", message="orders is still written to")
+    reports = tmp_path / "reports"
+    argv = ["failback", "--cutover", "cutover-1", "--ledger", url, "--state-dir", str(tmp_path)]
+    assert main([*argv, "--report-dir", str(reports), "--output", "json"]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.strip().splitlines()
+    assert "has status 'refused'; only a completed cutover can be failed back" in line
+    assert not reports.exists()
+    assert ledger.cutover("cutover-1")["failback_status"] is None
