@@ -9,11 +9,12 @@ translatable or not proven; 2 and 3 as above.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
 
-from kafka_migration.cli.options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_MISMATCH, EXIT_OK
+from kafka_migration.cli.options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_OK
 from kafka_migration.cli.parser import COMMANDS, build_parser
 from kafka_migration.exceptions import MigrationError
 
@@ -26,14 +27,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # --output json: the document is the only thing on stdout; whatever else a command prints (a plan, a
+    # table, progress) goes to stderr, so that a script can read stdout whole.
+    args.stdout = sys.stdout
+    quiet = contextlib.redirect_stdout(sys.stderr) if getattr(args, "output", None) == "json" else None
     try:
-        return COMMANDS[args.command](args)
+        with quiet or contextlib.nullcontext():
+            return COMMANDS[args.command](args)
     except MigrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def console_main() -> int:

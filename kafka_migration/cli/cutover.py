@@ -4,21 +4,33 @@ groups moved with proof, the cutover report. ``failback`` reverses one and share
 from __future__ import annotations
 
 import argparse
+import logging
+from pathlib import Path
 from typing import Any
 
+from kafka_migration.cli import output
+from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
+    EXIT_BAD_INPUT,
+    EXIT_MISMATCH,
     EXIT_OK,
     LEDGER_HELP,
+    REPORT_DIR_HELP,
+    STATE_DIR_HELP,
+    add_output,
     default_state_dir,
+    json_wanted,
     ledger_url,
     nonempty,
     nonempty_path,
     positive,
+    print_document,
     reports_dir_of,
     seconds,
     spark_conf,
 )
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.cutover.record import COMPLETED, FAILED
+from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
 from kafka_migration.model.config import (
     DEFAULT_INCLUDE,
     DEFAULT_RENAME,
@@ -30,13 +42,27 @@ from kafka_migration.model.config import (
 from kafka_migration.reports.summary import render_plan, render_table
 from kafka_migration.spark.submit import SparkSettings, default_master
 
+log = logging.getLogger(__name__)
+
 
 def add_parser(sub: Any) -> None:
     """The ``cutover`` subcommand and its options."""
-    parser = sub.add_parser(
+    parser = subcommand(
+        sub,
         "cutover",
-        help="switch to the target: refuse while producers write or consumers run, final verified run, "
+        "switch to the target: refuse while producers write or consumers run, final verified run, "
         "group offsets with proof, cutover report",
+        {
+            EXIT_OK: "completed: consumers may start on the target (the cutover report's path is printed)",
+            EXIT_MISMATCH: "the final run found differences, or a group could not be moved with proof (see the report)",
+            EXIT_BAD_INPUT: "refused: producers still write or consumers still run (nothing written); or bad input",
+        },
+        [
+            "# stop the producers and consumers first; then:",
+            "kafka-migrate cutover --source src-kafka:9092 --target dst-kafka:9092 --include 'orders\\..*' "
+            "--group 'billing-.*'",
+            "kafka-migrate cutover --source src-kafka:9092 --target dst-kafka:9092 --quiet-seconds 60 --output json",
+        ],
     )
     cluster_options(parser, required=False)
     parser.add_argument("--include", type=nonempty, default=DEFAULT_INCLUDE, help="regex a topic name must fully match")
@@ -46,7 +72,9 @@ def add_parser(sub: Any) -> None:
         "--group", type=nonempty, help="regex a consumer group id must fully match (default: every group)"
     )
     parser.add_argument("--exclude-group", type=nonempty, help="regex of consumer group ids to leave out")
-    parser.add_argument("--replication-factor", type=positive)
+    parser.add_argument(
+        "--replication-factor", type=positive, help="target replication factor (default: min(source, target brokers))"
+    )
 
 
 def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -61,16 +89,25 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
         help="how long the topics must receive no record before the final run (default 30)",
     )
     parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
-    parser.add_argument("--state-dir", type=nonempty_path, default=None)
-    parser.add_argument("--report-dir", type=nonempty_path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument("--state-dir", type=nonempty_path, default=None, help=STATE_DIR_HELP)
+    parser.add_argument("--report-dir", type=nonempty_path, help=REPORT_DIR_HELP)
     parser.add_argument("--master", type=nonempty, default=default_master(), help="Spark master (as for run)")
-    parser.add_argument("--spark-conf", type=nonempty, action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--topics-per-job", type=positive, default=25)
+    parser.add_argument(
+        "--spark-conf",
+        type=nonempty,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable",
+    )
+    parser.add_argument(
+        "--topics-per-job", type=positive, default=25, help="topics sharing one Spark application (default 25)"
+    )
+    add_output(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
 
 def cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.record import FAILED
     from kafka_migration.cutover.steps import finish_cutover, prepare_cutover
     from kafka_migration.run.planner import new_run_id
 
@@ -93,27 +130,92 @@ def cutover(args: argparse.Namespace) -> int:
 
     ledger = Ledger.open(ledger_url(args))  # the final run may be the first one: like run, it may create it
     cutover_id = new_run_id("cutover")
+    done: dict[str, Any] = {}  # how far it got, for the JSON document of a cutover that stopped
     print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
-    checked = prepare_cutover(
-        source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
-    )
-    print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
     try:
-        outcome = final_run(args, source, target, options, ledger)
-    except BaseException as exc:
-        ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=str(exc)[:4000] or type(exc).__name__)
+        checked = prepare_cutover(
+            source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
+        )
+        done["groups"] = checked.groups
+        print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
+        try:
+            outcome, run_report = final_run(args, source, target, options, ledger)
+        except BaseException as exc:
+            message = str(exc)[:4000] or type(exc).__name__
+            ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message)
+            raise
+        done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
+        result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
+    except MigrationError as exc:
+        stopped(args, "cutover", ledger, cutover_id, exc, done)
         raise
-    result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
+    again = f"kafka-migrate failback --cutover {cutover_id}"
+    if json_wanted(args):
+        doc = output.cutover_document(
+            "cutover",
+            cutover_id,
+            COMPLETED,
+            EXIT_OK,
+            message=result.message,
+            groups=checked.groups,
+            run=done["final_run"],
+            report=result.report,
+            next_step=again,
+        )
+        print_document(args, doc)
+        return EXIT_OK
     print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
     print(f"Cutover report (checklist, group start offsets): {result.report}")
-    print(f"To go back later: kafka-migrate failback --cutover {cutover_id}")
+    print(f"To go back later: {again}")
     return EXIT_OK
+
+
+def stopped(
+    args: argparse.Namespace, command: str, ledger: Any, cutover_id: str, exc: MigrationError, done: dict[str, Any]
+) -> None:
+    """A cutover or failback that was refused or failed: its report (written now if the steps wrote none)
+    and, with --output json, its document. The error itself goes on to stderr, with its exit code."""
+    recorded = ledger.cutover(cutover_id)
+    if recorded is None:  # refused before anything was recorded (bad input, an unreachable cluster)
+        return
+    status = recorded["failback_status"] if command == "failback" else recorded["status"]
+    report = _report_of(ledger, cutover_id, reports_dir_of(args), exc)
+    if json_wanted(args):
+        doc = output.cutover_document(
+            command,
+            cutover_id,
+            status or FAILED,
+            exc.exit_code,
+            message=str(exc),
+            groups=done.get("groups", ()),
+            run=done.get("final_run"),
+            report=report,
+        )
+        print_document(args, doc)
+    elif report is not None and str(report) not in str(exc):
+        print(f"{'Failback' if command == 'failback' else 'Cutover'} {status or FAILED}; cutover report: {report}")
+
+
+def _report_of(ledger: Any, cutover_id: str, reports_dir: Path, exc: MigrationError) -> Path | None:
+    """The cutover report's HTML: the one the steps wrote when they stopped (their message names it), else
+    written now from the ledger (a refusal, a final run that failed)."""
+    from kafka_migration.cutover.report import generate_cutover_report
+
+    written = reports_dir / cutover_id / "report.html"
+    if str(written) in str(exc) and written.is_file():
+        return written
+    try:
+        return generate_cutover_report(ledger, cutover_id, reports_dir).html
+    except Exception as failure:  # the report is not worth hiding the error that stopped the cutover
+        log.warning("Could not write the report of cutover %s: %s", cutover_id, describe_failure(failure))
+        return None
 
 
 def final_run(
     args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
-):  # type: ignore[no-untyped-def]
-    """The final run of a cutover or failback: the pipeline's own, with its plan, progress and table."""
+) -> tuple[Any, Path]:
+    """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
+    outcome and the path of its report."""
     from kafka_migration.cli.progress import run_progress
     from kafka_migration.reports.signoff import generate_report
     from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
@@ -144,7 +246,7 @@ def final_run(
         print(render_table(outcome.rows))
     files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
     print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
-    return outcome
+    return outcome, files.html
 
 
 def check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:

@@ -6,23 +6,47 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafka_migration.cli.cutover import check_before_writing, cluster_options, final_run
-from kafka_migration.cli.options import EXIT_OK, nonempty, open_ledger, reports_dir_of
+from kafka_migration.cli import output
+from kafka_migration.cli.cutover import check_before_writing, cluster_options, final_run, stopped
+from kafka_migration.cli.helptext import subcommand
+from kafka_migration.cli.options import (
+    EXIT_BAD_INPUT,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    json_wanted,
+    nonempty,
+    open_ledger,
+    print_document,
+    reports_dir_of,
+)
+from kafka_migration.cutover.record import COMPLETED, FAILED
+from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 
 
 def add_parser(sub: Any) -> None:
     """The ``failback`` subcommand: the cutover's options and the cutover to reverse."""
-    parser = sub.add_parser(
+    parser = subcommand(
+        sub,
         "failback",
-        help="after a cutover: copy what the target received back to the source, verified, and move the groups back",
+        "after a cutover: copy what the target received back to the source, verified, and move the groups back",
+        {
+            EXIT_OK: "completed: consumers may start on the source again (the cutover report's path is printed)",
+            EXIT_MISMATCH: "the reverse run found differences, or a group could not be moved back with proof",
+            EXIT_BAD_INPUT: "refused: producers still write to the target or consumers still run there (nothing "
+            "written); or bad input, such as an unknown cutover id",
+        },
+        [
+            "# stop the producers and consumers on the target first; the clusters come from the cutover",
+            "kafka-migrate failback --cutover cutover-20260301T020000Z-1a2b3c",
+            "kafka-migrate failback --cutover cutover-20260301T020000Z-1a2b3c --quiet-seconds 60 --output json",
+        ],
     )
     parser.add_argument("--cutover", type=nonempty, required=True, metavar="CUTOVER_ID", help="the cutover to reverse")
     cluster_options(parser, required=False)
 
 
 def failback(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.record import FAILED
     from kafka_migration.cutover.steps import finish_failback, load_cutover, prepare_failback
     from kafka_migration.model.config import load_settings_file
 
@@ -38,24 +62,46 @@ def failback(args: argparse.Namespace) -> int:
     check_before_writing(args, *given)
     ledger = open_ledger(args)
     cutover = load_cutover(ledger, args.cutover)
+    cutover.ready_for_failback()  # before the first line of progress: bad input is the one line on stderr
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
     target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
     print(
         f"Failback of cutover {cutover.cutover_id}: checking that the target topics stay quiet for "
         f"{args.quiet_seconds:g}s ..."
     )
-    cutover, checked, options = prepare_failback(source, target, ledger, cutover.cutover_id, args.quiet_seconds)
-    options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
+    cutover_id = cutover.cutover_id
+    done: dict[str, Any] = {}  # how far it got, for the JSON document of a failback that stopped
     try:
-        outcome = final_run(
-            args, target, source, options, ledger
-        )  # reverse: the target's records go back to the source
-    except BaseException as exc:
-        ledger.update_cutover(
-            cutover.cutover_id, failback_status=FAILED, failback_message=str(exc)[:4000] or type(exc).__name__
-        )
+        cutover, checked, options = prepare_failback(source, target, ledger, cutover_id, args.quiet_seconds)
+        done["groups"] = checked.groups
+        options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
+        try:  # reverse: the target's records go back to the source
+            outcome, run_report = final_run(args, target, source, options, ledger)
+        except BaseException as exc:
+            message = str(exc)[:4000] or type(exc).__name__
+            ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message)
+            raise
+        done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
+        result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir_of(args))
+    except MigrationError as exc:
+        # Bad input found before the pre-flight recorded anything (the cutover cannot be failed back, the
+        # clusters are not the cutover's) writes nothing, not even a report; a refusal or failure is recorded.
+        if done or isinstance(exc, CutoverRefusedError) or not isinstance(exc, ConfigurationError):
+            stopped(args, "failback", ledger, cutover_id, exc, done)
         raise
-    result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir_of(args))
-    print(f"Failback of cutover {cutover.cutover_id} COMPLETED: {result.message}.")
-    print(f"Report: {result.report}")
+    if json_wanted(args):
+        doc = output.cutover_document(
+            "failback",
+            cutover_id,
+            COMPLETED,
+            EXIT_OK,
+            message=result.message,
+            groups=checked.groups,
+            run=done["final_run"],
+            report=result.report,
+        )
+        print_document(args, doc)
+        return EXIT_OK
+    print(f"Failback of cutover {cutover_id} COMPLETED: {result.message}.")
+    print(f"Cutover report (with the failback): {result.report}")
     return EXIT_OK

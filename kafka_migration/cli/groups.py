@@ -5,18 +5,55 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kafka_migration.cli.options import EXIT_MISMATCH, EXIT_OK, LEDGER_HELP, nonempty, nonempty_path, open_ledger
+from kafka_migration.cli.helptext import subcommand
+from kafka_migration.cli.options import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    add_ledger_options,
+    add_output,
+    json_wanted,
+    nonempty,
+    nonempty_path,
+    open_ledger,
+    print_document,
+)
+from kafka_migration.cli.output import group_show_document, group_sync_document
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import ClusterConfig
+
+SYNC_CODES = {
+    EXIT_OK: "every selected group synced (or already there) and proven; a dry run: every translation proven",
+    EXIT_MISMATCH: "some partition not translatable, not written or not proven (the notes say which and why)",
+}
+SYNC_EXAMPLES = [
+    "# move the billing groups' positions to the target, each proven by reading the record at both offsets",
+    "kafka-migrate groups sync --source src-kafka:9092 --target dst-kafka:9092 --group 'billing-.*'",
+    "# what a sync would write, writing and recording nothing",
+    "kafka-migrate groups sync --source src-kafka:9092 --target dst-kafka:9092 --dry-run --output json",
+]
+SHOW_CODES = {
+    EXIT_OK: "every partition of the sync was synced (or already there) and proven",
+    EXIT_MISMATCH: "some partition of the sync was not synced and proven",
+}
+SHOW_EXAMPLES = ["kafka-migrate groups show groups-20260301T020000Z-1a2b3c --output json"]
 
 
 def add_parser(sub: Any) -> None:
     """The ``groups`` subcommand: ``groups sync`` and ``groups show``."""
-    parser = sub.add_parser("groups", help="consumer group offsets on the target")
-    groups_sub = parser.add_subparsers(dest="groups_command", required=True)
-    sync = groups_sub.add_parser(
+    parser = subcommand(
+        sub,
+        "groups",
+        "consumer group offsets on the target: groups sync, groups show",
+        {EXIT_OK: SYNC_CODES[EXIT_OK], EXIT_MISMATCH: SYNC_CODES[EXIT_MISMATCH]},
+        [*SYNC_EXAMPLES[:2], *SHOW_EXAMPLES],
+    )
+    groups_sub = parser.add_subparsers(dest="groups_command", required=True, metavar="COMMAND")
+    sync = subcommand(
+        groups_sub,
         "sync",
-        help="translate the source groups' committed offsets to the target exactly, write them and prove them",
+        "translate the source groups' committed offsets to the target exactly, write them and prove them",
+        SYNC_CODES,
+        SYNC_EXAMPLES,
     )
     sync.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
     sync.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
@@ -28,12 +65,12 @@ def add_parser(sub: Any) -> None:
     sync.add_argument(
         "--allow-rewind", action="store_true", help="move a target group back when it is ahead of the translation"
     )
-    sync.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
-    sync.add_argument("--state-dir", type=nonempty_path, default=None)
-    show = groups_sub.add_parser("show", help="what a recorded group sync did, from the ledger")
+    add_ledger_options(sync)
+    add_output(sync)
+    show = subcommand(groups_sub, "show", "what a recorded group sync did, from the ledger", SHOW_CODES, SHOW_EXAMPLES)
     show.add_argument("sync_id", type=nonempty, metavar="SYNC_ID", help="a sync id from 'kafka-migrate history'")
-    show.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
-    show.add_argument("--state-dir", type=nonempty_path, default=None)
+    add_ledger_options(show)
+    add_output(show)
 
 
 def groups(args: argparse.Namespace) -> int:
@@ -47,6 +84,10 @@ def groups(args: argparse.Namespace) -> int:
             raise ConfigurationError(
                 f"The ledger has no group sync {args.sync_id!r}; list them with 'kafka-migrate history'."
             )
+        code = EXIT_OK if all(r["outcome"] in GOOD_OUTCOMES for r in rows) else EXIT_MISMATCH
+        if json_wanted(args):
+            print_document(args, group_show_document(args.sync_id, rows, code))
+            return code
         first = rows[0]
         print(
             f"Group sync {args.sync_id}"
@@ -55,7 +96,7 @@ def groups(args: argparse.Namespace) -> int:
             f"{first['target_cluster_id']}"
         )
         print(render_rows(rows))
-        return EXIT_OK if all(r["outcome"] in GOOD_OUTCOMES for r in rows) else EXIT_MISMATCH
+        return code
 
     from kafka_migration.groups.rules import select_groups
     from kafka_migration.kafka.clients import check_client_settings
@@ -74,9 +115,14 @@ def groups(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         allow_rewind=args.allow_rewind,
     )
+    if json_wanted(args):
+        print_document(args, group_sync_document(result))
+        return result.exit_code
     print(render_sync(result))
     print()
     print(verdict_line(result))
     if args.dry_run:
-        print("Dry run: no offset was written and nothing was recorded.")
+        print("Dry run: no offset was written and nothing was recorded, so there is no sync id to show.")
+    else:
+        print(f"Recorded in the ledger: kafka-migrate groups show {result.sync_id}")
     return result.exit_code

@@ -5,25 +5,41 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
     EXIT_OK,
-    LEDGER_HELP,
-    nonempty,
-    nonempty_path,
+    add_ledger_options,
+    add_output,
+    json_wanted,
     open_ledger,
     positive,
+    print_document,
     print_table,
 )
+from kafka_migration.cli.output import cutover_history_document, history_document
 from kafka_migration.model.text import plural
 
 
 def add_parser(sub: Any) -> None:
     """The ``history`` subcommand and its options."""
-    parser = sub.add_parser("history", help="list the runs in the ledger")
-    parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
-    parser.add_argument("--state-dir", type=nonempty_path, default=None)
-    parser.add_argument("--limit", type=positive, default=30, help="at most this many runs (default 30)")
+    parser = subcommand(
+        sub,
+        "history",
+        "list the runs, group syncs and active leases in the ledger, or its cutovers",
+        {EXIT_OK: "listed (also when the ledger holds nothing yet)"},
+        [
+            "# the last ten runs and group syncs of the default ledger",
+            "kafka-migrate history --limit 10",
+            "# the cutovers and their failbacks of a shared ledger, as JSON",
+            "kafka-migrate history --cutovers --ledger postgresql://migrator@db/kafka_migration --output json",
+        ],
+    )
+    add_ledger_options(parser)
+    parser.add_argument(
+        "--limit", type=positive, default=30, help="at most this many runs, and as many group syncs (default 30)"
+    )
     parser.add_argument("--cutovers", action="store_true", help="list the cutovers and their failbacks instead")
+    add_output(parser)
 
 
 def history(args: argparse.Namespace) -> int:
@@ -32,6 +48,10 @@ def history(args: argparse.Namespace) -> int:
     ledger = open_ledger(args)
     rows = ledger.runs(limit=args.limit)
     syncs = ledger.group_syncs(limit=args.limit)
+    if json_wanted(args):
+        walls = [wall.wall if wall is not None else None for wall in _walls(rows)]
+        print_document(args, history_document(rows, walls, syncs, ledger.leases.active()))
+        return EXIT_OK
     if not rows and not syncs:
         print("The ledger holds no runs yet.")
         return EXIT_OK
@@ -64,11 +84,16 @@ def history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
+def _walls(rows: list[dict]) -> list:  # type: ignore[type-arg]
+    """Each run's recorded timings (None when it has none)."""
     from kafka_migration.model.timings import RunTimings
 
+    return [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
+
+
+def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
-    walls = [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
+    walls = _walls(rows)
     body = [
         (
             r["run_id"],
@@ -87,6 +112,9 @@ def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
 
 def _cutover_history(args: argparse.Namespace) -> int:
     rows = open_ledger(args).cutovers(limit=args.limit)
+    if json_wanted(args):
+        print_document(args, cutover_history_document(rows))
+        return EXIT_OK
     if not rows:
         print("The ledger holds no cutovers yet.")
         return EXIT_OK

@@ -13,7 +13,17 @@ from pathlib import Path
 from kafka_migration.exceptions import ConfigurationError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
-LEDGER_HELP = "ledger database URL (default: SQLite ledger.db in the state dir)"
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+LEDGER_HELP = "ledger database URL (default: SQLite ledger.db in the state dir, or $KAFKA_MIGRATION_LEDGER_URL)"
+STATE_DIR_HELP = (
+    "directory of run files, the default SQLite ledger and reports (default ~/.kafka-migration, or "
+    "$KAFKA_MIGRATION_STATE_DIR)"
+)
+REPORT_DIR_HELP = "where reports go (default: <state dir>/reports)"
+OUTPUT_HELP = (
+    "text for people (default), or json: one JSON document on stdout for scripts, and everything else (plan, "
+    "tables, progress) on stderr; see docs/cli.md, 'Reading the CLI from scripts'"
+)
 
 
 def default_state_dir() -> Path:
@@ -56,6 +66,30 @@ def seconds(value: str) -> float:
 
 def not_negative(value: str) -> int:
     return _whole(value, 0)
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """``--output text|json`` of a command that prints results."""
+    parser.add_argument("--output", choices=("text", "json"), default="text", help=OUTPUT_HELP)
+
+
+def json_wanted(args: argparse.Namespace) -> bool:
+    return getattr(args, "output", None) == "json"
+
+
+def print_document(args: argparse.Namespace, doc: dict) -> None:  # type: ignore[type-arg]
+    """The command's JSON document on the real stdout (``main`` sends everything else to stderr)."""
+    import sys
+
+    from kafka_migration.cli.output import emit
+
+    emit(doc, getattr(args, "stdout", None) or sys.stdout)
+
+
+def add_ledger_options(parser: argparse.ArgumentParser) -> None:
+    """``--ledger`` and ``--state-dir`` of a command that reads the ledger."""
+    parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
+    parser.add_argument("--state-dir", type=nonempty_path, default=None, help=STATE_DIR_HELP)
 
 
 def ledger_url(args: argparse.Namespace) -> str:

@@ -9,19 +9,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
     EXIT_FAILED,
     EXIT_MISMATCH,
     EXIT_OK,
     LEDGER_HELP,
+    REPORT_DIR_HELP,
+    STATE_DIR_HELP,
+    add_output,
     default_state_dir,
+    json_wanted,
     ledger_url,
     nonempty,
     nonempty_path,
     positive,
+    print_document,
     reports_dir_of,
     spark_conf,
 )
+from kafka_migration.cli.output import DRY_RUN, UP_TO_DATE, run_document
 from kafka_migration.cli.progress import run_progress
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
@@ -39,7 +46,23 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Any) -> None:
     """The ``run`` subcommand and its options."""
-    parser = sub.add_parser("run", help="plan, create topics, copy with Spark and verify")
+    parser = subcommand(
+        sub,
+        "run",
+        "plan, create topics, copy with Spark and verify",
+        {
+            EXIT_OK: "copied and verified (also: a dry run, or nothing new on the source since the last run)",
+            EXIT_MISMATCH: "verification found differences between source and target (see the report)",
+            EXIT_FAILED: "a copy did not complete, or a cluster could not be read during verification",
+        },
+        [
+            "# copy the orders topics under a new name, verified, with the report's path at the end",
+            "kafka-migrate run --source src-kafka:9092 --target dst-kafka:9092 --include 'orders\\..*' "
+            "--rename 'src.{topic}'",
+            "# what a run would do, changing nothing; the verdict as JSON for a script",
+            "kafka-migrate run --source src-kafka:9092 --target dst-kafka:9092 --dry-run --output json",
+        ],
+    )
     parser.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
     parser.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
     parser.add_argument(
@@ -65,12 +88,7 @@ def add_parser(sub: Any) -> None:
         "--topics-per-job", type=positive, default=25, help="topics sharing one Spark application (default 25)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
-    parser.add_argument(
-        "--state-dir",
-        type=nonempty_path,
-        default=None,
-        help="where run files go (default ~/.kafka-migration or $KAFKA_MIGRATION_STATE_DIR)",
-    )
+    parser.add_argument("--state-dir", type=nonempty_path, default=None, help=STATE_DIR_HELP)
     parser.add_argument(
         "--master",
         type=nonempty,
@@ -105,7 +123,7 @@ def add_parser(sub: Any) -> None:
         "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
     )
     parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
-    parser.add_argument("--report-dir", type=nonempty_path, help="where reports go (default: <state dir>/reports)")
+    parser.add_argument("--report-dir", type=nonempty_path, help=REPORT_DIR_HELP)
     parser.add_argument(
         "--lease-ttl",
         type=nonempty,
@@ -113,6 +131,7 @@ def add_parser(sub: Any) -> None:
         help="seconds the run's leases on its target topics live without renewal; another run takes over a lease "
         "its holder stopped renewing for that long (default 600, or $KAFKA_MIGRATION_LEASE_TTL)",
     )
+    add_output(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
 
@@ -184,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
             view.done()  # the last datagrams may be lost; the steps are done
     if args.dry_run:
         print("Dry run: nothing was created or copied.")
+        if json_wanted(args):
+            print_document(args, run_document(outcome.plan, DRY_RUN, EXIT_OK))
         return EXIT_OK
     from kafka_migration.reports.signoff import generate_report
 
@@ -195,6 +216,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"Report: {files.html}")
         if timings is not None:
             print(timings_line(timings))
+        if json_wanted(args):
+            doc = run_document(
+                outcome.plan, UP_TO_DATE, EXIT_OK, report=files, timings=timings.to_dict() if timings else None
+            )
+            print_document(args, doc)
         return EXIT_OK
     print()
     print(render_table(outcome.rows))
@@ -203,6 +229,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"Report: {files.html} (report.json {files.sha256})")
     code = _verdict_exit(outcome)
     print(timings_line(timings))
+    if json_wanted(args):
+        rows = outcome.rows
+        doc = run_document(
+            outcome.plan,
+            run_status(rows),
+            code,
+            rows=rows,
+            run_files=outcome.directory,
+            report=files,
+            timings=timings.to_dict() if timings is not None else None,
+        )
+        print_document(args, doc)
     return code
 
 

@@ -300,16 +300,18 @@ def render_rows(rows: Sequence[Mapping[str, Any]], ignored: Mapping[str, Sequenc
 
 
 def verdict_line(result: GroupSyncResult) -> str:
+    """The closing line of a sync. A dry run records nothing, so it names no sync id: there is none to show."""
     parts = result.partitions
     groups = len(result.groups)
+    name = "Group sync dry run (not recorded)" if result.dry_run else f"Group sync {result.sync_id}"
     if result.ok:
-        verb = "would be synced (dry run)" if result.dry_run else "synced"
+        verb = "would be synced" if result.dry_run else "synced"
         counted = f"{plural(groups, 'group')}, {plural(len(parts), 'partition')}"
-        return f"Group sync {result.sync_id}: {counted} {verb} and proven."
+        return f"{name}: {counted} {verb} and proven."
     bad = result.failures()
     named = ", ".join(f"{p.name()} ({p.outcome})" for p in bad[:5]) + (" ..." if len(bad) > 5 else "")
     return (
-        f"Group sync {result.sync_id} INCOMPLETE: {len(bad):,} of {plural(len(parts), 'partition')} not synced and "
+        f"{name} INCOMPLETE: {len(bad):,} of {plural(len(parts), 'partition')} not synced and "
         "proven: "
         f"{named}. See the notes above."
     )
