@@ -121,8 +121,10 @@ def seed_sample_dataset(
     for i in range(2000 * scale):  # keyed orders spread over partitions
         send(p, "orders", i % 6, f"order-{i}".encode(), rng.randbytes(rng.randint(20, 400)), timestamp=recent + i)
 
-    for i in range(300 * scale):  # null and empty keys/values and tombstones stay distinct
-        key = [None, b"", f"cust-{i % 50}".encode()][i % 3]
+    # Empty keys, null and empty values (tombstones) stay distinct. A compacted topic takes no null key (Apache
+    # Kafka refuses the batch): the null keys are in clicks.skewed.
+    for i in range(300 * scale):
+        key = [b"", f"cust-{i % 50}".encode()][i % 2]
         value = [None, b"", rng.randbytes(64)][(i // 3) % 3]
         send(p, "customers", i % 3, key, value)
 

@@ -274,7 +274,7 @@ class ProgressCollector:
             last_time, last_records, last_bytes = now, records, size
 
 
-SNAPSHOT_SUFFIX = ".progress.json"
+SNAPSHOT_SUFFIX = ".progress"  # not .json: a glob of the results files (copy-job*.json) must not find it
 
 
 def snapshot_path(results: Path) -> Path:

@@ -398,12 +398,12 @@ def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: d
     view(page, airflow, "Runs")
     page.locator("tr[data-run-id]").first.wait_for()
     assert page.locator("tr[data-run-id]").count() == 2
-    page.get_by_label("DAG").select_option("kafka_nightly_sync")
+    page.get_by_label("DAG", exact=True).select_option("kafka_nightly_sync")
     page.get_by_test_id("runs-summary").filter(has_text="1 run matches").wait_for()
     (nightly,) = page.locator("tr[data-run-id]").all()
     assert "nightly sync" in nightly.inner_text()
     shot(page, "console-runs-filtered.png")
-    page.get_by_label("DAG").select_option("")
+    page.get_by_label("DAG", exact=True).select_option("")
     page.get_by_label("Verdict").select_option("verified")
     page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
     page.get_by_label("Topic").fill("no-such-topic")
@@ -494,7 +494,7 @@ def test_failback_through_the_console_link_with_the_cutover_id_filled_in(
     page.reload()
     mounted(page)
     card = page.locator("section").filter(has_text=f"Cutover {cutover['cutover_id']}")
-    card.get_by_text("failback completed").wait_for()
+    card.get_by_text("failback completed").first.wait_for()
 
 
 @pytest.mark.parametrize(

@@ -201,7 +201,7 @@ def test_target_cut_for_good_fails_in_bounded_time_and_a_rerun_resumes_exactly(p
     source.proxy.set_latency(0)
     rerun = run_to_end(source, target, topic, state)
     assert rerun.process.returncode == 0, rerun.output[-3000:]
-    assert "(from resume)" in rerun.output  # started where the failed run's segments began
+    assert "from resume -> target offset" in rerun.output  # started where the failed run's segments began
     assert_exact(source, target, topic)
     assert [r["status"] for r in rerun.ledger().runs()] == ["verified", "failed"]
 

@@ -89,7 +89,7 @@ def test_killed_copy_resumes_without_loss_or_duplicates(clusters, unique, tmp_pa
 
     result = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "(from resume)" in result.stdout
+    assert "from resume -> target offset" in result.stdout
     assert f"took over the lease on target topic {topic}" in result.stdout and killed["run_id"] in result.stdout
     _assert_exact_copy(clusters, topic, 2)
     runs = ledger.runs()
@@ -112,7 +112,7 @@ def test_runs_are_incremental_and_never_double(clusters, unique, tmp_path: Path,
     _fill(clusters.source, topic, 3, 900, "b")
     third = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
-    assert "(from checkpoint)" in third.stdout
+    assert "from checkpoint -> target offset" in third.stdout
     assert "900 records copied" in third.stdout  # only the new records
     _assert_exact_copy(clusters, topic, 3)
     statuses = [r["status"] for r in Ledger.open(ledger_url).runs()]

@@ -167,7 +167,7 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
             "verify": {"total": 20, "partitions": [["orders", 1, 6, 600, 1.0]], "done": {}},
         },
     }
-    (directory / "copy-job0.progress.json").write_text(json.dumps(snapshot))
+    (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
     progress = client.get(f"/api/runs/{RUN_3}/progress").json()
     assert progress["phase"] == "copying and verifying" and not progress["stale"]
     rows = {p["partition"]: p for p in progress["partitions"]}
@@ -179,7 +179,7 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
     (listed,) = client.get("/api/runs", params={"status": "running"}).json()["runs"]
     assert (listed["progress"]["copied"], listed["progress"]["verified"], listed["progress"]["planned"]) == (14, 6, 20)
     snapshot["updated"] = now - 120
-    (directory / "copy-job0.progress.json").write_text(json.dumps(snapshot))
+    (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
     assert client.get(f"/api/runs/{RUN_3}").json()["progress"]["stale"] is True
 
 

@@ -64,7 +64,7 @@ def test_snapshot_writer_keeps_a_whole_file_with_each_partition_in_flight_and_fi
     from kafka_migration.run.progress import ProgressSender, SnapshotWriter, read_snapshots, snapshot_path
 
     path = snapshot_path(tmp_path / "copy-job0.json")
-    assert path.name == "copy-job0.progress.json"
+    assert path.name == "copy-job0.progress"
     copy = ProgressCollector("copy", 300)
     verify = ProgressCollector("verify", 300)
     with copy, verify, SnapshotWriter(path, "run-7", "migrate", {"copy": copy, "verify": verify}, every=0.05):
@@ -89,15 +89,15 @@ def test_snapshot_writer_keeps_a_whole_file_with_each_partition_in_flight_and_fi
         assert (snap["run_id"], snap["step"], snap["finished"]) == ("run-7", "migrate", False)
     (last,) = read_snapshots(tmp_path)
     assert last["finished"] is True
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy-job0.progress.json"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy-job0.progress"]  # no temporary file left
 
 
 def test_read_snapshots_leaves_out_what_it_cannot_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from kafka_migration.run.progress import read_snapshots
 
-    (tmp_path / "copy-job0.progress.json").write_text('{"version": 1, "steps": {}}')
-    (tmp_path / "copy-job1.progress.json").write_text('{"version": 1, "ste')  # cut off
-    (tmp_path / "copy-job2.progress.json").write_text('{"version": 99}')  # a format this code does not know
+    (tmp_path / "copy-job0.progress").write_text('{"version": 1, "steps": {}}')
+    (tmp_path / "copy-job1.progress").write_text('{"version": 1, "ste')  # cut off
+    (tmp_path / "copy-job2.progress").write_text('{"version": 99}')  # a format this code does not know
     (tmp_path / "copy-job0.json").write_text("{}")  # results, not a snapshot
     assert read_snapshots(tmp_path) == [{"version": 1, "steps": {}}]
     assert read_snapshots(tmp_path / "missing") == []
