@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class MigrationError(Exception):
     """Base of every error the pipeline raises on purpose."""
@@ -76,8 +78,9 @@ class LedgerUnavailableError(MigrationError):
 class CutoverRefusedError(ConfigurationError):
     """A cutover or failback pre-flight check failed: producers or consumers still run. Nothing was written."""
 
-    def __init__(self, problems: list[str], what: str = "Cutover") -> None:
-        self.problems = list(problems)
+    def __init__(self, problems: Sequence[object], what: str = "Cutover") -> None:
+        self.reasons = list(problems)  # as given: text, or ``cutover.refusal.Reason`` naming topic and groups
+        self.problems = [str(p) for p in self.reasons]
         lines = "\n".join(f"  - {p}" for p in self.problems)
         count = len(self.problems)
         super().__init__(f"{what} refused ({count} problem{'s' if count != 1 else ''}); nothing was written:\n{lines}")

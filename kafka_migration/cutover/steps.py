@@ -27,6 +27,7 @@ from kafka_migration.cutover.record import (
     combine_segments,
     cutover_topics,
 )
+from kafka_migration.cutover.refusal import FAILBACK_REFUSAL, REFUSAL, reasons_of
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
@@ -105,7 +106,10 @@ def prepare_cutover(
     try:
         checked = preflight(source_cluster, target_cluster, topics, quiet_seconds, groups, exclude_groups)
     except MigrationError as exc:
-        ledger.update_cutover(cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000])
+        reasons = reasons_of(exc.reasons if isinstance(exc, CutoverRefusedError) else [exc])
+        ledger.update_cutover(
+            cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000], params={**params, REFUSAL: reasons}
+        )
         raise
     ledger.update_cutover(cutover_id, status=RUNNING, groups=list(checked.groups))
     log.info(
@@ -247,7 +251,7 @@ def prepare_failback(
     topics = [t.target_topic for t in cutover.topics]
     try:
         ends = GroupCluster(source).log_ends(t.source_topic for t in cutover.topics)
-        problems = cutover.written_since({key: high for key, (high, _) in ends.items()})
+        problems = cutover.written_since_reasons({key: high for key, (high, _) in ends.items()})
         if problems:
             raise CutoverRefusedError(problems, "Failback")
         checked = preflight(
@@ -262,7 +266,12 @@ def prepare_failback(
         # After an attempt that may have copied, the status stays: it decides what a retry checks.
         attempted = cutover.failback_status in (RUNNING, FAILED, COMPLETED)
         status = cutover.failback_status if attempted else REFUSED
-        ledger.update_cutover(cutover_id, failback_status=status, failback_message=str(exc)[:4000])
+        ledger.update_cutover(
+            cutover_id,
+            failback_status=status,
+            failback_message=str(exc)[:4000],
+            params={**cutover.params, FAILBACK_REFUSAL: reasons_of(exc.reasons)},
+        )
         raise
     seeds = cutover.reverse_checkpoints()
     seeded = ledger.seed_checkpoints(cutover.target_cluster_id, cutover.source_cluster_id, seeds)
@@ -276,7 +285,8 @@ def prepare_failback(
             cp.source_offset,
             cp.target_offset,
         )
-    ledger.update_cutover(cutover_id, failback_status=RUNNING, failback_message=None)
+    params = {k: v for k, v in cutover.params.items() if k != FAILBACK_REFUSAL}  # this attempt passed its checks
+    ledger.update_cutover(cutover_id, failback_status=RUNNING, failback_message=None, params=params)
     return cutover, checked, MigrationOptions.from_mapping(cutover.failback_options())
 
 

@@ -9,7 +9,6 @@ CSS and SVG) for browsers and print; ``report.md`` is for tickets and change boa
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from typing import Any
 from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings
+from kafka_migration.reports.html import escape as _e
+from kafka_migration.reports.html import head
 from kafka_migration.reports.summary import timing_parts
 
 REPORT_VERSION = 1
@@ -507,23 +508,6 @@ def _groups_html(section: Mapping[str, Any]) -> str:
 
 # -- HTML -----------------------------------------------------------------------------------------
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1d2430;margin:2rem auto;max-width:1100px;padding:0 1rem}
-h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #dde3ea;padding-bottom:.3rem}
-h3{font-size:1rem;margin:1.4rem 0 .4rem}table{border-collapse:collapse;width:100%;margin:.5rem 0}
-th,td{border:1px solid #dde3ea;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f3f6f9}
-td.num{text-align:right;font-variant-numeric:tabular-nums}code{font:12px ui-monospace,Menlo,monospace}
-.verdict{display:inline-block;padding:.25rem .8rem;border-radius:4px;font-weight:700;color:#fff}
-.ok{background:#1f8a4c}.bad{background:#c0392b}.neutral{background:#6c7a89}
-.pill{padding:0 .4rem;border-radius:3px;font-size:12px}.pill.ok{color:#fff}.pill.bad{color:#fff}.pill.neutral{color:#fff}
-.muted{color:#5c6b7a}ul.warnings li{margin:.2rem 0}.chart text{font:12px system-ui,sans-serif;fill:#1d2430}
-@media print{body{margin:0;max-width:none;font-size:11px}h2{break-after:avoid}table{break-inside:auto}tr{break-inside:avoid}}
-"""
-
-
-def _e(value: Any) -> str:
-    return html.escape("–" if value is None else str(value))
-
 
 def _cls(verdict: str) -> str:
     v = verdict.lower()
@@ -562,9 +546,7 @@ def _chart(topics: Sequence[Mapping[str, Any]]) -> str:
 def render_html(report: Mapping[str, Any]) -> str:
     run, scope, totals = report["run"], report["scope"], report["totals"]
     out = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Kafka migration {_e(run['run_id'])}: {_e(report['verdict'])}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        head(f"Kafka migration {run['run_id']}: {report['verdict']}"),
         f"<p class='muted'>Kafka migration report</p><h1>Run {_e(run['run_id'])}</h1>",
         f"<p><span class='verdict {_cls(report['verdict'])}'>{_e(report['verdict'])}</span> ",
         f"<span class='muted'>{_e(run['started_at'])} → {_e(run['ended_at'] or 'unfinished')} · triggered by "
