@@ -44,7 +44,9 @@ def failback(args: argparse.Namespace) -> int:
         f"Failback of cutover {cutover.cutover_id}: checking that the target topics stay quiet for "
         f"{args.quiet_seconds:g}s ..."
     )
-    cutover, checked, options = prepare_failback(source, target, ledger, cutover.cutover_id, args.quiet_seconds)
+    cutover, checked, options = prepare_failback(
+        source, target, ledger, cutover.cutover_id, args.quiet_seconds, reports_dir_of(args)
+    )
     options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
     try:
         outcome = final_run(

@@ -68,8 +68,11 @@ def prepare_cutover(
     trigger: str = "cli",
     dag_id: str | None = None,
     dag_run_id: str | None = None,
+    reports_dir: Path | None = None,
 ) -> Preflight:
-    """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``)."""
+    """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``).
+
+    With ``reports_dir`` a refusal writes the cutover's report, and its error names the file."""
     compile_pattern("group", groups or ".*")  # bad input fails before anything is recorded
     if exclude_groups:
         compile_pattern("exclude-group", exclude_groups)
@@ -110,6 +113,7 @@ def prepare_cutover(
         ledger.update_cutover(
             cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000], params={**params, REFUSAL: reasons}
         )
+        _refused_with_report(exc, ledger, cutover_id, reports_dir)
         raise
     ledger.update_cutover(cutover_id, status=RUNNING, groups=list(checked.groups))
     log.info(
@@ -240,10 +244,12 @@ def prepare_failback(
     ledger: Ledger,
     cutover_id: str,
     quiet_seconds: float,
+    reports_dir: Path | None = None,
 ) -> tuple[Cutover, Preflight, MigrationOptions]:
     """Check the target is quiet and the groups idle, then seed the reverse checkpoints at the cutover point.
 
-    ``source`` / ``target`` are the cutover's clusters (records flow target -> source here).
+    ``source`` / ``target`` are the cutover's clusters (records flow target -> source here). With
+    ``reports_dir`` a refusal rewrites the cutover's report (its failback section), and its error names it.
     """
     cutover = load_cutover(ledger, cutover_id)
     cutover.ready_for_failback()
@@ -272,6 +278,7 @@ def prepare_failback(
             failback_message=str(exc)[:4000],
             params={**cutover.params, FAILBACK_REFUSAL: reasons_of(exc.reasons)},
         )
+        _refused_with_report(exc, ledger, cutover_id, reports_dir)
         raise
     seeds = cutover.reverse_checkpoints()
     seeded = ledger.seed_checkpoints(cutover.target_cluster_id, cutover.source_cluster_id, seeds)
@@ -334,3 +341,12 @@ def _write_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> Path:
     from kafka_migration.cutover.report import generate_cutover_report
 
     return generate_cutover_report(ledger, cutover_id, reports_dir).html
+
+
+def _refused_with_report(exc: MigrationError, ledger: Ledger, cutover_id: str, reports_dir: Path | None) -> None:
+    """Write the report of a refusal; a refusal's error then names it (re-raised as the same error)."""
+    if reports_dir is None:
+        return
+    report = _write_report(ledger, cutover_id, reports_dir)
+    if isinstance(exc, CutoverRefusedError):
+        raise CutoverRefusedError(exc.reasons, exc.what, report=report) from None
