@@ -120,6 +120,7 @@ class Cutover:
             "topic_map": self.reverse_topic_map(),
             "start": "earliest",  # unused: every partition continues from a seeded checkpoint
             "allow_gaps": False,
+            "failback_of": self.cutover_id,
         }
 
     def written_since(self, source_ends: Mapping[tuple[str, int], int]) -> list[str]:
