@@ -347,6 +347,10 @@ def _refused_with_report(exc: MigrationError, ledger: Ledger, cutover_id: str, r
     """Write the report of a refusal; a refusal's error then names it (re-raised as the same error)."""
     if reports_dir is None:
         return
-    report = _write_report(ledger, cutover_id, reports_dir)
+    try:
+        report = _write_report(ledger, cutover_id, reports_dir)
+    except OSError as problem:  # the refusal is what the operator must read, not a full or read-only disk
+        log.warning("The report of refused %s could not be written: %s", cutover_id, problem)
+        return
     if isinstance(exc, CutoverRefusedError):
         raise CutoverRefusedError(exc.reasons, exc.what, report=report) from None
