@@ -22,6 +22,7 @@ from kafka_migration.cutover.refusal import (
     way_out,
 )
 from kafka_migration.cutover.report_render import render_html_report, render_markdown_report
+from kafka_migration.model.text import noun_for
 from kafka_migration.reports.signoff import (
     REPORT_VERSION,
     ReportFiles,
@@ -106,16 +107,8 @@ def checklist(
         for t in cutover.get("topics") or []
         for p in t["partitions"]
     ]
-    written = blocking_topics(refusal)
     items = [
-        {
-            "step": "Producers stopped on the source",
-            "done": status not in ("refused", "checking") or (bool(refusal) and not written),
-            "detail": "still written to: "
-            + "; ".join(f"{role} topics {', '.join(names)}" for role, names in sorted(written.items()))
-            if written
-            else f"no source topic moved for {params.get('quiet_seconds')} s before the final run, nor during it",
-        },
+        _producers_item(cutover, refusal),
         {
             "step": "Final incremental run verified up to the source end",
             "done": bool(ends),
@@ -188,6 +181,23 @@ def checklist(
             for group in sorted(back)
         )
     return items
+
+
+def _producers_item(cutover: Mapping[str, Any], refusal: Sequence[Reason]) -> dict[str, Any]:
+    status = cutover["status"]
+    quiet = (cutover.get("params") or {}).get("quiet_seconds")
+    written = blocking_topics(refusal)
+    if written:
+        detail = "still written to: " + "; ".join(
+            f"{role} {noun_for(len(names), 'topic')} {', '.join(names)}" for role, names in sorted(written.items())
+        )
+        return {"step": "Producers stopped on the source", "done": False, "detail": detail}
+    if status in ("refused", "checking"):
+        seen = bool(refusal)  # the pre-flight saw the topics quiet and refused for another reason
+        detail = f"no source topic moved for {quiet} s" if seen else "not known: the cutover was refused"
+        return {"step": "Producers stopped on the source", "done": seen or None, "detail": detail}
+    detail = f"no source topic moved for {quiet} s before the final run, nor during it"
+    return {"step": "Producers stopped on the source", "done": True, "detail": detail}
 
 
 def _groups_detail(cutover: Mapping[str, Any], refusal: Sequence[Reason]) -> str:

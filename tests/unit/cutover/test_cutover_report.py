@@ -134,7 +134,11 @@ def test_a_refusal_that_names_only_groups_says_the_topics_were_quiet(ledger: Led
     )
     report = json.loads(generate_cutover_report(ledger, "cutover-1", tmp_path / "r").json.read_text())
     producers, _, groups, *_ = report["checklist"]
-    assert producers["done"] is True and "no source topic moved for 5 s" in producers["detail"]
+    assert producers == {
+        "step": "Producers stopped on the source",
+        "done": True,
+        "detail": "no source topic moved for 5 s",
+    }
     assert groups["detail"] == "active members in billing on the source cluster"
     assert report["refusal"]["way_out"] == [
         "Stop every consumer (all instances) of consumer group billing on the source cluster.",
