@@ -33,3 +33,13 @@ class Failback:
             f"run (kafka-migrate run --source {self.source_bootstrap} --target {self.target_bootstrap} "
             f"--include '{re.escape(source_topic)}' --rename '{{topic}}.failback'), and point the consumers at them."
         )
+
+    def gap_way_out(self, source_topic: str) -> str:
+        """When records the failback should bring back left the cluster the cutover switched to (retention)."""
+        return (
+            f"those records are lost, and this failback of cutover {self.cutover_id} does not skip records: it "
+            f"stopped before writing anything to the original cluster. To bring back what remains of {source_topic} "
+            "without changing any existing topic, copy it under new names with an ordinary run (kafka-migrate run "
+            f"--source {self.source_bootstrap} --target {self.target_bootstrap} --include '{re.escape(source_topic)}' "
+            "--rename '{topic}.failback')."
+        )

@@ -174,6 +174,7 @@ def build_plan(
             first_start,
             at_time,
             options.allow_gaps,
+            failback,
         )
         gaps.extend(position_problems)
         warnings.extend(position_warnings)

@@ -14,6 +14,7 @@ from kafka_migration.model.checkpoints import Checkpoint, TopicIds
 from kafka_migration.model.config import MigrationOptions
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.direction import Failback
+from kafka_migration.run.positions import partition_positions
 from kafka_migration.run.stale_state import stale_state_problems
 from kafka_migration.run.topics import compatibility_problems
 from tests.unit.factories import topic_state
@@ -95,3 +96,15 @@ def test_a_failback_run_knows_it_is_one_through_its_options() -> None:
         MigrationOptions().failback_of is None
         and MigrationOptions.from_mapping({"failback_of": ""}).failback_of is None
     )
+
+
+def test_records_lost_before_a_failback_copied_them_are_named_with_the_failbacks_way_out() -> None:
+    source = TopicState("copy.orders", 1, 1, {}, {0: 130}, {0: 150}, "sid-1")  # 100-129 left by retention
+    cps = {("copy.orders", 0, "orders"): Checkpoint(100, 120, "cutover-7")}
+    _, ordinary, _ = partition_positions(source, "orders", None, cps, {}, "earliest", None, False)
+    _, failback, _ = partition_positions(source, "orders", None, cps, {}, "earliest", None, False, FAILBACK)
+    assert "Re-run with --allow-gaps" in ordinary[0]
+    lost = "copy.orders: offsets left the source (retention or DeleteRecords) before they were copied, in partition 0"
+    assert failback[0].startswith(lost) and "--allow-gaps" not in failback[0]
+    assert "this failback of cutover cutover-7 does not skip records: it stopped before writing anything" in failback[0]
+    assert "--include 'copy\\.orders' --rename '{topic}.failback')" in failback[0]
