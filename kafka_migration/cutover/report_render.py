@@ -33,9 +33,10 @@ def _count(refusal: Mapping[str, Any]) -> int:
 
 
 def _refused_line(refusal: Mapping[str, Any], what: str, stays: str) -> str:
+    undone = "nothing was copied back" if what == "failback" else "nothing was switched"
     return (
-        f"The pre-flight refused the {what} ({plural(_count(refusal), 'problem')}): nothing was switched and nothing "
-        f"was written. Producers and consumers stay on the {stays} cluster."
+        f"The pre-flight refused the {what} ({plural(_count(refusal), 'problem')}): {undone} and nothing was "
+        f"written. Producers and consumers stay on the {stays} cluster."
     )
 
 

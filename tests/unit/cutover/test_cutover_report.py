@@ -204,7 +204,7 @@ def test_a_refused_failback_lists_its_reasons_and_keeps_everyone_on_the_target(l
     assert "then run the failback again" in failback["refusal"]["problems"][0]["problems"][0]
     page = _text(files.html.read_text())
     assert "Failback: REFUSED" in page and "Run None" not in page and "None" not in page
-    assert "The pre-flight refused the failback (2 problems): nothing was switched and nothing was written. " in page
+    assert "The pre-flight refused the failback (2 problems): nothing was copied back and nothing was written. " in page
     assert "Producers and consumers stay on the target cluster." in page
     assert "Stop the producers of topic copy.orders on the target cluster" in files.markdown.read_text()
 
