@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class MigrationError(Exception):
     """Base of every error the pipeline raises on purpose."""
@@ -76,11 +78,17 @@ class LedgerUnavailableError(MigrationError):
 class CutoverRefusedError(ConfigurationError):
     """A cutover or failback pre-flight check failed: producers or consumers still run. Nothing was written."""
 
-    def __init__(self, problems: list[str], what: str = "Cutover") -> None:
-        self.problems = list(problems)
+    def __init__(self, problems: Sequence[object], what: str = "Cutover", report: object = None) -> None:
+        self.reasons = list(problems)  # as given: text, or ``cutover.refusal.Reason`` naming topic and groups
+        self.problems = [str(p) for p in self.reasons]
+        self.what = what
+        self.report = report  # the report written of the refusal, if any
         lines = "\n".join(f"  - {p}" for p in self.problems)
         count = len(self.problems)
-        super().__init__(f"{what} refused ({count} problem{'s' if count != 1 else ''}); nothing was written:\n{lines}")
+        super().__init__(
+            f"{what} refused ({count} problem{'s' if count != 1 else ''}); nothing was written:\n{lines}"
+            + (f"\nReport: {report}" if report else "")
+        )
 
 
 class CopyError(MigrationError):

@@ -65,6 +65,7 @@ def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[
         trigger="airflow",
         dag_id=dag_id,
         dag_run_id=run_id,
+        reports_dir=settings.reports_dir(),
     )
     log.info("Cutover %s: pre-flight passed; groups to move: %s", cutover_id, ", ".join(checked.groups) or "none")
     return {
@@ -137,7 +138,9 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     if not cutover_id:
         raise ConfigurationError("Give the cutover to fail back (Param cutover_id); see 'kafka-migrate history'.")
     source_conn, target_conn, source, target = _clusters(params)
-    cutover, checked, options = prepare_failback(source, target, LedgerHook().get_conn(), cutover_id, _quiet(params))
+    cutover, checked, options = prepare_failback(
+        source, target, LedgerHook().get_conn(), cutover_id, _quiet(params), settings.reports_dir()
+    )
     log.info(
         "Failback of cutover %s: target quiet, groups idle; copying %s back",
         cutover_id,

@@ -97,8 +97,12 @@ class MigrationSparkOperator(SparkSubmitOperator):
         source_conn_id: str = "kafka_source",
         target_conn_id: str = "kafka_target",
         parallel_topics: int = 4,
+        spark_log_level: str | None = None,
         **kwargs: Any,
     ) -> None:
+        """``spark_log_level``: Spark's own loggers in the task log (default WARN, or the ``[kafka_migration]
+        spark_log_level`` option, or $KAFKA_MIGRATION_SPARK_LOG_LEVEL); ``INFO`` brings Spark's start-up lines
+        back. The pipeline's own lines show at any level."""
         conf = {
             "spark.ui.showConsoleProgress": "false",
             **(kwargs.pop("conf", None) or {}),
@@ -114,6 +118,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
         self.source_conn_id = source_conn_id
         self.target_conn_id = target_conn_id
         self.parallel_topics = parallel_topics
+        self.spark_log_level = spark_log_level
 
     def execute(self, context: Any) -> None:
         """Check the plan file and the DAG run's leases, then submit while a heartbeat renews the leases.
@@ -195,7 +200,13 @@ class MigrationSparkOperator(SparkSubmitOperator):
         from kafka_migration.airflow import settings
         from kafka_migration.airflow.hooks import KafkaClusterHook
         from kafka_migration.spark.executor_env import executor_env_conf
-        from kafka_migration.spark.startup import default_archive_dir, driver_startup, worker_daemon_conf
+        from kafka_migration.spark.startup import (
+            LOG_LEVEL_VARIABLE,
+            default_archive_dir,
+            driver_startup,
+            spark_log_level,
+            worker_daemon_conf,
+        )
 
         source = KafkaClusterHook(self.source_conn_id, "source").get_cluster_config()
         target = KafkaClusterHook(self.target_conn_id, "target").get_cluster_config()
@@ -215,10 +226,12 @@ class MigrationSparkOperator(SparkSubmitOperator):
         # On YARN and Kubernetes the provider passes spark-submit's environment as --conf arguments.
         is_yarn, is_k8s = bool(getattr(hook, "_is_yarn", False)), bool(getattr(hook, "_is_kubernetes", False))
         delivery = driver_env([source, target], env_becomes_conf=is_yarn or is_k8s, kubernetes=is_k8s)
+        log_level = spark_log_level(self.spark_log_level or settings.spark_log_level())
         env = {
             **delivery.env,
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
+            LOG_LEVEL_VARIABLE: log_level,  # the driver keeps it after its context started (spark/jobs.py)
         }
         if shutil.which("spark-submit") is None:
             # The pyspark package ships spark-submit; Airflow only looks for it on PATH.
@@ -235,7 +248,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
             if "spark.archives" in conf:
                 self.log.info("Executors run the shipped environment %s", conf["spark.archives"])
         # Shorter driver start-up (spark/startup.py).
-        startup = driver_startup(default_archive_dir(), deploy_mode)
+        startup = driver_startup(default_archive_dir(), deploy_mode, log_level)
         conf = worker_daemon_conf(conf, master, env["PYSPARK_PYTHON"])
         self.conf = startup.conf(conf)
         self._hook = self._get_hook()

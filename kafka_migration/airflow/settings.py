@@ -84,3 +84,10 @@ def lease_ttl() -> float:
     if option is not None:
         return parse_lease_ttl(option, "[kafka_migration] lease_ttl")
     return parse_lease_ttl(os.environ.get(LEASE_TTL_ENV), LEASE_TTL_ENV)
+
+
+def spark_log_level() -> str | None:
+    """Spark's own log level in the Spark tasks' logs: ``[kafka_migration] spark_log_level`` (or
+    ``AIRFLOW__KAFKA_MIGRATION__SPARK_LOG_LEVEL``); None: $KAFKA_MIGRATION_SPARK_LOG_LEVEL, else WARN
+    (spark/startup.py). ``INFO`` brings Spark's start-up lines back."""
+    return _airflow_option("spark_log_level")

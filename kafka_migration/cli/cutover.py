@@ -134,7 +134,15 @@ def cutover(args: argparse.Namespace) -> int:
     print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
     try:
         checked = prepare_cutover(
-            source, target, options, ledger, cutover_id, args.quiet_seconds, args.group, args.exclude_group
+            source,
+            target,
+            options,
+            ledger,
+            cutover_id,
+            args.quiet_seconds,
+            args.group,
+            args.exclude_group,
+            reports_dir=reports_dir_of(args),  # a refusal writes its report, and its error names the file
         )
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")

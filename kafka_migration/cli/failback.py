@@ -72,7 +72,9 @@ def failback(args: argparse.Namespace) -> int:
     cutover_id = cutover.cutover_id
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a failback that stopped
     try:
-        cutover, checked, options = prepare_failback(source, target, ledger, cutover_id, args.quiet_seconds)
+        cutover, checked, options = prepare_failback(
+            source, target, ledger, cutover_id, args.quiet_seconds, reports_dir_of(args)
+        )
         done["groups"] = checked.groups
         options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
         try:  # reverse: the target's records go back to the source

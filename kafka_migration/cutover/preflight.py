@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kafka_migration.cutover.refusal import Reason
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
@@ -79,21 +80,41 @@ def open_transactions(ends: Ends) -> dict[str, list[int]]:
 def quiet_problems(
     moved: Mapping[str, list[tuple[int, int, int]]], open_tx: Mapping[str, list[int]], quiet_seconds: float, role: str
 ) -> list[str]:
-    problems = []
+    return [r.text for r in quiet_reasons(moved, open_tx, quiet_seconds, role)]
+
+
+def quiet_reasons(
+    moved: Mapping[str, list[tuple[int, int, int]]],
+    open_tx: Mapping[str, list[int]],
+    quiet_seconds: float,
+    role: str,
+    what: str = "cutover",
+) -> list[Reason]:
+    """One reason per topic written to, and one per topic holding an open transaction."""
+    reasons = []
     for topic, parts in sorted(moved.items()):
         records = sum(max(0, b - a) for _, a, b in parts)
-        problems.append(
-            f"{role} topic {topic} is still written to: {plural(records, 'new offset')} within {quiet_seconds:g} s "
-            f"in {partition_list(p for p, _, _ in parts)} ({per_partition([(p, f'{a} -> {b}') for p, a, b in parts])})."
-            " Switch or stop its producers first, then run the cutover again."
+        reasons.append(
+            Reason(
+                f"{role} topic {topic} is still written to: {plural(records, 'new offset')} within "
+                f"{quiet_seconds:g} s in {partition_list(p for p, _, _ in parts)} "
+                f"({per_partition([(p, f'{a} -> {b}') for p, a, b in parts])}). Switch or stop its producers first, "
+                f"then run the {what} again.",
+                role,
+                topic=topic,
+            )
         )
     for topic, parts in sorted(open_tx.items()):
-        problems.append(
-            f"{role} topic {topic} has an open transaction in {partition_list(parts)}: a "
-            "transactional producer has neither committed nor aborted. Stop it cleanly (or wait for "
-            "transaction.timeout.ms), then run the cutover again."
+        reasons.append(
+            Reason(
+                f"{role} topic {topic} has an open transaction in {partition_list(parts)}: a "
+                "transactional producer has neither committed nor aborted. Stop it cleanly (or wait for "
+                f"transaction.timeout.ms), then run the {what} again.",
+                role,
+                topic=topic,
+            )
         )
-    return problems
+    return reasons
 
 
 def is_active(state: str, members: int) -> bool:
@@ -102,18 +123,26 @@ def is_active(state: str, members: int) -> bool:
 
 
 def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -> list[str]:
+    return [r.text for r in active_group_reasons(states)]
+
+
+def active_group_reasons(states: Mapping[str, Mapping[str, tuple[str, int]]], what: str = "cutover") -> list[Reason]:
     """``states``: cluster role -> group -> (state, members). Members on either side stop the cutover."""
-    problems = []
+    reasons = []
     for role, groups in states.items():
         active = sorted(g for g, (s, n) in groups.items() if is_active(s, n))
         if active:
             described = [f"{g} ({groups[g][0]}, {plural(groups[g][1], 'member')})" for g in active]
-            problems.append(
-                f"{plural(len(active), 'consumer group')} {noun_for(len(active), 'has')} active members on the "
-                f"{role} cluster: {some(described, most=10)}. Stop these consumers (all instances) and run the "
-                "cutover again; their committed offsets must not move while they are translated."
+            reasons.append(
+                Reason(
+                    f"{plural(len(active), 'consumer group')} {noun_for(len(active), 'has')} active members on the "
+                    f"{role} cluster: {some(described, most=10)}. Stop these consumers (all instances) and run the "
+                    f"{what} again; their committed offsets must not move while they are translated.",
+                    role,
+                    groups=tuple(active),
+                )
             )
-    return problems
+    return reasons
 
 
 def groups_on_topics(
@@ -181,10 +210,10 @@ def preflight(
         sleep(quiet_seconds)
     after = writers.log_ends(names)
     states = {writers.config.role: writers.states(groups), other.config.role: _present(other, groups)}
-    problems = quiet_problems(
-        moved_partitions(before, after), open_transactions(after), quiet_seconds, writers.config.role
+    problems = quiet_reasons(
+        moved_partitions(before, after), open_transactions(after), quiet_seconds, writers.config.role, what.lower()
     )
-    problems += active_group_problems(states)
+    problems += active_group_reasons(states, what.lower())
     if problems:
         raise CutoverRefusedError(problems, what)
     return Preflight(

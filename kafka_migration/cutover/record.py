@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_migration.cutover.refusal import Reason
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.checkpoints import Checkpoint, Key
 from kafka_migration.model.offsets import MappedSegment
@@ -119,9 +120,13 @@ class Cutover:
             "topic_map": self.reverse_topic_map(),
             "start": "earliest",  # unused: every partition continues from a seeded checkpoint
             "allow_gaps": False,
+            "failback_of": self.cutover_id,
         }
 
     def written_since(self, source_ends: Mapping[tuple[str, int], int]) -> list[str]:
+        return [r.text for r in self.written_since_reasons(source_ends)]
+
+    def written_since_reasons(self, source_ends: Mapping[tuple[str, int], int]) -> list[Reason]:
         """Source partitions that grew past their end at the cutover: someone still wrote to the old cluster,
         and appending the target's records after theirs would interleave two histories.
 
@@ -141,14 +146,19 @@ class Cutover:
                 continue
             offsets = sum(now - end for _, end, now in grown)
             problems.append(
-                f"source topic {topic.source_topic} received {plural(offsets, 'offset')} after the cutover, in "
-                f"{partition_list(p for p, _, _ in grown)} (end offset at the cutover -> now: "
-                f"{per_partition([(p, f'{end} -> {now}') for p, end, now in grown])}). Someone still writes to the "
-                "original cluster: stop them. A failback appends the target's records after the cutover point and "
-                "would interleave them with these; nothing was written. To bring the target's records back anyway, "
-                f"copy them under new names with an ordinary run (kafka-migrate run --source "
-                f"{self.target_bootstrap} --target {self.source_bootstrap} --include '{re.escape(topic.target_topic)}' "
-                "--rename '{topic}.failback'); it writes new topics and changes no existing one."
+                Reason(
+                    f"source topic {topic.source_topic} received {plural(offsets, 'offset')} after the cutover, in "
+                    f"{partition_list(p for p, _, _ in grown)} (end offset at the cutover -> now: "
+                    f"{per_partition([(p, f'{end} -> {now}') for p, end, now in grown])}). Someone still writes to the "
+                    "original cluster: stop them. A failback appends the target's records after the cutover point and "
+                    "would interleave them with these; nothing was written. To bring the target's records back anyway, "
+                    f"copy them under new names with an ordinary run (kafka-migrate run --source "
+                    f"{self.target_bootstrap} --target {self.source_bootstrap} "
+                    f"--include '{re.escape(topic.target_topic)}' "
+                    "--rename '{topic}.failback'); it writes new topics and changes no existing one.",
+                    "source",
+                    topic=topic.source_topic,
+                )
             )
         return problems
 

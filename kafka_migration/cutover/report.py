@@ -8,18 +8,26 @@ verify`` vouches for it the same way. A failback adds its run and the groups mov
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.cutover.refusal import (
+    FAILBACK_REFUSAL,
+    REFUSAL,
+    Reason,
+    blocking_topics,
+    group_detail,
+    grouped,
+    way_out,
+)
+from kafka_migration.cutover.report_render import render_html_report, render_markdown_report
+from kafka_migration.model.text import noun_for
 from kafka_migration.reports.signoff import (
     REPORT_VERSION,
     ReportFiles,
     build_report,
     generate_report,
-    render_html,
-    render_markdown,
     write_report_files,
 )
 
@@ -62,12 +70,37 @@ def _starts(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     return starts
 
 
+def _final_run(cutover: Mapping[str, Any]) -> str:
+    run_id = cutover.get("run_id")
+    if run_id:
+        return f"run {run_id}"
+    return "no final run: the pre-flight refused the cutover" if cutover["status"] == "refused" else "no final run"
+
+
+def _again(cutover: Mapping[str, Any], what: str = "cutover") -> str:
+    """How to run a cutover (or its failback) again: the way it was started."""
+    if cutover.get("trigger") == "airflow":
+        dag = cutover.get("dag_id") or "kafka_cutover"
+        return f"trigger DAG {'kafka_failback' if what == 'failback' else dag}" + (
+            f" with cutover_id {cutover['cutover_id']}" if what == "failback" else " with the same Params"
+        )
+    if what == "failback":
+        return f"kafka-migrate failback --cutover {cutover['cutover_id']}"
+    return "kafka-migrate cutover with the same options"
+
+
 def checklist(
     cutover: Mapping[str, Any], groups: Sequence[Mapping[str, Any]], failback_groups: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:
-    """What the cutover (and a failback) proved, and what the operator does next, in order."""
-    done = cutover["status"] == "completed"
+    """What the cutover (and a failback) proved, and what the operator does next, in order.
+
+    Only a completed cutover offers a failback: a refused or failed one switched nothing, and its way
+    out is to stop what was named and run the cutover again.
+    """
+    status = cutover["status"]
+    done = status == "completed"
     params = cutover.get("params") or {}
+    refusal = [Reason.from_dict(r) for r in params.get(REFUSAL) or []] if status == "refused" else []
     ends = [
         f"{t['source_topic']}[{p['partition']}] {p['source_end']} -> {t['target_topic']}[{p['partition']}] "
         f"{p['target_end']}"
@@ -75,26 +108,28 @@ def checklist(
         for p in t["partitions"]
     ]
     items = [
-        {
-            "step": "Producers stopped on the source",
-            "done": cutover["status"] not in ("refused", "checking"),
-            "detail": f"no source topic moved for {params.get('quiet_seconds')} s before the final run, nor during it",
-        },
+        _producers_item(cutover, refusal),
         {
             "step": "Final incremental run verified up to the source end",
             "done": bool(ends),
-            "detail": f"run {cutover.get('run_id')}: the clusters hold the same records up to "
-            + (", ".join(ends) if ends else "(not reached)"),
+            "detail": f"{_final_run(cutover)}: the clusters hold the same records up to "
+            + (", ".join(ends) if ends else "(not reached)")
+            if cutover.get("run_id")
+            else _final_run(cutover),
         },
         {
             "step": "Consumer groups idle on both clusters, offsets translated and proven",
             "done": done,
-            "detail": ", ".join(cutover.get("groups") or []) or "no consumer group selected",
+            "detail": _groups_detail(cutover, refusal),
         },
         {
             "step": f"Switch producers to the target cluster ({cutover['target_bootstrap']})",
             "done": None,
-            "detail": "to do now" if done else "do NOT switch: the cutover did not complete",
+            "detail": "to do now"
+            if done
+            else "do NOT switch: the cutover was refused; nothing was switched"
+            if status == "refused"
+            else "do NOT switch: the cutover did not complete",
         },
     ]
     starts = _starts(groups)
@@ -106,13 +141,26 @@ def checklist(
                 "detail": ("starts from " + ", ".join(starts[group])) if group in starts else "no proven offsets",
             }
         )
+    if not done:
+        items.append(
+            {
+                "step": "Keep producers and consumers on the source cluster, then run the cutover again",
+                "done": None,
+                "detail": "nothing to undo and nothing to fail back: the refused cutover switched nothing. "
+                + " ".join(way_out(refusal, "cutover", _again(cutover)))
+                if status == "refused"
+                else f"fix what the message above says, then {_again(cutover)}; there is nothing to fail back",
+            }
+        )
+        return items
     failback = cutover.get("failback_status")
     items.append(
         {
             "step": "To go back: records written to the target flow back to the source",
             "done": True if failback == "completed" else None,
             "detail": f"kafka-migrate failback --cutover {cutover['cutover_id']} (or DAG kafka_failback)"
-            + (f"; failback {failback}, run {cutover.get('failback_run_id')}" if failback else ""),
+            + (f"; failback {failback}" if failback else "")
+            + (f", run {cutover['failback_run_id']}" if failback and cutover.get("failback_run_id") else ""),
         }
     )
     if failback == "completed":
@@ -135,6 +183,48 @@ def checklist(
     return items
 
 
+def _producers_item(cutover: Mapping[str, Any], refusal: Sequence[Reason]) -> dict[str, Any]:
+    status = cutover["status"]
+    quiet = (cutover.get("params") or {}).get("quiet_seconds")
+    written = blocking_topics(refusal)
+    if written:
+        detail = "still written to: " + "; ".join(
+            f"{role} {noun_for(len(names), 'topic')} {', '.join(names)}" for role, names in sorted(written.items())
+        )
+        return {"step": "Producers stopped on the source", "done": False, "detail": detail}
+    if status in ("refused", "checking"):
+        seen = bool(refusal)  # the pre-flight saw the topics quiet and refused for another reason
+        detail = f"no source topic moved for {quiet} s" if seen else "not known: the cutover was refused"
+        return {"step": "Producers stopped on the source", "done": seen or None, "detail": detail}
+    detail = f"no source topic moved for {quiet} s before the final run, nor during it"
+    return {"step": "Producers stopped on the source", "done": True, "detail": detail}
+
+
+def _groups_detail(cutover: Mapping[str, Any], refusal: Sequence[Reason]) -> str:
+    blocking = group_detail(refusal)
+    if blocking:
+        return f"active members in {blocking}"
+    moved = ", ".join(cutover.get("groups") or [])
+    if cutover["status"] in ("refused", "checking"):
+        return "not translated: the cutover was refused before the groups were moved"
+    if moved:
+        return moved
+    if (cutover.get("params") or {}).get("groups"):
+        return f"no consumer group matching {cutover['params']['groups']!r} has offsets on these topics"
+    return "no consumer group has committed offsets on these topics"
+
+
+def refusal_section(reasons: Sequence[Mapping[str, Any]], what: str, again: str) -> dict[str, Any] | None:
+    """A refusal as the report shows it: problems under their topic or groups, and the safe way out."""
+    if not reasons:
+        return None
+    found = [Reason.from_dict(r) for r in reasons]
+    return {
+        "problems": [{"about": about, "problems": texts} for about, texts in grouped(found)],
+        "way_out": way_out(found, what, again),
+    }
+
+
 def build_cutover_report(
     cutover: Mapping[str, Any],
     run_report: Mapping[str, Any] | None,
@@ -142,6 +232,10 @@ def build_cutover_report(
     failback_report: Mapping[str, Any] | None = None,
     failback_groups: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
+    params = dict(cutover.get("params") or {})
+    refusal = params.pop(REFUSAL, None)
+    failback_refusal = params.pop(FAILBACK_REFUSAL, None)
+    failback = cutover.get("failback_status")
     return {
         "report_version": REPORT_VERSION,
         "kind": "cutover",
@@ -153,7 +247,7 @@ def build_cutover_report(
             "trigger": cutover.get("trigger"),
             "dag_id": cutover.get("dag_id"),
             "dag_run_id": cutover.get("dag_run_id"),
-            "params": dict(cutover.get("params") or {}),
+            "params": params,
             "source": {"cluster_id": cutover["source_cluster_id"], "bootstrap": cutover["source_bootstrap"]},
             "target": {"cluster_id": cutover["target_cluster_id"], "bootstrap": cutover["target_bootstrap"]},
             "run_id": cutover.get("run_id"),
@@ -161,119 +255,26 @@ def build_cutover_report(
             "ended_at": _iso(cutover.get("ended_at")),
             "groups": list(cutover.get("groups") or []),
         },
+        "refusal": refusal_section(refusal or [], "cutover", _again(cutover))
+        if cutover["status"] == "refused"
+        else None,
         "ends_at_cutover": list(cutover.get("topics") or []),
         "groups": _group_rows(groups),
         "checklist": checklist(cutover, groups, failback_groups),
         "run_report": dict(run_report) if run_report else None,
         "failback": None
-        if not cutover.get("failback_status")
+        if not failback
         else {
-            "status": cutover.get("failback_status"),
+            "status": failback,
             "message": cutover.get("failback_message"),
             "run_id": cutover.get("failback_run_id"),
             "started_at": _iso(cutover.get("failback_started_at")),
             "ended_at": _iso(cutover.get("failback_ended_at")),
+            "refusal": refusal_section(failback_refusal or [], "failback", _again(cutover, "failback")),
             "groups": _group_rows(failback_groups),
             "run_report": dict(failback_report) if failback_report else None,
         },
     }
-
-
-def _mark(done: bool | None) -> str:
-    return {True: "[x]", False: "[ ] NOT DONE:", None: "[ ]"}[done]
-
-
-def render_markdown_report(report: Mapping[str, Any]) -> str:
-    c = report["cutover"]
-    lines = [
-        f"# Kafka cutover report: {report['verdict']}",
-        "",
-        f"Cutover `{c['cutover_id']}` ({c['trigger']}), {c['started_at']} to {c['ended_at'] or 'unfinished'}: "
-        f"`{c['source']['cluster_id']}` ({c['source']['bootstrap']}) -> `{c['target']['cluster_id']}` "
-        f"({c['target']['bootstrap']}), final run `{c['run_id']}`.",
-        "",
-        f"{c['message'] or ''}",
-        "",
-        "## Checklist",
-        "",
-    ]
-    lines += [f"- {_mark(i['done'])} {i['step']}: {i['detail']}" for i in report["checklist"]]
-    lines += ["", "## Offsets at the cutover", "", "| source | source end | target | target end |"]
-    lines += ["|---|---:|---|---:|"]
-    for t in report["ends_at_cutover"]:
-        for p in t["partitions"]:
-            lines.append(
-                f"| `{t['source_topic']}[{p['partition']}]` | {p['source_end']} | "
-                f"`{t['target_topic']}[{p['partition']}]` | {p['target_end']} |"
-            )
-    if report.get("failback"):
-        f = report["failback"]
-        lines += [
-            "",
-            f"## Failback: {str(f['status']).upper()}",
-            "",
-            f"Run `{f['run_id']}` copied what the target received after the cutover back to the source "
-            f"({f['started_at']} to {f['ended_at'] or 'unfinished'}). {f['message'] or ''}",
-        ]
-        if f.get("run_report"):
-            lines += ["", _demote(render_markdown(f["run_report"]))]
-    if report.get("run_report"):
-        lines += ["", "## Final run", "", _demote(render_markdown(report["run_report"]))]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def _demote(markdown: str) -> str:
-    return "\n".join("##" + line if line.startswith("#") else line for line in markdown.splitlines())
-
-
-def _body(document: str) -> str:
-    start = document.find("<body>")
-    end = document.rfind("</body>")
-    return document[start + len("<body>") : end] if start >= 0 and end > start else document
-
-
-def _e(value: Any) -> str:
-    return html.escape("–" if value is None else str(value))
-
-
-def render_html_report(report: Mapping[str, Any]) -> str:
-    c = report["cutover"]
-    ok = report["verdict"] == "CUTOVER COMPLETED"
-    run_html = render_html(report["run_report"]) if report.get("run_report") else ""
-    style = run_html[run_html.find("<style>") : run_html.find("</style>") + 8] if run_html else ""
-    out = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Kafka cutover {_e(c['cutover_id'])}: {_e(report['verdict'])}</title>{style}</head><body>",
-        f"<p class='muted'>Kafka cutover report</p><h1>Cutover {_e(c['cutover_id'])}</h1>",
-        f"<p><span class='verdict {'ok' if ok else 'bad'}'>{_e(report['verdict'])}</span> "
-        f"<span class='muted'>{_e(c['started_at'])} → {_e(c['ended_at'] or 'unfinished')} · "
-        f"<code>{_e(c['source']['cluster_id'])}</code> → <code>{_e(c['target']['cluster_id'])}</code> · final run "
-        f"<code>{_e(c['run_id'])}</code></span></p><p>{_e(c['message'] or '')}</p>",
-        "<h2>Checklist</h2><ul>",
-        *(f"<li>{_e(_mark(i['done']))} <b>{_e(i['step'])}</b>: {_e(i['detail'])}</li>" for i in report["checklist"]),
-        "</ul><h2>Offsets at the cutover</h2><table><tr><th>source</th><th>source end</th><th>target</th>"
-        "<th>target end</th></tr>",
-    ]
-    for t in report["ends_at_cutover"]:
-        for p in t["partitions"]:
-            out.append(
-                f"<tr><td><code>{_e(t['source_topic'])}[{p['partition']}]</code></td><td class='num'>"
-                f"{p['source_end']}</td><td><code>{_e(t['target_topic'])}[{p['partition']}]</code></td>"
-                f"<td class='num'>{p['target_end']}</td></tr>"
-            )
-    out.append("</table>")
-    if report.get("failback"):
-        f = report["failback"]
-        out.append(
-            f"<h2>Failback: {_e(str(f['status']).upper())}</h2><p>Run <code>{_e(f['run_id'])}</code> copied what "
-            f"the target received after the cutover back to the source. {_e(f['message'] or '')}</p>"
-        )
-        if f.get("run_report"):
-            out.append("<h2>Failback run</h2>" + _body(render_html(f["run_report"])))
-    if run_html:
-        out.append("<h2>Final run</h2>" + _body(run_html))
-    out.append("</body></html>")
-    return "\n".join(out)
 
 
 def write_cutover_report(report: Mapping[str, Any], directory: Path) -> ReportFiles:

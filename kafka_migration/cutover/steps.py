@@ -27,6 +27,7 @@ from kafka_migration.cutover.record import (
     combine_segments,
     cutover_topics,
 )
+from kafka_migration.cutover.refusal import FAILBACK_REFUSAL, REFUSAL, reasons_of
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
@@ -67,8 +68,11 @@ def prepare_cutover(
     trigger: str = "cli",
     dag_id: str | None = None,
     dag_run_id: str | None = None,
+    reports_dir: Path | None = None,
 ) -> Preflight:
-    """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``)."""
+    """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``).
+
+    With ``reports_dir`` a refusal writes the cutover's report, and its error names the file."""
     compile_pattern("group", groups or ".*")  # bad input fails before anything is recorded
     if exclude_groups:
         compile_pattern("exclude-group", exclude_groups)
@@ -105,7 +109,11 @@ def prepare_cutover(
     try:
         checked = preflight(source_cluster, target_cluster, topics, quiet_seconds, groups, exclude_groups)
     except MigrationError as exc:
-        ledger.update_cutover(cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000])
+        reasons = reasons_of(exc.reasons if isinstance(exc, CutoverRefusedError) else [exc])
+        ledger.update_cutover(
+            cutover_id, finished=True, status=REFUSED, message=str(exc)[:4000], params={**params, REFUSAL: reasons}
+        )
+        _refused_with_report(exc, ledger, cutover_id, reports_dir)
         raise
     ledger.update_cutover(cutover_id, status=RUNNING, groups=list(checked.groups))
     log.info(
@@ -236,10 +244,12 @@ def prepare_failback(
     ledger: Ledger,
     cutover_id: str,
     quiet_seconds: float,
+    reports_dir: Path | None = None,
 ) -> tuple[Cutover, Preflight, MigrationOptions]:
     """Check the target is quiet and the groups idle, then seed the reverse checkpoints at the cutover point.
 
-    ``source`` / ``target`` are the cutover's clusters (records flow target -> source here).
+    ``source`` / ``target`` are the cutover's clusters (records flow target -> source here). With
+    ``reports_dir`` a refusal rewrites the cutover's report (its failback section), and its error names it.
     """
     cutover = load_cutover(ledger, cutover_id)
     cutover.ready_for_failback()
@@ -247,7 +257,7 @@ def prepare_failback(
     topics = [t.target_topic for t in cutover.topics]
     try:
         ends = GroupCluster(source).log_ends(t.source_topic for t in cutover.topics)
-        problems = cutover.written_since({key: high for key, (high, _) in ends.items()})
+        problems = cutover.written_since_reasons({key: high for key, (high, _) in ends.items()})
         if problems:
             raise CutoverRefusedError(problems, "Failback")
         checked = preflight(
@@ -262,7 +272,13 @@ def prepare_failback(
         # After an attempt that may have copied, the status stays: it decides what a retry checks.
         attempted = cutover.failback_status in (RUNNING, FAILED, COMPLETED)
         status = cutover.failback_status if attempted else REFUSED
-        ledger.update_cutover(cutover_id, failback_status=status, failback_message=str(exc)[:4000])
+        ledger.update_cutover(
+            cutover_id,
+            failback_status=status,
+            failback_message=str(exc)[:4000],
+            params={**cutover.params, FAILBACK_REFUSAL: reasons_of(exc.reasons)},
+        )
+        _refused_with_report(exc, ledger, cutover_id, reports_dir)
         raise
     seeds = cutover.reverse_checkpoints()
     seeded = ledger.seed_checkpoints(cutover.target_cluster_id, cutover.source_cluster_id, seeds)
@@ -276,7 +292,8 @@ def prepare_failback(
             cp.source_offset,
             cp.target_offset,
         )
-    ledger.update_cutover(cutover_id, failback_status=RUNNING, failback_message=None)
+    params = {k: v for k, v in cutover.params.items() if k != FAILBACK_REFUSAL}  # this attempt passed its checks
+    ledger.update_cutover(cutover_id, failback_status=RUNNING, failback_message=None, params=params)
     return cutover, checked, MigrationOptions.from_mapping(cutover.failback_options())
 
 
@@ -324,3 +341,16 @@ def _write_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> Path:
     from kafka_migration.cutover.report import generate_cutover_report
 
     return generate_cutover_report(ledger, cutover_id, reports_dir).html
+
+
+def _refused_with_report(exc: MigrationError, ledger: Ledger, cutover_id: str, reports_dir: Path | None) -> None:
+    """Write the report of a refusal; a refusal's error then names it (re-raised as the same error)."""
+    if reports_dir is None:
+        return
+    try:
+        report = _write_report(ledger, cutover_id, reports_dir)
+    except OSError as problem:  # the refusal is what the operator must read, not a full or read-only disk
+        log.warning("The report of refused %s could not be written: %s", cutover_id, problem)
+        return
+    if isinstance(exc, CutoverRefusedError):
+        raise CutoverRefusedError(exc.reasons, exc.what, report=report) from None

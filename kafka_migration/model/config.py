@@ -266,6 +266,9 @@ class MigrationOptions:
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
     # Explicit target names (source -> target) where a template cannot say it, e.g. a failback's way back.
     topic_map: Mapping[str, str] | None = None
+    # The cutover this run fails back, if it does: its target is then the original cluster, and the advice of
+    # its errors never deletes or forgets what is there (run/direction.py).
+    failback_of: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str) and not self.include.strip():
@@ -324,6 +327,7 @@ class MigrationOptions:
             start=start if start and start.strip() else "earliest",
             allow_gaps=param_flag(values, "allow_gaps"),
             topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
+            failback_of=param_text(values, "failback_of") or None,
         )
 
 

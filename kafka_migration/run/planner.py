@@ -27,6 +27,7 @@ from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
 from kafka_migration.model.text import plural
+from kafka_migration.run.direction import Failback
 from kafka_migration.run.discovery import select_topics
 from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
@@ -135,6 +136,9 @@ def build_plan(
     pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id, checkpoints) if ledger else {}
     recorded_ids = ledger.topic_ids(source_info.cluster_id, target_info.cluster_id) if ledger else {}
     first_start = parse_start(options.start)
+    failback = (
+        Failback(options.failback_of, source_info.bootstrap, target_info.bootstrap) if options.failback_of else None
+    )
     skipped = dict(selection.skipped)
     stale: list[str] = []
     gaps: list[str] = []
@@ -155,6 +159,7 @@ def build_plan(
                 recorded_ids.get((topic, names[topic])),
                 source_info.cluster_id,
                 target_info.cluster_id,
+                failback,
             )
         )
         at_time = (
@@ -169,11 +174,18 @@ def build_plan(
             first_start,
             at_time,
             options.allow_gaps,
+            failback,
         )
         gaps.extend(position_problems)
         warnings.extend(position_warnings)
         topic_plan, topic_problems = plan_topic(
-            state, names[topic], target_states.get(names[topic]), target_info, options.replication_factor, positions
+            state,
+            names[topic],
+            target_states.get(names[topic]),
+            target_info,
+            options.replication_factor,
+            positions,
+            failback,
         )
         problems.extend(topic_problems)
         topics.append(

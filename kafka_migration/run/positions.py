@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import offset_range, partition_list, per_partition
+from kafka_migration.run.direction import Failback
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,10 @@ def partition_positions(
     first_start: str | int,
     offsets_at_time: Mapping[int, int] | None,
     allow_gaps: bool,
+    failback: Failback | None = None,
 ) -> tuple[dict[int, Position], list[str], list[str]]:
-    """(positions per partition, problems that stop the run, warnings)."""
+    """(positions per partition, problems that stop the run, warnings). A ``failback`` takes no gaps: its
+    problem names the way out that a failback has (run/direction.py)."""
     positions: dict[int, Position] = {}
     problems: list[str] = []
     warnings: list[str] = []
@@ -73,6 +76,8 @@ def partition_positions(
         )
         if allow_gaps:
             warnings.append(message + "; accepted (allow gaps)")
+        elif failback is not None:
+            problems.append(f"{message}; {failback.gap_way_out(source.name)}")
         else:
             problems.append(
                 message + "; the target cannot be complete. Re-run with --allow-gaps (DAG param allow_gaps) "

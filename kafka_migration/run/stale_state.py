@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural
+from kafka_migration.run.direction import Failback
 
 
 def forget_command(source_cluster_id: str, source_topic: str, target_cluster_id: str, target_topic: str) -> str:
@@ -21,6 +22,22 @@ def forget_command(source_cluster_id: str, source_topic: str, target_cluster_id:
         f"kafka-migrate checkpoints forget --topic {source_topic} --target-topic {target_topic} "
         f"--source-cluster {source_cluster_id} --target-cluster {target_cluster_id}"
     )
+
+
+def way_outs(name: str, target_topic: str, forget: str, failback: Failback | None) -> tuple[str, str]:
+    """The way out when the source changed, and when the target did; a failback's keeps its target whole."""
+    if failback is not None:
+        return failback.way_out(name, target_topic), failback.way_out(name, target_topic)
+    source_way_out = (
+        f"The target topic {target_topic} holds the old topic's records. Copy the new topic under another target "
+        f"name (--rename, e.g. '{{topic}}.v2'), or delete target topic {target_topic} and forget the checkpoints "
+        f"({forget}) to copy it again from the start."
+    )
+    target_way_out = (
+        f"Delete target topic {target_topic} (if it still exists) and forget the checkpoints ({forget}) to copy "
+        f"the source again from the start, or copy under another target name (--rename)."
+    )
+    return source_way_out, target_way_out
 
 
 def stale_state_problems(
@@ -32,8 +49,12 @@ def stale_state_problems(
     recorded_ids: TopicIds | None,
     source_cluster_id: str,
     target_cluster_id: str,
+    failback: Failback | None = None,
 ) -> list[str]:
-    """Why the ledger's checkpoints (or an interrupted run's segments) no longer fit this topic; empty: they do."""
+    """Why the ledger's checkpoints (or an interrupted run's segments) no longer fit this topic; empty: they do.
+
+    Each problem ends with the way out, safe in the run's direction: a ``failback`` never advises deleting
+    or forgetting anything on its target, the original cluster (run/direction.py)."""
     name = source.name
     cps = {key[1]: cp for key, cp in checkpoints.items() if key[0] == name and key[2] == target_topic}
     pend = {key[1]: seg for key, seg in pending.items() if key[0] == name and key[2] == target_topic}
@@ -51,11 +72,7 @@ def stale_state_problems(
         and source.topic_id is not None
         and recorded_ids.source_topic_id != source.topic_id
     )
-    source_way_out = (
-        f"The target topic {target_topic} holds the old topic's records. Copy the new topic under another target "
-        f"name (--rename, e.g. '{{topic}}.v2'), or delete target topic {target_topic} and forget the checkpoints "
-        f"({forget}) to copy it again from the start."
-    )
+    source_way_out, target_way_out = way_outs(name, target_topic, forget, failback)
     if recreated_source:
         verified = per_partition([(p, f"verified below {cp.source_offset}") for p, cp in cps.items()]) or "none"
         ends = per_partition([(p, f"ends at {source.latest.get(p, 0)}") for p in range(source.partitions)])
@@ -87,10 +104,6 @@ def stale_state_problems(
             )
 
     # -- the target: deleted, truncated or recreated? ------------------------------------------------
-    target_way_out = (
-        f"Delete target topic {target_topic} (if it still exists) and forget the checkpoints ({forget}) to copy "
-        f"the source again from the start, or copy under another target name (--rename)."
-    )
     if existing is None:
         if cps:
             ends = per_partition([(p, f"verified below {cp.target_offset}") for p, cp in cps.items()])

@@ -10,6 +10,7 @@ from kafka_migration.kafka.permissions import check_created_topics
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import offset_range, plural
+from kafka_migration.run.direction import Failback
 from kafka_migration.run.positions import Position
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
@@ -26,12 +27,16 @@ log = logging.getLogger(__name__)
 
 
 def compatibility_problems(
-    source: TopicState, target: TopicState, known_partitions: frozenset[int] = frozenset()
+    source: TopicState,
+    target: TopicState,
+    known_partitions: frozenset[int] = frozenset(),
+    failback: Failback | None = None,
 ) -> list[str]:
     """Why an existing target topic cannot receive this source topic (empty: it can).
 
     ``known_partitions`` are those the ledger has written before: records there are
-    the pipeline's own, and the copy reconciles against them.
+    the pipeline's own, and the copy reconciles against them. In a ``failback`` the target
+    is the original cluster: the advice never deletes or empties its topics.
     """
     where = f"target topic {target.name!r}"
     problems = []
@@ -39,7 +44,8 @@ def compatibility_problems(
         problems.append(
             f"{where} has {plural(target.partitions, 'partition')} but source topic {source.name!r} has "
             f"{source.partitions}; add partitions on the target (kafka-topics --alter --partitions "
-            f"{source.partitions}) or delete the target topic."
+            f"{source.partitions})"
+            + (f". {failback.way_out(source.name, target.name)}" if failback else " or delete the target topic.")
         )
     if max_message_bytes(target) < max_message_bytes(source):
         problems.append(
@@ -51,7 +57,11 @@ def compatibility_problems(
         problems.append(
             f"{where} has cleanup.policy={','.join(sorted(cleanup_policy(target)))} but source topic "
             f"{source.name!r} has {','.join(sorted(cleanup_policy(source)))}; a mismatch loses data later. "
-            "Align the target topic's cleanup.policy or delete it."
+            + (
+                f"Align the target topic's cleanup.policy. {failback.way_out(source.name, target.name)}"
+                if failback
+                else "Align the target topic's cleanup.policy or delete it."
+            )
         )
     for partition in range(min(source.partitions, target.partitions)):
         if partition in known_partitions:
@@ -62,7 +72,11 @@ def compatibility_problems(
                 f"{where} partition {partition} already holds records at offsets "
                 f"{offset_range(target.earliest.get(partition, 0), target.latest.get(partition, 0))} that this "
                 "pipeline has no record of writing; copying would mix them with the source's records. "
-                "Empty or delete the target topic, or choose another name with --rename."
+                + (
+                    failback.way_out(source.name, target.name)
+                    if failback
+                    else "Empty or delete the target topic, or choose another name with --rename."
+                )
             )
             break
     return problems
@@ -75,6 +89,7 @@ def plan_topic(
     target_cluster: ClusterInfo,
     replication_factor: int | None,
     positions: Mapping[int, Position] | None = None,
+    failback: Failback | None = None,
 ) -> tuple[TopicPlan, list[str]]:
     """The plan for one topic, and the conflicts that forbid it.
 
@@ -105,7 +120,7 @@ def plan_topic(
             for p in range(source.partitions)
         }
     known = frozenset(p for p, pos in positions.items() if pos.from_ledger)
-    problems = compatibility_problems(source, existing, known) if existing else []
+    problems = compatibility_problems(source, existing, known, failback) if existing else []
     if existing and existing.partitions > source.partitions:
         warnings.append(
             f"target topic has {plural(existing.partitions, 'partition')}, source {source.partitions}: "

@@ -36,6 +36,7 @@ from kafka_migration.model.text import noun_for, partition_list, per_partition, 
 from kafka_migration.run.progress import snapshot_path
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 from kafka_migration.spark.executors import executor_conf
+from kafka_migration.spark.startup import spark_log_level
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
@@ -806,7 +807,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sc = SparkContext(conf=with_executor_settings(conf))
     try:
-        sc.setLogLevel("WARN")
+        sc.setLogLevel(spark_log_level())  # as the driver's log4j2 configuration says (spark/startup.py)
         if args.wait_for and not _warm_and_wait(
             sc, args.step, args.wait_for, driver_started, target if args.step != "verify" else None
         ):

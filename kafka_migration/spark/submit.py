@@ -36,6 +36,7 @@ from kafka_migration.spark.startup import (
     default_archive_dir,
     driver_startup,
     pyspark_dir,
+    spark_log_level,
     worker_daemon_conf,
 )
 
@@ -130,6 +131,7 @@ class SparkSettings:
                 "one still running; drop the setting (a task lost with its executor is run again anyway)."
             )
         self.submit_conf()  # a missing or unusable archive fails here, before anything is planned or written
+        spark_log_level()  # so does a Spark log level log4j does not know ($KAFKA_MIGRATION_SPARK_LOG_LEVEL)
 
     def driver_startup(self) -> DriverStartup:
         return driver_startup(self.archive_dir, self.conf.get("spark.submit.deployMode"))

@@ -79,6 +79,12 @@ def test_cutover_and_failback_dags_round_trip(dags, clusters, kafka_connections,
     assert (
         refused["status"] == "refused" and f"has active members on the source cluster: {group} (" in refused["message"]
     )
+    from kafka_migration.airflow import settings
+
+    page = (settings.reports_dir() / refused["cutover_id"] / "report.html").read_text()  # written by the refusal
+    assert f"<li><b>consumer group {group} on the source cluster</b>" in page and "<style>" in page
+    assert "Run the cutover again: trigger DAG kafka_cutover with the same Params." in page
+    assert "kafka-migrate failback" not in page and "kafka_failback" not in page and "run None" not in page
 
     end = read_partition(clusters.source, topic, 1)[-1]["offset"] + 1
     commit(clusters.source, group, {(topic, 1): end})  # partition 1: read to the end on the source

@@ -178,6 +178,7 @@ def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_c
     (tmp_path / "target.json").write_text(json.dumps(target))
     state = tmp_path / "state"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
+    env["KAFKA_MIGRATION_SPARK_LOG_LEVEL"] = "INFO"  # all of Spark's output, for the leak check to read
     with ArgsSampler() as ps:
         result = subprocess.run(
             [
@@ -236,6 +237,7 @@ def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
     monkeypatch.setenv("KAFKA_MIGRATION_STATE_DIR", str(state))
     monkeypatch.delenv("KAFKA_MIGRATION_LEDGER_URL", raising=False)
     monkeypatch.delenv("KAFKA_MIGRATION_REPORTS_DIR", raising=False)
+    monkeypatch.setenv("KAFKA_MIGRATION_SPARK_LOG_LEVEL", "INFO")  # all of Spark's output, for the leak check
     source = _settings(tls, "source")
     password = source.pop("sasl.password")  # the source's SASL password as the connection's password field
     monkeypatch.setenv(

@@ -139,3 +139,34 @@ def test_progress_on_a_terminal_moves_during_the_copy(clusters, unique: str, tmp
     assert any(0 < n < RECORDS for n in shown), screen[-3000:]  # the bar moved during the copy
     assert shown[-1] == RECORDS and "1/1 topic" in screen
     assert "verified: every partition matches" in screen
+
+
+# log4j's pattern for Spark's own lines ("26/11/25 23:21:20 INFO SparkContext: Running Spark version 4.3.0")
+SPARK_INFO = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO [\w.$]+: ")
+
+
+def test_verbose_output_leaves_sparks_info_out_unless_asked(clusters, unique: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`run -v` shows the driver's output; Spark's own INFO start-up only with KAFKA_MIGRATION_SPARK_LOG_LEVEL=INFO."""
+    p = producer(clusters.source)
+    for topic in (f"logq{unique}", f"logl{unique}"):
+        create_topic(clusters.source, topic, 1)
+        for i in range(5):
+            send(p, topic, 0, f"k{i}".encode(), b"v")
+    p.flush(10)
+
+    def verbose(topic: str, level: str | None) -> list[str]:
+        env = _env()
+        if level:
+            env["KAFKA_MIGRATION_SPARK_LOG_LEVEL"] = level
+        command = [*_command(clusters, topic, tmp_path), "-v"]
+        done = subprocess.run(command, check=False, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stderr.splitlines()
+
+    quiet = verbose(f"logq{unique}", None)
+    first = next(i for i, line in enumerate(quiet) if "INFO kafka_migration.spark" in line)  # the driver's first line
+    assert [line for line in quiet[:first] if SPARK_INFO.match(line)] == []
+    assert not any(SPARK_INFO.match(line) for line in quiet), [line for line in quiet if SPARK_INFO.match(line)]
+    loud = verbose(f"logl{unique}", "INFO")
+    first = next(i for i, line in enumerate(loud) if "INFO kafka_migration.spark" in line)
+    assert any(SPARK_INFO.match(line) and "SparkContext: Running Spark version" in line for line in loud[:first])

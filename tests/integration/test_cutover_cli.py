@@ -93,6 +93,14 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
 
     ledger = Ledger.open(ledger_url)
     assert [c["status"] for c in ledger.cutovers()] == ["refused", "refused"]
+    # The refusal's report is written and named; it lists the blocking group and the way out, not a failback.
+    refused_id = ledger.cutovers()[0]["cutover_id"]
+    html_path = tmp_path / "reports" / refused_id / "report.html"
+    assert f"Report: {html_path}" in refused.stderr
+    page = html_path.read_text()
+    assert f"<li><b>consumer group {group} on the source cluster</b>" in page and "<style>" in page
+    assert "kafka-migrate failback" not in page and "run None" not in page and "no consumer group selected" not in page
+    assert f"Stop every consumer (all instances) of consumer group {group} on the source cluster." in page
     assert ledger.runs() == []  # refused before the run: nothing copied
 
     done = kafka_migrate(*cutover, state_dir=tmp_path)
@@ -128,6 +136,9 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     assert refused.returncode == 2, refused.stderr
     assert "Failback refused" in refused.stderr and f"target topic {target_topic} is still written to" in refused.stderr
     assert ledger.cutover(cutover_id)["failback_status"] == "refused"
+    refusal = json.loads((tmp_path / "reports" / cutover_id / "report.json").read_text())["failback"]["refusal"]
+    assert refusal["problems"][0]["about"] == f"target topic {target_topic}"
+    assert f"Report: {tmp_path / 'reports' / cutover_id / 'report.html'}" in refused.stderr
 
     back = kafka_migrate(*failback, state_dir=tmp_path)
     assert back.returncode == 0, back.stdout + back.stderr

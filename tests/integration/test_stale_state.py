@@ -9,6 +9,7 @@ clusters between runs and checks the next run refuses.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -196,3 +197,51 @@ def test_cli_exits_2_on_stale_state_and_on_an_unreachable_ledger(
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Cannot open the ledger at postgresql+psycopg://km:***@127.0.0.1" in result.stderr
     assert leaked(password, result.stderr, result.stdout) == [] and "Traceback" not in result.stderr
+
+
+def test_a_failback_onto_a_recreated_original_topic_never_advises_deleting_it(  # type: ignore[no-untyped-def]
+    clusters, unique, ledger: Ledger, tmp_path: Path
+) -> None:
+    """In a failback the target is the original cluster: the same stale state, the other way out."""
+    from kafka_migration.cutover.record import Cutover, CutoverTopic, PartitionEnds
+
+    topic = f"stale-fb{unique}"
+    create_topic(clusters.source, topic, 1)
+    _fill(clusters.source, topic, 20, "a", partitions=1)
+    plan = verified_run(clusters.source, clusters.target, topic, ledger)  # the cutover's final run, ends at 20
+    source_id = _cluster("source", clusters.source).describe().cluster_id
+    target_id = _cluster("target", clusters.target).describe().cluster_id
+    cutover = Cutover(
+        f"cutover-{unique}", source_id, clusters.source, target_id, clusters.target, "completed", plan.run_id,
+        (CutoverTopic(topic, topic, (PartitionEnds(0, 20, 20),)),),
+    )  # fmt: skip
+    ledger.seed_checkpoints(target_id, source_id, cutover.reverse_checkpoints())  # as prepare_failback does
+    _recreate(clusters.source, topic, 1)  # someone recreated the topic on the original cluster
+    _fill(clusters.source, topic, 3, "b", partitions=1)
+
+    def back(options: MigrationOptions) -> str:
+        with pytest.raises(StaleStateError) as refused:
+            run_migration(
+                ClusterConfig("source", {"bootstrap.servers": clusters.target}),
+                ClusterConfig("target", {"bootstrap.servers": clusters.source}),
+                options,
+                tmp_path,
+                ledger,
+            )
+        return str(refused.value)
+
+    failback = MigrationOptions.from_mapping(cutover.failback_options())
+    message = back(failback)
+    assert f"target topic {topic} now ends below what was written there in partition 0" in message
+    assert (
+        f"This run is the failback of cutover {cutover.cutover_id}: target topic {topic} is on the original" in message
+    )
+    assert (
+        "do not delete it, empty it or forget its checkpoints; the failback stopped before writing anything" in message
+    )
+    assert f"--source {clusters.target} --target {clusters.source} --include '{re.escape(topic)}'" in message
+    assert "Delete target topic" not in message and "checkpoints forget" not in message
+    assert len(read_partition(clusters.source, topic, 0)) == 3  # nothing written to the original
+
+    ordinary = back(MigrationOptions.from_mapping({**vars(failback), "failback_of": None}))  # the same, not a failback
+    assert f"Delete target topic {topic} (if it still exists) and forget the checkpoints" in ordinary

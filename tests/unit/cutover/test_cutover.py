@@ -190,7 +190,8 @@ def test_checklist_lists_each_group_start_and_the_way_back() -> None:
     assert failed_back[6]["step"] == "Switch producers back to the source cluster (s:9092)"
     assert failed_back[7]["detail"] == "starts from orders[0] at 7"
     refused = checklist({**cutover, "status": "refused", "topics": []}, [])
-    assert refused[0]["done"] is False and "do NOT switch" in refused[3]["detail"]
+    assert refused[0]["done"] is None and "do NOT switch" in refused[3]["detail"]  # reasons not recorded: unknown
+    assert refused[0]["detail"] == "not known: the cutover was refused"
 
 
 def test_cutover_record_and_report_in_the_ledger(ledger_url: str, tmp_path: Path) -> None:

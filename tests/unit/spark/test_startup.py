@@ -11,9 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.spark import startup
-from kafka_migration.spark.startup import C1_ONLY, JAVA_OPTIONS, default_archive_dir, driver_startup
+from kafka_migration.spark.startup import (
+    C1_ONLY,
+    JAVA_OPTIONS,
+    LOG_CONFIG,
+    LOG_LEVEL_VARIABLE,
+    default_archive_dir,
+    driver_startup,
+    spark_log_level,
+)
 from kafka_migration.spark.submit import SparkSettings, default_master, submit_command
+
+QUIET = f"{C1_ONLY} -Dlog4j2.configurationFile={LOG_CONFIG} -Dkafka_migration.spark.log.level=WARN"
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +36,13 @@ def _java(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (home / "bin" / "java").write_text("")
     (home / "lib" / "modules").write_text("v1")
     monkeypatch.setenv("JAVA_HOME", str(home))
+    monkeypatch.delenv(LOG_LEVEL_VARIABLE, raising=False)
     return home
 
 
-def test_without_a_directory_only_the_compiler_option() -> None:
+def test_without_a_directory_only_the_compiler_and_log_options() -> None:
     result = driver_startup(None)
-    assert result.java_options == C1_ONLY
+    assert result.java_options == QUIET
     assert result.archive is None and result.writing is None
 
 
@@ -81,13 +93,13 @@ def test_the_archive_is_named_after_the_jdk_build(tmp_path: Path, _java: Path) -
 def test_no_jdk_means_no_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JAVA_HOME")
     monkeypatch.setattr(startup.shutil, "which", lambda name: None)
-    assert driver_startup(tmp_path).java_options == C1_ONLY
+    assert driver_startup(tmp_path).java_options == QUIET
 
 
 def test_an_unwritable_directory_means_no_archive(tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
-    assert driver_startup(blocked / "jvm").java_options == C1_ONLY
+    assert driver_startup(blocked / "jvm").java_options == QUIET
 
 
 def test_paths_with_spaces_are_quoted_for_spark(tmp_path: Path) -> None:
@@ -97,7 +109,7 @@ def test_paths_with_spaces_are_quoted_for_spark(tmp_path: Path) -> None:
 
 def test_the_users_java_options_come_last_so_they_win(tmp_path: Path) -> None:
     conf = driver_startup(None).conf({JAVA_OPTIONS: "-Xshare:off -Dx=1", "spark.other": "1"})
-    assert conf == {JAVA_OPTIONS: f"{C1_ONLY} -Xshare:off -Dx=1", "spark.other": "1"}
+    assert conf == {JAVA_OPTIONS: f"{QUIET} -Xshare:off -Dx=1", "spark.other": "1"}
 
 
 def test_cluster_deploy_mode_gets_no_archive(tmp_path: Path) -> None:
@@ -106,7 +118,7 @@ def test_cluster_deploy_mode_gets_no_archive(tmp_path: Path) -> None:
     remote = SparkSettings(
         master="spark://h:7077", conf={"spark.submit.deployMode": "cluster"}, archive_dir=tmp_path
     ).driver_startup()
-    assert remote.archive is None and remote.java_options == C1_ONLY
+    assert remote.archive is None and remote.java_options == C1_ONLY  # the driver runs elsewhere: no local files
 
 
 def test_submit_command_carries_the_options(tmp_path: Path) -> None:
@@ -114,7 +126,7 @@ def test_submit_command_carries_the_options(tmp_path: Path) -> None:
     plan, results = tmp_path / "plan.json", tmp_path / "r.json"
     command = submit_command("copy", plan, results, ["all"], settings, driver_startup(None))
     assert command[command.index("--master") + 1] == "local[3]"
-    assert f"{JAVA_OPTIONS}={C1_ONLY}" in command and "spark.x=1" in command
+    assert f"{JAVA_OPTIONS}={QUIET}" in command and "spark.x=1" in command
 
 
 def test_archive_directory_defaults_and_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -362,3 +374,21 @@ def test_the_driver_drops_the_numpy_converters_that_import_pandas() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert found[0] == "False" and int(found[1]) > 0
+
+
+def test_sparks_own_log_level_is_warn_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert spark_log_level() == "WARN" and spark_log_level("") == "WARN"
+    assert spark_log_level("info") == "INFO" and spark_log_level(" warning ") == "WARN"
+    monkeypatch.setenv(LOG_LEVEL_VARIABLE, "debug")
+    assert spark_log_level() == "DEBUG" and spark_log_level("ERROR") == "ERROR"  # the operator's own setting wins
+    assert driver_startup(None).java_options.endswith("-Dkafka_migration.spark.log.level=DEBUG")
+    assert driver_startup(None, log_level="INFO").java_options.endswith("-Dkafka_migration.spark.log.level=INFO")
+    monkeypatch.setenv(LOG_LEVEL_VARIABLE, "loud")
+    with pytest.raises(ConfigurationError, match=r"Spark log level 'loud' .*KAFKA_MIGRATION_SPARK_LOG_LEVEL"):
+        SparkSettings(master="local[2]", archive_dir=None)  # refused before anything is planned
+
+
+def test_the_log_configuration_reads_its_level_from_the_java_options() -> None:
+    text = LOG_CONFIG.read_text()
+    assert "rootLogger.level = ${sys:kafka_migration.spark.log.level:-WARN}" in text
+    assert "appender.console.target = SYSTEM_ERR" in text  # where Spark's own configuration writes
