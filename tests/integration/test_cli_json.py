@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -172,8 +173,10 @@ def test_a_refused_cutover_prints_its_document_and_report_and_exits_2(migrated: 
     with active_member(m.source, group, [m.topic("orders")]):  # as text: the report's path on stdout
         as_text = kafka_migrate(*cutover, "--group", group, "--quiet-seconds", "0", state_dir=m.state_dir)
     assert as_text.returncode == 2, as_text.stdout + as_text.stderr
-    path = as_text.stdout.split("Cutover refused; cutover report: ")[1].strip()
-    assert Path(path).is_file() and path != doc["report"]
+    # The refusal's error names the report it wrote (the pre-flight writes it), on stderr with the error.
+    named = re.search(r"Report: (\S+\.html)", as_text.stderr)
+    assert named is not None, as_text.stderr
+    assert Path(named.group(1)).is_file() and named.group(1) != doc["report"]
 
 
 def test_bad_input_with_json_is_one_line_on_stderr_and_nothing_on_stdout(migrated: Migrated) -> None:
