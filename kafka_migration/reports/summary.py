@@ -243,13 +243,14 @@ def _plan_summary(plan: MigrationPlan, plan_file: Path | str | None, details_opt
     topics = plan.topics
     partitions = [p for t in topics for p in t.partitions]
     created = [t for t in topics if t.create]
+    existing = len(topics) - len(created)
     renamed = sum(1 for t in topics if t.source_topic != t.target_topic)
     idle = [t.source_topic for t in topics if not t.offset_span]
     out = [
         f"  {plural(len(partitions), 'partition')}, {plural(plan.offset_span, 'offset')} to copy"
         f" ({plural(sum(1 for p in partitions if p.offset_span), 'partition')} with records to copy)",
-        f"  create {plural(len(created), 'topic')} on the target; "
-        f"use {plural(len(topics) - len(created), 'existing topic')} (with their own configs)"
+        f"  create {plural(len(created), 'topic')} on the target"
+        + (f"; use {plural(existing, 'existing topic')} (with their own configs)" if existing else "")
         + (f"; {plural(renamed, 'topic')} renamed" if renamed else ""),
     ]
     if idle:

@@ -282,3 +282,9 @@ class TestLargePlanSummary:
         small = migration_plan(*(topic_plan(f"s{i}") for i in range(PLAN_DETAILS_TOPICS)))
         assert f"  s{PLAN_DETAILS_TOPICS - 1} -> s{PLAN_DETAILS_TOPICS - 1} (create" in render_plan(small)
         assert "configs, ranges and warnings are" in render_plan(small, details=False)
+
+
+def test_summary_names_existing_topics_only_when_there_are_some() -> None:
+    plan = migration_plan(*(topic_plan(f"n{i}") for i in range(30)))
+    text = render_plan(plan)
+    assert "  create 30 topics on the target\n" in text and "existing" not in text
