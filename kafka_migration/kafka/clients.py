@@ -288,10 +288,19 @@ class KafkaCluster:
         if not present:
             return {}
 
-        config_futures = self.admin.describe_configs(
-            [ConfigResource(ResourceType.TOPIC, n) for n in present], request_timeout=self.timeout
-        )
         configs: dict[str, dict[str, ConfigValue]] = {}
+        # One request per DESCRIBE_BATCH topics, each awaited before the next is sent: a broker answers the
+        # configs of 10,000 topics in seconds, and each request has the client's timeout to itself.
+        config_futures = {
+            resource: future
+            for i in range(0, len(present), self.DESCRIBE_BATCH)
+            for resource, future in self._settled(
+                self.admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, n) for n in present[i : i + self.DESCRIBE_BATCH]],
+                    request_timeout=self.timeout,
+                )
+            ).items()
+        }
         for resource, future in config_futures.items():
             entries = self._result(
                 future,
@@ -334,6 +343,15 @@ class KafkaCluster:
                 topic_id=ids.get(name),
             )
         return states
+
+    DESCRIBE_BATCH = 1000
+
+    def _settled(self, futures: dict[Any, Any]) -> dict[Any, Any]:
+        """``futures`` once all are done (or the client's timeout passed); their errors are read later."""
+        from concurrent.futures import wait
+
+        wait(list(futures.values()), timeout=self.timeout + 5)
+        return futures
 
     def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
         """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
