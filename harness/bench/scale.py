@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.bench.common import cli_run_command, cluster_configs, load1, median, say
@@ -121,7 +121,14 @@ def create_many(bootstrap: str, names: list[str], timeout: float = 300.0) -> Non
     deadline = time.monotonic() + timeout
     pending = set(names)
     while pending:
-        topics = admin.list_topics(timeout=60).topics
+        try:
+            topics = admin.list_topics(timeout=60).topics
+        except KafkaException as exc:  # a broker busy creating thousands of logs may not answer in time
+            if time.monotonic() > deadline:
+                raise
+            say(f"  waiting for the new topics' leaders: {exc}")
+            time.sleep(1.0)
+            continue
         pending = {
             n
             for n in pending
@@ -132,7 +139,7 @@ def create_many(bootstrap: str, names: list[str], timeout: float = 300.0) -> Non
         if pending and time.monotonic() > deadline:
             raise RuntimeError(f"scale seeding: {len(pending)} topics without a leader after {timeout:.0f}s")
         if pending:
-            time.sleep(0.5)
+            time.sleep(1.0)
 
 
 class Requests:
