@@ -156,9 +156,25 @@ def broker_description() -> str:
 BROKER_HEAP_MB = 512
 
 
+# Settings for the bench's 10,000 partitions on one node (scenario 6), harmless for the other scenarios: index
+# files of 1 MiB instead of 10 MiB (each partition's active segment maps two: 20,000 maps of a process's 65,530
+# (vm.max_map_count) either way, but 20 GB less mapped and preallocated), and retention checked every 5 minutes
+# (Kafka's default; the tests' 2 s walks 10,000 logs every 2 s). One open segment file per partition: 10,000 file
+# descriptors per broker, within `ulimit -n` 20,000 here. A broker creating thousands of partitions on a busy host
+# can miss its controller heartbeats (9 s by default) and be fenced, which takes every leader away: 60 s.
+BENCH_BROKER_PROPERTIES = {
+    "log.index.size.max.bytes": str(1024 * 1024),
+    "log.retention.check.interval.ms": "300000",
+    "broker.session.timeout.ms": "60000",
+}
+
+
 def start_broker(name: str, directory: Path) -> KafkaCluster:
-    """A one-node Apache Kafka cluster from the pinned jar set, with a cluster id of its own."""
-    return start_cluster(name, directory, heap_mb=BROKER_HEAP_MB, fast_start=False)
+    """A one-node Apache Kafka cluster from the pinned jar set, with a cluster id of its own and its request
+    metrics on JMX (harness.kafka.metrics)."""
+    return start_cluster(
+        name, directory, heap_mb=BROKER_HEAP_MB, fast_start=False, jmx=True, properties=BENCH_BROKER_PROPERTIES
+    )
 
 
 class Target:

@@ -60,8 +60,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--scale-topics",
         type=int,
-        help="largest topic count of scenario 6 (planning at 1/50, 1/5 and all of it; whole run at 1/5; "
-        "default 5,000; --quick 500)",
+        help="largest topic count S of scenario 6 (planning at S/100, S/10 and S/2; whole runs at S/10, S/2 "
+        "and S; default 10,000; --quick 500)",
     )
     parser.add_argument(
         "--mm2-records",
@@ -73,7 +73,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
         "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
-        "scale (6: planning and a whole run at many topics), mm2 (7: vs MirrorMaker 2), "
+        "scale (6: planning and whole runs at many topics, with the requests sent), mm2 (7: vs MirrorMaker 2), "
         "large (8: copy and verify of 10 KB records)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         "large_records": args.large_records or (4_000 if args.quick else 20_000),
         "whole_records": args.whole_records or (100_000 if args.quick else 1_000_000),
         "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
-        "scale_topics": args.scale_topics or (500 if args.quick else 5000),
+        "scale_topics": args.scale_topics or (500 if args.quick else 10_000),
         "mm2_records": args.mm2_records or (100_000 if args.quick else 1_000_000),
         "repeat": repeat,
     }

@@ -90,6 +90,8 @@ class KafkaCluster:
     extra_listeners: Mapping[str, int] = field(default_factory=dict)
     # Where clients are sent instead of ``port`` (a proxy in front of the broker: harness.kafka.proxied).
     advertised_port: int | None = None
+    # A JMX port on 127.0.0.1 (no authentication) for the broker's own metrics (harness.kafka.metrics); the bench's.
+    jmx_port: int | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     started_seconds: float | None = None
 
@@ -179,7 +181,7 @@ class KafkaCluster:
         CI timeout leaves no broker behind). Linux ties that to the launching thread: launch from
         the thread that outlives the cluster (start_clusters launches from its caller's).
         """
-        extra = [*_log_level(), *self.jvm_options()]
+        extra = [*_log_level(), *self.jvm_options(), *_jmx_options(self.jmx_port)]
         if record_archive is not None:
             extra.append(f"-XX:ArchiveClassesAtExit={record_archive}")
         command = jars.java_command("kafka.Kafka", heap_mb=self.heap_mb, fast_start=self.fast_start, extra=extra)
@@ -245,6 +247,20 @@ def _log_level() -> list[str]:
     return [f"-Dkafka.harness.level={level}"] if level else []
 
 
+def _jmx_options(port: int | None) -> list[str]:
+    """Remote JMX on loopback only, without authentication: for reading the broker's metrics in the bench."""
+    if port is None:
+        return []
+    return [
+        f"-Dcom.sun.management.jmxremote.port={port}",
+        f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+        "-Djava.rmi.server.hostname=127.0.0.1",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+    ]
+
+
 def _terminate_with_parent() -> None:
     """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
     import ctypes
@@ -267,6 +283,7 @@ class ClusterSpec:
     port: int | None = None  # fixed (a proxy points at it); else a free port
     advertised_port: int | None = None
     record_archive: Path | None = None
+    jmx: bool = False  # expose the broker's metrics on a free JMX port (harness.kafka.metrics)
 
     def cluster(self, directory: Path, attempt: int) -> KafkaCluster:
         return KafkaCluster(
@@ -283,6 +300,7 @@ class ClusterSpec:
                 name: free_port() if port == 0 else port for name, port in (self.extra_listeners or {}).items()
             },
             advertised_port=self.advertised_port,
+            jmx_port=free_port() if self.jmx else None,
         )
 
 

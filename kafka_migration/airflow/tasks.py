@@ -152,7 +152,7 @@ def plan_run(
         if claim is not None:
             release_leases(ledger, migration_run_id)
         raise
-    log.info("%s", render_plan(plan))
+    log.info("%s", render_plan(plan, plan_file=plan_path))  # a summary above 20 topics
     nothing_new = plan.offset_span == 0 and not any(t.create for t in plan.topics)
     if nothing_new and not options.dry_run:
         log.info("Nothing new on the source since the last verified run: no Spark job will run.")

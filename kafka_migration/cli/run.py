@@ -88,6 +88,11 @@ def add_parser(sub: Any) -> None:
         "--topics-per-job", type=positive, default=25, help="topics sharing one Spark application (default 25)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    parser.add_argument(
+        "--show-plan",
+        action="store_true",
+        help="print every topic of the plan (default: up to 20 topics; above, a summary, the details in plan.json)",
+    )
     parser.add_argument("--state-dir", type=nonempty_path, default=None, help=STATE_DIR_HELP)
     parser.add_argument(
         "--master",
@@ -173,7 +178,10 @@ def run(args: argparse.Namespace) -> int:
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
         stamps["planned"] = time.time()
-        print(render_plan(plan))
+        from kafka_migration.run.files import run_dir
+
+        plan_file = run_dir(state_dir, plan.run_id) / "plan.json"
+        print(render_plan(plan, details=args.show_plan or None, plan_file=plan_file, details_option="--show-plan"))
         if view is not None and plan.offset_span:
             view.planned(plan.offset_span, len(plan.topics))
 

@@ -288,10 +288,19 @@ class KafkaCluster:
         if not present:
             return {}
 
-        config_futures = self.admin.describe_configs(
-            [ConfigResource(ResourceType.TOPIC, n) for n in present], request_timeout=self.timeout
-        )
         configs: dict[str, dict[str, ConfigValue]] = {}
+        # One request per DESCRIBE_BATCH topics, each awaited before the next is sent: a broker answers the
+        # configs of 10,000 topics in seconds, and each request has the client's timeout to itself.
+        config_futures = {
+            resource: future
+            for i in range(0, len(present), self.DESCRIBE_BATCH)
+            for resource, future in self._settled(
+                self.admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, n) for n in present[i : i + self.DESCRIBE_BATCH]],
+                    request_timeout=self.timeout,
+                )
+            ).items()
+        }
         for resource, future in config_futures.items():
             entries = self._result(
                 future,
@@ -334,6 +343,15 @@ class KafkaCluster:
                 topic_id=ids.get(name),
             )
         return states
+
+    DESCRIBE_BATCH = 1000
+
+    def _settled(self, futures: dict[Any, Any]) -> dict[Any, Any]:
+        """``futures`` once all are done (or the client's timeout passed); their errors are read later."""
+        from concurrent.futures import wait
+
+        wait(list(futures.values()), timeout=self.timeout + 5)
+        return futures
 
     def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
         """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
@@ -472,27 +490,50 @@ class KafkaCluster:
         }
 
     def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> None:
-        """Topic creation is asynchronous in Kafka: wait until every partition has a leader."""
+        """Topic creation is asynchronous in Kafka: wait until every partition has a leader.
+
+        Asks for the topics still waiting only, less often the longer it waits: a poll of the whole
+        cluster's topic list every 0.2 s made the wait for 10,000 new topics quadratic (each poll as big
+        as the cluster, for as long as the broker takes to create them). Gives up when no topic got its
+        leaders for ``timeout`` seconds: a broker creates thousands of topics in longer than that in all.
+        """
         pending = set(names)
-        deadline = time.monotonic() + timeout
+        progress = time.monotonic()
+        pause = 0.2
         while pending:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-            for name in list(pending):
-                topic = metadata.topics.get(name)
-                if (
-                    topic is not None
-                    and topic.error is None
-                    and topic.partitions
-                    and all(p.leader >= 0 for p in topic.partitions.values())
-                ):
-                    pending.discard(name)
-            if pending and time.monotonic() > deadline:
+            ready = self._have_leaders(pending)
+            now = time.monotonic()
+            if ready:
+                pending -= ready
+                progress = now
+            if pending and now - progress > timeout:
+                shown = ", ".join(sorted(pending)[:10]) + (
+                    f" and {len(pending) - 10:,} more" if len(pending) > 10 else ""
+                )
                 raise MigrationError(
-                    f"Topics {sorted(pending)} were created on the {self.config.role} cluster but have no "
-                    f"leader after {timeout:.0f}s; check the target cluster's health."
+                    f"Topics {shown} were created on the {self.config.role} cluster but have no leader after "
+                    f"{timeout:.0f}s without progress; check the target cluster's health."
                 )
             if pending:
-                time.sleep(0.2)
+                time.sleep(pause)
+                pause = min(1.0, pause * 1.5)
+
+    def _have_leaders(self, names: set[str]) -> set[str]:
+        """Those of ``names`` whose every partition has a leader now (one metadata request for them alone)."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        from confluent_kafka import KafkaException, TopicCollection
+
+        futures = self.admin.describe_topics(TopicCollection(sorted(names)), request_timeout=self.timeout)
+        ready = set()
+        for name, future in futures.items():
+            try:
+                partitions = future.result(timeout=self.timeout + 5).partitions
+            except (KafkaException, FutureTimeout, TimeoutError):
+                continue  # not known to the broker yet, or no answer: still waiting
+            if partitions and all(p.leader is not None and p.leader.id >= 0 for p in partitions):
+                ready.add(name)
+        return ready
 
     # -- cutover checks ---------------------------------------------------------------------------
 

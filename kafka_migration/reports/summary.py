@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, UNVERIFIED, StepResults, TopicOutcome
@@ -171,14 +172,39 @@ def timings_line(timings: RunTimings | None) -> str:
     return f"Wall {timings.wall:.1f} s: " + ", ".join(parts)
 
 
-def render_plan(plan: MigrationPlan) -> str:
-    """What a dry run prints: every topic, its target, configs, ranges, and what is skipped."""
+# Plans of more topics than this print a summary (counts, what is created, what is left out) instead of
+# every topic: 5,000 topics would write some 30,000 lines. The details stay in the run's plan file.
+PLAN_DETAILS_TOPICS = 20
+# Kinds of skips, warnings and configs listed by name in a summary; the rest is counted.
+_SUMMARY_KINDS = 8
+_SUMMARY_NAMES = 3
+
+
+def render_plan(
+    plan: MigrationPlan,
+    *,
+    details: bool | None = None,
+    plan_file: Path | str | None = None,
+    details_option: str | None = None,
+) -> str:
+    """What a run prints before it starts: every topic, its target, configs, ranges and what is skipped
+    (``details``, the default up to PLAN_DETAILS_TOPICS topics), or a summary of bounded length whatever
+    the topic count, pointing at ``plan_file`` (where every topic's details are written) and at the
+    ``details_option`` that prints them (``--show-plan`` for the CLI)."""
+    if details is None:
+        details = len(plan.topics) <= PLAN_DETAILS_TOPICS
     out = [
         f"Plan {plan.run_id}",
         f"  source {plan.source.cluster_id} at {plan.source.bootstrap} ({plural(plan.source.broker_count, 'broker')})",
         f"  target {plan.target.cluster_id} at {plan.target.bootstrap} ({plural(plan.target.broker_count, 'broker')})",
         f"  {plural(len(plan.topics), 'topic')} in {plural(len(plan.jobs), 'Spark job')}",
     ]
+    out += _plan_details(plan) if details else _plan_summary(plan, plan_file, details_option)
+    return "\n".join(out)
+
+
+def _plan_details(plan: MigrationPlan) -> list[str]:
+    out = []
     for topic in plan.topics:
         action = "create" if topic.create else "use existing"
         out.append(
@@ -209,7 +235,83 @@ def render_plan(plan: MigrationPlan) -> str:
         out.append(f"  skipped {topic}: {reason}")
     for warning in plan.warnings:
         out.append(f"  warning: {warning}")
-    return "\n".join(out)
+    return out
+
+
+def _plan_summary(plan: MigrationPlan, plan_file: Path | str | None, details_option: str | None) -> list[str]:
+    """Counts and grouped kinds, at most a few dozen lines for any number of topics."""
+    topics = plan.topics
+    partitions = [p for t in topics for p in t.partitions]
+    created = [t for t in topics if t.create]
+    existing = len(topics) - len(created)
+    renamed = sum(1 for t in topics if t.source_topic != t.target_topic)
+    idle = [t.source_topic for t in topics if not t.offset_span]
+    out = [
+        f"  {plural(len(partitions), 'partition')}, {plural(plan.offset_span, 'offset')} to copy"
+        f" ({plural(sum(1 for p in partitions if p.offset_span), 'partition')} with records to copy)",
+        f"  create {plural(len(created), 'topic')} on the target"
+        + (f"; use {plural(existing, 'existing topic')} (with their own configs)" if existing else "")
+        + (f"; {plural(renamed, 'topic')} renamed" if renamed else ""),
+    ]
+    if idle:
+        out.append(f"  nothing new on {plural(len(idle), 'topic')}: {_some(idle)}")
+    origins: dict[str, int] = {}
+    for p in partitions:
+        origins[p.origin] = origins.get(p.origin, 0) + 1
+    out.append("  partitions start: " + ", ".join(f"{n:,} from {o}" for o, n in sorted(origins.items())))
+    expired = [(t.source_topic, p.expired) for t in topics for p in t.partitions if p.expired]
+    if expired:
+        out.append(
+            f"  {plural(sum(n for _, n in expired), 'offset')} expired before copying, in "
+            f"{plural(len(expired), 'partition')} of {_some(sorted({t for t, _ in expired}))}"
+        )
+    copied: dict[str, int] = {}
+    for t in created:
+        for name in t.configs:
+            copied[name] = copied.get(name, 0) + 1
+    if copied:
+        out.append("  configs set on created topics: " + _counted(copied, "topic"))
+    refused: dict[str, list[str]] = {}
+    for t in created:
+        for name, reason in t.skipped_configs.items():
+            refused.setdefault(f"not copied: {name} ({reason})", []).append(t.source_topic)
+    warned: dict[str, list[str]] = {}
+    for t in topics:
+        for warning in t.warnings:
+            warned.setdefault(f"warning: {warning}", []).append(t.source_topic)
+    skipped: dict[str, list[str]] = {}
+    for name, reason in plan.skipped_topics.items():
+        skipped.setdefault(f"skipped: {reason}", []).append(name)
+    for kinds in (refused, warned, skipped):
+        out += _grouped(kinds)
+    out += [f"  warning: {w}" for w in plan.warnings[:_SUMMARY_KINDS]]
+    if len(plan.warnings) > _SUMMARY_KINDS:
+        out.append(f"  and {plural(len(plan.warnings) - _SUMMARY_KINDS, 'other warning')}")
+    where = f" in the plan file {plan_file}" if plan_file else " in the run's plan file (plan.json)"
+    option = f"; {details_option} prints them here" if details_option else ""
+    out.append(f"  Every topic's configs, ranges and warnings are{where}{option}.")
+    return out
+
+
+def _some(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_SUMMARY_NAMES])
+    return shown + (f" and {len(names) - _SUMMARY_NAMES:,} more" if len(names) > _SUMMARY_NAMES else "")
+
+
+def _counted(counts: Mapping[str, int], noun: str) -> str:
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{name} ({plural(n, noun)})" for name, n in ordered[:_SUMMARY_KINDS])
+    return text + (f" and {len(ordered) - _SUMMARY_KINDS:,} more" if len(ordered) > _SUMMARY_KINDS else "")
+
+
+def _grouped(kinds: Mapping[str, list[str]]) -> list[str]:
+    """One line per kind (most frequent first): its text, how many topics, a few of them."""
+    ordered = sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    out = [f"  {kind}: {plural(len(names), 'topic')} ({_some(names)})" for kind, names in ordered[:_SUMMARY_KINDS]]
+    if len(ordered) > _SUMMARY_KINDS:
+        rest = sum(len(names) for _, names in ordered[_SUMMARY_KINDS:])
+        out.append(f"  and {plural(len(ordered) - _SUMMARY_KINDS, 'other kind')} on {plural(rest, 'topic')}")
+    return out
 
 
 def results_timings(

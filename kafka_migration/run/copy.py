@@ -136,6 +136,11 @@ class _DeliveryErrors:
 # connections) costs far more than copying a small partition, and Spark reuses
 # Python workers across tasks. Tasks in a worker run one after another.
 _PRODUCERS: dict[str, tuple[Any, _DeliveryErrors]] = {}
+# librdkafka finds a record's topic by walking every topic its client has written to (a linked list,
+# rd_kafka_topic_find), once per produce(): a worker's producer that wrote to thousands of topics paid
+# for each record in proportion to them. A producer is replaced once it has written to this many.
+PRODUCER_TOPICS = 500
+_PRODUCER_TOPICS: dict[str, set[str]] = {}
 
 
 def warm_producer(target_settings: Mapping[str, Any]) -> None:
@@ -151,10 +156,21 @@ def warm_producer(target_settings: Mapping[str, Any]) -> None:
         _PRODUCERS.clear()
 
 
-def _producer(target_settings: Mapping[str, Any], max_message_bytes: int) -> tuple[Any, _DeliveryErrors]:
+def _producer(
+    target_settings: Mapping[str, Any], max_message_bytes: int, topics: Iterable[str] = ()
+) -> tuple[Any, _DeliveryErrors]:
+    """This worker's producer for ``topics`` (flushed: called between slices and windows), a new one once the
+    cached one would have written to more than PRODUCER_TOPICS topics."""
     from confluent_kafka import Producer
 
     key = json.dumps([sorted(target_settings.items()), max_message_bytes], default=str)
+    written = _PRODUCER_TOPICS.get(key, set()) if key in _PRODUCERS else set()
+    wanted = written | set(topics)
+    if written and len(wanted) > max(len(written), PRODUCER_TOPICS):
+        retired, _ = _PRODUCERS.pop(key)
+        retired.flush(delivery_timeout(target_settings))  # empty when the last slice confirmed its records
+        wanted = set(topics)
+    _PRODUCER_TOPICS[key] = wanted
     if key not in _PRODUCERS:
         check_tls_settings("target", target_settings)
         errors = _DeliveryErrors()
@@ -262,7 +278,7 @@ def copy_partition(
     """
     started = time.monotonic()
     resumed, resume_from = reconcile(task, source_settings, target_settings)
-    producer, errors = _producer(target_settings, task.max_message_bytes)
+    producer, errors = _producer(target_settings, task.max_message_bytes, (task.target_topic,))
     written = 0
     size = 0
     topic = task.target_topic
@@ -315,7 +331,7 @@ def copy_window(
         for piece in window
         if end_offset(target_settings, piece.target_topic, piece.partition, what="target") == piece.target_start
     ]
-    producer, errors = _producer(target_settings, window[0].max_message_bytes)
+    producer, errors = _producer(target_settings, window[0].max_message_bytes, {p.target_topic for p in clean})
     written = [0] * len(clean)
     sizes = [0] * len(clean)
     finished = [False] * len(clean)

@@ -341,7 +341,16 @@ def _options(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> It
 CLI_CASES: list[Case] = _shared_cases() + SPECIFIC
 
 # Options whose every value is valid: flags without a value, and --help / --version.
-NO_BAD_VALUE = {"--dry-run", "--allow-gaps", "--allow-rewind", "--cutovers", "--verbose", "--help", "--version"}
+NO_BAD_VALUE = {
+    "--dry-run",
+    "--show-plan",
+    "--allow-gaps",
+    "--allow-rewind",
+    "--cutovers",
+    "--verbose",
+    "--help",
+    "--version",
+}
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafka_migration.model.plan import PartitionPlan, TopicPlan
+from kafka_migration.model.plan import MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.reports.summary import (
+    PLAN_DETAILS_TOPICS,
     VERIFIED,
     TopicSummary,
     all_verified,
@@ -211,3 +212,79 @@ def test_counts_of_one_read_in_the_singular() -> None:
     assert "0–0" not in text and "offsets 0 (1 offset)" in text
     rows = summarize(one, {"orders": copied("orders", (1,))}, {"orders": verified("orders", ((1, 1),))})
     assert render_table(rows).splitlines()[2:][1] == "1 topic, 1 record copied, 1 verified"
+
+
+class TestLargePlanSummary:
+    """Above PLAN_DETAILS_TOPICS topics the plan prints counts and grouped kinds, not six lines a topic."""
+
+    def big_plan(self, count: int = 5000) -> MigrationPlan:
+        topics = []
+        for i in range(count):
+            topic = topic_plan(f"t.{i:05d}", (0,) if i % 1000 == 7 else (100,))
+            if i % 10 == 0:  # one topic in ten exists on the target already
+                topic = replace(topic, create=False)
+            else:
+                topic = replace(
+                    topic,
+                    configs={"retention.ms": "1000"} if i % 2 else {"cleanup.policy": "compact"},
+                    skipped_configs={"min.insync.replicas": "depends on the target's replication factor"},
+                )
+            if i % 2500 == 3:
+                topic = replace(topic, warnings=("source topic uses LogAppendTime",))
+            if i == 42:
+                topic = replace(topic, partitions=(replace(topic.partitions[0], start=30, expired=30),))
+            topics.append(topic)
+        jobs = tuple(tuple(t.source_topic for t in topics[i : i + 25]) for i in range(0, count, 25))
+        plan = migration_plan(*topics, jobs=jobs, run_id="run-big")
+        skipped = {f"_internal.{i}": "internal topic (name it in the include pattern to copy it)" for i in range(40)}
+        skipped.update({f"drop.{i}": "matches the exclude pattern" for i in range(2)})
+        return replace(plan, skipped_topics=skipped, warnings=tuple(f"lease {i} taken over" for i in range(30)))
+
+    def test_five_thousand_topics_in_a_bounded_summary_with_the_counts(self) -> None:
+        plan = self.big_plan()
+        text = render_plan(plan, plan_file="/state/runs/run-big/plan.json", details_option="--show-plan")
+        lines = text.splitlines()
+        assert len(lines) <= 40, text
+        assert lines[0] == "Plan run-big"
+        assert "5,000 topics in 200 Spark jobs" in text
+        # 5 topics of 1000-step with nothing new; one partition starts at 30 (30 offsets expired)
+        assert "5,000 partitions, 499,470 offsets to copy (4,995 partitions with records to copy)" in text
+        assert "create 4,500 topics on the target; use 500 existing topics (with their own configs)" in text
+        assert "nothing new on 5 topics: t.00007, t.01007, t.02007 and 2 more" in text
+        assert "30 offsets expired before copying, in 1 partition of t.00042" in text
+        assert "configs set on created topics: retention.ms (2,500 topics), cleanup.policy (2,000 topics)" in text
+        assert (
+            "not copied: min.insync.replicas (depends on the target's replication factor): 4,500 topics "
+            "(t.00001, t.00002, t.00003 and 4,497 more)" in text
+        )
+        assert "warning: source topic uses LogAppendTime: 2 topics (t.00003, t.02503)" in text
+        assert "skipped: internal topic (name it in the include pattern to copy it): 40 topics" in text
+        assert "skipped: matches the exclude pattern: 2 topics (drop.0, drop.1)" in text
+        assert "  warning: lease 0 taken over" in lines and "  and 22 other warnings" in lines
+        assert lines[-1] == (
+            "  Every topic's configs, ranges and warnings are in the plan file /state/runs/run-big/plan.json; "
+            "--show-plan prints them here."
+        )
+        assert "t.04999" not in text  # no topic listed one by one
+
+    def test_kinds_are_capped_when_every_topic_warns_differently(self) -> None:
+        topics = [replace(topic_plan(f"t{i}"), warnings=(f"odd thing {i}",)) for i in range(1000)]
+        text = render_plan(migration_plan(*topics))
+        assert len(text.splitlines()) <= 20
+        assert "and 992 other kinds on 992 topics" in text
+        assert "in the run's plan file (plan.json)." in text  # no option named when the caller has none
+
+    def test_details_on_request_and_up_to_the_threshold(self) -> None:
+        plan = self.big_plan(200)
+        full = render_plan(plan, details=True)
+        assert "  t.00199 -> t.00199 (create, 1 partition, replication factor 1, 100 offsets to copy)" in full
+        assert len(full.splitlines()) > 200 * 2
+        small = migration_plan(*(topic_plan(f"s{i}") for i in range(PLAN_DETAILS_TOPICS)))
+        assert f"  s{PLAN_DETAILS_TOPICS - 1} -> s{PLAN_DETAILS_TOPICS - 1} (create" in render_plan(small)
+        assert "configs, ranges and warnings are" in render_plan(small, details=False)
+
+
+def test_summary_names_existing_topics_only_when_there_are_some() -> None:
+    plan = migration_plan(*(topic_plan(f"n{i}") for i in range(30)))
+    text = render_plan(plan)
+    assert "  create 30 topics on the target\n" in text and "existing" not in text
