@@ -2,7 +2,7 @@
 
 import sys
 
-from kafka_migration.spark.jobs import main
+from kafka_migration.spark.driver import main
 
 if __name__ == "__main__":
     sys.exit(main(["migrate", *sys.argv[1:]]))

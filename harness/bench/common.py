@@ -211,7 +211,7 @@ class SparkOutput:
         self.written_at: float | None = None  # monotonic time of the driver's "results written" line
 
     def __call__(self, line: str) -> None:
-        from kafka_migration.spark.jobs import results_written
+        from kafka_migration.spark.driver import results_written
 
         self.tail.append(line)
         if self.written_at is None and results_written(line):

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from kafka_migration.model.text import noun_for, plural
+from kafka_migration.spark.driver import results_written
 from kafka_migration.spark.driver_env import driver_env
-from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.submit import entry_point
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ class MigrationSparkOperator(SparkSubmitOperator):
             **delivery.env,
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
-            LOG_LEVEL_VARIABLE: log_level,  # the driver keeps it after its context started (spark/jobs.py)
+            LOG_LEVEL_VARIABLE: log_level,  # the driver keeps it after its context started (spark/driver.py)
         }
         if shutil.which("spark-submit") is None:
             # The pyspark package ships spark-submit; Airflow only looks for it on PATH.

@@ -5,7 +5,7 @@ Local mode has one JVM, already running when the first task starts. On a cluster
 a JVM of its own that starts, fetches the application's files and starts its Python
 daemon; measured on a 2-core machine, that took longer than copying 500,000 records.
 These settings are Spark's own and mean the same on every cluster manager. The driver adds
-them to its SparkConf before the SparkContext starts (jobs.main), under everything the submit
+them to its SparkConf before the SparkContext starts (driver.main), under everything the submit
 and ``spark-defaults.conf`` set, so the user's values win over each of them, from the CLI's
 ``--spark-conf``, the Airflow operator's conf or the cluster's defaults alike:
 
@@ -29,7 +29,7 @@ and ``spark-defaults.conf`` set, so the user's values win over each of them, fro
 
 Not set, because these tasks make them moot: ``spark.locality.wait`` (the tasks are a parallelized
 list of partition slices, which no executor holds: every offer is at the NO_PREF level and launches
-at once). ``spark.speculation`` is switched off by the driver itself (jobs.py): a second attempt of
+at once). ``spark.speculation`` is switched off by the driver itself (driver.py): a second attempt of
 a running copy would write the same records beside the first.
 """
 

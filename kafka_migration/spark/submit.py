@@ -28,9 +28,9 @@ from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.results import StepResults
 from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
+from kafka_migration.spark.driver import results_written
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
-from kafka_migration.spark.jobs import results_written
 from kafka_migration.spark.startup import (
     DriverStartup,
     default_archive_dir,

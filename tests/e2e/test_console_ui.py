@@ -100,6 +100,9 @@ def airflow(source_target: tuple[str, str], tmp_path_factory: pytest.TempPathFac
         # than Airflow's defaults before a task's call to it counts as failed.
         "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "180",
         "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": "10",
+        # Runs only when a person triggers one: unpaused, kafka_nightly_sync would otherwise start its latest
+        # @daily interval at once (after midnight it did, and copied everything before kafka_migration ran).
+        "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
     }
     # Metadata on PostgreSQL, as docker-compose.yaml runs it: on SQLite every writer waits for the UI's readers.
     with postgres_databases("km_console_airflow") as (name,):

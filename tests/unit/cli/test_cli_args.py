@@ -15,7 +15,7 @@ from kafka_migration.cli.options import spark_conf
 from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.run.progress import Records, TopicDone, parse_line
-from kafka_migration.spark import jobs
+from kafka_migration.spark import driver, jobs
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
 DOCUMENTED_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -109,8 +109,8 @@ class TestBadInputExitCode:
 
 
 def _jobs_logging_config() -> dict[str, str]:
-    """format= (and datefmt=, if any) of the logging.basicConfig call in kafka_migration.spark.jobs.main."""
-    tree = ast.parse(inspect.getsource(jobs.main))
+    """format= (and datefmt=, if any) of the logging.basicConfig call in kafka_migration.spark.driver.main."""
+    tree = ast.parse(inspect.getsource(driver.main))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "logging.basicConfig":
             return {
@@ -118,7 +118,7 @@ def _jobs_logging_config() -> dict[str, str]:
                 for kw in node.keywords
                 if kw.arg in ("format", "datefmt") and isinstance(kw.value, ast.Constant)
             }
-    raise AssertionError("kafka_migration.spark.jobs.main no longer calls logging.basicConfig")
+    raise AssertionError("kafka_migration.spark.driver.main no longer calls logging.basicConfig")
 
 
 class _Lines(logging.Handler):
@@ -132,7 +132,7 @@ class _Lines(logging.Handler):
 
 @pytest.fixture
 def spark_log_lines() -> Iterator[list[str]]:
-    """Lines the Spark job's logger writes, formatted exactly as jobs.main configures logging."""
+    """Lines the Spark job's logger writes, formatted exactly as driver.main configures logging."""
     config = _jobs_logging_config()
     handler = _Lines()
     handler.setFormatter(logging.Formatter(config["format"], config.get("datefmt")))
@@ -216,7 +216,7 @@ def test_the_collectors_records_line_is_read_back() -> None:
 
 
 def test_progress_reading_ignores_other_lines() -> None:
-    # jobs.main's start and finish lines, another logger, and Spark's own log4j output.
+    # driver.main's start and finish lines, another logger, and Spark's own log4j output.
     assert not isinstance(parse_line(_format("%s finished in %.1f s: 3 topics ok", "copy", 1.0)), TopicDone)
     other = _format("copy a -> a: ok, 1 record in 0.1 s (1 of 1 topic done)", name="kafka_migration.run.copy")
     assert parse_line(other) is None

@@ -37,7 +37,7 @@ def test_the_users_settings_win() -> None:
 def test_the_driver_adds_them_under_what_the_submit_and_spark_defaults_set() -> None:
     from pyspark import SparkConf
 
-    from kafka_migration.spark.jobs import with_executor_settings
+    from kafka_migration.spark.driver import with_executor_settings
 
     submitted = {"spark.master": "spark://h:7077", "spark.dynamicAllocation.enabled": "true"}  # theirs
     conf = with_executor_settings(SparkConf(loadDefaults=False).setAll(list(submitted.items())))

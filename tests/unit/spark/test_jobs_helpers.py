@@ -10,17 +10,14 @@ import pytest
 from kafka_migration.exceptions import CopyError
 from kafka_migration.model.plan import TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
+from kafka_migration.spark.driver import select_jobs, wait_for_go
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
-    COPY,
-    COPY_FAILED,
     FOLLOW,
-    MIGRATE,
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
     VERIFY,
-    _migrate_rows,
     _task_error,
     bundle_topics,
     group_slices,
@@ -29,9 +26,8 @@ from kafka_migration.spark.jobs import (
     run_step,
     run_steps,
     run_topics,
-    select_jobs,
-    wait_for_go,
 )
+from kafka_migration.spark.tasks import COPY, COPY_FAILED, MIGRATE, _migrate_rows
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
 

@@ -364,7 +364,7 @@ def test_the_driver_drops_the_numpy_converters_that_import_pandas() -> None:
 
     code = (
         "import sys\n"
-        "from kafka_migration.spark.jobs import _skip_numpy_conversion\n"
+        "from kafka_migration.spark.driver import _skip_numpy_conversion\n"
         "import pyspark\n"
         "from py4j import protocol\n"
         "_skip_numpy_conversion()\n"
