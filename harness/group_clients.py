@@ -60,6 +60,24 @@ def commit(
         consumer.close()
 
 
+def _state(admin: Any, group: str) -> str:
+    """The group's state; "LOADING" while its coordinator loads (a cluster's first group request makes the
+    offsets topic) or moves: Kafka calls those errors retriable."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    try:
+        return str(admin.describe_consumer_groups([group])[group].result(10).state.name)
+    except KafkaException as exc:
+        retriable = (
+            KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+            KafkaError.COORDINATOR_NOT_AVAILABLE,
+            KafkaError.NOT_COORDINATOR,
+        )
+        if exc.args and exc.args[0].code() in retriable:
+            return "LOADING"
+        raise
+
+
 @contextlib.contextmanager
 def active_member(
     bootstrap: str, group: str, topics: list[str], timeout: float = 60.0, protocol: str = CLASSIC
@@ -80,7 +98,7 @@ def active_member(
     admin = AdminClient(client_settings({"bootstrap.servers": bootstrap}))
     deadline = time.monotonic() + timeout
     try:
-        while admin.describe_consumer_groups([group])[group].result(10).state.name != "STABLE":
+        while _state(admin, group) != "STABLE":
             if time.monotonic() > deadline:
                 raise TimeoutError(f"group {group} did not become STABLE within {timeout}s")
             time.sleep(0.3)

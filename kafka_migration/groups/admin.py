@@ -51,29 +51,54 @@ class GroupCluster(KafkaCluster):
         ids = sorted(set(group_ids))
         if not ids:
             return {}
-        futures = self.admin.describe_consumer_groups(ids, request_timeout=self.timeout)
-        out = {}
-        for group_id, future in futures.items():
-            description = self._result(
-                future,
-                f"describe consumer group {group_id!r}",
-                Permission("Describe", "group", (group_id,), "to read its state; Read implies it"),
-            )
-            out[group_id] = (_state_name(description.state), len(description.members or []))
-        return out
+        answers = self._per_group(
+            lambda wanted: self.admin.describe_consumer_groups(wanted, request_timeout=self.timeout),
+            ids,
+            "describe consumer group",
+            lambda group_id: Permission("Describe", "group", (group_id,), "to read its state; Read implies it"),
+        )
+        return {
+            group_id: (_state_name(description.state), len(description.members or []))
+            for group_id, description in answers.items()
+        }
+
+    def _per_group(self, request: Any, ids: list[str], what: str, needs: Any) -> dict[str, Any]:
+        """``request(ids)`` ({group id: future}) answered per group. A group whose coordinator is loading or
+        moving (the offsets topic made by a cluster's first group request, a broker restarting) answers with
+        an error Kafka calls retriable: those groups are asked again until the client's timeout."""
+        from confluent_kafka import KafkaException
+
+        deadline = time.monotonic() + self.timeout
+        answers: dict[str, Any] = {}
+        pending = list(ids)
+        while pending:
+            retry = []
+            for group_id, future in request(pending).items():
+                try:
+                    answers[group_id] = self._result(future, f"{what} {group_id!r}", needs(group_id))
+                except MigrationError as exc:
+                    cause = exc.__context__
+                    moving = isinstance(cause, KafkaException) and cause.args and _coordinator_moving(cause.args[0])
+                    if not moving or time.monotonic() >= deadline:
+                        raise
+                    retry.append(group_id)
+            if retry:
+                time.sleep(0.5)
+            pending = retry
+        return answers
 
     def committed(self, group_id: str) -> dict[tuple[str, int], CommittedOffset]:
         """Every committed offset of a group, with its metadata string."""
         from confluent_kafka import ConsumerGroupTopicPartitions
 
-        futures = self.admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group_id)], request_timeout=self.timeout
-        )
-        result = self._result(
-            futures[group_id],
-            f"read the committed offsets of group {group_id!r}",
-            Permission("Describe", "group", (group_id,), "to read its committed offsets; Read implies it"),
-        )
+        result = self._per_group(
+            lambda wanted: self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(g) for g in wanted], request_timeout=self.timeout
+            ),
+            [group_id],
+            "read the committed offsets of group",
+            lambda g: Permission("Describe", "group", (g,), "to read its committed offsets; Read implies it"),
+        )[group_id]
         out = {}
         for tp in result.topic_partitions or []:
             if tp.error is not None:
