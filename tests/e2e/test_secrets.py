@@ -13,6 +13,9 @@ results, reports in json/html/md, the SQLite ledger file), every table of the le
 table of the Airflow metadata DB (XCom, rendered templates...), and the Kafka migrations page
 and its API; as typed, base64-encoded (at any alignment) or URL-encoded (tests/leaks.py), the
 key also as its bytes. Each check first proves it looked at something real.
+
+A second CLI migration runs over SASL_SSL with SCRAM-SHA-512 on the brokers' own listeners, its user's
+password (the one the brokers check) planted and searched for in the same places.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from pathlib import Path
 import pytest
 
 from harness.data import read_partition, without_offsets
+from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters
+from harness.seed import create_topic, producer, send
 from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
 from tests.leaks import leaks
 
@@ -168,40 +173,33 @@ def spark_conf_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return events
 
 
+def _cli_migration(
+    tmp_path: Path, source: dict[str, object], target: dict[str, object], include: str
+) -> tuple[subprocess.CompletedProcess[str], ArgsSampler]:
+    """``kafka-migrate run -v`` with the settings in files (state in tmp_path/state), Spark's INFO output on,
+    the process arguments sampled while it runs."""
+    (tmp_path / "source.json").write_text(json.dumps(source))
+    (tmp_path / "target.json").write_text(json.dumps(target))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
+    env["KAFKA_MIGRATION_SPARK_LOG_LEVEL"] = "INFO"  # all of Spark's output, for the leak check to read
+    command = [
+        KAFKA_MIGRATE, "run", "-v", "--source-config", str(tmp_path / "source.json"),
+        "--target-config", str(tmp_path / "target.json"), "--include", include,
+        "--state-dir", str(tmp_path / "state"), "--master", "local[2]",
+    ]  # fmt: skip
+    with ArgsSampler() as ps:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=400, check=False, env=env)
+    return result, ps
+
+
 def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_conf_dir: Path, unique: str) -> None:
     """The one full CLI migration over mutual TLS: source certificates by path, target inline."""
     topic = f"leak{unique}.t"
     source, target = _settings(tls, "source", inline=False), _settings(tls, "target", inline=True)
     assert "ssl.key.location" in source and "ENCRYPTED PRIVATE KEY" in str(target["ssl.key.pem"])
     seed_topic(tls.source_settings(), topic, partitions=2, records=200)
-    (tmp_path / "source.json").write_text(json.dumps(source))
-    (tmp_path / "target.json").write_text(json.dumps(target))
+    result, ps = _cli_migration(tmp_path, source, target, f"leak{unique}\\..*")
     state = tmp_path / "state"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
-    env["KAFKA_MIGRATION_SPARK_LOG_LEVEL"] = "INFO"  # all of Spark's output, for the leak check to read
-    with ArgsSampler() as ps:
-        result = subprocess.run(
-            [
-                KAFKA_MIGRATE,
-                "run",
-                "-v",
-                "--source-config",
-                str(tmp_path / "source.json"),
-                "--target-config",
-                str(tmp_path / "target.json"),
-                "--include",
-                f"leak{unique}\\..*",
-                "--state-dir",
-                str(state),
-                "--master",
-                "local[2]",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=400,
-            check=False,
-            env=env,
-        )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verified" in result.stdout and "SparkContext" in result.stderr  # Spark's own output was captured
     for partition in range(2):  # the copy, read back independently over mutual TLS
@@ -275,4 +273,49 @@ def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
     places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
     places.update(_web(ledger_url, state / "reports", run_id))
     found = _leaks(tls, places)
+    assert found == [], "leaked:\n" + "\n".join(found)
+
+
+SCRAM_SECRET = f"Planted-{uuid.uuid4().hex}/+&%"  # a SCRAM password: no ',', '=', brackets or quotes
+
+
+@pytest.fixture(scope="module")
+def sasl_pair(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path, test_pki) -> Iterator[list[KafkaCluster]]:  # type: ignore[no-untyped-def]
+    """A source and a target whose only listener is SASL_SSL, user ``migrator`` with the planted password."""
+    security = SaslSsl(test_pki, users=(ScramUser("migrator", SCRAM_SECRET),))
+    specs = (ClusterSpec("secret-source", security), ClusterSpec("secret-target", security))
+    with kafka_clusters(*specs, directory=tmp_path_factory.mktemp("kafka-secret")) as started:
+        yield started
+
+
+def test_cli_migration_over_sasl_ssl_leaks_no_password(  # type: ignore[no-untyped-def]
+    sasl_pair, tmp_path: Path, spark_conf_dir: Path, unique: str
+) -> None:
+    """A whole CLI migration over SASL_SSL with SCRAM-SHA-512, natively (no proxy): the password the brokers
+    really check is searched for everywhere the TLS run's secrets are."""
+    source_cluster, target_cluster = sasl_pair
+    source, target = source_cluster.client_config("migrator"), target_cluster.client_config("migrator")
+    assert source["sasl.password"] == target["sasl.password"] == SCRAM_SECRET
+    topic = f"leaksasl{unique}.t"
+    create_topic(source_cluster.bootstrap, topic, 2, settings=source_cluster.client_config())
+    p = producer(source_cluster.bootstrap, source_cluster.client_config())
+    for i in range(100):
+        send(p, topic, i % 2, f"k{i}".encode(), f"v{i}".encode())
+    p.flush(30)
+    result, ps = _cli_migration(tmp_path, source, target, f"leaksasl{unique}\\..*")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verified" in result.stdout and "SparkContext" in result.stderr
+    for partition in range(2):
+        copied = read_partition(target_cluster.bootstrap, topic, partition, settings=target)
+        original = read_partition(source_cluster.bootstrap, topic, partition, settings=source)
+        assert without_offsets(copied) == without_offsets(original) and len(original) == 50
+    state = tmp_path / "state"
+    (run_id,) = [p.name for p in (state / "runs").iterdir()]
+    ledger_url = f"sqlite:///{state / 'ledger.db'}"
+    places: dict[str, str | bytes] = {"CLI stdout": result.stdout, "CLI stderr": result.stderr, "ps": ps.text()}
+    places.update(_files(state))
+    places.update(_event_logs(spark_conf_dir))
+    places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
+    places.update(_web(ledger_url, state / "reports", run_id))
+    found = leaks({"SCRAM password": SCRAM_SECRET}, places)
     assert found == [], "leaked:\n" + "\n".join(found)
