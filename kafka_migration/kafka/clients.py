@@ -1,4 +1,4 @@
-"""Thin wrappers over confluent-kafka: client settings, admin calls, clear errors.
+"""Thin wrappers over confluent-kafka: admin calls with clear errors (the client settings: ``kafka.settings``).
 
 Everything that talks to a broker goes through here, so the logic modules can be
 tested on plain data and the settings that correctness depends on live in one place.
@@ -11,163 +11,31 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
+from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refusal
+from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
+    DEFAULT_MESSAGE_TIMEOUT_MS,
+    DEFAULT_SOCKET_TIMEOUT_MS,
+    _ConnectionWatch,
+    _QuietRdkafkaLogger,
+    check_client_settings,
+    client_settings,
+    cluster_label,
+    consumer_settings,
+    delivery_timeout,
+    producer_settings,
+    refused_settings,
+    stall_timeout,
+)
 from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
 from kafka_migration.model.config import ClusterConfig, scrub
 from kafka_migration.model.plan import ClusterInfo
 from kafka_migration.model.state import ConfigValue, TopicState
 
 log = logging.getLogger(__name__)
-_rdkafka_log = logging.getLogger("kafka_migration.librdkafka")
 
 # ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
 _DYNAMIC_TOPIC_CONFIG = 1
-
-
-class _QuietRdkafkaLogger:
-    """Route librdkafka's own log lines (connection retries...) to DEBUG.
-
-    The pipeline reports failures itself, with context; librdkafka's retry chatter
-    on stderr only buries that message.
-    """
-
-    def log(self, level: int, msg: str, *args: Any) -> None:
-        _rdkafka_log.debug(msg, *args)
-
-
-class _ConnectionWatch(_QuietRdkafkaLogger):
-    """librdkafka's connection failures for one admin client, kept to explain a failed first call.
-
-    A failed TLS handshake or SASL login reaches the application only through the error callback
-    and the log; the admin call itself just times out. Served by ``AdminClient.poll``.
-    """
-
-    # KafkaError codes that no retry can fix: wrong certificates, wrong credentials.
-    FATAL = ("_SSL", "_AUTHENTICATION")
-
-    def __init__(self) -> None:
-        self.fatal: str | None = None
-        self.all_down = False
-        self.last_failure: str | None = None
-
-    def log(self, level: int, msg: str, *args: Any) -> None:
-        super().log(level, msg, *args)
-        if args and args[0] == "FAIL":
-            self.last_failure = str(args[-1])
-
-    def on_error(self, error: Any) -> None:
-        if error.name() in self.FATAL:
-            self.fatal = self.fatal or error.str()
-        elif error.name() == "_ALL_BROKERS_DOWN":
-            self.all_down = True
-        else:
-            self.last_failure = error.str()
-
-
-# Bounded waits when a cluster stops answering (docs/concepts.md). Each comes from the
-# cluster's librdkafka settings, so users tune them where they tune everything else.
-DEFAULT_SOCKET_TIMEOUT_MS = 60_000  # librdkafka's socket.timeout.ms default
-DEFAULT_MESSAGE_TIMEOUT_MS = 120_000  # librdkafka's own default is 300,000: a dead target would hold a task 5 min
-
-
-def stall_timeout(settings: Mapping[str, Any]) -> float:
-    """Seconds a reader may go without any answer from its cluster before it gives up: socket.timeout.ms.
-
-    A consumer whose brokers are gone reports nothing at all (it reconnects forever), so the
-    reader itself must notice that nothing arrives; a cluster back within this time is used again.
-    """
-    return int(settings.get("socket.timeout.ms", DEFAULT_SOCKET_TIMEOUT_MS)) / 1000.0
-
-
-def delivery_timeout(settings: Mapping[str, Any]) -> float:
-    """Seconds after which a record the target has not acknowledged fails: message.timeout.ms."""
-    value = settings.get("message.timeout.ms", settings.get("delivery.timeout.ms", DEFAULT_MESSAGE_TIMEOUT_MS))
-    return int(value) / 1000.0
-
-
-def cluster_label(role: str, settings: Mapping[str, Any]) -> str:
-    """``source cluster host:port`` for messages: which cluster, by role and address (never a secret)."""
-    bootstrap = settings.get("bootstrap.servers")
-    return f"{role} cluster {bootstrap}" if bootstrap else f"{role} cluster"
-
-
-def client_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    return {**settings, "logger": _QuietRdkafkaLogger()}
-
-
-def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Reader settings: bounded prefetch memory, no group membership, fail on missing offsets."""
-    defaults = {
-        "queued.max.messages.kbytes": 16384,
-        # The end of a partition is only seen after an empty fetch, which the broker holds this
-        # long: the reader never waits for new records, so keep it short.
-        "fetch.wait.max.ms": 10,
-        "fetch.max.bytes": 16 * 1024 * 1024,
-        "receive.message.max.bytes": 32 * 1024 * 1024,
-        "socket.connection.setup.timeout.ms": 15000,
-    }
-    required = {
-        "group.id": "kafka-migration",
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "enable.partition.eof": True,
-        "isolation.level": "read_committed",
-        "auto.offset.reset": "error",
-    }
-    return client_settings({**defaults, **settings, **required})
-
-
-def producer_settings(settings: Mapping[str, Any], max_message_bytes: int) -> dict[str, Any]:
-    """Writer settings: idempotent and acks=all so retries neither lose nor reorder nor double."""
-    defaults = {
-        "linger.ms": 20,
-        "batch.size": 1024 * 1024,
-        "compression.type": "lz4",
-        "queue.buffering.max.kbytes": 32768,
-        "queue.buffering.max.messages": 100000,
-        "socket.connection.setup.timeout.ms": 15000,
-    }
-    merged = {**defaults, **settings}
-    try:
-        wanted = int(merged.get("message.max.bytes", 0))
-    except (TypeError, ValueError):
-        raise ValueError(
-            f'Invalid value "{merged["message.max.bytes"]}" for configuration property "message.max.bytes"'
-        ) from None
-    merged["message.max.bytes"] = max(wanted, max_message_bytes + 1024)
-    if "message.timeout.ms" not in merged and "delivery.timeout.ms" not in merged:
-        merged["message.timeout.ms"] = DEFAULT_MESSAGE_TIMEOUT_MS
-    merged.update({"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5})
-    return client_settings(merged)
-
-
-def refused_settings(config: ClusterConfig, exc: BaseException) -> ConfigurationError:
-    """librdkafka's reason for refusing a client's settings, secrets masked, and where to fix them."""
-    error = exc.args[0] if exc.args else exc
-    reason = scrub(error.str() if hasattr(error, "str") else str(error), config.settings)
-    hint = " (a wrong or missing ssl.key.password shows as a key that cannot be read)" if "ssl.key" in reason else ""
-    return ConfigurationError(
-        f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}{hint}. Fix or remove "
-        f"that setting in {config.where} (librdkafka's CONFIGURATION.md lists the valid keys and values)."
-    )
-
-
-def check_client_settings(config: ClusterConfig) -> None:
-    """Create, and drop, a producer and a consumer with these settings before anything is written.
-
-    librdkafka refuses unknown keys and bad values only when a client is created; that must not
-    happen for the first time in a Spark task halfway through a run. No client connects:
-    ``bootstrap.servers`` is left out of the check.
-    """
-    from confluent_kafka import Consumer, KafkaException, Producer
-
-    settings = {k: v for k, v in config.settings.items() if k != "bootstrap.servers"}
-    try:
-        Producer(producer_settings(settings, 1)).flush(0)
-        Consumer(consumer_settings(settings)).close()
-    except (KafkaException, ValueError, TypeError) as exc:
-        raise refused_settings(config, exc) from None
 
 
 class KafkaCluster:
