@@ -399,7 +399,8 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
 
 def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: dict[str, str]) -> None:
     view(page, airflow, "Runs")
-    page.locator("tr[data-run-id]").first.wait_for()
+    # The list first shows what the console fetched before (one run), then refreshes: wait for both runs.
+    page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
     assert page.locator("tr[data-run-id]").count() == 2
     page.get_by_label("DAG", exact=True).select_option("kafka_nightly_sync")
     page.get_by_test_id("runs-summary").filter(has_text="1 run matches").wait_for()
