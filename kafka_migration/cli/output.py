@@ -16,42 +16,19 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from kafka_migration.model.groups import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.model.plan import MigrationPlan, PartitionPlan
 from kafka_migration.model.text import offset_range
+from kafka_migration.reports.signoff import ReportFiles
+from kafka_migration.reports.summary import TopicSummary
 
 SCHEMA = 1
 
 # The verdict of a run as JSON gives it (the ledger's run statuses, and the two without a copy).
 DRY_RUN = "dry_run"
 UP_TO_DATE = "up_to_date"
-
-
-class ReportPaths(Protocol):
-    """``reports.signoff.ReportFiles``: the files of one written report and the digest the ledger records."""
-
-    html: Path
-    json: Path
-    markdown: Path
-    sha256: str
-
-
-class TopicFigures(Protocol):
-    """``reports.summary.TopicSummary``: one topic's line of the run table."""
-
-    source_topic: str
-    target_topic: str
-    partitions: int
-    planned_offsets: int
-    copied: int | None
-    source_records: int | None
-    target_records: int | None
-    verdict: str
-    detail: str | None
-    seconds: float
-    job_topics: int
 
 
 def document(command: str, **body: Any) -> dict[str, Any]:
@@ -80,7 +57,7 @@ def when(value: datetime | None) -> str | None:
     return value.isoformat() if value.tzinfo else value.isoformat() + "+00:00"
 
 
-def report_files(files: ReportPaths | None) -> dict[str, Any] | None:
+def report_files(files: ReportFiles | None) -> dict[str, Any] | None:
     if files is None:
         return None
     return {"html": str(files.html), "json": str(files.json), "markdown": str(files.markdown), "sha256": files.sha256}
@@ -117,7 +94,7 @@ def plan_topics(plan: MigrationPlan) -> list[dict[str, Any]]:
     ]
 
 
-def _topic(row: TopicFigures) -> dict[str, Any]:
+def _topic(row: TopicSummary) -> dict[str, Any]:
     """A topic's figures of the run table; its partitions come from the plan, with their offset ranges."""
     return {
         "source_topic": row.source_topic,
@@ -138,9 +115,9 @@ def run_document(
     verdict: str,
     exit_code: int,
     *,
-    rows: Sequence[TopicFigures] = (),
+    rows: Sequence[TopicSummary] = (),
     run_files: Path | None = None,
-    report: ReportPaths | None = None,
+    report: ReportFiles | None = None,
     timings: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """``run``: the run id and verdict, the report, and per topic the plan and the figures of the table."""
@@ -248,7 +225,7 @@ def cutover_history_document(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any
     )
 
 
-def report_document(run_id: str, files: ReportPaths) -> dict[str, Any]:
+def report_document(run_id: str, files: ReportFiles) -> dict[str, Any]:
     """``report RUN_ID``: the files written and the digest the ledger recorded."""
     return document("report", run_id=run_id, report=report_files(files))
 
