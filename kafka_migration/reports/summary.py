@@ -98,7 +98,13 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def render_table(rows: Sequence[TopicSummary]) -> str:
+def render_table(rows: Sequence[TopicSummary], *, every_topic: bool | None = None) -> str:
+    """The run's table, a line per topic up to ``TABLE_TOPICS`` topics (or with ``every_topic``); above, the
+    lines of the topics not verified (at most ``TABLE_TOPICS``) and the totals: every topic is in the run's
+    report, and 10,000 verified lines would bury the few that matter."""
+    if every_topic is None:
+        every_topic = len(rows) <= TABLE_TOPICS
+    shown = list(rows) if every_topic else [r for r in rows if r.verdict != VERIFIED][:TABLE_TOPICS]
     header = ("source topic", "target topic", "parts", "copied", "source recs", "target recs", "verdict", "secs")
     body = [
         (
@@ -111,7 +117,7 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
             r.verdict,
             f"{r.seconds:.1f}" + ("*" if r.job_topics > 1 else ""),
         )
-        for r in rows
+        for r in shown
     ]
     widths = [max(len(h), *(len(row[i]) for row in body)) if body else len(h) for i, h in enumerate(header)]
     right = {2, 3, 4, 5, 7}
@@ -124,16 +130,25 @@ def render_table(rows: Sequence[TopicSummary]) -> str:
     out = [line(header), line(["-" * w for w in widths])]
     out += [line(row) for row in body]
     total_copied = sum(r.copied or 0 for r in rows)
-    out.append(
-        f"{plural(len(rows), 'topic')}, {plural(total_copied, 'record')} copied, "
-        f"{sum(1 for r in rows if r.verdict == VERIFIED):,} verified"
-    )
-    if any(r.job_topics > 1 for r in rows):
+    verified = sum(1 for r in rows if r.verdict == VERIFIED)
+    out.append(f"{plural(len(rows), 'topic')}, {plural(total_copied, 'record')} copied, {verified:,} verified")
+    left_out = len(rows) - len(shown)
+    if left_out:
+        more = len(rows) - verified - len(shown)  # not verified, past the first TABLE_TOPICS of them
+        which = (
+            plural(left_out, "verified topic") if not more else f"{plural(left_out, 'topic')} ({more:,} not verified)"
+        )
+        out.append(f"{which} not listed here (a run of more than {TABLE_TOPICS} topics): its report lists every topic")
+    if any(r.job_topics > 1 for r in shown):
         out.append("* shared a Spark job with other topics; secs is its own tasks' time (summed over its partitions)")
-    for r in rows:
+    for r in shown:
         if r.detail:
             out.append(f"  {r.source_topic}: {r.detail}")
     return "\n".join(out)
+
+
+# Above this many topics the run's table lists only the topics not verified (render_table).
+TABLE_TOPICS = 20
 
 
 def unaccounted(timings: RunTimings) -> float:

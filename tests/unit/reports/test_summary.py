@@ -288,3 +288,26 @@ def test_summary_names_existing_topics_only_when_there_are_some() -> None:
     plan = migration_plan(*(topic_plan(f"n{i}") for i in range(30)))
     text = render_plan(plan)
     assert "  create 30 topics on the target\n" in text and "existing" not in text
+
+
+def test_a_table_of_many_topics_lists_only_those_not_verified() -> None:
+    """10,000 verified lines would bury the one that matters: above TABLE_TOPICS topics the table lists the
+    topics not verified and the totals, and says where every topic is."""
+    from kafka_migration.reports.summary import TABLE_TOPICS, TopicSummary
+
+    def topic(name: str, verdict: str = "verified", detail: str | None = None) -> TopicSummary:
+        return TopicSummary(name, f"eu.{name}", 1, 100, 100, 100, 100, verdict, detail, 0.1, 1)
+
+    rows = [topic(f"t{i}") for i in range(5_000)] + [topic("bad", "verify mismatch", "[0] value differs at 3")]
+    lines = render_table(rows).splitlines()
+    assert len(lines) == 6, lines
+    assert lines[2].startswith("bad ") and "verify mismatch" in lines[2]
+    assert lines[3] == "5,001 topics, 500,100 records copied, 5,000 verified"
+    assert lines[4].startswith("5,000 verified topics not listed here") and "its report lists every topic" in lines[4]
+    assert lines[5] == "  bad: [0] value differs at 3"
+    assert len(render_table(rows, every_topic=True).splitlines()) == 5_001 + 4
+    few = [topic(f"t{i}") for i in range(TABLE_TOPICS)]
+    assert len(render_table(few).splitlines()) == TABLE_TOPICS + 3  # up to TABLE_TOPICS: a line per topic
+    failing = [topic(f"f{i}", "copy failed") for i in range(TABLE_TOPICS + 5)] + [topic("ok")]
+    assert "26 topics, 2,600 records copied, 1 verified" in render_table(failing)
+    assert "6 topics (5 not verified) not listed here" in render_table(failing)
