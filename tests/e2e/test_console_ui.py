@@ -52,7 +52,8 @@ def ledger_run_id(dag_id: str, dag_run_id: str) -> str:
 
 
 def _seed(bootstrap: str, topic: str, partitions: int, records: int, start: int = 0) -> None:
-    p = producer(bootstrap)
+    # Batches of 16 KB: a fetch returns whole batches, so only small ones make SLOW_FETCHES small.
+    p = producer(bootstrap, **{"batch.size": 16384, "linger.ms": 5})
     for i in range(start, start + records * partitions):
         send(p, topic, i % partitions, f"{topic}-{i}".encode(), f"value {i} of {topic}".encode())
     p.flush(60)
