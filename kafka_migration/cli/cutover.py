@@ -18,6 +18,7 @@ from kafka_migration.cli.options import (
     REPORT_DIR_HELP,
     STATE_DIR_HELP,
     add_output,
+    add_spark_conf,
     default_state_dir,
     json_wanted,
     ledger_url,
@@ -92,14 +93,7 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument("--state-dir", type=nonempty_path, default=None, help=STATE_DIR_HELP)
     parser.add_argument("--report-dir", type=nonempty_path, help=REPORT_DIR_HELP)
     parser.add_argument("--master", type=nonempty, default=default_master(), help="Spark master (as for run)")
-    parser.add_argument(
-        "--spark-conf",
-        type=nonempty,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra Spark setting, repeatable",
-    )
+    add_spark_conf(parser)
     parser.add_argument(
         "--topics-per-job", type=positive, default=25, help="topics sharing one Spark application (default 25)"
     )

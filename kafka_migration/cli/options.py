@@ -123,6 +123,18 @@ def print_table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 
+def add_spark_conf(parser: argparse.ArgumentParser) -> None:
+    """``--spark-conf KEY=VALUE``, repeatable (``spark_conf`` reads it), as run, cutover and failback take it."""
+    parser.add_argument(
+        "--spark-conf",
+        type=nonempty,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable",
+    )
+
+
 def spark_conf(pairs: Sequence[str]) -> dict[str, str]:
     conf = {}
     for pair in pairs:

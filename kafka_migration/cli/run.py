@@ -18,6 +18,7 @@ from kafka_migration.cli.options import (
     REPORT_DIR_HELP,
     STATE_DIR_HELP,
     add_output,
+    add_spark_conf,
     default_state_dir,
     json_wanted,
     ledger_url,
@@ -101,14 +102,7 @@ def add_parser(sub: Any) -> None:
         help="Spark master (default local[2 x cores]: tasks mostly wait on the brokers; or "
         "$KAFKA_MIGRATION_SPARK_MASTER)",
     )
-    parser.add_argument(
-        "--spark-conf",
-        type=nonempty,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra Spark setting, repeatable",
-    )
+    add_spark_conf(parser)
     parser.add_argument(
         "--executor-env",
         type=nonempty,
