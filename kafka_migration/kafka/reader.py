@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
-from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
+from kafka_migration.kafka.clients import client_settings, cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.text import offset_range, plural
 
@@ -291,3 +291,45 @@ def end_offset(
                 f"{cluster_label(what, settings)} within {timeout:.0f}s: {exc.args[0].str()}. Check that the "
                 f"{what} cluster is reachable and the topic exists, then rerun."
             ) from exc
+
+
+# One admin client per cluster (settings) and Python worker for ``end_offsets``, for the reason above.
+_WATERMARK_ADMINS: dict[str, Any] = {}
+
+
+def end_offsets(settings: Mapping[str, Any], partitions: Sequence[tuple[str, int]], *, what: str) -> list[int]:
+    """High watermarks of many partitions at once: one ListOffsets request per leader, where ``end_offset``
+    sends one per partition (a window of small slices asked one each: 2 requests a topic per run).
+
+    A partition the batch did not answer (leader being elected, unknown topic, refused, no answer) is
+    asked alone with ``end_offset``, which waits out an election and names any other error.
+    """
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    wanted = list(partitions)
+    if len(wanted) < 2:
+        return [end_offset(settings, topic, partition, what=what) for topic, partition in wanted]
+    check_tls_settings(what, settings)
+    timeout = stall_timeout(settings)
+    key = json.dumps(sorted(settings.items()), default=str)
+    found: dict[tuple[str, int], int] = {}
+    try:
+        admin = _WATERMARK_ADMINS.get(key)
+        if admin is None:
+            admin = _WATERMARK_ADMINS[key] = AdminClient(client_settings(settings))
+        futures = admin.list_offsets(
+            {TopicPartition(t, p): OffsetSpec.latest() for t, p in set(wanted)},
+            isolation_level=IsolationLevel.READ_UNCOMMITTED,
+            request_timeout=timeout,
+        )
+        for tp, future in futures.items():
+            try:
+                found[(tp.topic, tp.partition)] = int(future.result(timeout=timeout + 5).offset)
+            except (KafkaException, FutureTimeout, TimeoutError):
+                continue  # asked alone below
+    except (KafkaException, ValueError):  # no request sent: every partition alone
+        _WATERMARK_ADMINS.pop(key, None)
+    return [found[(t, p)] if (t, p) in found else end_offset(settings, t, p, what=what) for t, p in wanted]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -124,6 +125,11 @@ class MigrationPlan:
 
     def job_topics(self, job: int) -> tuple[TopicPlan, ...]:
         return tuple(self.topic(name) for name in self.jobs[job])
+
+    def run_order(self, topics: Sequence[TopicPlan] | None = None) -> list[TopicPlan]:
+        """``topics`` (default: all) in the order a run takes them: the biggest first, so that they do not end
+        up as the long tail; the target topics are created in this order too, as the copy follows them."""
+        return sorted(self.topics if topics is None else topics, key=lambda t: -t.offset_span)
 
     def to_dict(self) -> dict[str, Any]:
         """As ``dataclasses.asdict`` gives it, several times faster (it dominated planning at 1,000 topics)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
 from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
-from kafka_migration.kafka.reader import end_offset, next_batch, read_range
+from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
@@ -326,11 +326,8 @@ def copy_window(
 
     started = time.time()
     clock = time.monotonic()
-    clean = [
-        piece
-        for piece in window
-        if end_offset(target_settings, piece.target_topic, piece.partition, what="target") == piece.target_start
-    ]
+    ends = end_offsets(target_settings, [(piece.target_topic, piece.partition) for piece in window], what="target")
+    clean = [piece for piece, end in zip(window, ends, strict=True) if end == piece.target_start]
     producer, errors = _producer(target_settings, window[0].max_message_bytes, {p.target_topic for p in clean})
     written = [0] * len(clean)
     sizes = [0] * len(clean)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,6 +58,32 @@ BUNDLE_SLICES = 64
 # ~55 ms of slot time in local mode even when it does nothing, more than a small slice's copy.
 SMALL_SLICE_OFFSETS = SMALL_SLICE_RECORDS  # and read together, a window at a time (kafka_migration.run.windows)
 SLICES_PER_TASK = 16
+# A run of thousands of small topics packs more slices in a task (and as many more in a job): each task
+# reads a window with one consumer per cluster, and each job costs driver time, so 10,000 one-partition
+# topics in tasks of 16 made 625 tasks, 1,900 consumers and 157 jobs. Up to this many slices a task, while
+# every slot still gets TASKS_PER_SLOT tasks to balance the run.
+MOST_SLICES_PER_TASK = 128
+TASKS_PER_SLOT = 4
+
+
+@dataclass(frozen=True)
+class Packing:
+    """How small slices share Spark tasks and small topics share jobs in one run."""
+
+    slices_per_task: int = SLICES_PER_TASK
+    task_offsets: int = SMALL_SLICE_OFFSETS  # planned offsets of one task of small slices at most
+    bundle_slices: int = BUNDLE_SLICES  # slices (tasks' worth) of one job of small topics at most
+
+    @classmethod
+    def for_run(cls, small_slices: int, slots: int) -> Packing:
+        """The default for a run of up to ``slots x TASKS_PER_SLOT x SLICES_PER_TASK`` small slices; bigger
+        tasks (and jobs) beyond, as many as keep TASKS_PER_SLOT tasks per slot, MOST_SLICES_PER_TASK at most."""
+        per_task = max(SLICES_PER_TASK, min(MOST_SLICES_PER_TASK, small_slices // max(1, slots * TASKS_PER_SLOT)))
+        scale = per_task / SLICES_PER_TASK
+        return cls(per_task, int(SMALL_SLICE_OFFSETS * scale), int(BUNDLE_SLICES * scale))
+
+
+DEFAULT_PACKING = Packing()
 
 
 def _pack(
@@ -82,21 +108,38 @@ def _pack(
     return groups
 
 
-def group_slices(slices: Sequence[PartitionSlice]) -> list[list[PartitionSlice]]:
-    """Tasks: each big slice alone, consecutive small ones together up to SMALL_SLICE_OFFSETS in all."""
+def group_slices(slices: Sequence[PartitionSlice], packing: Packing | None = None) -> list[list[PartitionSlice]]:
+    """Tasks: each big slice alone, consecutive small ones together up to ``packing.task_offsets`` in all."""
     span: Callable[[PartitionSlice], int] = lambda piece: piece.end - piece.start  # noqa: E731
-    return _pack(slices, span, lambda piece: span(piece) > SMALL_SLICE_OFFSETS, SMALL_SLICE_OFFSETS, SLICES_PER_TASK)
+    packing = packing or DEFAULT_PACKING
+    return _pack(
+        slices, span, lambda piece: span(piece) > SMALL_SLICE_OFFSETS, packing.task_offsets, packing.slices_per_task
+    )
 
 
-def bundle_topics(topics: Sequence[TopicPlan], step: str) -> list[list[TopicPlan]]:
-    """Each big topic alone (its own job group in the Spark UI); small ones packed up to BUNDLE_SLICES tasks."""
+def bundle_topics(topics: Sequence[TopicPlan], step: str, packing: Packing | None = None) -> list[list[TopicPlan]]:
+    """Each big topic alone (its own job group in the Spark UI); small ones packed up to ``packing.bundle_slices``
+    slices."""
+    packing = packing or DEFAULT_PACKING
     return _pack(
         topics,
         lambda topic: len(topic.slices(include_empty=step != "copy")),
         lambda topic: topic.offset_span > SMALL_TOPIC_OFFSETS,
-        BUNDLE_SLICES,
-        BUNDLE_SLICES,
+        packing.bundle_slices,
+        packing.bundle_slices,
     )
+
+
+def run_packing(topics: Sequence[TopicPlan], step: str, slots: int) -> Packing:
+    """``Packing.for_run`` for the small slices of ``topics`` in ``step``."""
+    small = sum(
+        1
+        for topic in topics
+        if topic.offset_span <= SMALL_TOPIC_OFFSETS
+        for piece in topic.slices(include_empty=step != "copy")
+        if piece.end - piece.start <= SMALL_SLICE_OFFSETS
+    )
+    return Packing.for_run(small, slots)
 
 
 def run_topics(
@@ -118,6 +161,7 @@ def run_job(
     source: Mapping[str, Any],
     target: Mapping[str, Any],
     progress: Mapping[str, tuple[str, int] | None] | None = None,
+    packing: Packing | None = None,
 ) -> dict[str, list[TopicOutcome]]:
     """One Spark job for some topics: their outcomes for each result of ``step`` ("copy" and/or "verify").
 
@@ -131,7 +175,7 @@ def run_job(
     first = topics[0]
     more = f" and {plural(len(topics) - 1, 'more topic')}" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
-    tasks: list[Any] = group_slices(slices)
+    tasks: list[Any] = group_slices(slices, packing)
     followed: list[PartitionSlice] = []
     if step == "migrate":
         copy_address, verify_address = addresses.get("copy"), addresses.get("verify")
@@ -287,11 +331,13 @@ def run_steps(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
     snapshot: Path | None = None,
+    ready: Callable[[Sequence[TopicPlan]], None] | None = None,
 ) -> dict[str, StepResults]:
     """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled.
 
     Returns the results of each kind the step produces ("copy" and/or "verify"). ``snapshot``: where to keep
-    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter).
+    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter). ``ready``: blocks
+    until a job's target topics exist (while the launcher still creates them, ``launcher.CreationGate.wait``).
     """
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
@@ -308,8 +354,10 @@ def run_steps(
     collectors = {kind: ProgressCollector(kind, total, host=driver_host, topics=len(topics)) for kind in kinds}
 
     def one(bundle: list[TopicPlan]) -> None:
+        if ready is not None:
+            ready(bundle)
         addresses = {kind: collector.address for kind, collector in collectors.items()}
-        done = run_job(sc, step, bundle, source, target, addresses)
+        done = run_job(sc, step, bundle, source, target, addresses, packing)
         for kind in kinds:
             for topic, outcome in zip(bundle, done[kind], strict=True):
                 collectors[kind].topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
@@ -329,8 +377,8 @@ def run_steps(
                 if on_topic_done is not None:
                     on_topic_done(outcome)
 
-    # Biggest topics first so they do not end up as the long tail.
-    ordered = sorted(topics, key=lambda t: -t.offset_span)
+    ordered = plan.run_order(topics)
+    packing = run_packing(ordered, step, max(1, int(sc.defaultParallelism)))
     with ExitStack() as stack:
         for collector in collectors.values():
             stack.enter_context(collector)
@@ -339,7 +387,7 @@ def run_steps(
         pool = stack.enter_context(
             ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic")
         )
-        for future in [pool.submit(one, b) for b in bundle_topics(ordered, step)]:
+        for future in [pool.submit(one, b) for b in bundle_topics(ordered, step, packing)]:
             future.result()
     seconds = round(time.monotonic() - started, 3)
     return {
