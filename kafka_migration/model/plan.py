@@ -128,8 +128,14 @@ class MigrationPlan:
 
     def run_order(self, topics: Sequence[TopicPlan] | None = None) -> list[TopicPlan]:
         """``topics`` (default: all) in the order a run takes them: the biggest first, so that they do not end
-        up as the long tail; the target topics are created in this order too, as the copy follows them."""
-        return sorted(self.topics if topics is None else topics, key=lambda t: -t.offset_span)
+        up as the long tail, then in the plan's order (whatever order ``topics`` come in: a job's topics are
+        dealt across jobs); the target topics are created in this order too, as the copy follows them."""
+        rank = self._rank
+        return sorted(self.topics if topics is None else topics, key=lambda t: (-t.offset_span, rank[t.source_topic]))
+
+    @cached_property
+    def _rank(self) -> dict[str, int]:
+        return {t.source_topic: i for i, t in enumerate(self.topics)}
 
     def to_dict(self) -> dict[str, Any]:
         """As ``dataclasses.asdict`` gives it, several times faster (it dominated planning at 1,000 topics)."""
