@@ -16,6 +16,7 @@ from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refus
 from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
     DEFAULT_MESSAGE_TIMEOUT_MS,
     DEFAULT_SOCKET_TIMEOUT_MS,
+    READER_GROUP,
     _ConnectionWatch,
     _QuietRdkafkaLogger,
     check_client_settings,
@@ -342,6 +343,26 @@ class KafkaCluster:
                     ) from None
                 created[name] = True
         return created
+
+    def find_reader_coordinator(self, timeout: float = 10.0) -> None:
+        """Look up the coordinator of the readers' group once, before thousands of topics are created.
+
+        The copy's consumers each look it up when they start (librdkafka requires a group.id). On a new
+        cluster the first lookup makes the broker create ``__consumer_offsets``; asked first by the
+        consumers of a run whose topics are still being created, that creation waited behind them while
+        every consumer's lookup asked for it again (700 CreateTopics requests in a 10,000-topic run). A
+        principal without Describe on the group is refused, which the consumers ignore too.
+        """
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+        try:
+            futures = self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(READER_GROUP)], request_timeout=timeout
+            )
+            for future in futures.values():
+                future.result(timeout=timeout + 5)
+        except (KafkaException, TimeoutError, ValueError) as exc:
+            log.debug("Looking up the readers' group coordinator on the %s cluster: %s", self.config.role, exc)
 
     def partition_counts(self, names: Iterable[str]) -> dict[str, int]:
         """Partitions of each named topic that exists: one metadata request for these topics alone (no configs

@@ -87,6 +87,11 @@ def client_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {**settings, "logger": _QuietRdkafkaLogger()}
 
 
+# The group.id of the copy's and verification's consumers (librdkafka requires one): they assign partitions
+# themselves and commit nothing, but each looks up the group's coordinator when it starts.
+READER_GROUP = "kafka-migration"
+
+
 def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Reader settings: bounded prefetch memory, no group membership, fail on missing offsets."""
     defaults = {
@@ -99,7 +104,7 @@ def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         "socket.connection.setup.timeout.ms": 15000,
     }
     required = {
-        "group.id": "kafka-migration",
+        "group.id": READER_GROUP,
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "enable.partition.eof": True,

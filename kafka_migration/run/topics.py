@@ -188,6 +188,8 @@ def create_target_topics(
     request is answered.
     """
     wanted = [t for t in plan.run_order() if t.create]
+    if wanted:
+        target.find_reader_coordinator()
     done = target.create_topics((t.target_topic, len(t.partitions), t.replication_factor, t.configs) for t in wanted)
     for topic in wanted:
         if done.get(topic.target_topic):
