@@ -353,12 +353,10 @@ class KafkaCluster:
         every consumer's lookup asked for it again (700 CreateTopics requests in a 10,000-topic run). A
         principal without Describe on the group is refused, which the consumers ignore too.
         """
-        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+        from confluent_kafka import KafkaException
 
         try:
-            futures = self.admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(READER_GROUP)], request_timeout=timeout
-            )
+            futures = self.admin.describe_consumer_groups([READER_GROUP], request_timeout=timeout)
             for future in futures.values():
                 future.result(timeout=timeout + 5)
         except (KafkaException, TimeoutError, ValueError) as exc:
