@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_created_topics
@@ -155,42 +155,14 @@ def plan_topic(
     return plan, problems
 
 
-# Topics waited for and checked together as the broker brings them up: small first, so that a copy that
-# follows the creation (``on_ready``) can begin after the first few, then up to a CreateTopics batch.
-FIRST_READY_CHUNK = 64
-
-
-def ready_chunks(count: int, most: int) -> list[int]:
-    """Sizes of the chunks ``count`` topics are waited for in: FIRST_READY_CHUNK, doubling up to ``most``."""
-    sizes = []
-    size = min(FIRST_READY_CHUNK, most)
-    while count > 0:
-        sizes.append(min(size, count))
-        count -= sizes[-1]
-        size = min(size * 2, most)
-    return sizes
-
-
-def create_target_topics(
-    plan: MigrationPlan,
-    target: KafkaCluster,
-    on_ready: Callable[[int, bool], None] | None = None,
-    on_requested: Callable[[], None] | None = None,
-) -> list[str]:
-    """Create the target topics the plan marks for creation (batched requests). Safe to re-run.
-
-    Every CreateTopics request is answered before anything else (a refusal stops the run before a record
-    is copied); the broker then brings the partitions up in the order of the requests, which is the order
-    the copy takes the topics (``MigrationPlan.run_order``). They are waited for and checked (partitions,
-    the copy's permissions) in chunks, and ``on_ready(ready, complete)`` says after each how many of them
-    are ready, so that the copy of the first runs while the broker creates the others: on one broker,
-    creating 10,000 topics takes ~45 s, far longer than their requests. ``on_requested``: called once every
-    request is answered.
-    """
+def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]:
+    """Create the target topics the plan marks for creation (batched requests), in the order the run takes
+    them (``MigrationPlan.run_order``). Safe to re-run."""
     wanted = [t for t in plan.run_order() if t.create]
     if wanted:
         target.find_reader_coordinator()
     done = target.create_topics((t.target_topic, len(t.partitions), t.replication_factor, t.configs) for t in wanted)
+    created = []
     for topic in wanted:
         if done.get(topic.target_topic):
             log.info(
@@ -200,20 +172,11 @@ def create_target_topics(
                 topic.replication_factor,
                 plural(len(topic.configs), "config"),
             )
-    if on_requested is not None:
-        on_requested()
-    existing = [t for t in plan.topics if not t.create]
-    first = 0
-    for size in ready_chunks(len(wanted), target.CREATE_BATCH) or [0]:
-        chunk = wanted[first : first + size] + (existing if first == 0 else [])
-        first += size
-        target.wait_for_topics([t.target_topic for t in chunk])
-        _check_created(chunk, target)
-        # Write and Read could not be asked about before the topics existed
-        check_created_topics(target, [t.target_topic for t in chunk if done.get(t.target_topic)])
-        if on_ready is not None:
-            on_ready(first, first >= len(wanted))
-    return [t.target_topic for t in wanted if done.get(t.target_topic)]
+            created.append(topic.target_topic)
+    target.wait_for_topics([t.target_topic for t in wanted] + [t.target_topic for t in plan.topics if not t.create])
+    _check_created(plan.topics, target)
+    check_created_topics(target, created)  # Write and Read could not be asked about before the topics existed
+    return created
 
 
 def _check_created(topics: Sequence[TopicPlan], target: KafkaCluster) -> None:

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import MigrationPlan
@@ -22,7 +22,6 @@ from kafka_migration.model.text import plural
 from kafka_migration.run.progress import snapshot_path
 from kafka_migration.spark.executors import executor_conf
 from kafka_migration.spark.jobs import STEPS, run_steps, warm_workers
-from kafka_migration.spark.launcher import GO, START, CreationGate, LauncherChannel
 from kafka_migration.spark.startup import spark_log_level
 
 log = logging.getLogger("kafka_migration.spark")
@@ -41,9 +40,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--wait-for",
         type=Path,
-        help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for its word "
-        "(spark/launcher.py: 'go' or 'start': read the plan and run; anything else or end of file: stop without "
-        "writing anything)",
+        help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for one line on it "
+        "('go': read the plan and run; anything else or end of file: stop without writing anything)",
     )
     args = parser.parse_args(argv)
     if args.step == "migrate" and args.verify_results is None:
@@ -61,13 +59,39 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
     return chosen
 
 
+GO = "go"
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
 
 
+def wait_for_go(path: Path) -> bool:
+    """Block until the launcher writes one line on the FIFO; True only for 'go'.
+
+    Opened without blocking, so a launcher that is already gone (no writer left) reads as end of file,
+    which means stop: a dead CLI never leaves a driver waiting.
+    """
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data = b""
+    try:
+        while b"\n" not in data:
+            select.select([fd], [], [], 1.0)
+            try:
+                chunk = os.read(fd, 64)
+            except BlockingIOError:
+                continue  # the launcher is there and has not decided yet
+            if not chunk:
+                return False
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.split(b"\n", 1)[0].strip() == GO.encode()
+
+
 def _warm_and_wait(
-    sc: Any, step: str, channel: LauncherChannel, driver_started: float, target: Mapping[str, Any] | None = None
-) -> str | None:
-    """Warm the Python workers, then wait for the launcher's first word (None: stop, also when anything failed)."""
+    sc: Any, step: str, channel: Path, driver_started: float, target: Mapping[str, Any] | None = None
+) -> bool:
+    """Warm the Python workers, then wait for the launcher's word; False (stop) also when anything failed."""
     try:
         context_up = time.time()
         warm_workers(sc, target)
@@ -77,19 +101,10 @@ def _warm_and_wait(
             context_up - driver_started,
             time.time() - driver_started,
         )
-        word = channel.next_line()
-        return word if word in (GO, START) else None
+        return wait_for_go(channel)
     except Exception as exc:  # e.g. the launcher stopped the JVM while the workers started
         log.info("%s: could not wait for the plan (%s)", step, exc)
-        return None
-
-
-def _told_not_to_run(step: str) -> NoReturn:
-    """Leave at once. Stopping the context could wait on a JVM the launcher is killing; the JVM stops Spark in
-    its own shutdown hook."""
-    log.info("%s: told not to run; stopping without writing anything", step)
-    logging.shutdown()
-    os._exit(ABORTED)
+        return False
 
 
 # Logged once every results file is complete, before Spark stops: the launcher may read them then.
@@ -181,18 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc = SparkContext(conf=with_executor_settings(conf))
     try:
         sc.setLogLevel(spark_log_level())  # as the driver's log4j2 configuration says (spark/startup.py)
-        channel = LauncherChannel(args.wait_for) if args.wait_for else None
-        word = GO
-        if channel is not None:
-            word = _warm_and_wait(sc, args.step, channel, driver_started, target if args.step != "verify" else None)
-            if word is None:  # told not to run, or the launcher is gone
-                _told_not_to_run(args.step)
+        if args.wait_for and not _warm_and_wait(
+            sc, args.step, args.wait_for, driver_started, target if args.step != "verify" else None
+        ):
+            # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a
+            # JVM the launcher is killing; the JVM stops Spark in its own shutdown hook.
+            log.info("%s: told not to run; stopping without writing anything", args.step)
+            logging.shutdown()
+            os._exit(ABORTED)
         plan = MigrationPlan.read(args.plan)
-        gate = None
-        if word == START and channel is not None:  # the target topics are being created: each job waits for its own
-            gate = CreationGate(channel, plan, on_stop=lambda: _told_not_to_run(args.step))
-        elif channel is not None:
-            channel.close()
         jobs = select_jobs(plan, args.job)
         topics = [t for j in jobs for t in plan.job_topics(j)]
         ready = time.time()
@@ -213,7 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             target,
             parallel_topics=args.parallel_topics,
             snapshot=snapshot_path(args.results),
-            ready=gate.wait if gate is not None else None,
         )
         paths = {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {}
         bad = _write_results(results, paths or {args.step: args.results}, jobs, driver_started, ready)

@@ -331,13 +331,11 @@ def run_steps(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
     snapshot: Path | None = None,
-    ready: Callable[[Sequence[TopicPlan]], None] | None = None,
 ) -> dict[str, StepResults]:
     """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled.
 
     Returns the results of each kind the step produces ("copy" and/or "verify"). ``snapshot``: where to keep
-    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter). ``ready``: blocks
-    until a job's target topics exist (while the launcher still creates them, ``launcher.CreationGate.wait``).
+    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter).
     """
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
@@ -354,8 +352,6 @@ def run_steps(
     collectors = {kind: ProgressCollector(kind, total, host=driver_host, topics=len(topics)) for kind in kinds}
 
     def one(bundle: list[TopicPlan]) -> None:
-        if ready is not None:
-            ready(bundle)
         addresses = {kind: collector.address for kind, collector in collectors.items()}
         done = run_job(sc, step, bundle, source, target, addresses, packing)
         for kind in kinds:

@@ -152,18 +152,14 @@ def run_migration(
                 app = _abort(app)
                 _record(ledger, outcome, {})
                 return outcome
-            if app is not None and any(t.create for t in plan.topics):
-                # The copy follows the creation: Spark takes each topic once the broker has brought it up.
-                planned = _create_while_copying(plan, target_cluster, app, heartbeat)
-            else:
-                create_target_topics(plan, target_cluster)
-                planned = time.time()
-                heartbeat.check()
-                if app is None:
-                    app = migrate_application(directory, source, target, spark, on_line, running.append, wait=False)
-                else:
-                    app.go()
+            create_target_topics(plan, target_cluster)
             target_ids = target_cluster.topic_ids([t.target_topic for t in plan.topics if t.create])
+            planned = time.time()
+            heartbeat.check()
+            if app is None:
+                app = migrate_application(directory, source, target, spark, on_line, running.append, wait=False)
+            else:
+                app.go()
             if on_step is not None:
                 on_step("copy")
                 on_step("verify")
@@ -192,25 +188,6 @@ def run_migration(
     finally:
         release_leases(ledger, plan.run_id)
     return outcome
-
-
-def _create_while_copying(
-    plan: MigrationPlan, target: KafkaCluster, app: SparkApplication, heartbeat: LeaseHeartbeat
-) -> float:
-    """Create the target topics and let the waiting application start once every CreateTopics request is
-    answered; it copies each topic as soon as ``create_target_topics`` reports it ready. Returns when the
-    application was told to start (the end of the run's planning part)."""
-    planned: list[float] = []
-
-    def ready(count: int, complete: bool) -> None:
-        if not planned:
-            heartbeat.check()
-            planned.append(time.time())
-            app.start()
-        app.created(count, complete)
-
-    create_target_topics(plan, target, on_ready=ready, on_requested=lambda: ready(0, False))
-    return planned[0]
 
 
 def _store_timings(ledger: Ledger, outcome: RunOutcome) -> None:

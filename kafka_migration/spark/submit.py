@@ -31,7 +31,6 @@ from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
 from kafka_migration.spark.driver import results_written
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
-from kafka_migration.spark.launcher import ALL, CREATED, GO, START
 from kafka_migration.spark.startup import (
     DriverStartup,
     default_archive_dir,
@@ -276,18 +275,12 @@ class SparkApplication:
                 self._on_line(line)
 
     def _tell(self, word: str) -> None:
-        """Write the first line (go, start or abort; once); the FIFO stays open (its buffer with it) until the
-        application has ended."""
-        if self._told:
+        """Write the one line; the FIFO stays open (its buffer with it) until the application has ended."""
+        if self._channel is None or self._told:
             return
         self._told = True
-        self._send(word)
-
-    def _send(self, line: str) -> None:
-        if self._channel is None:
-            return
         with contextlib.suppress(OSError):  # the driver is gone: wait() reports what it left
-            os.write(self._channel, f"{line}\n".encode())
+            os.write(self._channel, f"{word}\n".encode())
 
     def _close(self) -> None:
         if self._channel is not None:
@@ -299,16 +292,7 @@ class SparkApplication:
 
     def go(self) -> None:
         """The plan file is written and the target topics exist: run."""
-        self._tell(GO)
-
-    def start(self) -> None:
-        """The plan file is written and the target topics are being created: run each topic once ``created``
-        says it exists."""
-        self._tell(START)
-
-    def created(self, ready: int, complete: bool) -> None:
-        """After ``start``: the first ``ready`` topics to create (in ``MigrationPlan.run_order``) exist."""
-        self._send(f"{CREATED} {ALL if complete else ready}")
+        self._tell("go")
 
     def abort(self, grace: float = 10.0) -> None:
         """Do not run: the driver stops without writing anything; killed if it does not stop within ``grace``."""

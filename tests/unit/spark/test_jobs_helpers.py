@@ -10,7 +10,7 @@ import pytest
 from kafka_migration.exceptions import CopyError
 from kafka_migration.model.plan import TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
-from kafka_migration.spark.driver import select_jobs
+from kafka_migration.spark.driver import select_jobs, wait_for_go
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
     FOLLOW,
@@ -27,7 +27,6 @@ from kafka_migration.spark.jobs import (
     run_steps,
     run_topics,
 )
-from kafka_migration.spark.launcher import wait_for_go
 from kafka_migration.spark.tasks import COPY, COPY_FAILED, MIGRATE, _migrate_rows
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
 
