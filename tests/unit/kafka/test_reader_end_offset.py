@@ -57,3 +57,46 @@ def test_other_errors_are_named_at_once(consumer: type[_Consumer]) -> None:
     with pytest.raises(CopyError, match=r"Could not read the end offset of target t\[0\]"):
         reader.end_offset({"bootstrap.servers": "127.0.0.1:9092"}, "t", 0, what="target", timeout=5)
     assert consumer.made == 1
+
+
+class _Answer:
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+
+
+class _Future:
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def result(self, timeout: float) -> Any:
+        if isinstance(self.answer, KafkaError):
+            raise KafkaException(self.answer)
+        return _Answer(self.answer)
+
+
+class _Admin:
+    """Answers ListOffsets for many partitions at once, some with an error; counts its requests."""
+
+    answers: ClassVar[dict[tuple[str, int], Any]] = {}
+    requests = 0
+
+    def __init__(self, settings: Any) -> None:
+        pass
+
+    def list_offsets(self, specs: Any, isolation_level: Any, request_timeout: float) -> dict[Any, _Future]:
+        type(self).requests += 1
+        return {tp: _Future(type(self).answers[(tp.topic, tp.partition)]) for tp in specs}
+
+
+def test_end_offsets_asks_a_window_at_once_and_asks_the_unanswered_alone(
+    consumer: type[_Consumer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("confluent_kafka.admin.AdminClient", _Admin)
+    monkeypatch.setattr(reader, "_WATERMARK_ADMINS", {})
+    _Admin.requests = 0
+    _Admin.answers = {("a", 0): 10, ("b", 0): KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION), ("c", 1): 0}
+    consumer.answers = [7]  # b[0], asked alone once its leader is elected
+    settings = {"bootstrap.servers": "127.0.0.1:9092"}
+    assert reader.end_offsets(settings, [("a", 0), ("b", 0), ("c", 1)], what="target") == [10, 7, 0]
+    assert _Admin.requests == 1
+    assert consumer.made == 1  # only b[0] went the single-partition way

@@ -121,6 +121,14 @@ def _full_plan() -> MigrationPlan:
 
 
 class TestMigrationPlan:
+    def test_run_order_is_biggest_first_then_the_plans_order_whatever_order_topics_come_in(self) -> None:
+        topics = [topic_plan("a", (5,)), topic_plan("b", (50,)), topic_plan("c", (5,)), topic_plan("d", (5,))]
+        plan = migration_plan(*topics)
+        expected = ["b", "a", "c", "d"]
+        assert [t.source_topic for t in plan.run_order()] == expected
+        dealt = [topics[3], topics[0], topics[2], topics[1]]  # as jobs deal them
+        assert [t.source_topic for t in plan.run_order(dealt)] == expected
+
     def test_dict_round_trip(self) -> None:
         plan = _full_plan()
         assert MigrationPlan.from_dict(plan.to_dict()) == plan

@@ -14,15 +14,18 @@ from kafka_migration.spark.driver import select_jobs, wait_for_go
 from kafka_migration.spark.jobs import (
     BUNDLE_SLICES,
     FOLLOW,
+    MOST_SLICES_PER_TASK,
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
     VERIFY,
+    Packing,
     _task_error,
     bundle_topics,
     group_slices,
     migrate_units,
     run_job,
+    run_packing,
     run_step,
     run_steps,
     run_topics,
@@ -526,3 +529,27 @@ def test_partitions_that_fail_the_same_way_are_one_entry_of_their_topic() -> Non
         "(source 4 records, target 5); [1] "
     )
     assert outcome.error.endswith("; and 2 more")
+
+
+class TestPacking:
+    def test_runs_up_to_four_tasks_of_sixteen_slices_per_slot_keep_the_default(self) -> None:
+        assert Packing.for_run(0, 2) == Packing()
+        assert Packing.for_run(2 * 4 * SLICES_PER_TASK, 2) == Packing()
+
+    def test_thousands_of_small_slices_share_bigger_tasks_and_jobs(self) -> None:
+        packing = Packing.for_run(10_000, 2)  # 10,000 one-partition topics on two slots
+        assert packing.slices_per_task == MOST_SLICES_PER_TASK
+        assert packing.bundle_slices == BUNDLE_SLICES * MOST_SLICES_PER_TASK // SLICES_PER_TASK
+        assert packing.task_offsets == SMALL_SLICE_OFFSETS * MOST_SLICES_PER_TASK // SLICES_PER_TASK
+        middle = Packing.for_run(64 * 2 * 4, 2)  # every slot still gets four tasks
+        assert middle.slices_per_task == 64
+
+    def test_tasks_and_jobs_follow_the_packing(self) -> None:
+        topics = [topic_plan(f"t{i:04d}", (100,)) for i in range(1_000)]
+        packing = run_packing(topics, "migrate", slots=2)
+        assert packing.slices_per_task == 1_000 // 8
+        bundles = bundle_topics(topics, "migrate", packing)
+        assert {len(b) for b in bundles[:-1]} == {packing.bundle_slices}
+        slices = [s for t in bundles[0] for s in t.slices(include_empty=True)]
+        assert {len(task) for task in group_slices(slices, packing)} == {packing.slices_per_task}
+        assert len(bundle_topics(topics, "migrate")) == -(-1_000 // BUNDLE_SLICES)  # the default: 16 jobs
