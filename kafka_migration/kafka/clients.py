@@ -362,30 +362,9 @@ class KafkaCluster:
         except (KafkaException, TimeoutError, ValueError) as exc:
             log.debug("Looking up the readers' group coordinator on the %s cluster: %s", self.config.role, exc)
 
-    def partition_counts(self, names: Iterable[str]) -> dict[str, int]:
-        """Partitions of each named topic that exists: one metadata request for these topics alone (no configs
-        or offsets, and not the whole cluster's topic list, which a run checking chunks of 10,000 new topics
-        would ask for again and again)."""
-        from concurrent.futures import TimeoutError as FutureTimeout
-
-        from confluent_kafka import KafkaException, TopicCollection
-
-        wanted = sorted(set(names))
-        if not wanted:
-            return {}
-        futures = self.admin.describe_topics(TopicCollection(wanted), request_timeout=self.timeout)
-        counts = {}
-        for name, future in futures.items():
-            try:
-                counts[name] = len(future.result(timeout=self.timeout + 5).partitions)
-            except KafkaException:
-                continue  # it does not exist (or may not be seen, as a metadata request leaves it out)
-            except (FutureTimeout, TimeoutError):
-                raise self._unreachable(TimeoutError(f"no answer to: describe topic {name!r}")) from None
-        return counts
-
-    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> None:
-        """Topic creation is asynchronous in Kafka: wait until every partition has a leader.
+    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, int]:
+        """Topic creation is asynchronous in Kafka: wait until every partition has a leader; the partition
+        count of each topic, as the answers that found it ready said (checked against the plan before writing).
 
         Asks for the first CREATE_BATCH topics still waiting only, in the order given (a broker brings new
         topics up in the order they were created), less often the longer it waits: asking for all of them
@@ -394,10 +373,12 @@ class KafkaCluster:
         leaders for ``timeout`` seconds: a broker creates thousands of topics in longer than that in all.
         """
         pending = list(dict.fromkeys(names))
+        counts: dict[str, int] = {}
         progress = time.monotonic()
         pause = 0.2
         while pending:
             ready = self._have_leaders(set(pending[: self.CREATE_BATCH]))
+            counts.update(ready)
             now = time.monotonic()
             if ready:
                 pending = [n for n in pending if n not in ready]
@@ -414,22 +395,24 @@ class KafkaCluster:
             if pending:
                 time.sleep(pause)
                 pause = min(1.0, pause * 1.5)
+        return counts
 
-    def _have_leaders(self, names: set[str]) -> set[str]:
-        """Those of ``names`` whose every partition has a leader now (one metadata request for them alone)."""
+    def _have_leaders(self, names: set[str]) -> dict[str, int]:
+        """Those of ``names`` whose every partition has a leader now, with their partition counts (one metadata
+        request for them alone)."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
         from confluent_kafka import KafkaException, TopicCollection
 
         futures = self.admin.describe_topics(TopicCollection(sorted(names)), request_timeout=self.timeout)
-        ready = set()
+        ready = {}
         for name, future in futures.items():
             try:
                 partitions = future.result(timeout=self.timeout + 5).partitions
             except (KafkaException, FutureTimeout, TimeoutError):
                 continue  # not known to the broker yet, or no answer: still waiting
             if partitions and all(p.leader is not None and p.leader.id >= 0 for p in partitions):
-                ready.add(name)
+                ready[name] = len(partitions)
         return ready
 
     # -- cutover checks ---------------------------------------------------------------------------

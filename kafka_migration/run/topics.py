@@ -173,15 +173,17 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]
                 plural(len(topic.configs), "config"),
             )
             created.append(topic.target_topic)
-    target.wait_for_topics([t.target_topic for t in wanted] + [t.target_topic for t in plan.topics if not t.create])
-    _check_created(plan.topics, target)
+    counts = target.wait_for_topics(
+        [t.target_topic for t in wanted] + [t.target_topic for t in plan.topics if not t.create]
+    )
+    _check_created(plan.topics, counts)
     check_created_topics(target, created)  # Write and Read could not be asked about before the topics existed
     return created
 
 
-def _check_created(topics: Sequence[TopicPlan], target: KafkaCluster) -> None:
-    """A topic that appeared concurrently may not be what we planned: check before writing."""
-    counts = target.partition_counts([t.target_topic for t in topics])  # not topic_states: 1 request, not 4
+def _check_created(topics: Sequence[TopicPlan], counts: Mapping[str, int]) -> None:
+    """A topic that appeared concurrently may not be what we planned: check its partition ``counts`` (as the
+    wait for the topics' leaders saw them) before writing."""
     problems = []
     for topic in topics:
         partitions = counts.get(topic.target_topic)
