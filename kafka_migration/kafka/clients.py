@@ -48,6 +48,7 @@ class KafkaCluster:
         self._admin: Any = None
         self._watch = _ConnectionWatch()
         self._probed = False
+        self._broker_ids: list[str] = []  # from describe()
 
     @property
     def admin(self) -> Any:
@@ -125,12 +126,42 @@ class KafkaCluster:
             result = self._connected(self.admin.describe_cluster(request_timeout=self.timeout))
         except KafkaException as exc:
             raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        self._broker_ids = [str(node.id) for node in result.nodes]
         return ClusterInfo(
             role=self.config.role,
             bootstrap=self.config.bootstrap,
             cluster_id=str(result.cluster_id),
             broker_count=len(result.nodes),
         )
+
+    def broker_configs(self, names: Iterable[str]) -> dict[str, str] | None:
+        """The values of broker configs ``names`` that every broker agrees on (those they do not are left out);
+        None when the brokers' configs cannot be read, as least-privilege ACLs (no DescribeConfigs on the
+        Cluster) or an older broker answer. One request per broker, sent to that broker, in parallel."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import ConfigResource, ResourceType
+
+        wanted = set(names)
+        if not self._broker_ids:
+            self.describe()
+        futures = [
+            future
+            for broker in self._broker_ids
+            for future in self.admin.describe_configs(
+                [ConfigResource(ResourceType.BROKER, broker)], request_timeout=self.timeout
+            ).values()
+        ]
+        seen: dict[str, set[str | None]] = {name: set() for name in wanted}
+        for future in futures:
+            try:
+                entries = future.result(timeout=self.timeout + 5)
+            except (KafkaException, TimeoutError) as exc:
+                log.debug("Could not read the %s brokers' configs: %s", self.config.role, exc)
+                return None
+            for name in wanted:
+                entry = entries.get(name)
+                seen[name].add(None if entry is None or entry.is_sensitive else entry.value)
+        return {name: values.pop() for name, values in seen.items() if len(values) == 1 and None not in values}
 
     def topic_names(self) -> list[str]:
         from confluent_kafka import KafkaException

@@ -75,6 +75,9 @@ class TopicPlan:
     # Topic ids when planned (Kafka 2.8+); stored with the checkpoints to recognise a recreated topic.
     source_topic_id: str | None = None
     target_topic_id: str | None = None
+    # The largest record the source topic allows, which sizes the copy's producer (None in older plans:
+    # then ``configs`` says, or Kafka's default); a created topic may leave it at the target's default.
+    max_message_bytes: int | None = None
 
     @property
     def offset_span(self) -> int:
@@ -82,7 +85,9 @@ class TopicPlan:
 
     def slices(self, include_empty: bool) -> list[PartitionSlice]:
         """Copying skips empty ranges; verification includes them (the target must be empty too)."""
-        max_bytes = int(self.configs.get("max.message.bytes", PartitionSlice.max_message_bytes))
+        max_bytes = self.max_message_bytes or int(
+            self.configs.get("max.message.bytes", PartitionSlice.max_message_bytes)
+        )
         return [
             PartitionSlice(
                 source_topic=self.source_topic,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.plan import MigrationPlan, TopicPlan
 from kafka_migration.model.results import OK, UNVERIFIED, StepResults, TopicOutcome
 from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
@@ -230,6 +230,8 @@ def _plan_details(plan: MigrationPlan) -> list[str]:
             out.append("      configs: the existing target topic's own (a run does not change them)")
         elif topic.configs:
             out.append("      configs: " + ", ".join(f"{k}={v}" for k, v in topic.configs.items()))
+        else:
+            out.append("      configs: none set (the target's defaults give what is wanted)")
         decided: dict[str, list[str]] = {}
         for name, how in topic.config_decisions.items():
             if name not in topic.skipped_configs:
@@ -280,12 +282,7 @@ def _plan_summary(plan: MigrationPlan, plan_file: Path | str | None, details_opt
             f"  {plural(sum(n for _, n in expired), 'offset')} expired before copying, in "
             f"{plural(len(expired), 'partition')} of {_some(sorted({t for t, _ in expired}))}"
         )
-    copied: dict[str, int] = {}
-    for t in created:
-        for name in t.configs:
-            copied[name] = copied.get(name, 0) + 1
-    if copied:
-        out.append("  configs set on created topics: " + _counted(copied, "topic"))
+    out.extend(_created_configs(created))
     refused: dict[str, list[str]] = {}
     for t in created:
         for name, reason in t.skipped_configs.items():
@@ -311,6 +308,22 @@ def _plan_summary(plan: MigrationPlan, plan_file: Path | str | None, details_opt
 def _some(names: Sequence[str]) -> str:
     shown = ", ".join(names[:_SUMMARY_NAMES])
     return shown + (f" and {len(names) - _SUMMARY_NAMES:,} more" if len(names) > _SUMMARY_NAMES else "")
+
+
+def _created_configs(created: Sequence[TopicPlan]) -> list[str]:
+    """Which configs the created topics get, and which they leave at the target's defaults, counted."""
+    copied: dict[str, int] = {}
+    defaulted: dict[str, int] = {}
+    for t in created:
+        for name in t.configs:
+            copied[name] = copied.get(name, 0) + 1
+        for name in t.config_decisions:
+            if name not in t.configs and name not in t.skipped_configs:
+                defaulted[name] = defaulted.get(name, 0) + 1
+    out = ["  configs set on created topics: " + _counted(copied, "topic")] if copied else []
+    if defaulted:
+        out.append("  left at the target's defaults (which give what is wanted): " + _counted(defaulted, "topic"))
+    return out
 
 
 def _counted(counts: Mapping[str, int], noun: str) -> str:

@@ -32,6 +32,7 @@ from kafka_migration.run.discovery import select_topics
 from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
 from kafka_migration.run.stale_state import stale_state_problems
+from kafka_migration.run.topic_configs import TARGET_DEFAULTS, target_defaults
 from kafka_migration.run.topics import plan_topic
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,9 @@ def build_plan(
         warnings.extend(claim(source_info.cluster_id, target_info.cluster_id, sorted(names.items())))
     source_states = source.topic_states(selection.selected)
     target_states = target.topic_states(names.values())
+    # What a new target topic gets anyway is not set on the topics this run creates (None: not readable, so set).
+    creates = any(names[topic] not in target_states for topic in selection.selected)
+    defaults = target_defaults(target.broker_configs(TARGET_DEFAULTS.values())) if creates else {}
     checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}
     pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id, checkpoints) if ledger else {}
     recorded_ids = ledger.topic_ids(source_info.cluster_id, target_info.cluster_id) if ledger else {}
@@ -186,6 +190,7 @@ def build_plan(
             options.replication_factor,
             positions,
             failback,
+            defaults,
         )
         problems.extend(topic_problems)
         topics.append(

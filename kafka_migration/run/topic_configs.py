@@ -5,9 +5,12 @@ each labelled with its source, and those set on the topic itself labelled DYNAMI
 Only those travel; values that come from the source brokers (static or dynamic broker configs,
 cluster-wide defaults) or Kafka's defaults describe the source cluster, not the topic.
 
-- The settings the compatibility check compares (``COMPARED_CONFIGS``) are always set on a topic
-  the pipeline creates, to the source's effective value. So a created topic always passes the
-  check of the next run: the pipeline never refuses its own output.
+- The settings the compatibility check compares (``COMPARED_CONFIGS``) are set on a topic the
+  pipeline creates, to the source's effective value, unless the target's brokers already give a
+  new topic that value (``TARGET_DEFAULTS``, read when the target lets us). So a created topic
+  passes the check of the next run: the pipeline never refuses its own output. Configs left at
+  the target's defaults matter at scale: Apache Kafka applies a new topic's configs in time that
+  grows with the topics the broker holds, so 10,000 topics created with configs take far longer.
 - An existing target topic is not changed. Where its value of a config set on either topic differs
   from the source topic's, the plan and the report say so (``config_drift``).
 
@@ -16,6 +19,7 @@ Every decision comes with a reason, shown in the plan and the report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
@@ -48,11 +52,20 @@ COMPARED_CONFIGS: dict[str, str] = {
     "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
 }
 
+# The broker config that gives a new topic its default, for each config a created topic may be given
+# (Apache Kafka's LogConfig synonyms): where the target's brokers all give the value wanted, it is not set.
+TARGET_DEFAULTS: dict[str, str] = {
+    "cleanup.policy": "log.cleanup.policy",
+    "max.message.bytes": "message.max.bytes",
+    "message.timestamp.type": "log.message.timestamp.type",
+}
+
 # How a config was decided (the plan and the report show these).
 SET_ON_TOPIC = "set on the source topic"
 EFFECTIVE_VALUE = "the source's effective value (a default there), set because the compatibility check compares it"
 SIZES_PRODUCER = "the source's effective value (a default there), sizes the copy's producer for the largest records"
 PINNED_CREATE_TIME = "pinned: the copy keeps source timestamps, a LogAppendTime default would replace them"
+AT_TARGET_DEFAULT = "not set: the target's brokers give a new topic {value} (their {broker}), as wanted"
 NOT_COPIED = "not copied: "
 KEPT_ON_TARGET = "set on the source topic; the existing target topic is not changed"
 # Set on the target topic by the pipeline itself when it created it (pinned), so never drift.
@@ -98,8 +111,24 @@ class ConfigDecision:
     how: dict[str, str]
 
 
-def decide_configs(source: TopicState, target: TopicState | None = None) -> ConfigDecision:
-    """The configs for the target topic of ``source``: created by the pipeline when ``target`` is None."""
+def target_defaults(broker_configs: Mapping[str, str] | None) -> dict[str, str]:
+    """What a topic created without configs gets on the target, by topic config name, from the values of its
+    brokers' ``TARGET_DEFAULTS`` configs (None or missing: unknown, so set)."""
+    found = broker_configs or {}
+    return {name: found[broker] for name, broker in TARGET_DEFAULTS.items() if found.get(broker) is not None}
+
+
+def _same(name: str, a: str, b: str) -> bool:
+    if name == "cleanup.policy":  # a list: "compact,delete" is "delete, compact"
+        return set(a.replace(" ", "").split(",")) == set(b.replace(" ", "").split(","))
+    return a.strip() == b.strip()
+
+
+def decide_configs(
+    source: TopicState, target: TopicState | None = None, defaults: Mapping[str, str] | None = None
+) -> ConfigDecision:
+    """The configs for the target topic of ``source``: created by the pipeline when ``target`` is None, where a
+    config the target's brokers give a new topic anyway (``defaults``, see ``target_defaults``) is not set."""
     copied, skipped = split_configs(set_on_topic(source))
     how = {name: NOT_COPIED + reason for name, reason in skipped.items()}
     if target is not None:
@@ -111,13 +140,16 @@ def decide_configs(source: TopicState, target: TopicState | None = None) -> Conf
             how["max.message.bytes"] = SIZES_PRODUCER
         return ConfigDecision(configs, skipped, dict(sorted(how.items())))
     how.update({name: SET_ON_TOPIC for name in copied})
-    for name in COMPARED_CONFIGS:
-        if name not in copied:
-            copied[name] = effective(source, name)
-            how[name] = EFFECTIVE_VALUE
+    wanted = {name: effective(source, name) for name in COMPARED_CONFIGS if name not in copied}
     # A broker default of LogAppendTime would replace the copied timestamps.
-    copied["message.timestamp.type"] = "CreateTime"
-    how["message.timestamp.type"] = PINNED_CREATE_TIME
+    wanted["message.timestamp.type"] = "CreateTime"
+    for name, value in wanted.items():
+        default = (defaults or {}).get(name)
+        if default is not None and _same(name, default, value):
+            how[name] = AT_TARGET_DEFAULT.format(value=f"{name}={value}", broker=TARGET_DEFAULTS[name])
+        else:
+            copied[name] = value
+            how[name] = PINNED_CREATE_TIME if name == "message.timestamp.type" else EFFECTIVE_VALUE
     return ConfigDecision(dict(sorted(copied.items())), skipped, dict(sorted(how.items())))
 
 

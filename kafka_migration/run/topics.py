@@ -90,13 +90,15 @@ def plan_topic(
     replication_factor: int | None,
     positions: Mapping[int, Position] | None = None,
     failback: Failback | None = None,
+    defaults: Mapping[str, str] | None = None,
 ) -> tuple[TopicPlan, list[str]]:
     """The plan for one topic, and the conflicts that forbid it.
 
     ``positions`` says where each partition starts (ledger checkpoint, interrupted
     run, or first-run rule); without it a partition starts at its earliest offset.
+    ``defaults`` are what the target gives a new topic (``topic_configs.target_defaults``).
     """
-    decision = decide_configs(source, existing)
+    decision = decide_configs(source, existing, defaults)
     warnings: list[str] = []
     if existing is not None:
         for name, (here, there) in config_drift(source, existing).items():
@@ -151,6 +153,7 @@ def plan_topic(
         create=existing is None,
         warnings=tuple(warnings),
         config_decisions=decision.how,
+        max_message_bytes=max_message_bytes(source),
     )
     return plan, problems
 

@@ -26,7 +26,7 @@ from harness.data import read_partition, without_offsets
 from harness.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.model.plan import MigrationPlan
-from kafka_migration.run.topic_configs import EFFECTIVE_VALUE, SET_ON_TOPIC
+from kafka_migration.run.topic_configs import AT_TARGET_DEFAULT, SET_ON_TOPIC
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -223,7 +223,11 @@ def test_compacted_and_large_record_topics_land_with_their_configs(run: Run, clu
     # Each config's decision is reported: in the plan, the printed plan and the report.
     compacted = run.plan.topic(run.name("compacted"))
     assert compacted.config_decisions["cleanup.policy"] == SET_ON_TOPIC
-    assert compacted.config_decisions["max.message.bytes"] == EFFECTIVE_VALUE
+    # Kafka's default max.message.bytes on both sides: the target's brokers give it, so it is not set.
+    assert compacted.config_decisions["max.message.bytes"] == AT_TARGET_DEFAULT.format(
+        value="max.message.bytes=1048588", broker="message.max.bytes"
+    )
+    assert "max.message.bytes" not in compacted.configs and compacted.max_message_bytes == 1048588
     assert f"cleanup.policy: {SET_ON_TOPIC}" in run.result.stdout
     (report,) = run.state_dir.glob(f"reports/{run.plan.run_id}/report.json")
     topics = {t["source_topic"]: t for t in json.loads(report.read_text())["topics"]}

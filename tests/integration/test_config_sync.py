@@ -8,8 +8,10 @@ The topic sets overrides of its own, and every config of MirrorMaker 2's default
 (read from the connect-mirror jar) that Apache Kafka still accepts. Only the topic's own overrides
 reach the created target topic; the broker-level and default values do not (the target's brokers
 decide them), nor does anything MM2 excludes; ``max.message.bytes`` is set to the source's effective
-value because the copy must fit. Then a source override changes and another is removed: the next
-run's plan and report show the drift, and the existing target topic is left as it is.
+value because the copy must fit, while ``cleanup.policy`` and ``message.timestamp.type`` are left to
+the target's brokers, which give a new topic the values wanted (their own configs, read first).
+Then a source override changes and another is removed: the next run's plan and report show the
+drift, and the existing target topic is left as it is.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ from harness.topics import alter_configs, alter_topic, topic_config
 from kafka_migration.ledger import Ledger
 from kafka_migration.reports.signoff import generate_report
 from kafka_migration.run.topic_configs import (
+    AT_TARGET_DEFAULT,
     EFFECTIVE_VALUE,
     EXCLUDED_CONFIGS,
     KEPT_ON_TARGET,
     NOT_COPIED,
-    PINNED_CREATE_TIME,
     SET_ON_TOPIC,
 )
 from tests.runs import verified_run
@@ -107,19 +109,22 @@ def test_only_topic_overrides_travel_and_a_later_change_shows_as_drift(  # type:
     set_on_target = {n: v for n, (v, s) in on_target.items() if s == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
     assert set_on_target == {
         **OVERRIDES,  # the topic's own overrides, nothing else of the source's
-        "cleanup.policy": "delete",  # the compared configs, at the source's effective values
-        "max.message.bytes": "2097152",
-        "message.timestamp.type": "CreateTime",  # pinned, not the source's LogAppendTime
+        "max.message.bytes": "2097152",  # the source's effective value: the target's default is smaller
     }
+    # What the compatibility check compares, and the timestamps the copy keeps, from the target's defaults.
+    assert on_target["cleanup.policy"] == ("delete", ConfigSource.DEFAULT_CONFIG.value)
+    assert on_target["message.timestamp.type"] == ("CreateTime", ConfigSource.DEFAULT_CONFIG.value)
     for name in ("segment.bytes", "retention.bytes", "delete.retention.ms"):  # the target's brokers decide these
         assert on_target[name][1] == ConfigSource.DEFAULT_CONFIG.value and on_target[name] != on_source[name], name
     assert on_target["min.insync.replicas"][1] != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert plan.config_decisions == {
         **{name: SET_ON_TOPIC for name in OVERRIDES},
         **{name: NOT_COPIED + EXCLUDED_CONFIGS[name] for name in EXCLUDED_VALUES if name != "message.timestamp.type"},
-        "cleanup.policy": EFFECTIVE_VALUE,
+        "cleanup.policy": AT_TARGET_DEFAULT.format(value="cleanup.policy=delete", broker="log.cleanup.policy"),
         "max.message.bytes": EFFECTIVE_VALUE,
-        "message.timestamp.type": PINNED_CREATE_TIME,
+        "message.timestamp.type": AT_TARGET_DEFAULT.format(
+            value="message.timestamp.type=CreateTime", broker="log.message.timestamp.type"
+        ),
     }
 
     # Drift: one override changes, one is removed (the source's broker default applies again).

@@ -91,6 +91,12 @@ class TestTopicPlan:
         plan = TopicPlan("a", "a", (PartitionPlan(0, 0, 1, 0, 0, 1),), 1, {"max.message.bytes": "5242880"}, {}, True)
         assert plan.slices(include_empty=False)[0].max_message_bytes == 5242880
 
+    def test_the_sources_limit_sizes_the_slices_when_the_created_topic_leaves_it_at_the_targets_default(self) -> None:
+        plan = TopicPlan("a", "a", (PartitionPlan(0, 0, 1, 0, 0, 1),), 1, {}, {}, True, max_message_bytes=5242880)
+        assert plan.slices(include_empty=False)[0].max_message_bytes == 5242880
+        older = MigrationPlan.from_dict({**_full_plan().to_dict()})  # a plan file written before the field
+        assert older.topics[0].max_message_bytes is None
+
 
 def _full_plan() -> MigrationPlan:
     topic = TopicPlan(

@@ -202,6 +202,17 @@ class TestRenderPlan:
         assert "skipped _schemas: internal topic" in text
 
 
+def test_a_created_topic_left_at_the_targets_defaults_says_so_in_the_details_and_the_summary() -> None:
+    how = "not set: the target's brokers give a new topic cleanup.policy=delete (their log.cleanup.policy), as wanted"
+    topics = [replace(topic_plan(f"t.{i}"), config_decisions={"cleanup.policy": how}) for i in range(3)]
+    plan = migration_plan(*topics, jobs=(("t.0", "t.1", "t.2"),))
+    details = render_plan(plan)
+    assert "configs: none set (the target's defaults give what is wanted)" in details
+    assert f"cleanup.policy: {how}" in details
+    summary = render_plan(plan, details=False, details_option="--show-plan")
+    assert "left at the target's defaults (which give what is wanted): cleanup.policy (3 topics)" in summary
+
+
 def test_counts_of_one_read_in_the_singular() -> None:
     """'1 partitions', '1 topics': every count goes through model.text.plural."""
     one = migration_plan(topic_plan("orders", (1,)), jobs=(("orders",),))

@@ -13,6 +13,7 @@ import pytest
 
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
 from kafka_migration.run.topic_configs import (
+    AT_TARGET_DEFAULT,
     COMPARED_CONFIGS,
     EFFECTIVE_VALUE,
     KEPT_ON_TARGET,
@@ -20,8 +21,10 @@ from kafka_migration.run.topic_configs import (
     PINNED_CREATE_TIME,
     SET_ON_TOPIC,
     SIZES_PRODUCER,
+    TARGET_DEFAULTS,
     config_drift,
     decide_configs,
+    target_defaults,
 )
 from kafka_migration.run.topics import compatibility_problems
 from tests.leaks import leaked
@@ -136,6 +139,65 @@ class TestDecideConfigs:
         assert small.configs == {} and small.how == {"retention.ms": KEPT_ON_TARGET}
 
 
+# What Apache Kafka's brokers answer for TARGET_DEFAULTS when nothing is configured.
+KAFKA_BROKER_DEFAULTS = {
+    "log.cleanup.policy": "delete",
+    "message.max.bytes": "1048588",
+    "log.message.timestamp.type": "CreateTime",
+}
+
+
+class TestTargetDefaults:
+    def test_what_the_target_gives_a_new_topic_anyway_is_not_set(self) -> None:
+        decision = decide_configs(
+            state("t", apache_answer({"retention.ms": "5"})), None, target_defaults(KAFKA_BROKER_DEFAULTS)
+        )
+        assert decision.configs == {"retention.ms": "5"}
+        assert decision.how == {
+            "cleanup.policy": AT_TARGET_DEFAULT.format(value="cleanup.policy=delete", broker="log.cleanup.policy"),
+            "max.message.bytes": AT_TARGET_DEFAULT.format(
+                value="max.message.bytes=1048588", broker="message.max.bytes"
+            ),
+            "message.timestamp.type": AT_TARGET_DEFAULT.format(
+                value="message.timestamp.type=CreateTime", broker="log.message.timestamp.type"
+            ),
+            "retention.ms": SET_ON_TOPIC,
+        }
+
+    def test_a_config_set_on_the_source_topic_travels_even_at_the_targets_default(self) -> None:
+        source = state("t", apache_answer({"cleanup.policy": "delete"}))
+        decision = decide_configs(source, None, target_defaults(KAFKA_BROKER_DEFAULTS))
+        assert decision.configs == {"cleanup.policy": "delete"} and decision.how["cleanup.policy"] == SET_ON_TOPIC
+
+    def test_a_target_default_other_than_wanted_is_overridden_on_the_topic(self) -> None:
+        brokers = {
+            "log.cleanup.policy": "compact",
+            "message.max.bytes": "524288",
+            "log.message.timestamp.type": "LogAppendTime",
+        }
+        decision = decide_configs(state("t", apache_answer({})), None, target_defaults(brokers))
+        assert decision.configs == {
+            "cleanup.policy": "delete",
+            "max.message.bytes": "1048588",
+            "message.timestamp.type": "CreateTime",
+        }
+        assert decision.how["message.timestamp.type"] == PINNED_CREATE_TIME
+        assert decision.how["cleanup.policy"] == decision.how["max.message.bytes"] == EFFECTIVE_VALUE
+
+    def test_a_policy_list_is_the_same_in_any_order(self) -> None:
+        source = state("t", apache_answer({}, broker={"cleanup.policy": "compact, delete"}))
+        brokers = {**KAFKA_BROKER_DEFAULTS, "log.cleanup.policy": "delete,compact"}
+        assert "cleanup.policy" not in decide_configs(source, None, target_defaults(brokers)).configs
+
+    def test_unknown_defaults_are_set_as_before(self) -> None:
+        assert target_defaults(None) == {}
+        partial = target_defaults({"log.cleanup.policy": "delete"})  # brokers that disagree on the others
+        assert partial == {"cleanup.policy": "delete"}
+        decision = decide_configs(state("t", apache_answer({})), None, partial)
+        assert set(decision.configs) == {"max.message.bytes", "message.timestamp.type"}
+        assert set(TARGET_DEFAULTS) == set(COMPARED_CONFIGS) | {"message.timestamp.type"}
+
+
 def test_drift_is_every_config_set_on_either_topic_whose_values_differ() -> None:
     source = state("t", apache_answer({"retention.ms": "3600000", "segment.ms": "60000", "min.insync.replicas": "2"}))
     created = decide_configs(state("t", apache_answer({"retention.ms": "7200000", "segment.ms": "60000"}))).configs
@@ -146,9 +208,11 @@ def test_drift_is_every_config_set_on_either_topic_whose_values_differ() -> None
     }  # equal values, excluded (min.insync.replicas) and pinned (message.timestamp.type) ones are no drift
 
 
-def _created_target(configs: dict[str, str]) -> TopicState:
-    """The target topic as Apache Kafka describes it after creating it with ``configs``."""
-    return TopicState("t", 2, 1, apache_answer(configs), {0: 0, 1: 0}, {0: 0, 1: 0})
+def _created_target(configs: dict[str, str], brokers: dict[str, str] | None = None) -> TopicState:
+    """The target topic as Apache Kafka describes it after creating it with ``configs`` on brokers configured
+    with ``brokers`` (TARGET_DEFAULTS names)."""
+    given = {name: brokers[broker] for name, broker in TARGET_DEFAULTS.items() if brokers and broker in brokers}
+    return TopicState("t", 2, 1, apache_answer(configs, broker=given), {0: 0, 1: 0}, {0: 0, 1: 0})
 
 
 @pytest.mark.parametrize(
@@ -161,8 +225,26 @@ def _created_target(configs: dict[str, str]) -> TopicState:
     ],
     ids=["defaults", "compacted", "broker-limit", "compacted-min-isr"],
 )
-def test_a_created_topic_passes_the_next_runs_compatibility_check(source_answer: dict[str, ConfigValue]) -> None:
-    """The rule that creates and the rule that checks agree: the pipeline never refuses its own output."""
+@pytest.mark.parametrize(
+    "brokers",
+    [
+        None,  # not readable: everything compared is set
+        KAFKA_BROKER_DEFAULTS,
+        {
+            "log.cleanup.policy": "compact",
+            "message.max.bytes": "5242880",
+            "log.message.timestamp.type": "LogAppendTime",
+        },
+    ],
+    ids=["unknown", "kafka-defaults", "other-defaults"],
+)
+def test_a_created_topic_passes_the_next_runs_compatibility_check(
+    source_answer: dict[str, ConfigValue], brokers: dict[str, str] | None
+) -> None:
+    """The rule that creates and the rule that checks agree: the pipeline never refuses its own output, and the
+    created topic keeps the copied timestamps, whatever the target's brokers give a new topic."""
     source = state("t", source_answer)
-    decision = decide_configs(source)
-    assert compatibility_problems(source, _created_target(decision.configs)) == []
+    decision = decide_configs(source, None, target_defaults(brokers))
+    created = _created_target(decision.configs, brokers)
+    assert compatibility_problems(source, created) == []
+    assert created.config("message.timestamp.type") == "CreateTime"
