@@ -198,11 +198,10 @@ def create_topics(planned: dict[str, Any], target_conn_id: str) -> list[dict[str
     created = create_target_topics(plan, target)
     log.info(
         "Created %s; %s already existed.",
-        plural(len(created), "target topic"),
-        plural(len(plan.topics) - len(created), "other"),
+        plural(len(created.names), "target topic"),
+        plural(len(plan.topics) - len(created.names), "other"),
     )
-    ids = target.topic_ids([t.target_topic for t in plan.topics if t.create])
-    _push(TARGET_TOPIC_IDS, ids)
+    _push(TARGET_TOPIC_IDS, created.topic_ids)
     _push_planned_at()
     return [{"plan_path": planned["plan_path"], "topic": t.source_topic} for t in plan.topics]
 

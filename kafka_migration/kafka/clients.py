@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
-from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refusal
+from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, operation_names, refusal
 from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
     DEFAULT_MESSAGE_TIMEOUT_MS,
     DEFAULT_SOCKET_TIMEOUT_MS,
@@ -31,7 +31,7 @@ from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live th
 from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
 from kafka_migration.model.config import ClusterConfig, scrub
 from kafka_migration.model.plan import ClusterInfo
-from kafka_migration.model.state import ConfigValue, TopicState
+from kafka_migration.model.state import ConfigValue, TopicDescription, TopicState
 
 log = logging.getLogger(__name__)
 
@@ -270,8 +270,8 @@ class KafkaCluster:
                 description = future.result(timeout=self.timeout + 5)
             except (KafkaException, TimeoutError):
                 continue  # deleted meanwhile, or describe_topics not supported: no id
-            topic_id = str(getattr(description, "topic_id", "") or "")
-            if topic_id and topic_id.strip("A=") and topic_id != "0" * 32:
+            topic_id = _topic_id(description)
+            if topic_id is not None:
                 ids[name] = topic_id
         return ids
 
@@ -338,6 +338,7 @@ class KafkaCluster:
     # Topics per CreateTopics request: large enough that 1,000 topics take a few round trips, small enough
     # that one request stays well within a broker's request size and controller time.
     CREATE_BATCH = 500
+    PROBES = 4  # polls of one topic in a row at most, while waiting for new topics (wait_for_topics)
 
     def create_topics(self, topics: Iterable[tuple[str, int, int, Mapping[str, str]]]) -> dict[str, bool]:
         """Create topics (name, partitions, replication factor, configs) in batched requests.
@@ -393,22 +394,33 @@ class KafkaCluster:
         except (KafkaException, TimeoutError, ValueError) as exc:
             log.debug("Looking up the readers' group coordinator on the %s cluster: %s", self.config.role, exc)
 
-    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, int]:
-        """Topic creation is asynchronous in Kafka: wait until every partition has a leader; the partition
-        count of each topic, as the answers that found it ready said (checked against the plan before writing).
+    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, TopicDescription]:
+        """Topic creation is asynchronous in Kafka: wait until every partition has a leader; each topic as the
+        answer that found it ready described it (partitions, id, the principal's operations), for the checks
+        before writing, which so need no other request about the new topics.
 
         Asks for the first CREATE_BATCH topics still waiting only, in the order given (a broker brings new
-        topics up in the order they were created), less often the longer it waits: asking for all of them
-        made each poll as big as the topic count, for as long as the broker took to create them (10,000 new
-        topics: ~25 s of the client's CPU and as much of the broker's). Gives up when no topic got its
-        leaders for ``timeout`` seconds: a broker creates thousands of topics in longer than that in all.
+        topics up in the order they were created), once the last of them is up, less often the longer it
+        waits: asking for all of them made each poll as big as the topic count, for as long as the broker
+        took to create them (10,000 new topics: ~25 s of the client's CPU and as much of the broker's).
+        Gives up when no topic got its leaders for ``timeout`` seconds: a broker creates thousands of
+        topics in longer than that in all.
         """
         pending = list(dict.fromkeys(names))
-        counts: dict[str, int] = {}
+        counts: dict[str, TopicDescription] = {}
         progress = time.monotonic()
         pause = 0.2
+        probes = 0
         while pending:
-            ready = self._have_leaders(set(pending[: self.CREATE_BATCH]))
+            window = pending[: self.CREATE_BATCH]
+            # Until the window's last topic is up, ask about it alone (a few times in a row at most, in case it
+            # comes up out of order): the broker's Metadata answers for 500 topics were most of the polls' cost.
+            if len(window) > 1 and probes < self.PROBES and not self._have_leaders({window[-1]}):
+                probes += 1
+                ready = {}
+            else:
+                probes = 0
+                ready = self._have_leaders(set(window))
             counts.update(ready)
             now = time.monotonic()
             if ready:
@@ -428,22 +440,27 @@ class KafkaCluster:
                 pause = min(1.0, pause * 1.5)
         return counts
 
-    def _have_leaders(self, names: set[str]) -> dict[str, int]:
-        """Those of ``names`` whose every partition has a leader now, with their partition counts (one metadata
-        request for them alone)."""
+    def _have_leaders(self, names: set[str]) -> dict[str, TopicDescription]:
+        """Those of ``names`` whose every partition has a leader now, as described (one metadata request for
+        them alone)."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
         from confluent_kafka import KafkaException, TopicCollection
 
-        futures = self.admin.describe_topics(TopicCollection(sorted(names)), request_timeout=self.timeout)
+        futures = self.admin.describe_topics(
+            TopicCollection(sorted(names)), include_authorized_operations=True, request_timeout=self.timeout
+        )
         ready = {}
         for name, future in futures.items():
             try:
-                partitions = future.result(timeout=self.timeout + 5).partitions
+                description = future.result(timeout=self.timeout + 5)
             except (KafkaException, FutureTimeout, TimeoutError):
                 continue  # not known to the broker yet, or no answer: still waiting
+            partitions = description.partitions
             if partitions and all(p.leader is not None and p.leader.id >= 0 for p in partitions):
-                ready[name] = len(partitions)
+                ready[name] = TopicDescription(
+                    len(partitions), _topic_id(description), operation_names(description.authorized_operations)
+                )
         return ready
 
     # -- cutover checks ---------------------------------------------------------------------------
@@ -470,3 +487,9 @@ class KafkaCluster:
             for tp, info in answers.items():
                 found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
         return {key: (values[0], values[1]) for key, values in sorted(found.items())}
+
+
+def _topic_id(description: Any) -> str | None:
+    """A described topic's id; None where the broker has none or answers with the null id."""
+    topic_id = str(getattr(description, "topic_id", "") or "")
+    return topic_id if topic_id and topic_id.strip("A=") and topic_id != "0" * 32 else None

@@ -43,6 +43,15 @@ class TopicState:
         }
 
 
+@dataclass(frozen=True)
+class TopicDescription:
+    """One topic as a broker describes it right after creation: what the checks before the copy need."""
+
+    partitions: int
+    topic_id: str | None  # None: the broker gives none (before Kafka 2.8)
+    operations: frozenset[str] | None  # what the principal may do on it (None: not reported, before Kafka 2.3)
+
+
 # Consumer group states in which a group has no members (Kafka's ConsumerGroupState names).
 IDLE_GROUP_STATES = frozenset({"EMPTY", "DEAD"})
 

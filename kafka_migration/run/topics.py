@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_created_topics
@@ -21,7 +22,14 @@ from kafka_migration.run.topic_configs import (
     split_configs,
 )
 
-__all__ = ["EXCLUDED_CONFIGS", "compatibility_problems", "create_target_topics", "plan_topic", "split_configs"]
+__all__ = [
+    "EXCLUDED_CONFIGS",
+    "CreatedTopics",
+    "compatibility_problems",
+    "create_target_topics",
+    "plan_topic",
+    "split_configs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +166,18 @@ def plan_topic(
     return plan, problems
 
 
-def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]:
+@dataclass(frozen=True)
+class CreatedTopics:
+    """What ``create_target_topics`` did: the topics it created (in the run's order), and the ids of the planned
+    target topics (recorded with the checkpoints to recognise a topic recreated later)."""
+
+    names: list[str]
+    topic_ids: dict[str, str]
+
+
+def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> CreatedTopics:
     """Create the target topics the plan marks for creation (batched requests), in the order the run takes
-    them (``MigrationPlan.run_order``). Safe to re-run."""
+    them (``MigrationPlan.run_order``), and check them before anything is written. Safe to re-run."""
     wanted = [t for t in plan.run_order() if t.create]
     if wanted:
         target.find_reader_coordinator()
@@ -176,12 +193,14 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> list[str]
                 plural(len(topic.configs), "config"),
             )
             created.append(topic.target_topic)
-    counts = target.wait_for_topics(
+    described = target.wait_for_topics(
         [t.target_topic for t in wanted] + [t.target_topic for t in plan.topics if not t.create]
     )
-    _check_created(plan.topics, counts)
-    check_created_topics(target, created)  # Write and Read could not be asked about before the topics existed
-    return created
+    _check_created(plan.topics, {name: d.partitions for name, d in described.items()})
+    # Write and Read could not be asked about before the topics existed.
+    check_created_topics(target, created, {name: d.operations for name, d in described.items()})
+    ids = {t.target_topic: described[t.target_topic].topic_id for t in wanted}
+    return CreatedTopics(created, {name: topic_id for name, topic_id in ids.items() if topic_id is not None})
 
 
 def _check_created(topics: Sequence[TopicPlan], counts: Mapping[str, int]) -> None:

@@ -152,8 +152,7 @@ def run_migration(
                 app = _abort(app)
                 _record(ledger, outcome, {})
                 return outcome
-            create_target_topics(plan, target_cluster)
-            target_ids = target_cluster.topic_ids([t.target_topic for t in plan.topics if t.create])
+            target_ids = create_target_topics(plan, target_cluster).topic_ids
             planned = time.time()
             heartbeat.check()
             if app is None:

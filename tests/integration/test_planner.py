@@ -17,7 +17,9 @@ from kafka_migration.exceptions import (
     NoTopicsMatchedError,
     TopicConflictError,
 )
+from kafka_migration.kafka.acls import allows
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
+from kafka_migration.kafka.permissions import cluster_operations
 from kafka_migration.ledger import Ledger, default_ledger_url
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
@@ -85,9 +87,12 @@ def test_selection_internal_topics_rename_and_partition_counts(clusters, unique)
     assert [(p.start, p.end) for p in plan.topic(f"{prefix}.empty").partitions] == [(0, 0), (0, 0)]
     assert all(t.create for t in plan.topics)
 
-    created = create_target_topics(plan, _cluster("target", clusters.target))
+    target = _cluster("target", clusters.target)
+    created = create_target_topics(plan, target)
 
-    assert sorted(created) == sorted(f"src.{n}" for n in wanted)
+    assert sorted(created.names) == sorted(f"src.{n}" for n in wanted)
+    # The ids come from the wait for the leaders, the same as describing the topics now says.
+    assert created.topic_ids == target.topic_ids(created.names) and len(created.topic_ids) == len(wanted)
     on_target = _topics(clusters.target)
     for name, n in wanted.items():
         assert on_target[f"src.{name}"] == n  # same partition count as the source
@@ -95,7 +100,11 @@ def test_selection_internal_topics_rename_and_partition_counts(clusters, unique)
     for name in [excluded, *internal]:
         assert name not in on_target and f"src.{name}" not in on_target
     # Running it again is harmless: the topics exist and are kept.
-    assert create_target_topics(plan, _cluster("target", clusters.target)) == []
+    again = create_target_topics(plan, _cluster("target", clusters.target))
+    assert again.names == [] and again.topic_ids == created.topic_ids
+    # Without an authorizer the cluster reports every operation: Create there spares the validate_only requests.
+    granted = cluster_operations(target)
+    assert granted is not None and allows(granted, "Create")
 
     # An internal topic is selected when the include pattern names it.
     named = _plan(clusters.source, clusters.target, include=f"{prefix}\\.mm2\\.replica", rename="src.{topic}")
@@ -111,8 +120,8 @@ def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None
 
     plan = _plan(clusters.source, clusters.target, include=topic)
     (topic_plan,) = plan.topics
-    # created topics pin CreateTime whatever the source or the target broker's default says
-    assert topic_plan.configs == {**copied, "message.timestamp.type": "CreateTime"}
+    # not the source's LogAppendTime: the target's brokers give a new topic CreateTime, so it is not even set
+    assert topic_plan.configs == copied
     assert set(topic_plan.skipped_configs) == set(excluded)
     assert all(topic_plan.skipped_configs.values())  # each with its reason
 
@@ -123,7 +132,8 @@ def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None
     # Apache Kafka lists every config; the ones set on the target topic are labelled DYNAMIC_TOPIC_CONFIG
     entries = future.result(timeout=15)
     on_target = {name: e.value for name, e in entries.items() if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
-    assert on_target == {**copied, "message.timestamp.type": "CreateTime"}  # min.insync.replicas not set
+    assert on_target == copied  # min.insync.replicas not set
+    assert entries["message.timestamp.type"].value == "CreateTime"
     assert entries["min.insync.replicas"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert _topics(clusters.target)[topic] == 2
 
@@ -141,7 +151,7 @@ def test_existing_compatible_target_topics_are_accepted(clusters, unique) -> Non
     assert {t.source_topic: t.create for t in plan.topics} == {same: False, wider: False}
     assert any("receive nothing" in w for w in plan.topic(wider).warnings)
     assert all(p.target_start == 0 for t in plan.topics for p in t.partitions)
-    assert create_target_topics(plan, _cluster("target", clusters.target)) == []
+    assert create_target_topics(plan, _cluster("target", clusters.target)).names == []
     assert {k: v for k, v in _topics(clusters.target).items() if k in (same, wider)} == {same: 2, wider: 4}
 
 
