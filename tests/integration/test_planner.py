@@ -263,3 +263,30 @@ def test_dry_run_writes_nothing_to_the_target(clusters, unique, tmp_path: Path) 
     assert (outcome.directory / "plan.json").exists()  # the plan is kept locally, for review
     assert outcome.copy == {} and outcome.verify == {}
     assert _topics(clusters.target) == before
+
+
+def test_new_topics_are_served_once_the_wait_for_them_returns(clusters, unique) -> None:  # type: ignore[no-untyped-def]
+    """Apache Kafka publishes a new topic's leader before it has created the partition's log, and answers
+    NOT_LEADER meanwhile: the wait returns only once every partition answers (else the copy's first
+    requests fail, and are retried one partition at a time with new clients)."""
+    names = [f"served{unique}.{i:03d}" for i in range(300)]
+    target = _cluster("target", clusters.target)
+    assert all(target.create_topics((name, 2, 1, {}) for name in names).values())
+    found = target.wait_for_topics(names)
+    assert set(found) == set(names) and all(d.partitions == 2 and d.topic_id for d in found.values())
+    from confluent_kafka import IsolationLevel, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    admin = _admin(clusters.target)  # held: its futures resolve only while it lives
+    futures = admin.list_offsets(
+        {TopicPartition(n, p): OffsetSpec.latest() for n in names for p in range(2)},
+        isolation_level=IsolationLevel.READ_UNCOMMITTED,
+        request_timeout=30,
+    )
+    refused = []
+    for tp, future in futures.items():
+        try:
+            assert future.result(30).offset == 0
+        except Exception as exc:  # collected: the assertion names them all
+            refused.append(f"{tp.topic}[{tp.partition}]: {exc}")
+    assert refused == [], f"{len(refused)} partitions not served yet, e.g. {refused[:3]}"
