@@ -13,7 +13,7 @@ from typing import Any
 
 from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refusal
-from kafka_migration.kafka.creation import TopicCreation, _topic_id
+from kafka_migration.kafka.creation import TopicCreation, described_topic_id
 from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
     DEFAULT_MESSAGE_TIMEOUT_MS,
     DEFAULT_SOCKET_TIMEOUT_MS,
@@ -271,7 +271,7 @@ class KafkaCluster(TopicCreation):
                 description = future.result(timeout=self.timeout + 5)
             except (KafkaException, TimeoutError):
                 continue  # deleted meanwhile, or describe_topics not supported: no id
-            topic_id = _topic_id(description)
+            topic_id = described_topic_id(description)
             if topic_id is not None:
                 ids[name] = topic_id
         return ids

@@ -16,7 +16,7 @@ from kafka_migration.kafka.settings import READER_GROUP
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.state import TopicDescription
 
-log = logging.getLogger("kafka_migration.kafka.clients")
+log = logging.getLogger(__name__)
 
 
 class TopicCreation:
@@ -154,7 +154,7 @@ class TopicCreation:
             partitions = description.partitions
             if partitions and all(p.leader is not None and p.leader.id >= 0 for p in partitions):
                 ready[name] = TopicDescription(
-                    len(partitions), _topic_id(description), operation_names(description.authorized_operations)
+                    len(partitions), described_topic_id(description), operation_names(description.authorized_operations)
                 )
         return self._served(ready)
 
@@ -197,7 +197,7 @@ class TopicCreation:
         return {n: d for n, d in described.items() if n not in unserved}
 
 
-def _topic_id(description: Any) -> str | None:
+def described_topic_id(description: Any) -> str | None:
     """A described topic's id; None where the broker has none or answers with the null id."""
     topic_id = str(getattr(description, "topic_id", "") or "")
     return topic_id if topic_id and topic_id.strip("A=") and topic_id != "0" * 32 else None

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, ResourceType
+from confluent_kafka import IsolationLevel, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec, ResourceType
 
 from harness.seed import create_topic, producer, send
 from kafka_migration.exceptions import (
@@ -274,9 +275,6 @@ def test_new_topics_are_served_once_the_wait_for_them_returns(clusters, unique) 
     assert all(target.create_topics((name, 2, 1, {}) for name in names).values())
     found = target.wait_for_topics(names)
     assert set(found) == set(names) and all(d.partitions == 2 and d.topic_id for d in found.values())
-    from confluent_kafka import IsolationLevel, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
     admin = _admin(clusters.target)  # held: its futures resolve only while it lives
     futures = admin.list_offsets(
         {TopicPartition(n, p): OffsetSpec.latest() for n in names for p in range(2)},
