@@ -410,7 +410,9 @@ def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: d
     shot(page, "console-runs-filtered.png")
     page.get_by_label("DAG", exact=True).select_option("")
     page.get_by_label("Verdict").select_option("verified")
+    page.wait_for_url(lambda url: "status=verified" in url and "dag_id" not in url)
     page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
+    assert page.get_by_label("DAG", exact=True).input_value() == ""
     page.get_by_label("Topic").fill("no-such-topic")
     page.get_by_role("button", name="Filter", exact=True).click()
     page.get_by_text("No run matches these filters").wait_for()
@@ -423,6 +425,18 @@ def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: d
     page.get_by_role("button", name="Clear filters").click()
     page.get_by_label("Clusters").select_option(index=1)
     page.get_by_test_id("runs-summary").filter(has_text="2 runs match").wait_for()
+    # Two filters changed faster than the page renders (both change events in one task): both hold.
+    page.evaluate(
+        """() => {
+            for (const [label, value] of [["DAG", "kafka_nightly_sync"], ["Verdict", "verified"]]) {
+                const select = document.querySelector(`select[aria-label="${label}"]`);
+                select.value = value;
+                select.dispatchEvent(new Event("change", { bubbles: true }));
+            }
+        }"""
+    )
+    page.wait_for_url(lambda url: "dag_id=kafka_nightly_sync" in url and "status=verified" in url)
+    page.get_by_test_id("runs-summary").filter(has_text="1 run matches").wait_for()
 
     console(page, airflow, "/runs?limit=1")
     page.get_by_test_id("pager").filter(has_text="1–1 of 2").wait_for()
@@ -500,6 +514,15 @@ def test_failback_through_the_console_link_with_the_cutover_id_filled_in(
     mounted(page)
     card = page.locator("section").filter(has_text=f"Cutover {cutover['cutover_id']}")
     card.get_by_text("failback completed").first.wait_for()
+
+    total = api.get_json("/kafka-migrations/api/group-syncs")["total"]
+    assert total >= 2  # the cutover's sync and the failback's
+    console(page, airflow, "/groups?limit=1")
+    page.get_by_test_id("pager").filter(has_text=f"1–1 of {total}").wait_for()
+    first = page.locator("table").first.get_attribute("aria-label")
+    page.get_by_role("button", name="Next").click()
+    page.get_by_test_id("pager").filter(has_text=f"2–2 of {total}").wait_for()
+    assert page.locator("table").first.get_attribute("aria-label") not in (first, None)
 
 
 @pytest.mark.parametrize(

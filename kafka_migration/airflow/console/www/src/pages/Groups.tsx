@@ -1,32 +1,26 @@
 import { Box, HStack, Input, Button, Table, Text } from "@chakra-ui/react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { useSearchParams } from "react-router-dom";
 
 import { get, type GroupSyncsPage } from "../api";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
+import { useUrlFilters } from "../filters";
 import { count, plural, time } from "../format";
 
 const LIMIT = 5;
 
 export const GroupsPage = () => {
-  const [params, setParams] = useSearchParams();
+  const [params, apply] = useUrlFilters();
   const offset = Number(params.get("offset") ?? 0);
+  const limit = Math.min(50, Math.max(1, Number(params.get("limit") ?? LIMIT) || LIMIT));
   const [group, setGroup] = useState(params.get("group_id") ?? "");
   const filters = { group_id: params.get("group_id"), run_id: params.get("run_id") };
   const { data, error, isLoading } = useQuery({
     placeholderData: keepPreviousData,
-    queryFn: () => get<GroupSyncsPage>("/group-syncs", { ...filters, limit: LIMIT, offset }),
-    queryKey: ["group-syncs", filters, offset],
+    queryFn: () => get<GroupSyncsPage>("/group-syncs", { ...filters, limit, offset }),
+    queryKey: ["group-syncs", filters, limit, offset],
     refetchInterval: 15_000,
   });
-  const apply = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value);
-    else next.delete(key);
-    next.delete("offset");
-    setParams(next);
-  };
 
   return (
     <Box>
@@ -71,7 +65,7 @@ export const GroupsPage = () => {
           </SimpleTable>
         </Section>
       ))}
-      {data ? <Pager limit={LIMIT} offset={offset} onChange={(next) => apply("offset", next ? String(next) : "")} total={data.total} /> : undefined}
+      {data ? <Pager limit={limit} offset={offset} onChange={(next) => apply("offset", next ? String(next) : "")} total={data.total} /> : undefined}
     </Box>
   );
 };

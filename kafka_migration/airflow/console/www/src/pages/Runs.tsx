@@ -1,11 +1,12 @@
 import { Box, Button, HStack, Input, Link as ChakraLink, NativeSelect, Stack, Table, Text } from "@chakra-ui/react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Link, useSearchParams } from "react-router-dom";
+import { Link } from "react-router-dom";
 
 import { get, reportUrl, type Facets, type Run, type RunsPage as Page } from "../api";
 import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
 import { count, plural, rate, seconds, time } from "../format";
+import { useUrlFilters } from "../filters";
 import { consoleRun, dagRun, taskLogs } from "../links";
 
 const LIMIT = 20;
@@ -56,7 +57,7 @@ export const RunState = ({ run }: { readonly run: Run }) => {
 };
 
 export const RunsPage = () => {
-  const [params, setParams] = useSearchParams();
+  const [params, set, clear] = useUrlFilters();
   const offset = Number(params.get("offset") ?? 0);
   const limit = Math.min(200, Math.max(1, Number(params.get("limit") ?? LIMIT) || LIMIT));
   const [topic, setTopic] = useState(params.get("topic") ?? "");
@@ -78,13 +79,6 @@ export const RunsPage = () => {
     refetchInterval: (query) => ((query.state.data?.running ?? 0) > 0 ? 2000 : 15_000),
   });
 
-  const set = (key: string, value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set(key, value);
-    else next.delete(key);
-    if (key !== "offset") next.delete("offset");
-    setParams(next);
-  };
 
   const select = (key: string, label: string, options: Array<[string, string]>) => (
     <NativeSelect.Root size="sm" width="auto">
@@ -111,7 +105,7 @@ export const RunsPage = () => {
         <Input aria-label="Started until" onChange={(e) => set("until", e.currentTarget.value)} size="sm" type="date" value={params.get("until") ?? ""} width="150px" />
         <Button size="sm" type="submit">Filter</Button>
         {FILTERS.some((f) => params.get(f)) ? (
-          <Button onClick={() => { setTopic(""); setParams(new URLSearchParams()); }} size="sm" variant="ghost">
+          <Button onClick={() => { setTopic(""); clear(); }} size="sm" variant="ghost">
             Clear filters
           </Button>
         ) : undefined}
