@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,8 @@ from kafka_migration.spark.startup import (
     spark_log_level,
     worker_daemon_conf,
 )
+
+log = logging.getLogger(__name__)
 
 ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
 
@@ -192,6 +195,23 @@ def can_wait(settings: SparkSettings) -> bool:
     return settings.conf.get("spark.submit.deployMode", "client") != "cluster" and hasattr(os, "mkfifo")
 
 
+def drain(lines: Iterable[str], keep: Callable[[str], None], on_line: Callable[[str], None] | None) -> None:
+    """Read a child's output to its end, whatever ``on_line`` does: a child whose pipe fills up blocks.
+
+    ``on_line`` that raises (the caller's own output is gone: a closed pipe or terminal) is not called
+    again; the lines still reach ``keep``, which holds the tail that errors quote.
+    """
+    for line in lines:
+        line = line.rstrip("\n")
+        keep(line)
+        if on_line is not None:
+            try:
+                on_line(line)
+            except Exception as error:  # any failure of the caller's printing, reported once
+                log.warning("No longer passing Spark's output on (%s); still reading it to its end.", error)
+                on_line = None
+
+
 class SparkApplication:
     """One spark-submit of a step; with ``wait=True`` started ahead of its plan and told ``go()`` or ``abort()``.
 
@@ -266,13 +286,12 @@ class SparkApplication:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            line = line.rstrip("\n")
-            self.tail.append(line)
-            if results_written(line):
-                self._written.set()
-            if self._on_line is not None:
-                self._on_line(line)
+        drain(self.process.stdout, self._keep, self._on_line)
+
+    def _keep(self, line: str) -> None:
+        self.tail.append(line)
+        if results_written(line):
+            self._written.set()
 
     def _tell(self, word: str) -> None:
         """Write the one line; the FIFO stays open (its buffer with it) until the application has ended."""
