@@ -23,7 +23,7 @@ class Session:
         self.runs = 0
 
     def close(self) -> None:
-        self.target.stop()
+        self.target.close()
         self.source_cluster.stop()
 
     def run_dir(self) -> Path:
