@@ -32,3 +32,7 @@ export const useUrlFilters = (): [URLSearchParams, (key: string, value: string) 
   };
   return [params, set, () => go(new URLSearchParams())];
 };
+
+/** The page size a list asks for: ``?limit=`` within 1..``max``, else ``fallback``. */
+export const pageLimit = (params: URLSearchParams, fallback: number, max: number): number =>
+  Math.min(max, Math.max(1, Number(params.get("limit") ?? fallback) || fallback));

@@ -4,7 +4,7 @@ import { useState } from "react";
 
 import { get, type GroupSyncsPage } from "../api";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
-import { useUrlFilters } from "../filters";
+import { pageLimit, useUrlFilters } from "../filters";
 import { count, plural, time } from "../format";
 
 const LIMIT = 5;
@@ -12,7 +12,7 @@ const LIMIT = 5;
 export const GroupsPage = () => {
   const [params, apply] = useUrlFilters();
   const offset = Number(params.get("offset") ?? 0);
-  const limit = Math.min(50, Math.max(1, Number(params.get("limit") ?? LIMIT) || LIMIT));
+  const limit = pageLimit(params, LIMIT, 50);
   const [group, setGroup] = useState(params.get("group_id") ?? "");
   const filters = { group_id: params.get("group_id"), run_id: params.get("run_id") };
   const { data, error, isLoading } = useQuery({

@@ -5,8 +5,8 @@ import { Link } from "react-router-dom";
 
 import { get, reportUrl, type Facets, type Run, type RunsPage as Page } from "../api";
 import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
+import { pageLimit, useUrlFilters } from "../filters";
 import { count, plural, rate, seconds, time } from "../format";
-import { useUrlFilters } from "../filters";
 import { consoleRun, dagRun, taskLogs } from "../links";
 
 const LIMIT = 20;
@@ -59,7 +59,7 @@ export const RunState = ({ run }: { readonly run: Run }) => {
 export const RunsPage = () => {
   const [params, set, clear] = useUrlFilters();
   const offset = Number(params.get("offset") ?? 0);
-  const limit = Math.min(200, Math.max(1, Number(params.get("limit") ?? LIMIT) || LIMIT));
+  const limit = pageLimit(params, LIMIT, 200);
   const [topic, setTopic] = useState(params.get("topic") ?? "");
   const [source, target] = (params.get("pair") ?? "").split(">");
   const filters = {
@@ -78,7 +78,6 @@ export const RunsPage = () => {
     queryKey: ["runs", filters, limit, offset],
     refetchInterval: (query) => ((query.state.data?.running ?? 0) > 0 ? 2000 : 15_000),
   });
-
 
   const select = (key: string, label: string, options: Array<[string, string]>) => (
     <NativeSelect.Root size="sm" width="auto">
