@@ -30,6 +30,7 @@ from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live th
     stall_timeout,
 )
 from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
+from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.config import ClusterConfig, scrub
 from kafka_migration.model.plan import ClusterInfo
 from kafka_migration.model.state import ConfigValue, TopicState
@@ -173,6 +174,7 @@ class KafkaCluster(TopicCreation):
             raise self._unreachable(exc.args[0] if exc.args else exc) from None
         return sorted(metadata.topics)
 
+    @collector_paused()
     def topic_states(self, names: Iterable[str]) -> dict[str, TopicState]:
         """Partitions, replication factor, configs and offsets of the topics that exist."""
         from confluent_kafka import IsolationLevel, KafkaException, TopicPartition

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.model.bulk import collector_paused
+
 OK = "ok"
 FAILED = "failed"
 MISMATCH = "mismatch"
@@ -67,6 +69,7 @@ class StepResults:
         tmp.replace(path)
 
     @classmethod
+    @collector_paused()
     def read(cls, path: Path) -> StepResults:
         data = json.loads(Path(path).read_text())
         data["topics"] = {k: TopicOutcome(**v) for k, v in data["topics"].items()}

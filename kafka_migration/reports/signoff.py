@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.text import plural
 from kafka_migration.model.timings import RunTimings
@@ -296,6 +297,7 @@ def verify_report(path: Path, recorded: str | None) -> tuple[bool, str]:
     return True, f"{path} is the report the ledger recorded ({digest})"
 
 
+@collector_paused()
 def generate_report(ledger: Any, run_id: str, reports_dir: Path) -> ReportFiles:
     """Build the report of ``run_id`` from the ledger, write it, and record its digest there."""
     from kafka_migration.exceptions import ConfigurationError

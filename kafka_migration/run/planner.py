@@ -23,6 +23,7 @@ from kafka_migration.kafka.acls import unlisted_topics_hint
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_run_permissions
 from kafka_migration.ledger import Ledger
+from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
@@ -74,6 +75,7 @@ def _refuse_name_clashes(
 Claim = Callable[[str, str, Sequence[tuple[str, str]]], list[str]]
 
 
+@collector_paused()
 def build_plan(
     source: KafkaCluster,
     target: KafkaCluster,

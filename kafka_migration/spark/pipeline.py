@@ -21,6 +21,7 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, lease_ttl_from_env
 from kafka_migration.ledger.urls import redact_url
+from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome
@@ -57,6 +58,7 @@ class RunOutcome:
         return self.nothing_new or all_verified(self.rows)
 
 
+@collector_paused()
 def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[str, str] | None = None) -> str:
     """Store every topic's evidence, advance checkpoints, close the run; returns the run status."""
     plan = outcome.plan
