@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 
@@ -121,19 +122,23 @@ def build_plan(
     names = target_names(options.rename, selection.selected, options.topic_map)
     existing_targets = set(target.topic_names())
     _refuse_name_clashes(names, set(selection.selected), existing_targets, same_cluster, options.rename)
-    check_run_permissions(source, target, names, existing_targets)
     problems: list[str] = []
-    if source_info.cluster_id == target_info.cluster_id:
-        for topic, name in names.items():
-            if topic == name:
-                problems.append(
-                    f"source and target are the same cluster ({source_info.cluster_id}) and topic {topic!r} "
-                    "would be copied onto itself; use --rename, e.g. 'copy.{topic}'."
-                )
     warnings: list[str] = []
-    if claim is not None and not problems:
-        warnings.extend(claim(source_info.cluster_id, target_info.cluster_id, sorted(names.items())))
-    source_states = source.topic_states(selection.selected)
+    # The source topics are read on a second thread while the ACLs are checked and the leases taken: only the
+    # target's topics must be read under the leases. A refusal of the check wins over the read's own error.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="source-states") as pool:
+        source_read = pool.submit(source.topic_states, selection.selected)
+        check_run_permissions(source, target, names, existing_targets)
+        if source_info.cluster_id == target_info.cluster_id:
+            for topic, name in names.items():
+                if topic == name:
+                    problems.append(
+                        f"source and target are the same cluster ({source_info.cluster_id}) and topic {topic!r} "
+                        "would be copied onto itself; use --rename, e.g. 'copy.{topic}'."
+                    )
+        if claim is not None and not problems:
+            warnings.extend(claim(source_info.cluster_id, target_info.cluster_id, sorted(names.items())))
+        source_states = source_read.result()
     target_states = target.topic_states(names.values())
     # What a new target topic gets anyway is not set on the topics this run creates (None: not readable, so set).
     creates = any(names[topic] not in target_states for topic in selection.selected)
