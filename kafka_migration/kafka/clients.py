@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
@@ -106,8 +106,6 @@ class KafkaCluster(TopicCreation):
 
     def _connected(self, future: Any) -> Any:
         """Wait for the first admin call, failing fast on TLS and authentication errors."""
-        from concurrent.futures import wait
-
         deadline = time.monotonic() + self.timeout + 5
         while not wait([future], timeout=0.1).done:
             self.admin.poll(0)  # serves the error callback and the log
@@ -230,9 +228,8 @@ class KafkaCluster(TopicCreation):
             return self.admin.describe_configs(resources, request_timeout=self.timeout)
 
         configs: dict[str, dict[str, ConfigValue]] = {}
-        ahead = send(batches[0])
-        for following in [*batches[1:], None]:
-            answered, ahead = ahead, (send(following) if following is not None else {})
+
+        def read(answered: dict[Any, Any]) -> None:
             for resource, future in self._settled(answered).items():
                 entries = self._result(
                     future,
@@ -248,6 +245,12 @@ class KafkaCluster(TopicCreation):
                     )
                     for name, entry in entries.items()
                 }
+
+        pending = send(batches[0])
+        for batch in batches[1:]:
+            answered, pending = pending, send(batch)
+            read(answered)
+        read(pending)
         return configs
 
     def _offsets_and_ids(
@@ -272,8 +275,6 @@ class KafkaCluster(TopicCreation):
 
     def _settled(self, futures: dict[Any, Any]) -> dict[Any, Any]:
         """``futures`` once all are done (or the client's timeout passed); their errors are read later."""
-        from concurrent.futures import wait
-
         wait(list(futures.values()), timeout=self.timeout + 5)
         return futures
 

@@ -139,6 +139,24 @@ def test_topic_configs_are_copied_except_excluded_ones(clusters, unique) -> None
     assert _topics(clusters.target)[topic] == 2
 
 
+def test_topic_states_read_every_batch_of_configs(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Configs are read DESCRIBE_BATCH topics a request, one request ahead of the answers being read: with
+    # batches of 2, five topics take three requests, and every topic gets its own configs and offsets.
+    monkeypatch.setattr(KafkaCluster, "DESCRIBE_BATCH", 2)
+    names = [f"batch{unique}.{i}" for i in range(5)]
+    for i, name in enumerate(names):
+        create_topic(clusters.source, name, 1, {"retention.ms": str(3_600_000 * (i + 1))})
+    _fill(clusters.source, names[-1], 1, 3)
+
+    states = _cluster("source", clusters.source).topic_states([*names, f"absent{unique}"])
+
+    assert sorted(states) == names
+    for i, name in enumerate(names):
+        assert states[name].topic_settings() == {"retention.ms": str(3_600_000 * (i + 1))}
+        assert states[name].topic_id
+    assert states[names[-1]].latest == {0: 3} and states[names[0]].latest == {0: 0}
+
+
 def test_existing_compatible_target_topics_are_accepted(clusters, unique) -> None:  # type: ignore[no-untyped-def]
     same, wider = f"same{unique}", f"wider{unique}"
     for name in (same, wider):
