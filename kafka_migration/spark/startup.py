@@ -12,9 +12,11 @@ standard HotSpot features cut it by about 3.5 s of the ~9 s a submit takes on a
   per machine and mapped at every later start. The first submit without an archive
   writes one at exit (``-XX:ArchiveClassesAtExit``) under a temporary name, renamed
   into place only after the application ended well; later submits map it
-  (``-XX:SharedArchiveFile``). The archive is named after the Spark version and the
-  JDK, and the JVM itself ignores an archive that does not match its build or class
-  path, so the worst case is the ordinary start-up.
+  (``-XX:SharedArchiveFile``). The archive is named after the Spark installation (its
+  version and its directory, whose jars are the driver's class path) and the JDK: the
+  JVM maps an archive only with the build and class path it was written with, and
+  ignores it otherwise, so two virtualenvs on one machine (Airflow's and the CLI's)
+  each need their own. The worst case is the ordinary start-up.
 
 The same options carry the driver's log4j2 configuration (``log4j2-driver.properties``): Spark's
 loggers at WARN by default, so that a task log or ``kafka-migrate -v`` starts with the pipeline's
@@ -128,6 +130,15 @@ def pyspark_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def spark_home() -> Path:
+    """The Spark installation spark-submit runs from: $SPARK_HOME when it has ``bin/spark-submit``, else the
+    installed pyspark package (its ``bin/`` and ``jars/``)."""
+    configured = os.environ.get("SPARK_HOME")
+    if configured and (Path(configured) / "bin" / "spark-submit").exists():
+        return Path(configured)
+    return pyspark_dir()
+
+
 def pyspark_version() -> str:
     """The installed pyspark's version, read from its metadata (no import, as ``pyspark_dir``)."""
     from importlib.metadata import version
@@ -136,13 +147,13 @@ def pyspark_version() -> str:
 
 
 def archive_path(directory: Path) -> Path | None:
-    """Where this machine's archive for this Spark version and JDK lives; None without a JDK."""
+    """Where this machine's archive for this Spark installation and JDK lives; None without a JDK."""
     java = java_binary()
     if java is None:
         return None
     spark = pyspark_version()
     modules = java.parent.parent / "lib" / "modules"  # changes with every JDK build
-    stamp = f"{spark}|{java}|{modules.stat().st_mtime_ns if modules.exists() else ''}"
+    stamp = f"{spark}|{spark_home().resolve()}|{java}|{modules.stat().st_mtime_ns if modules.exists() else ''}"
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:12]
     return directory / f"spark-{spark}-{digest}.jsa"
 

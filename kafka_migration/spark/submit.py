@@ -36,7 +36,7 @@ from kafka_migration.spark.startup import (
     DriverStartup,
     default_archive_dir,
     driver_startup,
-    pyspark_dir,
+    spark_home,
     spark_log_level,
     worker_daemon_conf,
 )
@@ -58,11 +58,7 @@ def entry_point(step: str) -> Path:
 
 def spark_submit_binary() -> str:
     """spark-submit from SPARK_HOME, else the one shipped with the pyspark package."""
-    if os.environ.get("SPARK_HOME"):
-        candidate = Path(os.environ["SPARK_HOME"]) / "bin" / "spark-submit"
-        if candidate.exists():
-            return str(candidate)
-    bundled = pyspark_dir() / "bin" / "spark-submit"
+    bundled = spark_home() / "bin" / "spark-submit"
     if bundled.exists():
         return str(bundled)
     found = shutil.which("spark-submit")

@@ -392,3 +392,18 @@ def test_the_log_configuration_reads_its_level_from_the_java_options() -> None:
     text = LOG_CONFIG.read_text()
     assert "rootLogger.level = ${sys:kafka_migration.spark.log.level:-WARN}" in text
     assert "appender.console.target = SYSTEM_ERR" in text  # where Spark's own configuration writes
+
+
+def test_each_spark_installation_gets_its_own_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JVM maps an archive only with the class path it was written with: two virtualenvs (two sets of
+    Spark jars) on one machine sharing one archive name would leave all but the first without one."""
+    archives = []
+    for name in ("airflow-venv", "cli-venv"):
+        home = tmp_path / name / "pyspark"
+        (home / "bin").mkdir(parents=True)
+        (home / "bin" / "spark-submit").write_text("")
+        monkeypatch.setenv("SPARK_HOME", str(home))
+        archives.append(driver_startup(tmp_path / "jvm").archive)
+    assert archives[0] is not None and archives[1] is not None
+    assert archives[0] != archives[1] and archives[0].parent == archives[1].parent
+    assert driver_startup(tmp_path / "jvm").archive == archives[1]  # and the same installation keeps its own
