@@ -13,10 +13,10 @@ standard HotSpot features cut it by about 3.5 s of the ~9 s a submit takes on a
   writes one at exit (``-XX:ArchiveClassesAtExit``) under a temporary name, renamed
   into place only after the application ended well; later submits map it
   (``-XX:SharedArchiveFile``). The archive is named after the Spark installation (its
-  version and its directory, whose jars are the driver's class path) and the JDK: the
-  JVM maps an archive only with the build and class path it was written with, and
-  ignores it otherwise, so two virtualenvs on one machine (Airflow's and the CLI's)
-  each need their own. The worst case is the ordinary start-up.
+  version, and its jars: the driver's class path, where they are and when they last
+  changed) and the JDK: the JVM maps an archive only with the build and class path it
+  was written with, and ignores it otherwise, so two virtualenvs on one machine
+  (Airflow's and the CLI's) each need their own. The worst case is the ordinary start-up.
 
 The same options carry the driver's log4j2 configuration (``log4j2-driver.properties``): Spark's
 loggers at WARN by default, so that a task log or ``kafka-migrate -v`` starts with the pipeline's
@@ -153,9 +153,14 @@ def archive_path(directory: Path) -> Path | None:
         return None
     spark = pyspark_version()
     modules = java.parent.parent / "lib" / "modules"  # changes with every JDK build
-    stamp = f"{spark}|{spark_home().resolve()}|{java}|{modules.stat().st_mtime_ns if modules.exists() else ''}"
+    jars = spark_home().resolve() / "jars"  # the class path; a reinstall in place rewrites the directory
+    stamp = f"{spark}|{jars}|{_mtime(jars)}|{java}|{_mtime(modules)}"
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:12]
     return directory / f"spark-{spark}-{digest}.jsa"
+
+
+def _mtime(path: Path) -> int | str:
+    return path.stat().st_mtime_ns if path.exists() else ""
 
 
 def _path_option(name: str, path: Path) -> str:

@@ -407,3 +407,6 @@ def test_each_spark_installation_gets_its_own_archive(tmp_path: Path, monkeypatc
     assert archives[0] is not None and archives[1] is not None
     assert archives[0] != archives[1] and archives[0].parent == archives[1].parent
     assert driver_startup(tmp_path / "jvm").archive == archives[1]  # and the same installation keeps its own
+    jars = tmp_path / "cli-venv" / "pyspark" / "jars"
+    jars.mkdir()  # reinstalled in place: other jar files, a class path the old archive does not match
+    assert driver_startup(tmp_path / "jvm").archive != archives[1]
