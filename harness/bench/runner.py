@@ -32,8 +32,11 @@ WARMUP_TOPIC = "bench.warmup"
 def warm_up(session: Session) -> None:
     """One small project copy, not measured: Spark's jars in the page cache and the driver's class
     archive written (kafka_migration/spark/startup.py), as after a user's first run."""
-    archive = SPARK.settings.archive_dir
-    had_archive = archive is not None and any(archive.glob("*.jsa"))
+    from kafka_migration.spark.startup import archive_path
+
+    directory = SPARK.settings.archive_dir
+    archive = archive_path(directory) if directory is not None else None
+    had_archive = archive is not None and archive.is_file()  # this installation's: another's is of no use
     say(f"warm-up: one small Spark copy, not measured (class archive {'present' if had_archive else 'created'})")
     seed_topics(session.source, {WARMUP_TOPIC: 1}, 100, rng_seed=14)
     copy_verify.project_copy(session.source, session.target.fresh(), WARMUP_TOPIC, session.run_dir(), session.verbose)
