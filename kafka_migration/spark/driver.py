@@ -176,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stdout)
     args = _parse(sys.argv[1:] if argv is None else argv)
     # Waiting for the launcher: the plan is not written yet (run files live in runs/<run id>/).
-    run_id = args.plan.parent.name if args.wait_for else MigrationPlan.read(args.plan).run_id
+    plan = None if args.wait_for else MigrationPlan.read(args.plan)
+    run_id = args.plan.parent.name if plan is None else plan.run_id
     # Settings file and secret settings (YARN, Kubernetes) are merged here, on the driver; executors
     # get the merged settings with their tasks.
     source = ClusterConfig.from_environment("source", os.environ).settings
@@ -204,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.info("%s: told not to run; stopping without writing anything", args.step)
             logging.shutdown()
             os._exit(ABORTED)
-        plan = MigrationPlan.read(args.plan)
+        if plan is None:
+            plan = MigrationPlan.read(args.plan)
         jobs = select_jobs(plan, args.job)
         topics = [t for j in jobs for t in plan.job_topics(j)]
         ready = time.time()
