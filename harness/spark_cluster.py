@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.ports import free_port
+from kafka_migration.spark.startup import pyspark_dir
 
 # Variables that would let an executor find the driver's Python or packages.
 _DRIVER_ONLY = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR")
 
 
 def spark_home() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent
+    """The installed pyspark package, the Spark distribution the harness's master and workers run."""
+    return pyspark_dir()
 
 
 def node_environment(log_dir: Path) -> dict[str, str]:

@@ -21,6 +21,7 @@ from harness.bench import cluster, copy_verify, large, many, mirrormaker, scale,
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.session import Session
 from harness.bench_kafka import KEY_BYTES, seed_topics
+from kafka_migration.spark.startup import archive_path
 
 SCENARIOS: dict[str, ModuleType] = {
     module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large)
@@ -32,8 +33,6 @@ WARMUP_TOPIC = "bench.warmup"
 def warm_up(session: Session) -> None:
     """One small project copy, not measured: Spark's jars in the page cache and the driver's class
     archive written (kafka_migration/spark/startup.py), as after a user's first run."""
-    from kafka_migration.spark.startup import archive_path
-
     directory = SPARK.settings.archive_dir
     archive = archive_path(directory) if directory is not None else None
     had_archive = archive is not None and archive.is_file()  # this installation's: another's is of no use
