@@ -53,33 +53,44 @@ TARGETS = {
 # --- one run of each kind -----------------------------------------------------------------------
 
 
-def project_copy(
-    source: str, target: str, topic: str, run_dir: Path, verbose: bool, settings: SparkSettings | None = None
-) -> dict[str, Any]:
-    """build_plan + create_target_topics + spark-submit of the copy step, with the worker RSS sampled."""
+def plan_and_create(source: Any, target: Any, topic: str, run_dir: Path) -> Path:
+    """The run's plan of ``topic`` (build_plan with a ledger, as the CLI makes it), written to run_dir/plan.json,
+    and its target topic created: the part of a run before its Spark application copies."""
     from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.model.config import MigrationOptions
     from kafka_migration.run.planner import build_plan
     from kafka_migration.run.topics import create_target_topics
+
+    ledger = Ledger.open(f"sqlite:///{run_dir / 'ledger.db'}")
+    try:
+        tgt_cluster = KafkaCluster(target)
+        options = MigrationOptions(include=re.escape(topic))
+        plan = build_plan(KafkaCluster(source), tgt_cluster, options, ledger=ledger)
+        plan_path = run_dir / "plan.json"
+        plan.write(plan_path)
+        create_target_topics(plan, tgt_cluster)
+    finally:
+        ledger.engine.dispose()
+    return plan_path
+
+
+def project_copy(
+    source: str, target: str, topic: str, run_dir: Path, verbose: bool, settings: SparkSettings | None = None
+) -> dict[str, Any]:
+    """build_plan + create_target_topics + spark-submit of the copy step, with the worker RSS sampled."""
     from kafka_migration.spark.submit import run_step
 
     settings = settings or SPARK.settings
     src_cfg, tgt_cfg = cluster_configs(source, target)
-    ledger = Ledger.open(f"sqlite:///{run_dir / 'ledger.db'}")
     output = SparkOutput(verbose)
     load = load1()
     started = time.monotonic()
-    tgt_cluster = KafkaCluster(tgt_cfg)
-    plan = build_plan(KafkaCluster(src_cfg), tgt_cluster, MigrationOptions(include=re.escape(topic)), ledger=ledger)
-    plan_path = run_dir / "plan.json"
-    plan.write(plan_path)
-    create_target_topics(plan, tgt_cluster)
+    plan_path = plan_and_create(src_cfg, tgt_cfg, topic, run_dir)
     planned = time.monotonic()
     with WorkerRssSampler() as rss:
         results = run_step("copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, settings, on_line=output)
     done = time.monotonic()
-    ledger.engine.dispose()
     outcome = results.topics[topic]
     if not results.ok:
         raise RuntimeError(f"project copy failed: {outcome.error}\n" + "\n".join(output.tail))
