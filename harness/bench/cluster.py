@@ -55,7 +55,7 @@ CORES_PER_WORKER = 2
 TARGETS: dict[str, Any] = {}
 MODES = ("local", "standalone")
 STEPS = ("copy", "verify", "migrate")
-STEP_NAMES = {"copy": "copy", "verify": "verify", "migrate": "run"}  # run: copy + verify in one application
+LABELS = {"migrate": "run"}  # the table's name of a step where it is not the step's own: copy + verify in one app
 
 
 def seed(session: Session) -> None:
@@ -131,7 +131,8 @@ def project_migrate(source: str, target: str, run_dir: Path, verbose: bool, sett
     except BaseException:
         app.abort()
         raise
-    app.wait()  # Spark's stop, untimed: the CLI does not wait for it, and it must not overlap the next run
+    app.detach()  # as the CLI does after its results (without reading them again, as wait() would)
+    app.process.wait()  # Spark's stop, untimed, so that it does not overlap the next run
     copy, verify = results["copy"], results["verify"]
     if not (copy.ok and verify.ok):
         errors = [t.error for r in (copy, verify) for t in r.topics.values() if t.error]
@@ -201,7 +202,7 @@ def table(summary: dict[str, Any]) -> list[str]:
     lines = []
     cluster_run = f"standalone {c['workers']}x{c['cores_per_worker']}"
     for step in (s for s in STEPS if s in c["local"]):
-        name = f"4 cluster {STEP_NAMES[step]} {c['records']:,}"
+        name = f"4 cluster {LABELS.get(step, step)} {c['records']:,}"
         local, standalone = c["local"][step], c["standalone"][step]
         lines.append(
             table_row(
@@ -222,14 +223,15 @@ def table(summary: dict[str, Any]) -> list[str]:
             )
         )
         stops = (local["median_spark_stop_seconds"], standalone["median_spark_stop_seconds"])
+        waited = None not in stops
         stop = (
             f", of which stop {stops[0]:.1f} s and {stops[1]:.1f} s"
-            if None not in stops
+            if waited
             else "; copy and verification in one application, Spark's stop not waited for, as in a run"
         )
         lines.append(
             f"{'':<28} standalone/local: steady {c[f'ratio_{step}_steady']:.2f}x, with start-up "
-            f"{c[f'ratio_{step}_with_startup']:.2f}x; Spark start-up{'+stop' if None not in stops else ''} median "
+            f"{c[f'ratio_{step}_with_startup']:.2f}x; Spark start-up{'+stop' if waited else ''} median "
             f"{local['median_spark_startup_seconds']:.1f} s local, {standalone['median_spark_startup_seconds']:.1f} s "
             f"standalone (shipped environment){stop}"
         )
