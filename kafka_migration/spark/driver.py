@@ -184,6 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     target = ClusterConfig.from_environment("target", os.environ).settings
 
     # A bare SparkContext: the jobs use RDDs only, and a SparkSession's SQL start-up costs ~3 s per submit.
+    # Connected to spark-submit's JVM first: a SparkConf made before that holds nothing the submit and
+    # spark-defaults.conf set, and the executor settings would then replace the user's own instead of
+    # going under them.
+    SparkContext._ensure_initialized()
     conf = (
         SparkConf()
         .setAppName(f"kafka-migration {args.step} {run_id} jobs {','.join(args.job) or 'all'}")

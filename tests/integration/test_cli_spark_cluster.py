@@ -88,9 +88,11 @@ def test_a_run_on_a_standalone_cluster_spreads_over_both_executors_with_the_ship
     topic = f"sa{uuid.uuid4().hex[:8]}.orders"
     seed(clusters.source, topic, PARTITIONS, PER_PARTITION)
 
-    code, output = finish(
-        migrate(clusters.source, clusters.target, topic, spark_standalone.master_url, executor_env, tmp_path)
-    )
+    # An executor option of the user's own: it must reach the executors beside the driver's (spark/executors.py).
+    theirs = "-Dkafka_migration.test.users_option=kept"
+    extra = ("--spark-conf", f"spark.executor.extraJavaOptions={theirs}")
+    run = migrate(clusters.source, clusters.target, topic, spark_standalone.master_url, executor_env, tmp_path, *extra)
+    code, output = finish(run)
     assert code == 0, f"exit {code}\n{output}"
     assert "verified" in output
     assert_same_records(clusters.source, clusters.target, topic, PARTITIONS)
@@ -108,7 +110,8 @@ def test_a_run_on_a_standalone_cluster_spreads_over_both_executors_with_the_ship
     # worker's first stderr line is the executor's command) and this package's Python daemon.
     for workdir in workdirs:
         log = (workdir / "stderr").read_text(errors="replace")
-        assert "-XX:TieredStopAtLevel=1" in log.splitlines()[0], log.splitlines()[0]
+        command = log.splitlines()[0]
+        assert "-XX:TieredStopAtLevel=1" in command and theirs in command, command
         assert "[kafka_migration.spark.daemon]" in log
 
 
