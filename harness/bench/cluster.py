@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.bench import class_archive
 from harness.bench.common import (
     RECORD_BYTES,
     SPARK,
@@ -53,7 +54,8 @@ PARTITIONS = 8
 WORKERS = 2
 CORES_PER_WORKER = 2
 TARGETS: dict[str, Any] = {}
-MODES = ("local", "standalone")
+# "archived": the same standalone cluster, its executors started from a class-data archive (class_archive.py)
+MODES = ("local", "standalone", "archived")
 STEPS = ("copy", "verify", "migrate")
 LABELS = {"migrate": "run"}  # the table's name of a step where it is not the step's own: copy + verify in one app
 
@@ -87,6 +89,14 @@ def run(session: Session, repeat: int) -> None:
                 conf={"spark.cores.max": str(WORKERS * CORES_PER_WORKER)},
             ),
         }
+        settings["archived"] = class_archive.prepare(
+            cluster,
+            session.work / "class-archive",
+            settings["standalone"],
+            lambda writing: project_copy(
+                session.source, session.target.fresh(), TOPIC, session.run_dir(), session.verbose, writing
+            ),
+        )
         for i in range(repeat):
             say(f"scenario 4, repetition {i + 1}/{repeat}")
             for mode in MODES if i % 2 == 0 else tuple(reversed(MODES)):
@@ -95,9 +105,9 @@ def run(session: Session, repeat: int) -> None:
                 copy = project_copy(session.source, tgt, TOPIC, directory, session.verbose, settings[mode])
                 if copy["records"] != expected:
                     raise RuntimeError(f"{mode} copy wrote {copy['records']} records, expected {expected}")
-                if mode == "standalone" and not all("/env/bin/python" in p for p in copy["executor_pythons"]):
+                if mode != "local" and not all("/env/bin/python" in p for p in copy["executor_pythons"]):
                     raise RuntimeError(f"the executors did not run the shipped environment: {copy['executor_pythons']}")
-                if mode == "standalone" and copy["executors"] != WORKERS:
+                if mode != "local" and copy["executors"] != WORKERS:
                     say(f"    note: the copy ran on {copy['executors']} of {WORKERS} executors")
                 progress(f"{mode} copy (in Spark)", copy)
                 verify = project_verify(
@@ -174,7 +184,8 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
     if not raw["local"] or not raw["standalone"]:
         return {}
     records = raw["local"][0]["copy"]["records"]
-    local, standalone = _mode(raw["local"], records), _mode(raw["standalone"], records)
+    modes = {mode: _mode(raw[mode], records) for mode in MODES if raw.get(mode)}  # results before "archived" too
+    local = modes["local"]
     return {
         "cluster": {
             "records": records,
@@ -182,13 +193,16 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
             "workers": WORKERS,
             "cores_per_worker": CORES_PER_WORKER,
             "local_master": SPARK.settings.master,
-            "local": local,
-            "standalone": standalone,
-            # standalone throughput / local throughput: < 1 means the cluster path is slower here
+            **modes,
+            # cluster throughput / local throughput: < 1 means the cluster path is slower here
             **{
-                f"ratio_{step}_{kind}": ratio(local[step][key], standalone[step][key])
+                f"ratio_{step}_{kind}{'' if mode == 'standalone' else '_' + mode}": ratio(
+                    local[step][key], modes[mode][step][key]
+                )
+                for mode in modes
+                if mode != "local"
                 for step in STEPS
-                if step in local and step in standalone
+                if step in local and step in modes[mode]
                 for kind, key in (("steady", "median_seconds"), ("with_startup", "median_wall_seconds"))
             },
         }
@@ -201,41 +215,39 @@ def table(summary: dict[str, Any]) -> list[str]:
     c = summary["cluster"]
     lines = []
     cluster_run = f"standalone {c['workers']}x{c['cores_per_worker']}"
+    runs = {
+        "local": f"project (Spark {c['local_master']})",
+        "standalone": f"project ({cluster_run})",
+        "archived": "project (+ class archive)",
+    }
     for step in (s for s in STEPS if s in c["local"]):
-        name = f"4 cluster {LABELS.get(step, step)} {c['records']:,}"
-        local, standalone = c["local"][step], c["standalone"][step]
-        lines.append(
-            table_row(
-                name,
-                f"project (Spark {c['local_master']})",
-                c["records"],
-                local["median_seconds"],
-                local["median_wall_seconds"],
-            )
-        )
-        lines.append(
-            table_row(
-                "",
-                f"project ({cluster_run})",
-                c["records"],
-                standalone["median_seconds"],
-                standalone["median_wall_seconds"],
-            )
-        )
-        stops = (local["median_spark_stop_seconds"], standalone["median_spark_stop_seconds"])
-        waited = None not in stops
-        stop = (
-            f", of which stop {stops[0]:.1f} s and {stops[1]:.1f} s"
-            if waited
-            else "; copy and verification in one application, Spark's stop not waited for, as in a run"
-        )
-        lines.append(
-            f"{'':<28} standalone/local: steady {c[f'ratio_{step}_steady']:.2f}x, with start-up "
-            f"{c[f'ratio_{step}_with_startup']:.2f}x; Spark start-up{'+stop' if waited else ''} median "
-            f"{local['median_spark_startup_seconds']:.1f} s local, {standalone['median_spark_startup_seconds']:.1f} s "
-            f"standalone (shipped environment){stop}"
-        )
+        modes = [mode for mode in MODES if step in c.get(mode, {})]
+        for i, mode in enumerate(modes):
+            m = c[mode][step]
+            name = f"4 cluster {LABELS.get(step, step)} {c['records']:,}" if i == 0 else ""
+            lines.append(table_row(name, runs[mode], c["records"], m["median_seconds"], m["median_wall_seconds"]))
+        for mode in modes[1:]:
+            lines.append(_ratio_line(c, step, mode))
     return lines
+
+
+def _ratio_line(c: dict[str, Any], step: str, mode: str) -> str:
+    local, cluster = c["local"][step], c[mode][step]
+    suffix = "" if mode == "standalone" else f"_{mode}"
+    stops = (local["median_spark_stop_seconds"], cluster["median_spark_stop_seconds"])
+    waited = None not in stops
+    stop = (
+        f", of which stop {stops[0]:.1f} s and {stops[1]:.1f} s"
+        if waited
+        else "; copy and verification in one application, Spark's stop not waited for, as in a run"
+    )
+    what = "standalone" if mode == "standalone" else "standalone + archive"
+    return (
+        f"{'':<28} {what}/local: steady {c[f'ratio_{step}_steady{suffix}']:.2f}x, with start-up "
+        f"{c[f'ratio_{step}_with_startup{suffix}']:.2f}x; Spark start-up{'+stop' if waited else ''} median "
+        f"{local['median_spark_startup_seconds']:.1f} s local, {cluster['median_spark_startup_seconds']:.1f} s "
+        f"{what} (shipped environment){stop}"
+    )
 
 
 def notes(summary: dict[str, Any]) -> list[str]:

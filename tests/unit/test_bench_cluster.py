@@ -46,3 +46,26 @@ def test_results_without_the_runs_application_still_summarize() -> None:
     assert "migrate" not in summary["local"]
     assert "ratio_migrate_steady" not in summary
     assert not any("4 cluster run" in line for line in cluster.table({"cluster": summary}))
+
+
+def test_the_archived_cluster_is_compared_beside_the_plain_one() -> None:
+    """The third mode: the same cluster, executors started from a class-data archive; its own ratios and rows."""
+    raw = {
+        "local": [_sample(1.0)] * 3,
+        "standalone": [_sample(2.0)] * 3,
+        "archived": [_sample(1.25)] * 3,
+    }
+    summary = cluster.summarize(raw, {})["cluster"]
+    assert summary["ratio_copy_with_startup"] == 0.5
+    assert summary["ratio_copy_with_startup_archived"] == 0.8
+    assert summary["ratio_migrate_steady_archived"] == 0.8
+    lines = cluster.table({"cluster": summary})
+    assert sum("(+ class archive)" in line for line in lines) == 3  # a row per step
+    assert sum("standalone + archive/local: steady 0.80x, with start-up 0.80x" in line for line in lines) == 3
+
+
+def test_results_without_the_archived_cluster_have_no_archived_rows() -> None:
+    raw = {"local": [_sample(1.0)], "standalone": [_sample(2.0)]}
+    summary = cluster.summarize(raw, {})["cluster"]
+    assert "archived" not in summary and "ratio_copy_steady_archived" not in summary
+    assert not any("archive" in line for line in cluster.table({"cluster": summary}))
