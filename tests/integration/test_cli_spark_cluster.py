@@ -178,3 +178,54 @@ def test_a_run_survives_losing_an_executor_mid_copy_and_ends_exact(
     for p in copies:
         assert p["resumed_records"] + p["records"] == p["end"] - p["start"], p
     assert all(v["match"] for v in partition_rows(run_dir, "verify"))
+
+
+# --- executors started from a class-data archive (docs/deployment.md) ------------------------------
+
+EXECUTORS_EXIT_TIMEOUT = 60  # they write their archives (~60 MB each) as they exit
+
+
+def wait_for_no_executors(cluster) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + EXECUTORS_EXIT_TIMEOUT
+    while any(cluster.executors(i) for i in range(len(cluster.workers))):
+        assert time.monotonic() < deadline, "the executors did not exit after their run"
+        time.sleep(0.2)
+
+
+def test_executors_start_from_a_class_archive_prepared_as_the_deployment_page_says(
+    clusters, spark_standalone, executor_env, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """On JDK 17: one run's executors write an archive each at exit, one is kept per node under a fixed name,
+    later runs name it in their executors' Java options, and their JVMs map it."""
+    first, second = (f"cds{uuid.uuid4().hex[:8]}.orders" for _ in range(2))
+    for topic in (first, second):
+        seed(clusters.source, topic, 2, 100)
+    archives, logs = tmp_path / "class-archive", tmp_path / "cds-logs"
+    archives.mkdir()
+    logs.mkdir()
+    options = "spark.executor.extraJavaOptions="
+
+    writing = f"{options}-XX:ArchiveClassesAtExit={archives}/executor-{{{{EXECUTOR_ID}}}}.jsa"
+    run = migrate(clusters.source, clusters.target, first, spark_standalone.master_url, executor_env,
+                  tmp_path / "one", "--spark-conf", writing)  # fmt: skip
+    code, output = finish(run)
+    assert code == 0, f"exit {code}\n{output}"
+    wait_for_no_executors(spark_standalone)
+    written = sorted(archives.glob("executor-*.jsa"))
+    assert len(written) == 2, written  # one per executor: no two JVMs wrote the same file
+    os.replace(written[0], archives / "executor.jsa")
+
+    using = f"{options}-XX:SharedArchiveFile={archives}/executor.jsa -Xlog:cds=info:file={logs}/{{{{EXECUTOR_ID}}}}.log"
+    run = migrate(clusters.source, clusters.target, second, spark_standalone.master_url, executor_env,
+                  tmp_path / "two", "--spark-conf", using)  # fmt: skip
+    code, output = finish(run)
+    assert code == 0, f"exit {code}\n{output}"
+    assert "verified" in output
+    assert_same_records(clusters.source, clusters.target, second, 2)
+    wait_for_no_executors(spark_standalone)
+    cds = sorted(logs.glob("*.log"))
+    assert len(cds) == 2, cds
+    for log in cds:
+        text = log.read_text()
+        assert f"Opened archive {archives}/executor.jsa" in text and "Mapped dynamic region" in text, text[-2000:]
+        assert "failed to load" not in text, text[-2000:]
