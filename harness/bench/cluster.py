@@ -19,6 +19,10 @@ for both (step ``migrate``: ``kafka-migrate run``, and the DAG's ``copy_verify``
 scenario times too, as the CLI runs it: started before the plan, told to go once the plan and
 the target topic exist, timed to its results (neither the CLI nor the operator waits for Spark's
 stop, which is waited for here untimed, outside the measured span).
+
+A third mode (``archived``) does all of it again on the same cluster with the executors started from a
+class-data archive, prepared as docs/deployment.md tells an operator on JDK 17 (class_archive.py); the
+three modes alternate within each repetition, so the archive's effect is measured side by side.
 """
 
 from __future__ import annotations
