@@ -132,6 +132,16 @@ class StandaloneCluster:
                         found.append(Executor(child.pid, Path(child.cwd())))
         return found
 
+    def executors_exited(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s until no worker runs an executor JVM (they exit after their application,
+        doing what the JVM does at exit, such as writing a class-data archive); False if some still run."""
+        deadline = time.monotonic() + timeout
+        while any(self.executors(i) for i in range(len(self.workers))):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
     def stop(self) -> None:
         for daemon in [*self.workers, self.master]:
             daemon.stop()

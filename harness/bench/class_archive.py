@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,11 +43,8 @@ def prepare(
     directory.mkdir(parents=True, exist_ok=True)
     say("scenario 4: writing the executors' class-data archive with one application (not measured)")
     run_once(with_options(settings, f"-XX:ArchiveClassesAtExit={directory}/executor-{{{{EXECUTOR_ID}}}}.jsa"))
-    deadline = time.monotonic() + EXIT_TIMEOUT
-    while any(cluster.executors(i) for i in range(len(cluster.workers))):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the executors had not exited {EXIT_TIMEOUT:.0f} s after their application")
-        time.sleep(0.2)
+    if not cluster.executors_exited(EXIT_TIMEOUT):
+        raise RuntimeError(f"the executors had not exited {EXIT_TIMEOUT:.0f} s after their application")
     written = sorted(directory.glob("executor-*.jsa"))
     if not written:
         raise RuntimeError(f"no executor wrote a class-data archive into {directory}")

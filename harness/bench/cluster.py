@@ -200,9 +200,7 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
             **modes,
             # cluster throughput / local throughput: < 1 means the cluster path is slower here
             **{
-                f"ratio_{step}_{kind}{'' if mode == 'standalone' else '_' + mode}": ratio(
-                    local[step][key], modes[mode][step][key]
-                )
+                _ratio_key(step, kind, mode): ratio(local[step][key], modes[mode][step][key])
                 for mode in modes
                 if mode != "local"
                 for step in STEPS
@@ -235,9 +233,13 @@ def table(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _ratio_key(step: str, kind: str, mode: str) -> str:
+    """``ratio_copy_steady`` for the plain cluster (as results before the third mode name it), else with the mode."""
+    return f"ratio_{step}_{kind}" + ("" if mode == "standalone" else f"_{mode}")
+
+
 def _ratio_line(c: dict[str, Any], step: str, mode: str) -> str:
     local, cluster = c["local"][step], c[mode][step]
-    suffix = "" if mode == "standalone" else f"_{mode}"
     stops = (local["median_spark_stop_seconds"], cluster["median_spark_stop_seconds"])
     waited = None not in stops
     stop = (
@@ -247,8 +249,8 @@ def _ratio_line(c: dict[str, Any], step: str, mode: str) -> str:
     )
     what = "standalone" if mode == "standalone" else "standalone + archive"
     return (
-        f"{'':<28} {what}/local: steady {c[f'ratio_{step}_steady{suffix}']:.2f}x, with start-up "
-        f"{c[f'ratio_{step}_with_startup{suffix}']:.2f}x; Spark start-up{'+stop' if waited else ''} median "
+        f"{'':<28} {what}/local: steady {c[_ratio_key(step, 'steady', mode)]:.2f}x, with start-up "
+        f"{c[_ratio_key(step, 'with_startup', mode)]:.2f}x; Spark start-up{'+stop' if waited else ''} median "
         f"{local['median_spark_startup_seconds']:.1f} s local, {cluster['median_spark_startup_seconds']:.1f} s "
         f"{what} (shipped environment){stop}"
     )

@@ -186,10 +186,7 @@ EXECUTORS_EXIT_TIMEOUT = 60  # they write their archives (~60 MB each) as they e
 
 
 def wait_for_no_executors(cluster) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + EXECUTORS_EXIT_TIMEOUT
-    while any(cluster.executors(i) for i in range(len(cluster.workers))):
-        assert time.monotonic() < deadline, "the executors did not exit after their run"
-        time.sleep(0.2)
+    assert cluster.executors_exited(EXECUTORS_EXIT_TIMEOUT), "the executors did not exit after their run"
 
 
 def test_executors_start_from_a_class_archive_prepared_as_the_deployment_page_says(
