@@ -60,6 +60,7 @@ CORES_PER_WORKER = 2
 TARGETS: dict[str, Any] = {}
 # "archived": the same standalone cluster, its executors started from a class-data archive (class_archive.py)
 MODES = ("local", "standalone", "archived")
+CLUSTER_NAMES = {"standalone": "standalone", "archived": "standalone + archive"}  # each cluster mode in a ratio line
 STEPS = ("copy", "verify", "migrate")
 LABELS = {"migrate": "run"}  # the table's name of a step where it is not the step's own: copy + verify in one app
 
@@ -247,7 +248,7 @@ def _ratio_line(c: dict[str, Any], step: str, mode: str) -> str:
         if waited
         else "; copy and verification in one application, Spark's stop not waited for, as in a run"
     )
-    what = "standalone" if mode == "standalone" else "standalone + archive"
+    what = CLUSTER_NAMES[mode]
     return (
         f"{'':<28} {what}/local: steady {c[_ratio_key(step, 'steady', mode)]:.2f}x, with start-up "
         f"{c[_ratio_key(step, 'with_startup', mode)]:.2f}x; Spark start-up{'+stop' if waited else ''} median "
