@@ -7,6 +7,10 @@
   StandardAuthorizer; ``acl_cluster`` is its source): session-scoped too, started by the first test that asks.
 - ``kafka_factory``: clusters of a test's own, for tests that change a cluster (its settings, a
   restart), stopped when the test ends.
+- ``proxied_pair``: a source and a target each reachable only through a loopback proxy (harness/proxy.py),
+  started once for the session; tests take ``proxied``, which leaves both proxies forwarding without latency
+  however the test ends. A test slows the source on purpose (``LATENCY``, ``SLOW_READS``, ``SMALL_BATCHES``)
+  where it must see a copy while it runs: a floor on the copy's duration that no machine is fast enough to beat.
 - PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/postgres.py).
 """
 
@@ -24,6 +28,9 @@ from typing import NoReturn
 import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters, start_clusters, stop_all
+from harness.kafka.proxied import ProxiedCluster
+from harness.ports import free_port
+from harness.proxy import LoopbackProxy
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -127,6 +134,64 @@ def kafka_factory(tmp_path: Path, kafka_jars: Path):  # type: ignore[no-untyped-
 
     yield start
     stop_all(started)
+
+
+ProxiedPair = tuple[ProxiedCluster, ProxiedCluster]
+
+# Slowing a source on purpose, so that a copy lasts seconds however fast the machine is:
+# - SMALL_BATCHES: the producer that seeds the source writes record batches of 4 KB at most;
+# - SLOW_READS (the run's --source-config): a fetch answers 4 KB at most, so one record batch: about 30
+#   records of ~130 bytes (a short key, one header, a 100-byte value);
+# - LATENCY on the source's proxy, each way: every fetch waits at least one round trip, 2 x LATENCY.
+# A consumer has one fetch in flight and a partition one consumer, so copying N records of P partitions takes
+# at least (N / P) / 30 x 2 x LATENCY: 1,200 records of 2 partitions, 20 fetches a partition, 2 s at least.
+SMALL_BATCHES = {"batch.size": 4096, "linger.ms": 5}
+SLOW_READS = {"fetch.max.bytes": 4096, "message.max.bytes": 4096}
+LATENCY = 0.05  # seconds each way
+# A proxy closes itself after its lifetime (harness/proxy.py: 15 minutes by default, for a test that forgets to
+# close it); the session's proxies live as long as the session does.
+SESSION_PROXY_LIFETIME = 24 * 3600.0
+
+
+@pytest.fixture(scope="session")
+def proxied_pair(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path) -> Iterator[ProxiedPair]:
+    """A source and a target, each a broker reachable only through its own loopback proxy (the broker advertises
+    the proxy's port, as harness/kafka/proxied.py does), started side by side once for the session: a test cuts or
+    slows a proxy to do that to the whole cluster. Take ``proxied``, which heals both proxies after the test."""
+    directory = tmp_path_factory.mktemp("kafka-proxied")
+    with contextlib.ExitStack() as stack:
+        proxies = [
+            stack.enter_context(LoopbackProxy("127.0.0.1", free_port(), lifetime=SESSION_PROXY_LIFETIME))
+            for _ in range(2)
+        ]
+        specs = [
+            ClusterSpec(
+                name,
+                port=proxy.upstream_port,
+                advertised_port=proxy.port,
+                extra_listeners={"INTERNAL": 0},  # the broker's own traffic bypasses the proxy
+                properties={"inter.broker.listener.name": "INTERNAL"},
+            )
+            for name, proxy in zip(("proxied-source", "proxied-target"), proxies, strict=True)
+        ]
+        source, target = stack.enter_context(kafka_clusters(*specs, directory=directory))  # stopped before the proxies
+        yield ProxiedCluster(source, proxies[0]), ProxiedCluster(target, proxies[1])
+
+
+def heal(pair: ProxiedPair) -> None:
+    """Both proxies forward again (nothing cut, nothing blackholed), without latency."""
+    for cluster in pair:
+        cluster.proxy.restore()
+        cluster.proxy.set_latency(0)
+
+
+@pytest.fixture
+def proxied(proxied_pair: ProxiedPair) -> Iterator[ProxiedPair]:
+    """The session's proxied source and target for one test, which may cut or slow either proxy: both forward,
+    without latency, when the test starts and whenever it ends (passed, failed or interrupted)."""
+    heal(proxied_pair)
+    yield proxied_pair
+    heal(proxied_pair)
 
 
 @pytest.fixture

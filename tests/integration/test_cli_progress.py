@@ -3,10 +3,14 @@ and on a terminal (a pseudo-terminal), against real brokers and a real spark-sub
 
 Reports come every half second here ($KAFKA_MIGRATION_PROGRESS_SECONDS), so that a copy of a few
 seconds reports while it runs; the default is every 5 s in a pipe, every second on a terminal.
+
+That the progress moves while the copy runs holds only if the copy lasts a while, on any machine: the two
+progress tests copy from the session's proxied source (tests/conftest.py), slowed on purpose.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -19,24 +23,27 @@ from pathlib import Path
 import pytest
 
 from harness.seed import create_topic, producer, send
+from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, Clusters, ProxiedPair
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-RECORDS = 200_000
+# 3,000 records of 2 partitions from the slowed source: about 30 records a fetch (4 KB), a round trip of
+# 2 x 50 ms a fetch, so 1,500 / 30 = 50 fetches a partition: the copy takes 5 s at least (and so does the
+# verification, which reads the source again), ten progress reports or so, however fast the machine.
+RECORDS = 3_000
+SHOWN = f"{RECORDS:,}"
 
 
 def _seed(bootstrap: str, topic: str) -> None:
     create_topic(bootstrap, topic, 2)
-    p = producer(bootstrap)
+    p = producer(bootstrap, **SMALL_BATCHES)  # small batches: the source's 4 KB fetches hold one each
     for i in range(RECORDS):
-        send(p, topic, i % 2, None, b"v" * 100)
-        if i % 20_000 == 0:
-            p.poll(0)
+        send(p, topic, i % 2, f"key-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
     p.flush(60)
 
 
-def _command(clusters, topic: str, state_dir: Path) -> list[str]:  # type: ignore[no-untyped-def]
+def _command(clusters, topic: str, state_dir: Path, *options: str) -> list[str]:  # type: ignore[no-untyped-def]
     return [
         KAFKA_MIGRATE,
         "run",
@@ -50,7 +57,21 @@ def _command(clusters, topic: str, state_dir: Path) -> list[str]:  # type: ignor
         "progress.{topic}",
         "--state-dir",
         str(state_dir),
+        *options,
     ]
+
+
+def _slowed(pair: ProxiedPair, topic: str, state_dir: Path) -> list[str]:
+    """Seed ``topic`` on the proxied source, slow the source down, and return the command that copies it from
+    there with SLOW_READS (tests/conftest.py: the ``proxied`` fixture takes the latency off again)."""
+    source, target = pair
+    _seed(source.bootstrap, topic)
+    source.proxy.set_latency(LATENCY)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    config = state_dir / "source.json"
+    config.write_text(json.dumps(SLOW_READS))
+    addresses = Clusters(source.bootstrap, target.bootstrap)
+    return _command(addresses, topic, state_dir, "--source-config", str(config))
 
 
 def _env() -> dict[str, str]:
@@ -59,11 +80,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_progress_in_a_pipe_is_plain_whole_lines_while_it_runs(clusters, unique: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    topic = f"piped{unique}"
-    _seed(clusters.source, topic)
+def test_progress_in_a_pipe_is_plain_whole_lines_while_it_runs(
+    proxied: ProxiedPair, unique: str, tmp_path: Path
+) -> None:
+    command = _slowed(proxied, f"piped{unique}", tmp_path)
     process = subprocess.Popen(
-        _command(clusters, topic, tmp_path),
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,7 +106,7 @@ def test_progress_in_a_pipe_is_plain_whole_lines_while_it_runs(clusters, unique:
         (at, line)
         for at, line in arrived
         if re.fullmatch(
-            r"(copy|verify): [\d,]+ of 200,000 records \(\d+%\), [\d,]+ records/s, \d of 1 topic done, "
+            rf"(copy|verify): [\d,]+ of {SHOWN} records \(\d+%\), [\d,]+ records/s, \d of 1 topic done, "
             r"\d+:\d\d elapsed",
             line,
         )
@@ -95,7 +117,7 @@ def test_progress_in_a_pipe_is_plain_whole_lines_while_it_runs(clusters, unique:
     assert all(at < finished for at, _ in during)
     done = [line for line in lines if ": done, " in line]
     assert [line.split(",")[0] for line in done] == ["copy: done", "verify: done"], lines
-    assert all(re.fullmatch(r"\w+: done, 200,000 of 200,000 records, 1 of 1 topic, in \d+:\d\d", x) for x in done)
+    assert all(re.fullmatch(rf"\w+: done, {SHOWN} of {SHOWN} records, 1 of 1 topic, in \d+:\d\d", x) for x in done)
     assert lines[-1] == done[-1]
     assert "verified: every partition matches" in stdout
 
@@ -118,15 +140,12 @@ def _read_pty(fd: int, process: subprocess.Popen[bytes], timeout: float) -> list
     return chunks
 
 
-def test_progress_on_a_terminal_moves_during_the_copy(clusters, unique: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    topic = f"tty{unique}"
-    _seed(clusters.source, topic)
+def test_progress_on_a_terminal_moves_during_the_copy(proxied: ProxiedPair, unique: str, tmp_path: Path) -> None:
+    command = _slowed(proxied, f"tty{unique}", tmp_path)
     controller, terminal = pty.openpty()
     os.set_blocking(controller, False)
     env = {**_env(), "COLUMNS": "100", "LINES": "40", "TERM": "xterm"}
-    process = subprocess.Popen(
-        _command(clusters, topic, tmp_path), stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env
-    )
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env)
     os.close(terminal)
     try:
         chunks = _read_pty(controller, process, timeout=300)
@@ -135,7 +154,7 @@ def test_progress_on_a_terminal_moves_during_the_copy(clusters, unique: str, tmp
     assert process.wait(timeout=60) == 0, b"".join(c for _, c in chunks).decode(errors="replace")[-3000:]
     screen = b"".join(c for _, c in chunks).decode(errors="replace")
     assert "━" in screen and "starting" in screen  # bars, Spark's start-up among them
-    shown = [int(n.replace(",", "")) for n in re.findall(r"([\d,]+)/200,000 records", screen)]
+    shown = [int(n.replace(",", "")) for n in re.findall(rf"([\d,]+)/{SHOWN} records", screen)]
     assert any(0 < n < RECORDS for n in shown), screen[-3000:]  # the bar moved during the copy
     assert shown[-1] == RECORDS and "1/1 topic" in screen
     assert "verified: every partition matches" in screen

@@ -1,12 +1,12 @@
 """Network faults between the pipeline and a cluster: ``kafka-migrate run`` against proxied brokers.
 
-One source and one target Apache Kafka broker per module, each reachable only through a loopback
-proxy (harness/kafka/proxied.py; the broker advertises the proxy's port). The tests cut or slow a proxy
+The session's source and target Apache Kafka brokers, each reachable only through a loopback proxy
+(tests/conftest.py ``proxied_pair``; the broker advertises the proxy's port). The tests cut or slow a proxy
 during a real run (real spark-submit) and check what a user sees: exit code, the message,
 the ledger, and, with an independent reader, that the target holds every source record
 exactly once after the run or its rerun.
 
-To cut a copy in its middle, the source is slowed on purpose: small record batches, a
+To cut a copy in its middle, the source is slowed on purpose (tests/conftest.py): small record batches, a
 4 KB fetch limit and 50 ms of latency each way make a 1,200-record copy take a few seconds.
 """
 
@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,11 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from harness.data import read_partition, without_offsets
-from harness.kafka.proxied import ProxiedCluster, proxied_clusters
+from harness.kafka.proxied import ProxiedCluster
 from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
+from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, ProxiedPair
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -39,33 +40,22 @@ KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
 PARTITIONS = 2
 PER_PARTITION = 600
 TOTAL = PARTITIONS * PER_PARTITION
-# Fetch at most 4 KB (about 30 records) per request: with latency on the source, a copy takes seconds.
-SLOW_READS = {"fetch.max.bytes": 4096, "message.max.bytes": 4096}
 # Short bounds for the tests (the product defaults are 60 s and 120 s; docs/concepts.md).
 SHORT = {"socket.timeout.ms": 5000, "message.timeout.ms": 6000}
 RUN_TIMEOUT = 300  # seconds: a run that takes longer hangs, which is what these tests rule out
-Pair = tuple[ProxiedCluster, ProxiedCluster]
-
-
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path) -> Iterator[Pair]:
-    with proxied_clusters("fault-source", "fault-target", directory=tmp_path_factory.mktemp("kafka")) as (src, tgt):
-        yield src, tgt
+Pair = ProxiedPair
 
 
 @pytest.fixture(autouse=True)
-def healthy_network(pair: Pair) -> Iterator[None]:
-    """Every test starts and ends with both proxies forwarding, without latency."""
-    yield
-    for cluster in pair:
-        cluster.proxy.restore()
-        cluster.proxy.set_latency(0)
+def pair(proxied: Pair) -> Pair:
+    """The session's proxied pair; every test starts and ends with both proxies forwarding, without latency."""
+    return proxied
 
 
 def seed(bootstrap: str, topic: str) -> None:
     """Small batches (about 30 records each), so that a 4 KB fetch limit really means many fetches."""
     create_topic(bootstrap, topic, PARTITIONS)
-    p = producer(bootstrap, **{"batch.size": 4096, "linger.ms": 5})
+    p = producer(bootstrap, **SMALL_BATCHES)
     for i in range(PARTITIONS * PER_PARTITION):
         send(p, topic, i % PARTITIONS, f"key-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
     p.flush(30)
@@ -159,8 +149,8 @@ def test_source_cut_for_seconds_mid_copy_to_a_slow_target_ends_exact(pair: Pair,
     source, target = pair
     topic = f"srccut{uuid.uuid4().hex[:8]}"
     seed(source.bootstrap, topic)
-    source.proxy.set_latency(0.05)
-    target.proxy.set_latency(0.05)
+    source.proxy.set_latency(LATENCY)
+    target.proxy.set_latency(LATENCY)
     run = Run(source, target, topic, tmp_path / "state", source_config=SLOW_READS)
     wait_until(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
     source.proxy.cut()  # every source connection dropped, new ones refused
@@ -182,7 +172,7 @@ def test_target_cut_for_good_fails_in_bounded_time_and_a_rerun_resumes_exactly(p
     source, target = pair
     topic = f"tgtcut{uuid.uuid4().hex[:8]}"
     seed(source.bootstrap, topic)
-    source.proxy.set_latency(0.05)
+    source.proxy.set_latency(LATENCY)
     state = tmp_path / "state"
     run = Run(source, target, topic, state, source_config={**SLOW_READS, **SHORT}, target_config=SHORT)
     wait_until(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")

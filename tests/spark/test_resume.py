@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from harness.data import read_partition, without_offsets
 from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
+from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, Clusters, ProxiedPair
 from tests.unit.ledger.test_leases import wait_until_expired
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -34,8 +36,8 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 
-def _fill(bootstrap: str, topic: str, partitions: int, count: int, tag: str) -> None:
-    p = producer(bootstrap, **{"linger.ms": 50})
+def _fill(bootstrap: str, topic: str, partitions: int, count: int, tag: str, **settings: object) -> None:
+    p = producer(bootstrap, **{"linger.ms": 50, **settings})
     for i in range(count):
         send(p, topic, i % partitions, f"{tag}-{i}".encode(), b"v" * 100, headers=[("i", str(i).encode())])
     p.flush(60)
@@ -58,35 +60,57 @@ def _target_size(bootstrap: str, topic: str, partitions: int) -> int:
         return 0
 
 
-def test_killed_copy_resumes_without_loss_or_duplicates(clusters, unique, tmp_path: Path, ledger_url: str) -> None:  # type: ignore[no-untyped-def]
+# The killed copy reads from the session's proxied source, slowed on purpose (tests/conftest.py): 6,000 records
+# of 2 partitions, about 30 records a fetch (4 KB) and a round trip of 2 x 50 ms a fetch, so 3,000 / 30 = 100
+# fetches a partition: the copy takes 10 s at least, however fast the machine, and the kill, a moment after the
+# first records reach the target, lands in its middle.
+KILLED_RECORDS = 6_000
+
+
+def test_killed_copy_resumes_without_loss_or_duplicates(
+    proxied: ProxiedPair, unique: str, tmp_path: Path, ledger_url: str
+) -> None:
+    source, target = proxied
+    clusters = Clusters(source.bootstrap, target.bootstrap)
     topic = f"resume{unique}"
     create_topic(clusters.source, topic, 2)
-    total = 300_000
-    _fill(clusters.source, topic, 2, total, "r")
+    total = KILLED_RECORDS
+    _fill(clusters.source, topic, 2, total, "r", **SMALL_BATCHES)
+    slow_reads = tmp_path / "source.json"
+    slow_reads.write_text(json.dumps(SLOW_READS))
+    source.proxy.set_latency(LATENCY)
 
     process = subprocess.Popen(
-        [*_cli(clusters, topic, tmp_path, ledger_url), "--lease-ttl", "3"],  # a killed holder's lease expires soon
+        [
+            *_cli(clusters, topic, tmp_path, ledger_url),
+            *("--source-config", str(slow_reads)),
+            *("--lease-ttl", "3"),  # a killed holder's lease expires soon
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # one process group: CLI, spark-submit, JVM and Python workers
     )
     deadline = time.monotonic() + 240
     try:
-        while _target_size(clusters.target, topic, 2) < 20_000:
-            assert process.poll() is None, "the copy finished before it could be interrupted; use more data"
+        while _target_size(clusters.target, topic, 2) == 0:  # until the copy has written some records
+            assert process.poll() is None, "the run ended before its copy wrote anything"
             assert time.monotonic() < deadline, "the copy never started"
             time.sleep(0.1)
     finally:
+        ended = process.poll()  # None: still running when killed
         os.killpg(process.pid, signal.SIGKILL)  # the whole Spark job dies mid-copy
         process.wait(timeout=30)
+    assert ended is None, f"the copy finished before it was killed (exit code {ended}); slow the source more"
     partial = _target_size(clusters.target, topic, 2)
     assert 0 < partial < total + 2
     ledger = Ledger.open(ledger_url)
     (killed,) = ledger.runs()
-    (lease,) = ledger.leases.held_by(killed["run_id"])  # the killed holder could not release its lease
-    assert lease.key.target_topic == topic
+    assert killed["status"] == "running", f"the killed run is {killed['status']!r}: it ended before it was killed"
+    leases = ledger.leases.held_by(killed["run_id"])  # the killed holder could not release its lease
+    assert [lease.key.target_topic for lease in leases] == [topic], leases
     wait_until_expired(ledger, killed["run_id"])  # nobody renews it: it expires after its time to live
 
+    source.proxy.set_latency(0)  # the rerun reads at full speed
     result = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "from resume -> target offset" in result.stdout
