@@ -40,6 +40,18 @@ log = logging.getLogger(__name__)
 
 # ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
 _DYNAMIC_TOPIC_CONFIG = 1
+# Apache Kafka's ConfigSource, by its number in DescribeConfigs answers.
+_CONFIG_SOURCES = {
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+    7: "CLIENT_METRICS_CONFIG",
+    8: "GROUP_CONFIG",
+}
 
 
 class KafkaCluster(TopicCreation):
@@ -239,9 +251,11 @@ class KafkaCluster(TopicCreation):
                 configs[resource.name] = {
                     name: ConfigValue(
                         value=entry.value,
-                        set_on_topic=int(getattr(entry.source, "value", entry.source)) == _DYNAMIC_TOPIC_CONFIG,
+                        set_on_topic=(source := int(getattr(entry.source, "value", entry.source)))
+                        == _DYNAMIC_TOPIC_CONFIG,
                         read_only=bool(entry.is_read_only),
                         sensitive=bool(entry.is_sensitive),
+                        origin=_CONFIG_SOURCES.get(source),
                     )
                     for name, entry in entries.items()
                 }
@@ -311,6 +325,21 @@ class KafkaCluster(TopicCreation):
             f"find offsets at {timestamp_ms}",
         )
         return {tp.partition: int(info.offset) for tp, info in answers.items()}
+
+    def offsets_for_times(self, wanted: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        """For many partitions at once: (topic, partition) -> timestamp ms gives the first offset whose timestamp
+        is at or after it (-1: none, every record is older). One batch of ListOffsets requests."""
+        from confluent_kafka import IsolationLevel, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        if not wanted:
+            return {}
+        answers = self._list_offsets(
+            {TopicPartition(t, p): OffsetSpec.for_timestamp(ts) for (t, p), ts in wanted.items()},
+            IsolationLevel.READ_COMMITTED,
+            "find offsets by time",
+        )
+        return {(tp.topic, tp.partition): int(info.offset) for tp, info in answers.items()}
 
     def _list_offsets(self, specs: Mapping[Any, Any], isolation: Any, what: str, needs: Any = None) -> dict[Any, Any]:
         """ListOffsets for ``specs`` ({TopicPartition: OffsetSpec}). A partition whose leader is being elected

@@ -15,6 +15,9 @@ class ConfigValue:
     set_on_topic: bool
     read_only: bool = False
     sensitive: bool = False
+    # Where the value comes from, Apache Kafka's ConfigSource name (STATIC_BROKER_CONFIG, DEFAULT_CONFIG, ...);
+    # None when not read from a broker.
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, TopicState
+from kafka_migration.run import retention
 
 # Configs never copied to the target, and why. Follows MirrorMaker 2's
 # DefaultConfigPropertyFilter, plus placement, version and tiered-storage settings
@@ -68,6 +69,14 @@ PINNED_CREATE_TIME = "pinned: the copy keeps source timestamps, a LogAppendTime 
 AT_TARGET_DEFAULT = "not set: the target's brokers give a new topic {value} (their {broker}), as wanted"
 NOT_COPIED = "not copied: "
 KEPT_ON_TARGET = "set on the source topic; the existing target topic is not changed"
+KEEPS_AS_SOURCE = (
+    "the source's effective value (from its brokers or Kafka's default), set so that the target keeps what the "
+    "source keeps"
+)
+KEEPS_AT_LEAST = "the existing target topic keeps at least as much: {there} there, {here} on the source"
+ACCEPTED_LESS = (
+    "ACCEPTED (--accept-target-retention): the existing target topic keeps less: {there} there, {here} on the source"
+)
 # Set on the target topic by the pipeline itself when it created it (pinned), so never drift.
 PINNED = frozenset({"message.timestamp.type"})
 
@@ -111,11 +120,22 @@ class ConfigDecision:
     how: dict[str, str]
 
 
+# Every broker config ``target_defaults`` reads.
+DEFAULT_SOURCES: tuple[str, ...] = (*TARGET_DEFAULTS.values(), *retention.BROKER_NAMES)
+
+
 def target_defaults(broker_configs: Mapping[str, str] | None) -> dict[str, str]:
     """What a topic created without configs gets on the target, by topic config name, from the values of its
-    brokers' ``TARGET_DEFAULTS`` configs (None or missing: unknown, so set)."""
+    brokers' ``DEFAULT_SOURCES`` (None or missing: unknown, so set)."""
     found = broker_configs or {}
-    return {name: found[broker] for name, broker in TARGET_DEFAULTS.items() if found.get(broker) is not None}
+    named = {name: found[broker] for name, broker in TARGET_DEFAULTS.items() if found.get(broker) is not None}
+    return {**named, **retention.new_topic_defaults(found)}
+
+
+def _broker_name(name: str) -> str:
+    if name in TARGET_DEFAULTS:
+        return TARGET_DEFAULTS[name]
+    return "/".join(broker for broker, _ in retention.KEEP_CONFIGS[name].broker)
 
 
 def _same(name: str, a: str, b: str) -> bool:
@@ -125,15 +145,25 @@ def _same(name: str, a: str, b: str) -> bool:
 
 
 def decide_configs(
-    source: TopicState, target: TopicState | None = None, defaults: Mapping[str, str] | None = None
+    source: TopicState,
+    target: TopicState | None = None,
+    defaults: Mapping[str, str] | None = None,
+    accept_less: bool = False,
 ) -> ConfigDecision:
     """The configs for the target topic of ``source``: created by the pipeline when ``target`` is None, where a
-    config the target's brokers give a new topic anyway (``defaults``, see ``target_defaults``) is not set."""
+    config the target's brokers give a new topic anyway (``defaults``, see ``target_defaults``) is not set.
+    An existing ``target`` is not changed; what it keeps is compared (``retention``), and ``accept_less``
+    records that the operator accepted a target that keeps less."""
     copied, skipped = split_configs(set_on_topic(source))
     how = {name: NOT_COPIED + reason for name, reason in skipped.items()}
     if target is not None:
         # An existing topic keeps its configs; the copy's producer is still sized for the largest records.
         how.update({name: KEPT_ON_TARGET for name in copied})
+        for keep in retention.applicable(source):
+            here, there = retention.effective(source, keep.name), retention.effective(target, keep.name)
+            said = {"here": retention.human(keep.name, here), "there": retention.human(keep.name, there)}
+            less = retention.keeps_less(there, here)
+            how[keep.name] = (ACCEPTED_LESS if less and accept_less else KEEPS_AT_LEAST).format(**said)
         configs = {}
         if max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
             configs["max.message.bytes"] = str(max_message_bytes(source))
@@ -141,15 +171,22 @@ def decide_configs(
         return ConfigDecision(configs, skipped, dict(sorted(how.items())))
     how.update({name: SET_ON_TOPIC for name in copied})
     wanted = {name: effective(source, name) for name in COMPARED_CONFIGS if name not in copied}
+    # What the source keeps travels, wherever its value comes from: a broker default of the target may keep less.
+    wanted.update(
+        {c.name: retention.effective(source, c.name) for c in retention.applicable(source) if c.name not in copied}
+    )
     # A broker default of LogAppendTime would replace the copied timestamps.
     wanted["message.timestamp.type"] = "CreateTime"
     for name, value in wanted.items():
         default = (defaults or {}).get(name)
         if default is not None and _same(name, default, value):
-            how[name] = AT_TARGET_DEFAULT.format(value=f"{name}={value}", broker=TARGET_DEFAULTS[name])
+            how[name] = AT_TARGET_DEFAULT.format(value=f"{name}={value}", broker=_broker_name(name))
         else:
             copied[name] = value
-            how[name] = PINNED_CREATE_TIME if name == "message.timestamp.type" else EFFECTIVE_VALUE
+            if name == "message.timestamp.type":
+                how[name] = PINNED_CREATE_TIME
+            else:
+                how[name] = KEEPS_AS_SOURCE if name in retention.KEEP_CONFIGS else EFFECTIVE_VALUE
     return ConfigDecision(dict(sorted(copied.items())), skipped, dict(sorted(how.items())))
 
 

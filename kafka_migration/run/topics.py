@@ -13,6 +13,7 @@ from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import offset_range, plural
 from kafka_migration.run.direction import Failback
 from kafka_migration.run.positions import Position
+from kafka_migration.run.retention import shortfalls
 from kafka_migration.run.topic_configs import (
     EXCLUDED_CONFIGS,
     cleanup_policy,
@@ -99,15 +100,18 @@ def plan_topic(
     positions: Mapping[int, Position] | None = None,
     failback: Failback | None = None,
     defaults: Mapping[str, str] | None = None,
+    accept_less: bool = False,
 ) -> tuple[TopicPlan, list[str]]:
     """The plan for one topic, and the conflicts that forbid it.
 
     ``positions`` says where each partition starts (ledger checkpoint, interrupted
     run, or first-run rule); without it a partition starts at its earliest offset.
     ``defaults`` are what the target gives a new topic (``topic_configs.target_defaults``).
+    ``accept_less``: the operator accepts an existing target topic that keeps less than the source.
     """
-    decision = decide_configs(source, existing, defaults)
+    decision = decide_configs(source, existing, defaults, accept_less)
     warnings: list[str] = []
+    less = shortfalls(source, existing) if existing is not None else []
     if existing is not None:
         for name, (here, there) in config_drift(source, existing).items():
             change = f"--add-config {name}={here}" if here is not None else f"--delete-config {name}"
@@ -131,6 +135,21 @@ def plan_topic(
         }
     known = frozenset(p for p, pos in positions.items() if pos.from_ledger)
     problems = compatibility_problems(source, existing, known, failback) if existing else []
+    if less and accept_less:
+        warnings.append(
+            f"target topic {target_name} keeps less than the source, ACCEPTED (--accept-target-retention): "
+            + "; ".join(s.describe() for s in less)
+        )
+    elif less:
+        raise_it = "; ".join(f"{s.name}={s.source_value}" for s in less)
+        problems.append(
+            f"target topic {target_name!r} keeps less than source topic {source.name!r}: "
+            + "; ".join(s.describe() for s in less)
+            + f". Raise it on the target topic (kafka-configs.sh --bootstrap-server {target_cluster.bootstrap} "
+            f"--alter --entity-type topics --entity-name {target_name} --add-config {raise_it.replace('; ', ',')}), "
+            "or run with --accept-target-retention (DAG param accept_target_retention) to copy only what the "
+            "target keeps (recorded in the ledger and the report)."
+        )
     if existing and existing.partitions > source.partitions:
         warnings.append(
             f"target topic has {plural(existing.partitions, 'partition')}, source {source.partitions}: "

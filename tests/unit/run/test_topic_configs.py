@@ -16,6 +16,8 @@ from kafka_migration.run.topic_configs import (
     AT_TARGET_DEFAULT,
     COMPARED_CONFIGS,
     EFFECTIVE_VALUE,
+    KEEPS_AS_SOURCE,
+    KEEPS_AT_LEAST,
     KEPT_ON_TARGET,
     NOT_COPIED,
     PINNED_CREATE_TIME,
@@ -27,6 +29,7 @@ from kafka_migration.run.topic_configs import (
     target_defaults,
 )
 from kafka_migration.run.topics import compatibility_problems
+from kafka_migration.run.retention import human
 from tests.leaks import leaked
 
 # Apache Kafka 3.x, `kafka-configs --describe --all` of a topic with nothing set on it.
@@ -87,12 +90,20 @@ class TestDecideConfigs:
             "max.message.bytes": "1048588",  # a default on the source, set because the check compares it
             "message.timestamp.type": "CreateTime",
             "retention.ms": "1000",
+            # What decides which records a compacted topic keeps, at the source's effective values: the target's
+            # defaults are not known here (None), so they are set.
+            "delete.retention.ms": "86400000",
+            "min.compaction.lag.ms": "0",
+            "max.compaction.lag.ms": "9223372036854775807",
         }
         assert decision.how == {
             "cleanup.policy": SET_ON_TOPIC,
             "max.message.bytes": EFFECTIVE_VALUE,
             "message.timestamp.type": PINNED_CREATE_TIME,
             "retention.ms": SET_ON_TOPIC,
+            "delete.retention.ms": KEEPS_AS_SOURCE,
+            "min.compaction.lag.ms": KEEPS_AS_SOURCE,
+            "max.compaction.lag.ms": KEEPS_AS_SOURCE,
         }
         assert decision.skipped == {}
 
@@ -106,14 +117,19 @@ class TestDecideConfigs:
             "cleanup.policy": "delete",
             "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
             "message.timestamp.type": "CreateTime",
+            "retention.ms": "604800000",
+            "retention.bytes": "-1",
         }
         assert {decision.how[name] for name in COMPARED_CONFIGS} == {EFFECTIVE_VALUE}
+        assert decision.how["retention.ms"] == decision.how["retention.bytes"] == KEEPS_AS_SOURCE
 
-    def test_broker_level_values_are_not_copied(self) -> None:
-        # Values the source's brokers give every topic (static, dynamic, cluster default) are not the topic's.
-        answer = apache_answer({}, broker={"retention.ms": "3600000", "compression.type": "gzip"})
+    def test_broker_level_values_are_not_copied_but_what_the_source_keeps_travels(self) -> None:
+        # Values the source's brokers give every topic (static, dynamic, cluster default) are not the topic's,
+        # except what decides which records it keeps: a 30-day broker retention must not become the target's 7.
+        answer = apache_answer({}, broker={"retention.ms": "2592000000", "compression.type": "gzip"})
         decision = decide_configs(state("t", answer))
-        assert "retention.ms" not in decision.configs and "compression.type" not in decision.configs
+        assert "compression.type" not in decision.configs
+        assert decision.configs["retention.ms"] == "2592000000" and decision.how["retention.ms"] == KEEPS_AS_SOURCE
 
     def test_excluded_configs_are_skipped_with_their_reason(self) -> None:
         decision = decide_configs(state("t", apache_answer({"min.insync.replicas": "2", "retention.ms": "5"})))
@@ -134,9 +150,20 @@ class TestDecideConfigs:
         source = state("t", apache_answer({"cleanup.policy": "compact", "max.message.bytes": "2097152"}))
         decision = decide_configs(source, state("t", apache_answer({"cleanup.policy": "compact"})))
         assert decision.configs == {"max.message.bytes": "2097152"}  # nothing claimed as copied
-        assert decision.how == {"cleanup.policy": KEPT_ON_TARGET, "max.message.bytes": SIZES_PRODUCER}
+        kept = {
+            name: KEEPS_AT_LEAST.format(here=human(name, value), there=human(name, value))
+            for name, value in (
+                ("delete.retention.ms", "86400000"),
+                ("min.compaction.lag.ms", "0"),
+                ("max.compaction.lag.ms", "9223372036854775807"),
+            )
+        }
+        assert decision.how == {"cleanup.policy": KEPT_ON_TARGET, "max.message.bytes": SIZES_PRODUCER, **kept}
         small = decide_configs(state("t", apache_answer({"retention.ms": "5"})), state("t", apache_answer({})))
-        assert small.configs == {} and small.how == {"retention.ms": KEPT_ON_TARGET}
+        assert small.configs == {}
+        assert small.how["retention.ms"] == KEEPS_AT_LEAST.format(
+            here="retention.ms=5 (0.005 s)", there="retention.ms=604800000 (7 days)"
+        )
 
 
 # What Apache Kafka's brokers answer for TARGET_DEFAULTS when nothing is configured.
@@ -144,6 +171,11 @@ KAFKA_BROKER_DEFAULTS = {
     "log.cleanup.policy": "delete",
     "message.max.bytes": "1048588",
     "log.message.timestamp.type": "CreateTime",
+    "log.retention.hours": "168",  # log.retention.ms and .minutes answer null
+    "log.retention.bytes": "-1",
+    "log.cleaner.delete.retention.ms": "86400000",
+    "log.cleaner.min.compaction.lag.ms": "0",
+    "log.cleaner.max.compaction.lag.ms": "9223372036854775807",
 }
 
 
@@ -162,6 +194,7 @@ class TestTargetDefaults:
                 value="message.timestamp.type=CreateTime", broker="log.message.timestamp.type"
             ),
             "retention.ms": SET_ON_TOPIC,
+            "retention.bytes": AT_TARGET_DEFAULT.format(value="retention.bytes=-1", broker="log.retention.bytes"),
         }
 
     def test_a_config_set_on_the_source_topic_travels_even_at_the_targets_default(self) -> None:
@@ -180,6 +213,8 @@ class TestTargetDefaults:
             "cleanup.policy": "delete",
             "max.message.bytes": "1048588",
             "message.timestamp.type": "CreateTime",
+            "retention.ms": "604800000",  # the target's brokers: unknown
+            "retention.bytes": "-1",
         }
         assert decision.how["message.timestamp.type"] == PINNED_CREATE_TIME
         assert decision.how["cleanup.policy"] == decision.how["max.message.bytes"] == EFFECTIVE_VALUE
@@ -194,7 +229,7 @@ class TestTargetDefaults:
         partial = target_defaults({"log.cleanup.policy": "delete"})  # brokers that disagree on the others
         assert partial == {"cleanup.policy": "delete"}
         decision = decide_configs(state("t", apache_answer({})), None, partial)
-        assert set(decision.configs) == {"max.message.bytes", "message.timestamp.type"}
+        assert set(decision.configs) == {"max.message.bytes", "message.timestamp.type", "retention.ms", "retention.bytes"}
         assert set(TARGET_DEFAULTS) == set(COMPARED_CONFIGS) | {"message.timestamp.type"}
 
 
@@ -248,3 +283,23 @@ def test_a_created_topic_passes_the_next_runs_compatibility_check(
     created = _created_target(decision.configs, brokers)
     assert compatibility_problems(source, created) == []
     assert created.config("message.timestamp.type") == "CreateTime"
+
+
+class TestWhatTheTargetKeeps:
+    def test_the_broker_synonyms_of_the_time_retention_resolve_in_kafkas_order(self) -> None:
+        assert target_defaults({"log.retention.hours": "720"})["retention.ms"] == "2592000000"
+        assert target_defaults({"log.retention.minutes": "90", "log.retention.hours": "720"})["retention.ms"] == str(
+            90 * 60_000
+        )
+        assert target_defaults({"log.retention.ms": "-1", "log.retention.hours": "1"})["retention.ms"] == "-1"
+
+    def test_a_target_whose_brokers_keep_less_gets_the_sources_effective_retention(self) -> None:
+        # The case of the issue: the source's brokers keep 30 days, the target's Kafka's default 7.
+        source = state("t", apache_answer({}, broker={"retention.ms": "2592000000"}))
+        decision = decide_configs(source, None, target_defaults(KAFKA_BROKER_DEFAULTS))
+        assert decision.configs == {"retention.ms": "2592000000"}
+        assert decision.how["retention.ms"] == KEEPS_AS_SOURCE
+
+    def test_a_target_whose_brokers_keep_as_much_gets_nothing_set(self) -> None:
+        source = state("t", apache_answer({}))
+        assert decide_configs(source, None, target_defaults(KAFKA_BROKER_DEFAULTS)).configs == {}

@@ -237,11 +237,15 @@ class TestPlanTopic:
         assert problems == []
         assert plan.create
         assert (plan.source_topic, plan.target_topic) == ("orders", "eu.orders")
-        # The configs the compatibility check compares are always set on created topics.
+        # The configs the compatibility check compares, and what decides which records the topic keeps, are set on
+        # created topics (at the source's effective values) unless the target's brokers give them anyway.
         assert plan.configs == {
             "cleanup.policy": "compact",
             "max.message.bytes": str(KAFKA_DEFAULT_MAX_MESSAGE_BYTES),
             "message.timestamp.type": "CreateTime",
+            "delete.retention.ms": "86400000",
+            "min.compaction.lag.ms": "0",
+            "max.compaction.lag.ms": "9223372036854775807",
         }
         assert plan.skipped_configs == {"min.insync.replicas": EXCLUDED_CONFIGS["min.insync.replicas"]}
         assert [(p.partition, p.start, p.end, p.target_start) for p in plan.partitions] == [(0, 3, 10, 0), (1, 0, 0, 0)]
@@ -300,9 +304,35 @@ def test_raised_broker_level_record_limit_travels_to_the_new_target_topic() -> N
         "cleanup.policy": "delete",
         "max.message.bytes": "5242880",
         "message.timestamp.type": "CreateTime",
+        "retention.ms": "604800000",
+        "retention.bytes": "-1",
     }
     # An existing target topic keeps its configs; the plan still sizes the copy's producer for the largest records.
     existing = TopicState("big", 1, 1, {"max.message.bytes": ConfigValue("8388608", set_on_topic=True)}, {0: 0}, {0: 0})
     plan, problems = plan_topic(source, "big", existing, ClusterInfo("target", "t:9092", "tgt", 1), None)
     assert problems == [] and plan.configs == {"max.message.bytes": "5242880"}
     assert plan.slices(include_empty=True)[0].max_message_bytes == 5242880
+
+
+def test_an_existing_target_that_keeps_less_is_refused_unless_accepted() -> None:
+    from kafka_migration.model.plan import ClusterInfo
+    from kafka_migration.model.state import ConfigValue, TopicState
+    from kafka_migration.run.topics import plan_topic
+
+    month = {"retention.ms": ConfigValue("2592000000", set_on_topic=False, origin="STATIC_BROKER_CONFIG")}
+    source = TopicState("orders", 1, 1, month, {0: 0}, {0: 3})
+    existing = TopicState("orders", 1, 1, {}, {0: 0}, {0: 0})  # Kafka's default: 7 days
+    target = ClusterInfo("target", "t:9092", "tgt", 1)
+    _, problems = plan_topic(source, "orders", existing, target, None)
+    (problem,) = problems
+    assert "keeps less than source topic 'orders': retention.ms is 7 days on the target (604800000) but 30 days" in (
+        problem
+    )
+    assert "--add-config retention.ms=2592000000" in problem and "--accept-target-retention" in problem
+    plan, problems = plan_topic(source, "orders", existing, target, None, accept_less=True)
+    assert problems == []
+    assert any("ACCEPTED (--accept-target-retention)" in w for w in plan.warnings)
+    assert plan.config_decisions["retention.ms"].startswith("ACCEPTED (--accept-target-retention)")
+    # A target that keeps more (no limit) is never refused.
+    more = TopicState("orders", 1, 1, {"retention.ms": ConfigValue("-1", set_on_topic=True)}, {0: 0}, {0: 0})
+    assert plan_topic(source, "orders", more, target, None)[1] == []
