@@ -237,19 +237,23 @@ class CheckpointRecords:
             target_cluster_id=seg.target_cluster_id,
         )
 
-    def verified_segments(self, source_cluster_id: str, target_cluster_id: str) -> dict[Key, list[MappedSegment]]:
-        """Every verified segment between two clusters with its offset map, per (source topic, partition,
-        target topic), oldest first: the input of ``offsets.translate_position``."""
+    def verified_segments(
+        self, source_cluster_id: str, target_cluster_id: str, topics: Sequence[str] | None = None
+    ) -> dict[Key, list[MappedSegment]]:
+        """Every verified segment between two clusters (of the source ``topics``, or all) with its offset map, per
+        (source topic, partition, target topic), oldest first: the input of ``offsets.translate_position``."""
         out: dict[Key, list[MappedSegment]] = {}
+        where = [
+            segments.c.source_cluster_id == source_cluster_id,
+            segments.c.target_cluster_id == target_cluster_id,
+            segments.c.status == "verified",
+        ]
+        if topics is not None:
+            where.append(segments.c.source_topic.in_(sorted(set(topics))))
         with self.engine.connect() as c:
             found = c.execute(
                 select(segments)
-                .where(
-                    segments.c.source_cluster_id == source_cluster_id,
-                    segments.c.target_cluster_id == target_cluster_id,
-                    segments.c.status == "verified",
-                    segments.c.target_end.is_not(None),
-                )
+                .where(*where, segments.c.target_end.is_not(None))
                 .order_by(segments.c.source_start, segments.c.id)
             ).all()
             points: dict[int, list[tuple[int, int]]] = {}
@@ -257,11 +261,7 @@ class CheckpointRecords:
                 rows = c.execute(
                     select(offset_map)
                     .join(segments, segments.c.id == offset_map.c.segment_id)
-                    .where(
-                        segments.c.source_cluster_id == source_cluster_id,
-                        segments.c.target_cluster_id == target_cluster_id,
-                        segments.c.status == "verified",
-                    )
+                    .where(*where)
                     .order_by(offset_map.c.segment_id, offset_map.c.source_offset)
                 )
                 for r in rows:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, bindparam, delete, insert, select, update
 
 from kafka_migration.ledger.checkpoints import advance_checkpoints, record_topic_ids
+from kafka_migration.ledger.losses import record_losses
 from kafka_migration.ledger.schema import (
     offset_map,
     runs,
@@ -58,6 +59,7 @@ class RunRecords:
                 c.execute(insert(runs).values(run_id=plan.run_id, started_at=utc_now(), **values))
             if plan.options.get("dry_run"):
                 return
+            record_losses(c, plan)
             rows = [
                 {
                     "run_id": plan.run_id,

@@ -198,6 +198,29 @@ checkpoint_topic_ids = Table(
     Column("forgotten_through_segment", Integer),
 )
 
+# 0007: verified records a target lost (its log start passed them while the source still holds them), one row
+# per partition and run that found it. ``accepted``: the operator accepted the loss (--accept-target-loss), so
+# later runs count target offsets below ``target_end`` of that partition as gone, not as a new loss.
+target_losses = Table(
+    "km_target_losses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(250), ForeignKey("km_runs.run_id", ondelete="CASCADE"), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("source_topic", String(250), nullable=False),
+    Column("partition", Integer, nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("target_topic", String(250), nullable=False),
+    Column("source_start", BigInteger, nullable=False),
+    Column("source_end", BigInteger, nullable=False),
+    Column("target_start", BigInteger, nullable=False),
+    Column("target_end", BigInteger, nullable=False),
+    Column("verified_by", String(250), nullable=False),
+    Column("accepted", Integer, nullable=False, default=0),
+    Column("found_at", DateTime(timezone=True), nullable=False),
+    Index("ix_km_target_losses_clusters", "source_cluster_id", "target_cluster_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

@@ -8,6 +8,7 @@ module per concern, each a part of the class, so call sites keep one object:
   group_syncs.py  consumer group syncs
   cutovers.py     cutovers and failbacks
   leases.py       one writer per target topic (``Ledger.leases``)
+  losses.py       verified records a target lost, found by later runs
 
 It takes and gives plain rows and the value types of ``kafka_migration.model``; it imports no capability.
 """
@@ -29,6 +30,7 @@ from kafka_migration.ledger.checkpoints import CheckpointRecords
 from kafka_migration.ledger.cutovers import CutoverRecords
 from kafka_migration.ledger.group_syncs import GroupSyncRecords
 from kafka_migration.ledger.leases import Leases
+from kafka_migration.ledger.losses import LossRecords
 from kafka_migration.ledger.runs import RunRecords
 from kafka_migration.ledger.urls import check_ledger_url, redact_url
 
@@ -39,7 +41,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
 
-class Ledger(RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords):
+class Ledger(RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords):
     """The ledger's one entry point: ``Ledger.open(url)``, then the methods of its parts."""
 
     def __init__(self, engine: Engine) -> None:

@@ -264,6 +264,11 @@ class MigrationOptions:
     topics_per_job: int = 25
     start: str = "earliest"  # where a partition without checkpoint starts: earliest, latest or a timestamp
     allow_gaps: bool = False  # go on when records expired from the source before they were copied
+    # Accept an existing target topic that keeps less than the source (run/retention.py): only what it keeps
+    # is copied, and the plan and the report say so.
+    accept_target_retention: bool = False
+    # Accept verified records the target lost since earlier runs (run/losses.py), recorded in the ledger.
+    accept_target_loss: bool = False
     # Explicit target names (source -> target) where a template cannot say it, e.g. a failback's way back.
     topic_map: Mapping[str, str] | None = None
     # The cutover this run fails back, if it does: its target is then the original cluster, and the advice of
@@ -326,6 +331,8 @@ class MigrationOptions:
             topics_per_job=25 if topics_per_job is None else topics_per_job,
             start=start if start and start.strip() else "earliest",
             allow_gaps=param_flag(values, "allow_gaps"),
+            accept_target_retention=param_flag(values, "accept_target_retention"),
+            accept_target_loss=param_flag(values, "accept_target_loss"),
             topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
             failback_of=param_text(values, "failback_of") or None,
         )

@@ -40,11 +40,35 @@ class PartitionPlan:
     latest: int
     origin: str = "earliest"  # checkpoint, resume, earliest, latest, timestamp
     expired: int = 0  # offsets that left the source (retention) before they were copied
+    # Offsets older than the target topic keeps (its retention.ms): not copied, the target would delete them at
+    # its next retention pass (run/retention.py).
+    aged: int = 0
 
     @property
     def offset_span(self) -> int:
         """Offsets in the range; the record count is lower where the source has gaps."""
         return max(0, self.end - self.start)
+
+
+@dataclass(frozen=True)
+class TargetLoss:
+    """Verified records a target partition no longer holds although the source still does (its log start moved
+    past them: DeleteRecords, a shorter retention, a lost replica). Ranges are half-open, as everywhere inside."""
+
+    source_topic: str
+    target_topic: str
+    partition: int
+    source_start: int
+    source_end: int
+    target_start: int
+    target_end: int
+    verified_by: str  # the run that verified the first lost record
+    accepted: bool = False  # the operator accepted it (--accept-target-loss); later runs do not report it again
+
+    @property
+    def records(self) -> int:
+        """The copy writes each record at its own target offset, so the lost target offsets are lost records."""
+        return max(0, self.target_end - self.target_start)
 
 
 @dataclass(frozen=True)
@@ -115,10 +139,16 @@ class MigrationPlan:
     jobs: tuple[tuple[str, ...], ...] = ()
     disappeared_topics: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # Verified records the target lost since earlier runs (run/losses.py), accepted or not.
+    target_losses: tuple[TargetLoss, ...] = ()
 
     @property
     def offset_span(self) -> int:
         return sum(t.offset_span for t in self.topics)
+
+    @property
+    def unaccepted_losses(self) -> tuple[TargetLoss, ...]:
+        return tuple(loss for loss in self.target_losses if not loss.accepted)
 
     @cached_property
     def _by_source_topic(self) -> dict[str, TopicPlan]:
@@ -178,6 +208,7 @@ class MigrationPlan:
             jobs=tuple(tuple(j) for j in data.get("jobs", ())),
             disappeared_topics=dict(data.get("disappeared_topics", {})),
             warnings=tuple(data.get("warnings", ())),
+            target_losses=tuple(TargetLoss(**loss) for loss in data.get("target_losses", ())),
         )
 
     @classmethod

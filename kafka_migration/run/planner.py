@@ -33,8 +33,10 @@ from kafka_migration.run.direction import Failback
 from kafka_migration.run.discovery import select_topics
 from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
+from kafka_migration.run.retention import shortfalls
 from kafka_migration.run.stale_state import stale_state_problems
-from kafka_migration.run.topic_configs import TARGET_DEFAULTS, target_defaults
+from kafka_migration.run.target_checks import drop_aged, find_losses
+from kafka_migration.run.topic_configs import DEFAULT_SOURCES, target_defaults
 from kafka_migration.run.topics import plan_topic
 
 log = logging.getLogger(__name__)
@@ -142,7 +144,7 @@ def build_plan(
     target_states = target.topic_states(names.values())
     # What a new target topic gets anyway is not set on the topics this run creates (None: not readable, so set).
     creates = any(names[topic] not in target_states for topic in selection.selected)
-    defaults = target_defaults(target.broker_configs(TARGET_DEFAULTS.values())) if creates else {}
+    defaults = target_defaults(target.broker_configs(DEFAULT_SOURCES)) if creates else {}
     checkpoints = ledger.checkpoints(source_info.cluster_id, target_info.cluster_id) if ledger else {}
     pending = ledger.pending_segments(source_info.cluster_id, target_info.cluster_id, checkpoints) if ledger else {}
     recorded_ids = ledger.topic_ids(source_info.cluster_id, target_info.cluster_id) if ledger else {}
@@ -198,6 +200,7 @@ def build_plan(
             positions,
             failback,
             defaults,
+            options.accept_target_retention,
         )
         problems.extend(topic_problems)
         topics.append(
@@ -209,10 +212,35 @@ def build_plan(
         )
     if stale:
         raise StaleStateError(stale + gaps + problems)
+    # A run never verifies records the target is about to delete; one that keeps less is refused with the records
+    # at risk, unless accepted.
+    refused = {
+        t.source_topic
+        for t in topics
+        if not options.accept_target_retention
+        and t.target_topic in target_states
+        and shortfalls(source_states[t.source_topic], target_states[t.target_topic])
+    }
+    topics, aged_warnings, at_risk = drop_aged(source, topics, source_states, target_states, refused)
+    warnings.extend(aged_warnings)
+    problems.extend(at_risk)
+    losses, loss_lines = find_losses(
+        source,
+        ledger,
+        source_info,
+        target_info,
+        topics,
+        source_states,
+        target_states,
+        checkpoints,
+        options.accept_target_loss,
+        options.accept_target_retention,
+    )
+    warnings.extend(loss_lines)
     if problems:
-        raise TopicConflictError(problems + gaps)
+        raise TopicConflictError(problems + gaps + loss_lines)
     if gaps:
-        raise SourceGapError(gaps)
+        raise SourceGapError(gaps + loss_lines)
     rf = options.replication_factor
     if rf is not None and rf > target_info.broker_count and any(t.create for t in topics):
         raise ConfigurationError(
@@ -240,4 +268,5 @@ def build_plan(
         jobs=group_into_jobs(topics, options.topics_per_job),
         disappeared_topics=disappeared,
         warnings=tuple(warnings),
+        target_losses=tuple(losses),
     )

@@ -162,14 +162,15 @@ class TestMigrationPlan:
 
     def test_reads_plans_without_optional_fields(self) -> None:
         data = _full_plan().to_dict()
-        for key in ("skipped_topics", "jobs", "disappeared_topics", "warnings"):
+        for key in ("skipped_topics", "jobs", "disappeared_topics", "warnings", "target_losses"):
             del data[key]
         for topic in data["topics"]:
             del topic["warnings"]
             for partition in topic["partitions"]:
-                del partition["origin"], partition["expired"]
+                del partition["origin"], partition["expired"], partition["aged"]
         plan = MigrationPlan.from_dict(data)
         assert plan.jobs == () and plan.skipped_topics == {} and plan.warnings == ()
+        assert plan.target_losses == () and plan.topics[0].partitions[0].aged == 0
         assert plan.topics[0].partitions[0].origin == "earliest"
         assert plan.topics[0].warnings == ()
 
@@ -185,6 +186,7 @@ class TestMigrationPlan:
             "jobs",
             "disappeared_topics",
             "warnings",
+            "target_losses",
         }
 
     def test_topic_lookup_and_job_topics(self) -> None:
