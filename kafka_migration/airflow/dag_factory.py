@@ -99,6 +99,21 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
             description="Continue when records expired from the source (retention) before they were copied; "
             "the gap is counted and reported. Off: such a run fails.",
         ),
+        "accept_target_retention": Param(
+            False,
+            type="boolean",
+            title="Accept a target that keeps less",
+            description="Go on when an existing target topic keeps less than the source (retention.ms, "
+            "retention.bytes, compaction lags): only what it keeps is copied, and the report says so. Off: such a run "
+            "is refused before anything is written.",
+        ),
+        "accept_target_loss": Param(
+            False,
+            type="boolean",
+            title="Accept lost verified records",
+            description="Accept verified records the target lost since earlier runs (its log start moved past them "
+            "while the source still holds them); recorded in the ledger and the report. Off: such a run fails.",
+        ),
         "source_conn_id": Param(
             "kafka_source",
             type="string",

@@ -27,6 +27,7 @@ from kafka_migration.reports.summary import (
     summarize,
     timings_line,
     topic_verdict,
+    with_losses,
 )
 from kafka_migration.run.files import missing_results, read_plan, read_results
 
@@ -377,18 +378,23 @@ def _summarize(
     except LeaseLostError as exc:
         ledger.finish_run(plan.run_id, "failed", 0, str(exc)[:2000])  # closed, with no evidence of this run's
         raise
+    lost = "; ".join(w for w in plan.warnings if w.startswith("TARGET LOST")) if plan.unaccepted_losses else None
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
-        groups.run()  # keeps a standby's groups warm when nothing new was produced
+        if lost:
+            groups.skip("the target lost verified records")
+        else:
+            groups.run()  # keeps a standby's groups warm when nothing new was produced
         ledger.finish_run(
             plan.run_id,
-            "up_to_date",
+            with_losses("up_to_date", plan),
             0,
-            "nothing new on the source since the last verified run",
+            lost or "nothing new on the source since the last verified run",
             timings=_timings(ledger, plan, path, [], []),
         )
         _write_report(ledger, plan.run_id)
         log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
+        _raise_for_losses(plan)
         groups.check()
         return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
     copy, verify = _step_results(plan, path, "copy"), _step_results(plan, path, "verify")
@@ -399,14 +405,17 @@ def _summarize(
         plan,
         [(t, copied.get(t.source_topic), verified.get(t.source_topic), ids.get(t.target_topic)) for t in plan.topics],
     )
-    if all_verified(rows):
+    if all_verified(rows) and not lost:
         groups.run()  # the offset map it translates through is the one just stored
     else:
-        groups.skip("not every topic is verified")
+        groups.skip("not every topic is verified" if not lost else "the target lost verified records")
     timings = _timings(ledger, plan, path, copy, verify)
-    ledger.finish_run(plan.run_id, run_status(rows), sum(r.copied or 0 for r in rows), timings=timings)
+    status = with_losses(run_status(rows), plan)
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), lost, timings=timings)
     _write_report(ledger, plan.run_id)
     log.info("%s", timings_line(timings))
+    if all_verified(rows):
+        _raise_for_losses(plan)
     if not all_verified(rows):
         bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
         raise RuntimeError(
@@ -415,6 +424,17 @@ def _summarize(
     log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
     groups.check()
     return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}
+
+
+def _raise_for_losses(plan: MigrationPlan) -> None:
+    """Fail the summary when the target lost verified records nobody accepted (the run's status: target_lost)."""
+    losses = plan.unaccepted_losses
+    if losses:
+        raise RuntimeError(
+            f"Migration {plan.run_id} NOT verified: the target LOST {plural(sum(x.records for x in losses), 'record')} "
+            f"that earlier runs verified, in {plural(len(losses), 'partition')} (see the warnings above and the "
+            "report). Re-migrate to a new target topic (Param rename), or accept the loss (Param accept_target_loss)."
+        )
 
 
 def _timings(

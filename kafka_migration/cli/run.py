@@ -29,10 +29,11 @@ from kafka_migration.cli.options import (
     reports_dir_of,
     spark_conf,
 )
-from kafka_migration.cli.output import DRY_RUN, UP_TO_DATE, run_document
+from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
+from kafka_migration.model.text import plural
 from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
 from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
 from kafka_migration.spark.executor_env import configured_executor_env
@@ -121,6 +122,18 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--allow-gaps", action="store_true", help="continue when records expired from the source before being copied"
     )
+    parser.add_argument(
+        "--accept-target-retention",
+        action="store_true",
+        help="accept existing target topics that keep less than the source (retention, compaction lags): copy only "
+        "what they keep; recorded in the ledger and the report",
+    )
+    parser.add_argument(
+        "--accept-target-loss",
+        action="store_true",
+        help="accept verified records the target lost since earlier runs; recorded in the ledger and the report, "
+        "and not reported again",
+    )
     parser.add_argument("--ledger", type=nonempty, help=LEDGER_HELP)
     parser.add_argument("--report-dir", type=nonempty_path, help=REPORT_DIR_HELP)
     parser.add_argument(
@@ -150,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
         topics_per_job=args.topics_per_job,
         start=args.start,
         allow_gaps=args.allow_gaps,
+        accept_target_retention=args.accept_target_retention,
+        accept_target_loss=args.accept_target_loss,
     )
     lease_ttl = parse_lease_ttl(args.lease_ttl, "--lease-ttl") if args.lease_ttl is not None else lease_ttl_from_env()
     source = ClusterConfig.build("source", args.source, args.source_config)
@@ -215,15 +230,16 @@ def run(args: argparse.Namespace) -> int:
     if outcome.nothing_new:
         files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
+        code = _losses_exit(outcome) if outcome.plan.unaccepted_losses else EXIT_OK
         print(f"Report: {files.html}")
         if timings is not None:
             print(timings_line(timings))
         if json_wanted(args):
             doc = run_document(
-                outcome.plan, UP_TO_DATE, EXIT_OK, report=files, timings=timings.to_dict() if timings else None
+                outcome.plan, outcome.status, code, report=files, timings=timings.to_dict() if timings else None
             )
             print_document(args, doc)
-        return EXIT_OK
+        return code
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
@@ -235,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         rows = outcome.rows
         doc = run_document(
             outcome.plan,
-            run_status(rows),
+            outcome.status,
             code,
             rows=rows,
             run_files=outcome.directory,
@@ -292,9 +308,22 @@ def _measured(outcome: RunOutcome, started: float, planned: float | None) -> Run
     return results_timings(started, planned, steps["copy"], steps["verify"], time.time())
 
 
+def _losses_exit(outcome: RunOutcome) -> int:
+    losses = outcome.plan.unaccepted_losses
+    records = sum(loss.records for loss in losses)
+    print(
+        f"Migration {outcome.plan.run_id} NOT verified: the target LOST {plural(records, 'record')} that earlier runs "
+        f"verified, in {plural(len(losses), 'partition')} (see above). Re-migrate to a new target topic (--rename), "
+        "or accept the loss with --accept-target-loss (recorded in the ledger and the report)."
+    )
+    return EXIT_MISMATCH
+
+
 def _verdict_exit(outcome: RunOutcome) -> int:
     """The closing line of a run and its exit code."""
     run_id = outcome.plan.run_id
+    if outcome.plan.unaccepted_losses and run_status(outcome.rows) == "verified":
+        return _losses_exit(outcome)
     if outcome.verified:
         print(f"Migration {run_id} verified: every partition matches on count and checksum.")
         return EXIT_OK

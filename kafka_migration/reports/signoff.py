@@ -34,6 +34,7 @@ VERDICTS = {
     "failed": "FAILED",
     "running": "INCOMPLETE",
     "dry_run": "DRY RUN",
+    "target_lost": "TARGET LOST VERIFIED RECORDS",
 }
 
 
@@ -94,6 +95,8 @@ def build_report(
                 "target_start": seg["target_start"],
                 "target_end": seg["target_end"],
                 "expired_offsets": seg["expired_offsets"] or 0,
+                # Offsets older than the target keeps: not copied, the target would delete them (run/retention.py).
+                "aged_offsets": pp.get("aged", 0),
                 "copied_records": seg["copied_records"],
                 "resumed_records": seg["resumed_records"],
                 "copied_bytes": seg.get("copied_bytes"),
@@ -183,6 +186,8 @@ def build_report(
             "rename": options.get("rename"),
             "start": options.get("start"),
             "allow_gaps": options.get("allow_gaps"),
+            "accept_target_retention": bool(options.get("accept_target_retention")),
+            "accept_target_loss": bool(options.get("accept_target_loss")),
             "dry_run": options.get("dry_run"),
         },
         "totals": {
@@ -202,6 +207,13 @@ def build_report(
         "warnings": warnings,
         "skipped_topics": dict(sorted(plan.get("skipped_topics", {}).items())),
         "disappeared_topics": dict(sorted(plan.get("disappeared_topics", {}).items())),
+        # Verified records the target lost since earlier runs (run/losses.py): accepted, or the run's verdict.
+        "target_losses": [
+            {**loss, "records": max(0, loss["target_end"] - loss["target_start"])}
+            for loss in sorted(
+                plan.get("target_losses", []), key=lambda x: (x["source_topic"], x["target_topic"], x["partition"])
+            )
+        ],
     }
     if group_syncs:
         report["consumer_groups"] = consumer_groups_section(group_syncs)

@@ -109,6 +109,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 f"| `{d['source_topic']}` | {d['partition']} | {d['first_difference']} | "
                 f"{_n(d['first_source_offset'])} | {_n(d['first_target_offset'])} |"
             )
+    lines += _losses_markdown(report.get("target_losses") or [])
     if report["warnings"]:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
     if report.get("consumer_groups"):
@@ -136,6 +137,45 @@ def render_markdown(report: Mapping[str, Any]) -> str:
 
 
 SHARED_MARK = "†"
+
+LOSSES_TITLE = "Verified records the target lost"
+LOSSES_NOTE = (
+    "The target's log start moved past records that earlier runs verified and the source still holds. Offsets "
+    "cannot be re-created on a topic: re-migrate to a new target topic, or accept the loss (--accept-target-loss)."
+)
+
+
+def _loss_cells(loss: Mapping[str, Any]) -> tuple[str, ...]:
+    return (
+        loss["source_topic"],
+        loss["target_topic"],
+        str(loss["partition"]),
+        _range(loss["source_start"], loss["source_end"]),
+        _range(loss["target_start"], loss["target_end"]),
+        _n(loss["records"]),
+        loss["verified_by"],
+        "accepted" if loss["accepted"] else "LOST",
+    )
+
+
+LOSS_HEADER = ("topic", "target", "partition", "source offsets", "target offsets", "records", "verified by", "state")
+
+
+def _losses_markdown(losses: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not losses:
+        return []
+    lines = ["", f"## {LOSSES_TITLE}", "", LOSSES_NOTE, "", "| " + " | ".join(LOSS_HEADER) + " |"]
+    lines.append("|" + "---|" * len(LOSS_HEADER))
+    lines += ["| " + " | ".join(_loss_cells(loss)) + " |" for loss in losses]
+    return lines
+
+
+def _losses_html(losses: Sequence[Mapping[str, Any]]) -> str:
+    if not losses:
+        return ""
+    rows = "".join("<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in _loss_cells(loss)) + "</tr>" for loss in losses)
+    header = "".join(f"<th>{_e(h)}</th>" for h in LOSS_HEADER)
+    return f"<h2 class='lost'>{_e(LOSSES_TITLE)}</h2><p>{_e(LOSSES_NOTE)}</p><table><tr>{header}</tr>{rows}</table>"
 
 
 def _mark(topic: Mapping[str, Any]) -> str:
@@ -325,6 +365,7 @@ def render_html(report: Mapping[str, Any]) -> str:
                 f"<td class='num'>{_e(_n(d['source_records']))} / {_e(_n(d['target_records']))}</td></tr>"
             )
         out.append("</table>")
+    out.append(_losses_html(report.get("target_losses") or []))
     if report["warnings"]:
         out.append(
             "<h2>Warnings</h2><ul class='warnings'>"

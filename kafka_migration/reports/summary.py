@@ -83,6 +83,15 @@ def all_verified(rows: Sequence[TopicSummary]) -> bool:
     return bool(rows) and all(r.verdict == VERIFIED for r in rows)
 
 
+TARGET_LOST = "target_lost"
+
+
+def with_losses(status: str, plan: MigrationPlan) -> str:
+    """A run that found verified records the target lost (and did not accept) is not verified, whatever it
+    copied: ``target_lost`` (exit 1, like a difference)."""
+    return TARGET_LOST if plan.unaccepted_losses and status in ("verified", "up_to_date") else status
+
+
 def run_status(rows: Sequence[TopicSummary]) -> str:
     """verified, failed (a copy did not complete), mismatch, or unverified (a cluster could not be read)."""
     if all_verified(rows):

@@ -26,7 +26,7 @@ from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
-from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize
+from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize, with_losses
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.files import new_run_id, run_dir
 from kafka_migration.run.planner import Claim, build_plan
@@ -55,23 +55,29 @@ class RunOutcome:
 
     @property
     def verified(self) -> bool:
-        return self.nothing_new or all_verified(self.rows)
+        return not self.plan.unaccepted_losses and (self.nothing_new or all_verified(self.rows))
+
+    @property
+    def status(self) -> str:
+        """The run's status as the ledger records it (``target_lost`` when the target lost verified records)."""
+        return with_losses("up_to_date" if self.nothing_new else run_status(self.rows), self.plan)
 
 
 @collector_paused()
 def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[str, str] | None = None) -> str:
     """Store every topic's evidence, advance checkpoints, close the run; returns the run status."""
     plan = outcome.plan
+    lost = "; ".join(w for w in plan.warnings if w.startswith("TARGET LOST")) or None
     if outcome.nothing_new:
         ledger.record_nothing_new(plan)
         ledger.finish_run(
             plan.run_id,
-            "up_to_date",
+            outcome.status,
             0,
-            "nothing new on the source since the last verified run",
+            lost if plan.unaccepted_losses else "nothing new on the source since the last verified run",
             timings=outcome.timings,
         )
-        return "up_to_date"
+        return outcome.status
     ids = target_topic_ids or {}
     ledger.record_topics(
         plan,
@@ -86,8 +92,9 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
         ],
     )
     rows = outcome.rows
-    status = run_status(rows)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), timings=outcome.timings)
+    status = outcome.status
+    message = lost if plan.unaccepted_losses else None
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), message, timings=outcome.timings)
     return status
 
 
