@@ -73,6 +73,7 @@ KEEPS_AS_SOURCE = (
     "the source's effective value (from its brokers or Kafka's default), set so that the target keeps what the "
     "source keeps"
 )
+KEEPS_MORE_DEFAULT = "not set: the target's brokers give a new topic {there} ({broker}), more than the source's {here}"
 KEEPS_AT_LEAST = "the existing target topic keeps at least as much: {there} there, {here} on the source"
 ACCEPTED_LESS = (
     "ACCEPTED (--accept-target-retention): the existing target topic keeps less: {there} there, {here} on the source"
@@ -181,6 +182,11 @@ def decide_configs(
         default = (defaults or {}).get(name)
         if default is not None and _same(name, default, value):
             how[name] = AT_TARGET_DEFAULT.format(value=f"{name}={value}", broker=_broker_name(name))
+        elif default is not None and name in retention.KEEP_CONFIGS and not retention.keeps_less(default, value):
+            # The target's brokers give a new topic more than the source keeps: nothing is lost, theirs decide.
+            how[name] = KEEPS_MORE_DEFAULT.format(
+                there=retention.human(name, default), here=retention.human(name, value), broker=_broker_name(name)
+            )
         else:
             copied[name] = value
             if name == "message.timestamp.type":

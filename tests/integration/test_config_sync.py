@@ -37,6 +37,7 @@ from kafka_migration.run.topic_configs import (
     AT_TARGET_DEFAULT,
     EFFECTIVE_VALUE,
     EXCLUDED_CONFIGS,
+    KEEPS_MORE_DEFAULT,
     KEPT_ON_TARGET,
     NOT_COPIED,
     SET_ON_TOPIC,
@@ -124,6 +125,13 @@ def test_only_topic_overrides_travel_and_a_later_change_shows_as_drift(  # type:
         "max.message.bytes": EFFECTIVE_VALUE,
         "message.timestamp.type": AT_TARGET_DEFAULT.format(
             value="message.timestamp.type=CreateTime", broker="log.message.timestamp.type"
+        ),
+        # What the topic keeps is compared by effective value: the target's brokers keep more than the source's
+        # 1 GiB per partition, so their default stands (a smaller one would be set: test_target_keeps.py).
+        "retention.bytes": KEEPS_MORE_DEFAULT.format(
+            there="retention.bytes=-1 (no limit)",
+            here="retention.bytes=1073741824 (1 GiB)",
+            broker="log.retention.bytes",
         ),
     }
 
