@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES, ConfigValue, TopicState
+from kafka_migration.run.retention import human
 from kafka_migration.run.topic_configs import (
     AT_TARGET_DEFAULT,
     COMPARED_CONFIGS,
@@ -29,7 +30,6 @@ from kafka_migration.run.topic_configs import (
     target_defaults,
 )
 from kafka_migration.run.topics import compatibility_problems
-from kafka_migration.run.retention import human
 from tests.leaks import leaked
 
 # Apache Kafka 3.x, `kafka-configs --describe --all` of a topic with nothing set on it.
@@ -229,7 +229,12 @@ class TestTargetDefaults:
         partial = target_defaults({"log.cleanup.policy": "delete"})  # brokers that disagree on the others
         assert partial == {"cleanup.policy": "delete"}
         decision = decide_configs(state("t", apache_answer({})), None, partial)
-        assert set(decision.configs) == {"max.message.bytes", "message.timestamp.type", "retention.ms", "retention.bytes"}
+        assert set(decision.configs) == {
+            "max.message.bytes",
+            "message.timestamp.type",
+            "retention.ms",
+            "retention.bytes",
+        }
         assert set(TARGET_DEFAULTS) == set(COMPARED_CONFIGS) | {"message.timestamp.type"}
 
 
