@@ -163,8 +163,10 @@ def decide_configs(
         for keep in retention.applicable(source):
             here, there = retention.effective(source, keep.name), retention.effective(target, keep.name)
             said = {"here": retention.human(keep.name, here), "there": retention.human(keep.name, there)}
-            less = retention.keeps_less(there, here)
-            how[keep.name] = (ACCEPTED_LESS if less and accept_less else KEEPS_AT_LEAST).format(**said)
+            if retention.keeps_less(there, here) and accept_less:
+                how[keep.name] = ACCEPTED_LESS.format(**said)
+            elif keep.name not in copied:  # one set on the source topic keeps saying so (and drift, if any)
+                how[keep.name] = KEEPS_AT_LEAST.format(**said)
         configs = {}
         if max_message_bytes(source) > KAFKA_DEFAULT_MAX_MESSAGE_BYTES:
             configs["max.message.bytes"] = str(max_message_bytes(source))
