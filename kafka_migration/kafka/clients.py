@@ -387,6 +387,25 @@ class KafkaCluster(TopicCreation):
 
     # -- cutover checks ---------------------------------------------------------------------------
 
+    def log_starts(self, names: Iterable[str]) -> dict[tuple[str, int], int]:
+        """Per partition of the named topics that exist: the log start offset (retention and DeleteRecords move it)."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        try:
+            metadata = self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        partitions = [
+            TopicPartition(n, p) for n in set(names) if n in metadata.topics for p in metadata.topics[n].partitions
+        ]
+        if not partitions:
+            return {}
+        answers = self._list_offsets(
+            {tp: OffsetSpec.earliest() for tp in partitions}, IsolationLevel.READ_UNCOMMITTED, "list start offsets"
+        )
+        return {(tp.topic, tp.partition): int(info.offset) for tp, info in answers.items()}
+
     def log_ends(self, names: Iterable[str]) -> dict[tuple[str, int], tuple[int, int]]:
         """Per partition of the named topics (high watermark, last stable offset): where the next record
         lands, and the end of what read_committed consumers see (lower while a transaction is open)."""

@@ -229,7 +229,7 @@ def build_plan(
         ledger,
         source_info,
         target_info,
-        topics,
+        [(t.source_topic, t.target_topic) for t in topics],
         source_states,
         target_states,
         checkpoints,

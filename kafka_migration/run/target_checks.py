@@ -113,26 +113,28 @@ def find_losses(
     ledger: Ledger | None,
     source_info: ClusterInfo,
     target_info: ClusterInfo,
-    topics: Sequence[TopicPlan],
+    pairs: Sequence[tuple[str, str]],
     states: Mapping[str, TopicState],
     targets: Mapping[str, TopicState],
     checkpoints: Mapping[Key, Checkpoint],
     accept_loss: bool,
     accept_less: bool,
 ) -> tuple[list[TargetLoss], list[str]]:
-    """Verified records each target topic lost since earlier runs, and a line per topic that lost any."""
+    """Verified records each target topic lost since earlier runs, and a line per topic that lost any.
+    ``pairs``: (source topic, target topic) to look at; ``states`` and ``targets``: what planning read of them."""
+    target_of = dict(pairs)
     candidates = {
-        t.source_topic: loss_candidates(t.source_topic, t.target_topic, targets.get(t.target_topic), checkpoints)
-        for t in topics
+        topic: loss_candidates(topic, target_of[topic], targets.get(target_of[topic]), checkpoints)
+        for topic in target_of
+        if topic in states
     }
     candidates = {topic: parts for topic, parts in candidates.items() if parts}
     if ledger is None or not candidates:
         return [], []
     now = _now_ms()
     wanted: dict[tuple[str, int], int] = {}
-    by_name = {t.source_topic: t for t in topics}
     for topic, parts in candidates.items():
-        state, existing = states[topic], targets[by_name[topic].target_topic]
+        state, existing = states[topic], targets[target_of[topic]]
         limits = [retention.retention_ms(state)]
         if accept_less:
             limits.append(retention.retention_ms(existing))
@@ -149,7 +151,7 @@ def find_losses(
         kept_from = {
             p: state.latest.get(p, 0) if offset < 0 else offset for (t, p), offset in first.items() if t == topic
         }
-        target_topic = by_name[topic].target_topic
+        target_topic = target_of[topic]
         found = target_losses(
             state, target_topic, targets[target_topic], checkpoints, segments, kept_from, marks, accept_loss
         )

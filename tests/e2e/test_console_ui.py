@@ -32,6 +32,7 @@ from harness.kafka.node import start_cluster
 from harness.kafka.proxied import ProxiedCluster, proxied_cluster
 from harness.postgres import database_url
 from harness.seed import create_topic, producer, send
+from harness.topics import delete_records
 from tests.conftest import missing, postgres_databases
 from tests.e2e.ui_harness import find_chromium
 
@@ -538,3 +539,18 @@ def test_trigger_refuses_bad_params(api: AirflowClient, bad: dict[str, object]) 
     )
     assert response.status_code in (400, 422)
     assert len(api.get_json("/api/v2/dags/kafka_migration/dagRuns")["dag_runs"]) == before
+
+
+def test_overview_says_loudly_when_the_target_lost_verified_records(
+    page: Any, airflow: AirflowServer, source_target: tuple[str, str], migration: dict[str, str]
+) -> None:
+    """Last in the module: it damages the target. An operator's DeleteRecords on the target moves the log start of
+    orders[0] past 20 records that runs verified and the source still holds; the overview checks it as it loads."""
+    delete_records(source_target[1], {("orders", 0): 20})
+    view(page, airflow, "Overview")
+    page.get_by_test_id("pair-lost").first.wait_for()
+    assert "20 records that earlier runs verified" in page.get_by_test_id("pair-lost").first.inner_text()
+    page.get_by_text("The target LOST 20 verified records").first.wait_for()
+    row = page.locator('tr[data-topic="orders"]').first
+    assert [c.strip() for c in row.locator("td").all_inner_texts()][-1] == "20 LOST"
+    shot(page, "console-overview-lost.png")

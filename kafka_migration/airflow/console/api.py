@@ -137,7 +137,15 @@ class Reader:
         ends, error = (
             self.clusters.log_ends(pair["source_cluster_id"], {t for t, _ in topics}) if topics else ({}, None)
         )
-        topic_rows = [_topic_lag(key, parts, ends, error, now) for key, parts in sorted(topics.items())]
+        lost, lost_error = (
+            self.clusters.target_losses(pair["source_cluster_id"], pair["target_cluster_id"], rows, self.engine())
+            if topics
+            else ({}, None)
+        )
+        topic_rows = [
+            {**_topic_lag(key, parts, ends, error, now), "lost": None if lost_error else lost.get(key, 0)}
+            for key, parts in sorted(topics.items())
+        ]
         lags = [t["lag"] for t in topic_rows]
         return {
             "source_cluster_id": pair["source_cluster_id"],
@@ -149,6 +157,9 @@ class Reader:
             "source_reachable": error is None,
             "source_error": error,
             "lag": None if any(lag is None for lag in lags) else sum(lags),
+            # Verified records the target no longer holds although the source does (run/losses.py), checked now.
+            "lost": None if lost_error else sum(lost.values()),
+            "lost_error": lost_error,
             "topics": topic_rows,
         }
 

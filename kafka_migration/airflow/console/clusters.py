@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +98,60 @@ class Clusters:
                 self._reach.pop(conn_id, None)
             return {}, f"cluster {cluster_id} (connection {conn_id}) did not answer: {' '.join(str(exc).split())}"
         return {key: high for key, (high, _stable) in ends.items()}, None
+
+    def target_losses(
+        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Sequence[Mapping[str, Any]], engine: Any
+    ) -> tuple[dict[tuple[str, str], int], str | None]:
+        """Verified records each target topic no longer holds although the source does, checked now as a run
+        checks them (run/target_checks.find_losses): {(source topic, target topic): records} of the topics that
+        lost any, or an empty map and why the clusters could not be read. The target's log starts come first
+        (one request); only topics whose log start moved are looked at further."""
+        from kafka_migration.ledger import Ledger
+        from kafka_migration.model.checkpoints import Checkpoint
+        from kafka_migration.model.plan import ClusterInfo
+        from kafka_migration.model.state import TopicState
+        from kafka_migration.run.target_checks import find_losses
+
+        target_conn, tried = self.connection_for(target_cluster_id)
+        if target_conn is None:
+            return {}, unreachable(target_cluster_id, tried)
+        source_conn, tried = self.connection_for(source_cluster_id)
+        if source_conn is None:
+            return {}, unreachable(source_cluster_id, tried)
+        cps = {
+            (r["source_topic"], int(r["partition"]), r["target_topic"]): Checkpoint(
+                int(r["source_offset"]), int(r["target_offset"]), r["run_id"]
+            )
+            for r in checkpoints
+        }
+        try:
+            target = self.opener(target_conn, "target", self.timeout)
+            starts = target.log_starts({t for _, _, t in cps})
+            moved = {(s, t) for (s, p, t) in cps if starts.get((t, p), 0) > 0}
+            if not moved:
+                return {}, None
+            source = self.opener(source_conn, "source", self.timeout)
+            states: dict[str, TopicState] = source.topic_states({s for s, _ in moved})
+            targets: dict[str, TopicState] = target.topic_states({t for _, t in moved})
+        except Exception as exc:
+            return {}, f"the clusters did not answer: {' '.join(str(exc).split())}"
+        losses, _ = find_losses(
+            source,
+            Ledger(engine),
+            ClusterInfo("source", "", source_cluster_id, 0),
+            ClusterInfo("target", "", target_cluster_id, 0),
+            sorted(moved),
+            states,
+            targets,
+            cps,
+            accept_loss=False,
+            accept_less=False,
+        )
+        lost: dict[tuple[str, str], int] = {}
+        for loss in losses:
+            key = (loss.source_topic, loss.target_topic)
+            lost[key] = lost.get(key, 0) + loss.records
+        return lost, None
 
     def forget(self) -> None:
         with self._lock:

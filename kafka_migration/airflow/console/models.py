@@ -152,6 +152,10 @@ class TopicLag(BaseModel):
     last_dag_id: str | None
     last_verified_at: str | None
     age_seconds: float | None
+    lost: int | None = Field(
+        description="verified records the target no longer holds although the source still does (0: none lost); "
+        "null when the clusters could not be read"
+    )
 
 
 class Pair(BaseModel):
@@ -164,6 +168,8 @@ class Pair(BaseModel):
     source_reachable: bool
     source_error: str | None
     lag: int | None
+    lost: int | None = Field(description="verified records the target lost, over every topic; null: not checked")
+    lost_error: str | None = Field(description="why the loss check could not read the clusters")
     topics: list[TopicLag]
 
 

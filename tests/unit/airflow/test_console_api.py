@@ -48,6 +48,9 @@ class FakeCluster:
     def log_ends(self, names: list[str]) -> dict[tuple[str, int], tuple[int, int]]:
         return {(n, p): (130, 130) for n in names for p in (0, 1)}
 
+    def log_starts(self, names: list[str]) -> dict[tuple[str, int], int]:
+        return {(n, p): 0 for n in names for p in (0, 1)}  # the target holds every record: nothing lost
+
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Ledger:
@@ -195,6 +198,7 @@ def test_overview_sums_checkpoints_against_the_source_end_now(client: TestClient
     assert (topic["source_topic"], topic["migrated"], topic["source_end"], topic["lag"]) == ("orders", 220, 260, 40)
     assert topic["last_run_id"] == RUN_2 and topic["age_seconds"] >= 0
     assert pair["lag"] == 40
+    assert (pair["lost"], pair["lost_error"], topic["lost"]) == (0, None, 0)  # checked: the target starts at 0
 
 
 def test_overview_renders_when_the_source_is_unreachable_and_says_so(ledger: Ledger, tmp_path: Path) -> None:
@@ -205,6 +209,7 @@ def test_overview_renders_when_the_source_is_unreachable_and_says_so(ledger: Led
     assert "no broker answered" in pair["source_error"]
     (topic,) = pair["topics"]
     assert (topic["migrated"], topic["source_end"], topic["lag"]) == (220, None, None)
+    assert pair["lost"] is None and "No Kafka connection reaches cluster" in pair["lost_error"]  # not checked
 
 
 def test_group_syncs_list_every_partition_with_lag_and_proof(ledger: Ledger, client: TestClient) -> None:

@@ -158,6 +158,7 @@ export type TopicLag = {
   last_dag_id: string | null;
   last_verified_at: string | null;
   age_seconds: number | null;
+  lost: number | null;
 };
 export type Pair = {
   source_cluster_id: string;
@@ -169,6 +170,8 @@ export type Pair = {
   source_reachable: boolean;
   source_error: string | null;
   lag: number | null;
+  lost: number | null;
+  lost_error: string | null;
   topics: Array<TopicLag>;
 };
 export type Overview = { pairs: Array<Pair>; running: number };

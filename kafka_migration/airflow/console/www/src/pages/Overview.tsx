@@ -48,8 +48,23 @@ export const OverviewPage = () => {
               {pair.source_error}
             </Notice>
           )}
+          {pair.lost ? (
+            <Notice status="error" title={`The target LOST ${count(pair.lost)} verified records`}>
+              <span data-testid="pair-lost">
+                The target's log start moved past {plural(pair.lost, "record")} that earlier runs verified and the
+                source still holds (see "Lost" below). Offsets cannot be re-created: re-migrate those topics to new
+                target topics (rename), or accept the loss with a run's accept_target_loss. Find what deleted them
+                first: the target topic's retention, DeleteRecords, a replica lost without its data.
+              </span>
+            </Notice>
+          ) : undefined}
+          {pair.lost_error ? (
+            <Text color="fg.muted" fontSize="xs" mb={2}>
+              Whether the target still holds what was verified could not be checked: {pair.lost_error}
+            </Text>
+          ) : undefined}
           <SimpleTable
-            headers={["Source topic", "Target topic", "Partitions", "Migrated up to", "Source end now", "Not migrated yet", "Last verified run", "Age"]}
+            headers={["Source topic", "Target topic", "Partitions", "Migrated up to", "Source end now", "Not migrated yet", "Last verified run", "Age", "Lost"]}
             label={`Topics from ${pair.source_cluster_id} to ${pair.target_cluster_id}`}
           >
             {pair.topics.map((t) => (
@@ -68,12 +83,16 @@ export const OverviewPage = () => {
                   </ChakraLink>
                 </Table.Cell>
                 <Table.Cell>{age(t.age_seconds)}</Table.Cell>
+                <Table.Cell textAlign="end" color={t.lost ? "fg.error" : undefined} fontWeight={t.lost ? 700 : 400}>
+                  {t.lost === null ? "–" : t.lost ? `${count(t.lost)} LOST` : "0"}
+                </Table.Cell>
               </Table.Row>
             ))}
           </SimpleTable>
           <Text color="fg.muted" fontSize="xs" mt={1}>
             Offsets summed over each topic's partitions; "not migrated yet" is what the next kafka_nightly_sync run
-            copies and verifies.
+            copies and verifies. "Lost": verified records the target no longer holds although the source still does,
+            checked now as every run checks it.
           </Text>
         </Section>
       ))}
