@@ -146,6 +146,11 @@ class KafkaCluster:
         """JVM options beyond the harness's own (a JAAS file, say)."""
         return []
 
+    def quorum_arguments(self) -> list[str]:
+        """How ``format`` sets up the controller quorum: this node alone (a replicated cluster's nodes name their
+        voters in server.properties instead: harness.kafka.replicated)."""
+        return ["--standalone"]
+
     def format(self) -> None:
         """Write server.properties and format the storage (with the kind's SCRAM users)."""
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -157,7 +162,7 @@ class KafkaCluster:
             self.cluster_id,
             "--config",
             str(self.properties_path),
-            "--standalone",
+            *self.quorum_arguments(),
             *self.security.format_arguments(),
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)

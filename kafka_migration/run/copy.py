@@ -16,6 +16,7 @@ from typing import Any
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
 from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
+from kafka_migration.kafka.replicas import replica_problems
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
@@ -238,10 +239,17 @@ def _produce_batch(
     return written, size
 
 
-def _confirm(producer: Any, errors: _DeliveryErrors, target_settings: Mapping[str, Any], where: str) -> None:
+def _confirm(
+    producer: Any,
+    errors: _DeliveryErrors,
+    target_settings: Mapping[str, Any],
+    where: str,
+    partitions: Iterable[tuple[str, int]] = (),
+) -> None:
     """Flush the producer; raise when any record queued since ``errors.reset()`` was not acknowledged.
 
-    ``where`` names what was copied (one slice, or the slices of a window copied together).
+    ``where`` names what was copied (one slice, or the slices of a window copied together); ``partitions`` are
+    the target partitions written, asked about after a failure (too few replicas in sync is said as such).
     """
     timeout = delivery_timeout(target_settings)
     if errors.count:
@@ -251,10 +259,13 @@ def _confirm(producer: Any, errors: _DeliveryErrors, target_settings: Mapping[st
     if errors.count or remaining:
         _PRODUCERS.clear()  # do not reuse a producer in an unknown state
     if errors.count:
+        why = replica_problems(target_settings, partitions)
         raise (ClusterTimeoutError if errors.timed_out else CopyError)(
             f"Copy {where} failed: the {target} did not acknowledge {plural(errors.count, 'record')} within "
-            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. Nothing after the failure was "
-            "confirmed; rerun when the target is healthy: the rerun resumes from what the target holds."
+            f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. "
+            + (f"{why} " if why else "")
+            + "Nothing after the failure was confirmed; rerun when the target is healthy: the rerun resumes from "
+            "what the target holds."
         )
     if remaining:
         raise ClusterTimeoutError(
@@ -291,7 +302,13 @@ def copy_partition(
             break
         if progress is not None:
             progress(written, size)
-    _confirm(producer, errors, target_settings, f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]")
+    _confirm(
+        producer,
+        errors,
+        target_settings,
+        f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]",
+        [(topic, partition)],
+    )
     return PartitionCopyResult(
         source_topic=task.source_topic,
         target_topic=task.target_topic,
@@ -355,7 +372,13 @@ def copy_window(
     lost = None
     unconfirmed = None
     try:
-        _confirm(producer, errors, target_settings, f"of {plural(len(clean), 'partition')} copied together ({names})")
+        _confirm(
+            producer,
+            errors,
+            target_settings,
+            f"of {plural(len(clean), 'partition')} copied together ({names})",
+            [(p.target_topic, p.partition) for p in clean],
+        )
     except (ClusterTimeoutError, CopyError) as exc:  # every slice of the window: none is known to be complete
         unconfirmed = describe_failure(exc)
         if isinstance(exc, ClusterTimeoutError):

@@ -209,6 +209,7 @@ def setup(acl_clusters: list[KafkaCluster], tmp_path_factory: pytest.TempPathFac
         "cleanup.policy": "delete",
         "max.message.bytes": "1048588",
         "message.timestamp.type": "CreateTime",
+        "retention.bytes": "-1",  # what the topic keeps: the target brokers' default is not known, so set
     }
     synced = s.sync()
     assert synced.returncode == 0, synced.stdout + synced.stderr
