@@ -145,6 +145,17 @@ class ReplicatedCluster:
     def leader_of(self, topic: str, partition: int) -> int:
         return self.partitions(topic)[partition][0]
 
+    def elect_preferred(self, topics: Sequence[str]) -> int:
+        """A preferred-leader election of every partition of ``topics`` (kafka-leader-election.sh --election-type
+        preferred); returns how many partitions changed leader (the others had theirs already)."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka import ElectionType
+
+        admin = self.admin()
+        wanted = [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
+        answers = admin.elect_leaders(ElectionType.PREFERRED, wanted).result(60)
+        return sum(1 for error in answers.values() if error is None)
+
     def wait_in_sync(self, topics: Sequence[str], timeout: float = 120.0) -> None:
         """Until every partition of ``topics`` has a leader and every replica in sync (a restarted node caught up)."""
         deadline = time.monotonic() + timeout

@@ -9,6 +9,7 @@ nothing the copy reported.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,7 @@ def verify_partitions_safely(
         return run_guarded_all(
             work, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
         )
-    return run_windowed(
+    results = run_windowed(
         verify_partition,
         verify_window,
         PartitionVerification.failed,
@@ -343,6 +346,49 @@ def verify_partitions_safely(
         target_settings,
         progress_address,
     )
+    return _again_where_short(results, tasks, source_settings, target_settings)
+
+
+# How long a target that read short is given before it is read once more: a partition's new leader knows the
+# followers' positions, and so its high watermark, only from their next fetch (replica.fetch.wait.max.ms, 500 ms).
+SETTLE_SECONDS = 3.0
+
+
+def _again_where_short(
+    results: list[PartitionVerification],
+    tasks: list[PartitionSlice],
+    source_settings: Mapping[str, Any],
+    target_settings: Mapping[str, Any],
+) -> list[PartitionVerification]:
+    """Verify once more, after ``SETTLE_SECONDS``, each slice whose target read ended short of the source range.
+
+    A read ends at the high watermark the partition's leader reports; right after a leader change (a broker
+    restarted, an election) the new leader's can lag the records it holds, so the target looks short although
+    nothing is missing. The second read is the verdict: a target that is really short is short again.
+    """
+    short = [
+        i for i, r in enumerate(results) if not r.match and r.error is None and r.target_records < r.source_records
+    ]
+    if not short:
+        return results
+    time.sleep(SETTLE_SECONDS)
+    by_slice = {(t.source_topic, t.partition): t for t in tasks}
+    settled = list(results)
+    for i in short:
+        first = results[i]
+        settled[i] = verify_partition(by_slice[(first.source_topic, first.partition)], source_settings, target_settings)
+        log.warning(
+            "%s[%d]: the target read %d records, the source range %d; read again after %.0f s: %s",
+            first.target_topic,
+            first.partition,
+            first.target_records,
+            first.source_records,
+            SETTLE_SECONDS,
+            "it matches (the target's end was behind, e.g. right after a leader change)"
+            if settled[i].match
+            else "still different",
+        )
+    return settled
 
 
 def verify_partitions_following(

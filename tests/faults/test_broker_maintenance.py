@@ -161,3 +161,41 @@ def test_two_target_brokers_down_refuse_writes_then_a_rerun_ends_exact(
     rerun = Run(source, target, topic, state)  # type: ignore[arg-type]
     assert rerun.wait() == 0, rerun.output[-3000:]
     assert_exact(source, target, topic, per_partition)
+
+
+def test_target_brokers_restarted_and_leaders_elected_during_verification_ends_exact(
+    replicated: ReplicatedPair, tmp_path: Path
+) -> None:
+    """Verification reads the target through its slowed proxies; meanwhile every target node is restarted in turn,
+    each followed by a preferred-leader election that moves leadership back to it."""
+    source, target = replicated
+    topic = f"verroll{uuid.uuid4().hex[:6]}"
+    # The copy writes uncompressed record batches of 4 KB (about 30 records) and the target answers 100 ms late each
+    # way, 4 KB a fetch: reading 8,000 records back takes 53 s a partition at least, the three restarts about 45 s.
+    # (The copy's writes are slowed too, less: five requests in flight.)
+    per_partition = 8_000
+    total = PARTITIONS * per_partition
+    create(source, topic)
+    seed(source, topic, total)
+    target.set_latency(2 * LATENCY)
+    small = {**SLOW_READS, "batch.size": 4096, "compression.type": "none"}
+    run = Run(source, target, topic, tmp_path / "state", target_config=small)  # type: ignore[arg-type]
+    wait_for(lambda: target_size(target.bootstrap, topic) == total, run, "the copy wrote every record")
+    elected: list[int] = []
+
+    def roll_and_elect() -> None:
+        for node in target.nodes:
+            target.restart(node.node_id)
+            target.wait_in_sync([topic])
+            elected.append(target.elect_preferred([topic]))
+
+    thread, outcome = _in_background(roll_and_elect)
+    thread.join(300)
+    assert outcome and not isinstance(outcome[0], BaseException), outcome
+    verifying = run.process.poll() is None
+    target.set_latency(0)
+    code = run.wait()
+    assert code == 0, run.output[-3000:]
+    assert verifying, "verification ended before the last restart: verify more records\n" + run.output[-4000:]
+    assert "verified: every partition matches" in run.output
+    assert_exact(source, target, topic, per_partition)
