@@ -148,8 +148,7 @@ class ReplicatedCluster:
     def elect_preferred(self, topics: Sequence[str]) -> int:
         """A preferred-leader election of every partition of ``topics`` (kafka-leader-election.sh --election-type
         preferred); returns how many partitions changed leader (the others had theirs already)."""
-        from confluent_kafka import TopicPartition
-        from confluent_kafka import ElectionType
+        from confluent_kafka import ElectionType, TopicPartition
 
         admin = self.admin()
         wanted = [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
