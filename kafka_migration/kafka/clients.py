@@ -6,6 +6,7 @@ tested on plain data and the settings that correctness depends on live in one pl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 # ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
 _DYNAMIC_TOPIC_CONFIG = 1
+OFFSET_INVALID = -1001  # librdkafka's RD_KAFKA_OFFSET_INVALID: no offset was answered
 # Apache Kafka's ConfigSource, by its number in DescribeConfigs answers.
 _CONFIG_SOURCES = {
     0: "UNKNOWN",
@@ -138,7 +140,11 @@ class KafkaCluster(TopicCreation):
         try:
             result = self._connected(self.admin.describe_cluster(request_timeout=self.timeout))
         except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+            # librdkafka sends DescribeCluster to the broker the metadata names controller: one that crashed keeps
+            # that name until the cluster fences it. A cluster whose other brokers answer metadata is reachable.
+            metadata = self._metadata_after(exc)
+            self._broker_ids = sorted(str(b) for b in metadata.brokers)
+            return ClusterInfo(self.config.role, self.config.bootstrap, str(metadata.cluster_id), len(metadata.brokers))
         self._broker_ids = [str(node.id) for node in result.nodes]
         return ClusterInfo(
             role=self.config.role,
@@ -146,6 +152,20 @@ class KafkaCluster(TopicCreation):
             cluster_id=str(result.cluster_id),
             broker_count=len(result.nodes),
         )
+
+    def _metadata_after(self, exc: Any) -> Any:
+        """The cluster's metadata when DescribeCluster timed out waiting for a controller, else unreachable."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        error = exc.args[0] if exc.args else exc
+        self.admin.poll(0)  # serves the error callback: were all brokers down?
+        waited = getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT and "controller" in str(error)
+        if not waited or self._watch.all_down:
+            raise self._unreachable(error) from None
+        try:
+            return self.admin.list_topics(timeout=self.timeout)
+        except KafkaException as again:
+            raise self._unreachable(again.args[0] if again.args else again) from None
 
     def broker_configs(self, names: Iterable[str]) -> dict[str, str] | None:
         """The values of broker configs ``names`` that every broker agrees on (those they do not are left out);
@@ -241,8 +261,13 @@ class KafkaCluster(TopicCreation):
 
         configs: dict[str, dict[str, ConfigValue]] = {}
 
-        def read(answered: dict[Any, Any]) -> None:
+        waited: list[str] = []  # topics whose answer timed out waiting for the controller
+
+        def read(answered: dict[Any, Any], retried: bool = False) -> None:
             for resource, future in self._settled(answered).items():
+                if not retried and _timed_out(future):
+                    waited.append(resource.name)
+                    continue
                 entries = self._result(
                     future,
                     f"describe configs of topic {resource.name!r}",
@@ -265,7 +290,32 @@ class KafkaCluster(TopicCreation):
             answered, pending = pending, send(batch)
             read(answered)
         read(pending)
+        if waited:
+            read(self._configs_via_a_broker(waited), retried=True)
         return configs
+
+    def _configs_via_a_broker(self, names: list[str]) -> dict[Any, Any]:
+        """DescribeConfigs of ``names`` sent to one live broker instead of the controller.
+
+        librdkafka sends a topic's DescribeConfigs to the broker the cluster names as controller; a broker that
+        crashed keeps that name until the cluster fences it, and the request times out waiting for it. Any broker
+        answers topic configs, and a request that names a BROKER resource goes to that broker: each broker the
+        cluster lists now (a fenced one is gone from the list) is asked in turn until one answers.
+        """
+        from confluent_kafka.admin import ConfigResource, ResourceType
+
+        self.describe()
+        answered: dict[Any, Any] = {}
+        for broker in self._broker_ids:
+            resources = [
+                ConfigResource(ResourceType.BROKER, broker),
+                *(ConfigResource(ResourceType.TOPIC, n) for n in names),
+            ]
+            futures = self._settled(self.admin.describe_configs(resources, request_timeout=self.timeout))
+            answered = {r: f for r, f in futures.items() if r.restype == ResourceType.TOPIC}
+            if not any(_timed_out(f) for f in answered.values()):
+                break
+        return answered
 
     def _offsets_and_ids(
         self, metadata: Any, names: list[str]
@@ -344,11 +394,18 @@ class KafkaCluster(TopicCreation):
     def _list_offsets(self, specs: Mapping[Any, Any], isolation: Any, what: str, needs: Any = None) -> dict[Any, Any]:
         """ListOffsets for ``specs`` ({TopicPartition: OffsetSpec}). A partition whose leader is being elected
         (a topic or partition created a moment ago, a broker restarting) answers NOT_LEADER or
-        LEADER_NOT_AVAILABLE for a while: those partitions are asked again until the client's timeout."""
+        LEADER_NOT_AVAILABLE for a while; one whose leader crashed does not answer at all (a timeout, or the
+        invalid offset -1001 in place of an answer) until the cluster fences that broker and elects another.
+        Those partitions are asked again, for up to twice the client's timeout; never is an offset guessed."""
         from confluent_kafka import KafkaError, KafkaException
 
-        electing = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE}
-        deadline = time.monotonic() + self.timeout
+        electing = {
+            KafkaError.NOT_LEADER_FOR_PARTITION,
+            KafkaError.LEADER_NOT_AVAILABLE,
+            KafkaError._TIMED_OUT,
+            KafkaError._TRANSPORT,
+        }
+        deadline = time.monotonic() + 2 * self.timeout
         answers: dict[Any, Any] = {}
         pending = dict(specs)
         while pending:
@@ -357,17 +414,37 @@ class KafkaCluster(TopicCreation):
             for tp, future in futures.items():
                 label = f"{what}: {tp.topic}[{tp.partition}]"
                 try:
-                    answers[tp] = self._result(future, label, needs(tp) if needs else None)
+                    answer = self._result(future, label, needs(tp) if needs else None)
                 except MigrationError as exc:
                     cause = exc.__context__
                     code = cause.args[0].code() if isinstance(cause, KafkaException) and cause.args else None
                     if code not in electing or time.monotonic() >= deadline:
                         raise
                     retry[tp] = pending[tp]
+                    continue
+                if int(answer.offset) != OFFSET_INVALID:
+                    answers[tp] = answer
+                elif time.monotonic() < deadline:
+                    retry[tp] = pending[tp]
+                else:
+                    raise MigrationError(
+                        f"{self.config.role} cluster {self.config.bootstrap}: could not {label}: its leader gave no "
+                        f"offset for {2 * self.timeout:.0f}s (a broker down and not yet replaced?); try again."
+                    )
             if retry:
                 time.sleep(0.2)
+                self._refresh_metadata({tp.topic for tp in retry})
             pending = retry
         return answers
+
+    def _refresh_metadata(self, topics: Iterable[str]) -> None:
+        """Ask for the topics' metadata, so that the client learns a partition's new leader (it keeps asking the
+        old one otherwise, also after that broker crashed and the cluster elected another)."""
+        from confluent_kafka import KafkaException
+
+        for topic in sorted(topics):
+            with contextlib.suppress(KafkaException):
+                self.admin.list_topics(topic=topic, timeout=self.timeout)
 
     def _result(self, future: Any, what: str, needs: Permission | None = None) -> Any:
         """A request's answer; a refusal by the cluster's ACLs names ``needs``, the permission it lacked."""
@@ -428,3 +505,13 @@ class KafkaCluster(TopicCreation):
             for tp, info in answers.items():
                 found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
         return {key: (values[0], values[1]) for key, values in sorted(found.items())}
+
+
+def _timed_out(future: Any) -> bool:
+    """Whether an admin request's future failed for want of an answer in time (librdkafka's _TIMED_OUT)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    if not future.done():
+        return True
+    error = future.exception()
+    return isinstance(error, KafkaException) and bool(error.args) and error.args[0].code() == KafkaError._TIMED_OUT
