@@ -394,7 +394,8 @@ class KafkaCluster(TopicCreation):
     def _list_offsets(self, specs: Mapping[Any, Any], isolation: Any, what: str, needs: Any = None) -> dict[Any, Any]:
         """ListOffsets for ``specs`` ({TopicPartition: OffsetSpec}). A partition whose leader is being elected
         (a topic or partition created a moment ago, a broker restarting) answers NOT_LEADER or
-        LEADER_NOT_AVAILABLE for a while; one whose leader crashed does not answer at all (a timeout, or the
+        LEADER_NOT_AVAILABLE for a while, and a new leader OFFSET_NOT_AVAILABLE until its high watermark has
+        caught up with its followers; one whose leader crashed does not answer at all (a timeout, or the
         invalid offset -1001 in place of an answer) until the cluster fences that broker and elects another.
         Those partitions are asked again, for up to twice the client's timeout; never is an offset guessed."""
         from confluent_kafka import KafkaError, KafkaException
@@ -402,6 +403,7 @@ class KafkaCluster(TopicCreation):
         electing = {
             KafkaError.NOT_LEADER_FOR_PARTITION,
             KafkaError.LEADER_NOT_AVAILABLE,
+            KafkaError.OFFSET_NOT_AVAILABLE,  # a new leader whose high watermark has not caught up yet
             KafkaError._TIMED_OUT,
             KafkaError._TRANSPORT,
         }
