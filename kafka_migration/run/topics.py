@@ -156,6 +156,18 @@ def plan_topic(
             "the extra target partitions receive nothing"
         )
     rf = replication_factor or min(source.replication_factor or 1, max(target_cluster.broker_count, 1))
+    planned_rf = existing.replication_factor if existing else rf
+    if source.replication_factor and planned_rf != source.replication_factor:
+        why = (
+            "the existing target topic's"
+            if existing
+            else "as given (--replication-factor)"
+            if replication_factor
+            else f"capped by the target's {plural(target_cluster.broker_count, 'broker')}"
+        )
+        warnings.append(
+            f"replication factor {planned_rf} on the target, {source.replication_factor} on the source ({why})"
+        )
     partitions = tuple(
         PartitionPlan(
             partition=p,

@@ -135,18 +135,21 @@ class Clusters:
             targets: dict[str, TopicState] = target.topic_states({t for _, t in moved})
         except Exception as exc:
             return {}, f"the clusters did not answer: {' '.join(str(exc).split())}"
-        losses, _ = find_losses(
-            source,
-            Ledger(engine),
-            ClusterInfo("source", "", source_cluster_id, 0),
-            ClusterInfo("target", "", target_cluster_id, 0),
-            sorted(moved),
-            states,
-            targets,
-            cps,
-            accept_loss=False,
-            accept_less=False,
-        )
+        try:
+            losses, _ = find_losses(
+                source,
+                Ledger(engine),
+                ClusterInfo("source", "", source_cluster_id, 0),
+                ClusterInfo("target", "", target_cluster_id, 0),
+                sorted(moved),
+                states,
+                targets,
+                cps,
+                accept_loss=False,
+                accept_less=False,
+            )
+        except Exception as exc:  # a page says what failed; it never fails itself
+            return {}, f"the clusters did not answer: {' '.join(str(exc).split())}"
         lost: dict[tuple[str, str], int] = {}
         for loss in losses:
             key = (loss.source_topic, loss.target_topic)

@@ -250,7 +250,9 @@ class TestPlanTopic:
         assert plan.skipped_configs == {"min.insync.replicas": EXCLUDED_CONFIGS["min.insync.replicas"]}
         assert [(p.partition, p.start, p.end, p.target_start) for p in plan.partitions] == [(0, 3, 10, 0), (1, 0, 0, 0)]
         assert plan.offset_span == 7
-        assert plan.warnings == ()
+        assert plan.warnings == (
+            "replication factor 2 on the target, 3 on the source (capped by the target's 2 brokers)",
+        )
 
     def test_existing_compatible_topic(self) -> None:
         source = topic_state("a", 2, rf=3, earliest=0, latest=10)
@@ -336,3 +338,19 @@ def test_an_existing_target_that_keeps_less_is_refused_unless_accepted() -> None
     # A target that keeps more (no limit) is never refused.
     more = TopicState("orders", 1, 1, {"retention.ms": ConfigValue("-1", set_on_topic=True)}, {0: 0}, {0: 0})
     assert plan_topic(source, "orders", more, target, None)[1] == []
+
+
+def test_the_plan_says_where_the_replication_factors_differ() -> None:
+    from kafka_migration.model.plan import ClusterInfo
+    from kafka_migration.model.state import TopicState
+    from kafka_migration.run.topics import plan_topic
+
+    source = TopicState("orders", 1, 3, {}, {0: 0}, {0: 3})
+    one_broker = ClusterInfo("target", "t:9092", "tgt", 1)
+    plan, _ = plan_topic(source, "orders", None, one_broker, None)
+    assert plan.replication_factor == 1
+    assert "replication factor 1 on the target, 3 on the source (capped by the target's 1 broker)" in plan.warnings
+    three = ClusterInfo("target", "t:9092", "tgt", 3)
+    assert plan_topic(source, "orders", None, three, None)[0].warnings == ()  # the same: nothing said
+    given, _ = plan_topic(source, "orders", None, three, 2)
+    assert "replication factor 2 on the target, 3 on the source (as given (--replication-factor))" in given.warnings

@@ -64,7 +64,7 @@ export const OverviewPage = () => {
             </Text>
           ) : undefined}
           <SimpleTable
-            headers={["Source topic", "Target topic", "Partitions", "Migrated up to", "Source end now", "Not migrated yet", "Last verified run", "Age", "Lost"]}
+            headers={["Source topic", "Target topic", "Partitions", "Migrated up to", "Source end now", "Not migrated yet", "Lost", "Last verified run", "Age"]}
             label={`Topics from ${pair.source_cluster_id} to ${pair.target_cluster_id}`}
           >
             {pair.topics.map((t) => (
@@ -77,15 +77,15 @@ export const OverviewPage = () => {
                 <Table.Cell textAlign="end" fontWeight={t.lag ? 700 : 400}>
                   {t.lag === null ? "–" : count(t.lag)}
                 </Table.Cell>
+                <Table.Cell textAlign="end" color={t.lost ? "fg.error" : undefined} fontWeight={t.lost ? 700 : 400}>
+                  {t.lost === null ? "–" : t.lost ? `${count(t.lost)} LOST` : "0"}
+                </Table.Cell>
                 <Table.Cell>
                   <ChakraLink asChild>
                     <Link to={consoleRun(t.last_run_id)}>{t.last_run_id}</Link>
                   </ChakraLink>
                 </Table.Cell>
                 <Table.Cell>{age(t.age_seconds)}</Table.Cell>
-                <Table.Cell textAlign="end" color={t.lost ? "fg.error" : undefined} fontWeight={t.lost ? 700 : 400}>
-                  {t.lost === null ? "–" : t.lost ? `${count(t.lost)} LOST` : "0"}
-                </Table.Cell>
               </Table.Row>
             ))}
           </SimpleTable>
