@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka.admin import NewTopic
@@ -66,6 +67,19 @@ def wait_for(condition: Callable[[], bool], run: Run, what: str, timeout: float 
         time.sleep(0.1)
 
 
+def slow_copy(
+    source: ReplicatedCluster, target: ReplicatedCluster, topic: str, per_partition: int, state: Path, **configs: Any
+) -> Run:
+    """A replicated topic of ``per_partition`` records a partition, and a run copying it from a source slowed on
+    purpose (LATENCY, SLOW_READS); returns once the copy has written its first records."""
+    create(source, topic)
+    seed(source, topic, PARTITIONS * per_partition)
+    source.set_latency(LATENCY)
+    run = Run(source, target, topic, state, source_config=SLOW_READS, **configs)  # type: ignore[arg-type]
+    wait_for(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
+    return run
+
+
 def roll(cluster: ReplicatedCluster, topics: list[str]) -> list[tuple[int, float]]:
     """Restart every node one after another, as an operator rolls a cluster: a controlled shutdown, the node
     back, every replica of ``topics`` in sync again, then the next. Returns (node, seconds down) per node."""
@@ -98,11 +112,7 @@ def test_every_broker_restarted_one_after_another_during_a_copy_ends_exact(
     rolled = source if side == "source" else target
     topic = f"roll{side}{uuid.uuid4().hex[:6]}"
     per_partition = 9_000  # at ~300 records/s a partition: 30 s of copy at least, three restarts of ~10 s each
-    create(source, topic)
-    seed(source, topic, PARTITIONS * per_partition)
-    source.set_latency(LATENCY)
-    run = Run(source, target, topic, tmp_path / "state", source_config=SLOW_READS)  # type: ignore[arg-type]
-    wait_for(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
+    run = slow_copy(source, target, topic, per_partition, tmp_path / "state")
     thread, outcome = _in_background(lambda: roll(rolled, [topic]))
     thread.join(300)
     assert outcome and not isinstance(outcome[0], BaseException), outcome
@@ -121,11 +131,7 @@ def test_the_leader_of_a_partition_being_written_killed_for_good_ends_exact(
     source, target = replicated
     topic = f"crash{uuid.uuid4().hex[:6]}"
     per_partition = 3_000
-    create(source, topic)
-    seed(source, topic, PARTITIONS * per_partition)
-    source.set_latency(LATENCY)
-    run = Run(source, target, topic, tmp_path / "state", source_config=SLOW_READS)  # type: ignore[arg-type]
-    wait_for(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
+    run = slow_copy(source, target, topic, per_partition, tmp_path / "state")
     leader = target.leader_of(topic, 0)
     target.node(leader).kill()  # a crash: no controlled shutdown, and it does not come back during the run
     wait_for(lambda: target.leader_of(topic, 0) not in (leader, -1), run, "a new leader of partition 0")
@@ -141,12 +147,8 @@ def test_two_target_brokers_down_refuse_writes_then_a_rerun_ends_exact(
     source, target = replicated
     topic = f"isr{uuid.uuid4().hex[:6]}"
     per_partition = 1_500
-    create(source, topic)
-    seed(source, topic, PARTITIONS * per_partition)
-    source.set_latency(LATENCY)
     state = tmp_path / "state"
-    run = Run(source, target, topic, state, source_config=SLOW_READS, target_config=SHORT)  # type: ignore[arg-type]
-    wait_for(lambda: target_size(target.bootstrap, topic) > 0, run, "the copy started")
+    run = slow_copy(source, target, topic, per_partition, state, target_config=SHORT)
     for node in target.nodes[1:]:
         node.stop(timeout=60)  # one node left: below min.insync.replicas=2, acks=all writes are refused
     code = run.wait()

@@ -44,6 +44,7 @@ VERDICTS = {  # as the sign-off report words them (kafka_migration.reports.signo
     "failed": "FAILED",
     "running": "RUNNING",
     "dry_run": "DRY RUN",
+    "target_lost": "TARGET LOST VERIFIED RECORDS",
 }
 MAX_PAGE = 200
 PREFLIGHT_MAX_SECONDS = 30.0
@@ -255,7 +256,9 @@ def create_router(
     @router.get("/runs", response_model=RunsPage, summary="Runs, newest first, filtered and paged")
     def runs(
         dag_id: str | None = Query(None, description="a DAG id, or 'cli' for runs of the CLI"),
-        status: str | None = Query(None, description="verified, up_to_date, mismatch, unverified, failed, running"),
+        status: str | None = Query(
+            None, description="verified, up_to_date, mismatch, unverified, failed, running, target_lost"
+        ),
         source_cluster_id: str | None = None,
         target_cluster_id: str | None = None,
         topic: str | None = Query(None, description="a source or target topic the run planned"),

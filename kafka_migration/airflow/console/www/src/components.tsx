@@ -11,6 +11,7 @@ const PALETTE: Record<string, string> = {
   refused: "orange",
   running: "blue",
   synced: "green",
+  target_lost: "red",
   unchanged: "green",
   unverified: "orange",
   up_to_date: "green",
