@@ -30,6 +30,7 @@ from kafka_migration.reports.summary import (
     with_losses,
 )
 from kafka_migration.run.files import missing_results, read_plan, read_results
+from kafka_migration.run.losses import unaccepted_message, verdict_line
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +379,7 @@ def _summarize(
     except LeaseLostError as exc:
         ledger.finish_run(plan.run_id, "failed", 0, str(exc)[:2000])  # closed, with no evidence of this run's
         raise
-    lost = "; ".join(w for w in plan.warnings if w.startswith("TARGET LOST")) if plan.unaccepted_losses else None
+    lost = unaccepted_message(plan)
     if planned.get("nothing_new"):
         ledger.record_nothing_new(plan)
         if lost:
@@ -428,12 +429,10 @@ def _summarize(
 
 def _raise_for_losses(plan: MigrationPlan) -> None:
     """Fail the summary when the target lost verified records nobody accepted (the run's status: target_lost)."""
-    losses = plan.unaccepted_losses
-    if losses:
+    if plan.unaccepted_losses:
         raise RuntimeError(
-            f"Migration {plan.run_id} NOT verified: the target LOST {plural(sum(x.records for x in losses), 'record')} "
-            f"that earlier runs verified, in {plural(len(losses), 'partition')} (see the warnings above and the "
-            "report). Re-migrate to a new target topic (Param rename), or accept the loss (Param accept_target_loss)."
+            f"{verdict_line(plan)} (see the warnings above and the report). Re-migrate to a new target topic "
+            "(Param rename), or accept the loss (Param accept_target_loss)."
         )
 
 

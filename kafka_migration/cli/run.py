@@ -33,7 +33,6 @@ from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
-from kafka_migration.model.text import plural
 from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
 from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
 from kafka_migration.spark.executor_env import configured_executor_env
@@ -309,11 +308,10 @@ def _measured(outcome: RunOutcome, started: float, planned: float | None) -> Run
 
 
 def _losses_exit(outcome: RunOutcome) -> int:
-    losses = outcome.plan.unaccepted_losses
-    records = sum(loss.records for loss in losses)
+    from kafka_migration.run.losses import verdict_line
+
     print(
-        f"Migration {outcome.plan.run_id} NOT verified: the target LOST {plural(records, 'record')} that earlier runs "
-        f"verified, in {plural(len(losses), 'partition')} (see above). Re-migrate to a new target topic (--rename), "
+        f"{verdict_line(outcome.plan)} (see above). Re-migrate to a new target topic (--rename), "
         "or accept the loss with --accept-target-loss (recorded in the ledger and the report)."
     )
     return EXIT_MISMATCH

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from kafka_migration.model.checkpoints import Checkpoint, Key
 from kafka_migration.model.offsets import BEYOND, MappedSegment, translate_position
-from kafka_migration.model.plan import TargetLoss
+from kafka_migration.model.plan import MigrationPlan, TargetLoss
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import offset_range, per_partition, plural
 
@@ -121,4 +121,23 @@ def loss_message(losses: Sequence[TargetLoss], target_bootstrap: str) -> str:
         f"TARGET LOST VERIFIED RECORDS: target topic {first.target_topic} no longer holds "
         f"{plural(records, 'verified record')} of {first.source_topic}: its log start moved past them in {ranges}; "
         f"{state}."
+    )
+
+
+def unaccepted_message(plan: MigrationPlan) -> str | None:
+    """What the ledger records as the message of a run whose target lost verified records nobody accepted: the
+    plan's line for each topic (``loss_message``); None when there are none."""
+    by_topic: dict[tuple[str, str], list[TargetLoss]] = {}
+    for loss in plan.unaccepted_losses:
+        by_topic.setdefault((loss.source_topic, loss.target_topic), []).append(loss)
+    lines = [loss_message(found, plan.target.bootstrap) for _, found in sorted(by_topic.items())]
+    return " ".join(lines) or None
+
+
+def verdict_line(plan: MigrationPlan) -> str:
+    """The closing line of such a run (the CLI and the Airflow summary add the way out in their own terms)."""
+    losses = plan.unaccepted_losses
+    return (
+        f"Migration {plan.run_id} NOT verified: the target LOST {plural(sum(x.records for x in losses), 'record')} "
+        f"that earlier runs verified, in {plural(len(losses), 'partition')}"
     )

@@ -29,6 +29,7 @@ from kafka_migration.model.timings import RunTimings, run_timings, task_interval
 from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize, with_losses
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.files import new_run_id, run_dir
+from kafka_migration.run.losses import unaccepted_message
 from kafka_migration.run.planner import Claim, build_plan
 from kafka_migration.run.topics import create_target_topics
 from kafka_migration.spark.submit import SparkApplication, SparkSettings, can_wait, migrate_application
@@ -67,14 +68,14 @@ class RunOutcome:
 def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[str, str] | None = None) -> str:
     """Store every topic's evidence, advance checkpoints, close the run; returns the run status."""
     plan = outcome.plan
-    lost = "; ".join(w for w in plan.warnings if w.startswith("TARGET LOST")) or None
+    lost = unaccepted_message(plan)
     if outcome.nothing_new:
         ledger.record_nothing_new(plan)
         ledger.finish_run(
             plan.run_id,
             outcome.status,
             0,
-            lost if plan.unaccepted_losses else "nothing new on the source since the last verified run",
+            lost or "nothing new on the source since the last verified run",
             timings=outcome.timings,
         )
         return outcome.status
@@ -93,8 +94,7 @@ def record_results(ledger: Ledger, outcome: RunOutcome, target_topic_ids: dict[s
     )
     rows = outcome.rows
     status = outcome.status
-    message = lost if plan.unaccepted_losses else None
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), message, timings=outcome.timings)
+    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), lost, timings=outcome.timings)
     return status
 
 
