@@ -3,7 +3,7 @@
 For tests whose point is planning or what the clusters hold between runs (stale state, retention,
 config sync, consumer groups): the plan under the run's leases, topic creation, the copy and the
 verification of each topic's slices as one task of the Spark migrate step runs them on an executor
-(``spark.tasks._migrate_rows``), and the ledger's evidence.
+(``spark.executor_tasks._migrate_rows``), and the ledger's evidence.
 Spark itself is covered by tests/spark and by the tests that run ``kafka-migrate run``.
 """
 
@@ -21,9 +21,9 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.claims import lease_claim
 from kafka_migration.run.planner import build_plan, new_run_id
 from kafka_migration.run.topics import create_target_topics
-from kafka_migration.spark.jobs import _outcome
+from kafka_migration.spark.driver_jobs import _outcome
+from kafka_migration.spark.executor_tasks import _migrate_rows
 from kafka_migration.spark.pipeline import RunOutcome, record_results
-from kafka_migration.spark.tasks import _migrate_rows
 
 
 def settings_of(cluster: str | Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ R = TypeVar("R")
 
 # A slice up to this many planned offsets is "small": read together with others. Bigger ones stream
 # alone, as before (their consumer's cost is small next to their records). The Spark jobs put slices
-# up to this size together in a task (``spark.jobs.SMALL_SLICE_OFFSETS``); a bigger one has its task.
+# up to this size together in a task (``spark.driver_jobs.SMALL_SLICE_OFFSETS``); a bigger one has its task.
 SMALL_SLICE_RECORDS = 5_000
 # Planned offsets of one window at most: the verification holds a window's records to compare them.
 WINDOW_RECORDS = 50_000

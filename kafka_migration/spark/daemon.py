@@ -27,11 +27,11 @@ import sys
 import threading
 
 # PySpark's worker and the module of the tasks' functions; that module then imports what the tasks import.
-PRELOAD = ("pyspark.worker", "kafka_migration.spark.jobs")
+PRELOAD = ("pyspark.worker", "kafka_migration.spark.executor_tasks")
 
 
 def preload(modules: tuple[str, ...] = PRELOAD) -> bool:
-    """Import ``modules`` (and ``import_task_modules`` once the jobs module is in), writing their bytecode
+    """Import ``modules`` (and ``import_task_modules`` once the tasks' module is in), writing their bytecode
     where it can be cached (an unpacked zip); False when that started a thread. An import error fails
     nothing here: the worker that needs the module raises it again, with the task's context."""
     import importlib

@@ -1,7 +1,7 @@
 """The Spark driver of ``spark_jobs/*.py``: its arguments, its start-up (warm workers, wait for the launcher's
-word), the run of the chosen jobs (``spark.jobs.run_steps``), and the results files the launcher reads.
+word), the run of the chosen jobs (``spark.driver_jobs.run_steps``), and the results files the launcher reads.
 
-What the executors run lives in ``spark.jobs`` and ``spark.tasks``; this module runs only in the driver.
+What the executors run lives in ``spark.executor_tasks``; this module runs only in the driver.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults
 from kafka_migration.model.text import plural
 from kafka_migration.run.progress import snapshot_path
+from kafka_migration.spark.driver_jobs import STEPS, run_steps, warm_workers
 from kafka_migration.spark.executors import executor_conf
-from kafka_migration.spark.jobs import STEPS, run_steps, warm_workers
 from kafka_migration.spark.startup import spark_log_level
 
 log = logging.getLogger("kafka_migration.spark")

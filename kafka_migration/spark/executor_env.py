@@ -162,7 +162,8 @@ def build_executor_env(
         for part in UNIMPORTABLE:
             shutil.rmtree(site / part, ignore_errors=True)
         # What the executors import: the packages, and what the tasks and the worker daemon import.
-        check = f"import {', '.join(PACKAGES)}; from kafka_migration.spark.jobs import import_task_modules as m; m()"
+        tasks = "from kafka_migration.spark.executor_tasks import import_task_modules as m; m()"
+        check = f"import {', '.join(PACKAGES)}; {tasks}"
         _run([str(env_python), "-c", check], cwd=work)
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(f".{output.name}.partial{''.join(output.suffixes)}")

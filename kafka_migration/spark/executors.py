@@ -13,7 +13,7 @@ and ``spark-defaults.conf`` set, so the user's values win over each of them, fro
   ``maxRegisteredResourcesWaitingTime`` 30 s): the SparkContext is ready once every executor
   asked for has registered. Spark's default on standalone is 0 (YARN and Kubernetes: 0.8):
   the first job then starts on whichever executor registered first, and
-  ``sc.defaultParallelism``, from which the driver lays out its tasks (``jobs.migrate_units``)
+  ``sc.defaultParallelism``, from which the driver lays out its tasks (``followers.migrate_units``)
   and warms one Python worker per slot, counts only the executors registered so far. What is
   "asked for" is ``spark.executor.instances`` on YARN and Kubernetes, and ``spark.cores.max`` on
   standalone: without it a standalone application takes every free core of the cluster and

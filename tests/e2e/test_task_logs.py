@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 
 # log4j's pattern in Spark's configuration and ours: "26/11/25 23:21:20 INFO SparkContext: Running Spark version"
 SPARK_INFO = re.compile(r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO [\w.$]+: ")
-# the driver's own lines (spark/jobs.py): "2026-11-25 23:21:17,874 INFO kafka_migration.spark.jobs: migrate: ..."
+# the driver's own lines (spark/driver_jobs.py): "2026-11-25 23:21:17,874 INFO kafka_migration.spark: migrate: ..."
 OURS = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO kafka_migration\.")
 
 

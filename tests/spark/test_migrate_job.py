@@ -22,9 +22,9 @@ from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED
 from kafka_migration.run.planner import build_plan
 from kafka_migration.run.topics import create_target_topics
-from kafka_migration.spark.jobs import SMALL_SLICE_OFFSETS
+from kafka_migration.spark.driver_jobs import SMALL_SLICE_OFFSETS
+from kafka_migration.spark.executor_tasks import COPY_FAILED
 from kafka_migration.spark.submit import SparkApplication, SparkSettings
-from kafka_migration.spark.tasks import COPY_FAILED
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -64,7 +64,7 @@ def migration_plan(*topics: TopicPlan, jobs: tuple[tuple[str, ...], ...] = (), r
 class FakeContext:
     """Stands in for a SparkContext: records what would be parallelized, returns canned task rows.
 
-    The task function is never called, so nothing talks to Kafka. A job of migrate units (jobs.migrate_units'
+    The task function is never called, so nothing talks to Kafka. A job of migrate units (followers.migrate_units'
     (mode, slices) pairs) gets the canned rows of its slices for its modes (copy rows for COPY, verify rows
     for FOLLOW/VERIFY, both for MIGRATE); ``then`` replaces the rows for VERIFY units (the verification
     again after followers). ``follower_waits``: a FOLLOW job returns only after ``follower_waits`` seconds,

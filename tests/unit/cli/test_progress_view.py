@@ -15,7 +15,7 @@ from kafka_migration.run.progress import topic_done_message
 
 
 def driver(message: str) -> str:
-    """A line as the Spark driver writes it (spark/jobs.py's logging format)."""
+    """A line as the Spark driver writes it (spark/driver.py's logging format)."""
     record = logging.LogRecord("kafka_migration.spark", logging.INFO, __file__, 1, message, None, None)
     return logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s").format(record)
 

@@ -12,8 +12,8 @@ import pytest
 from kafka_migration import cli
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.spark.executor_env import build_executor_env, configured_executor_env, executor_env_conf
+from kafka_migration.spark.executor_tasks import _task_rows
 from kafka_migration.spark.submit import SparkSettings, submit_command
-from kafka_migration.spark.tasks import _task_rows
 from tests.conftest import require_module
 from tests.unit.factories import topic_plan
 

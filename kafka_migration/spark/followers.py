@@ -1,123 +1,22 @@
-"""What a Spark task runs on an executor: the rows of its slices (copy, verify, or both for migrate), stamped
-with where and when they ran, and, on the driver, how a migrate job's big slices are followed by a
-verification task of their own and collected (``migrate_units``, ``collect_with_followers``).
+"""How a migrate job's big slices are verified while they are copied, on the driver: which Spark tasks the
+job runs (``migrate_units``: a copy task, and a follower task that verifies behind it), how their jobs run
+and are collected (``collect_with_followers``), and the verdict on each followed slice once all have ended.
 
-``spark.jobs`` schedules these as Spark jobs; the functions here are what its tasks call.
+``spark.driver_jobs`` calls these for the migrate step; what each task runs is ``spark.executor_tasks``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
+from kafka_migration.spark.executor_tasks import COPY, FOLLOW, MIGRATE, failed_copies, not_verified_row
 
 log = logging.getLogger("kafka_migration.spark")
-T = TypeVar("T")
-
-# A verification row for a slice whose copy failed: it was not verified (a copy failure is the verdict).
-COPY_FAILED = "not verified: the copy of this partition failed"
-
-
-def executor_identity() -> dict[str, str]:
-    """Where a task ran: host and Python, so the results show whether the executors used the shipped
-    environment (``spark.pyspark.python``) or some other interpreter, and the executor's working directory,
-    which tells executors apart (standalone: <work dir>/<app>/<executor id>; YARN: the container's
-    directory; Kubernetes: one pod, one host name)."""
-    import socket
-
-    return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix, "workdir": os.getcwd()}
-
-
-def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
-    """Run slices with ``work`` (``*_partitions_safely``); each result as a dict with ``started``/``ended``
-    epoch seconds (from ``run_guarded_all``'s stamps, else laid end to end from each result's seconds)."""
-    begun = time.time()
-    results = work(list(task), *args)
-    stamps = getattr(results, "stamps", None)
-    rows = []
-    for i, result in enumerate(results):
-        row = asdict(result)
-        if stamps is not None and i < len(stamps):
-            started, ended = stamps[i]
-        else:
-            started = begun
-            ended = begun = begun + float(row.get("seconds") or 0.0)
-        row["started"], row["ended"] = round(started, 3), round(ended, 3)
-        rows.append(row)
-    return rows
-
-
-def _step_rows(step: str, work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
-    """``_task_rows`` with each row marked with the result kind it belongs to ("copy" or "verify")."""
-    return [{**row, "step": step} for row in _task_rows(work, task, *args)]
-
-
-def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
-    """Run one Spark task's slices (on an executor); each result as a dict with ``executor`` added."""
-    where = executor_identity()
-    return [{**row, "executor": where} for row in _stamped_rows(work, task, *args)]
-
-
-def _not_verified(piece: PartitionSlice, **extra: Any) -> dict[str, Any]:
-    """The verification row of a slice whose copy failed (the failure is its verdict); ``extra``: its
-    stamps (and executor), kept from a follower's row or set now."""
-    from kafka_migration.run.verify import PartitionVerification
-
-    if "started" not in extra:
-        now = round(time.time(), 3)
-        extra = {"started": now, "ended": now, **extra}
-    return {**asdict(PartitionVerification.failed(piece, COPY_FAILED)), **extra}
-
-
-def _failed_copies(rows: Sequence[dict[str, Any]]) -> set[tuple[str, int]]:
-    """(source topic, partition) of the copy rows among ``rows`` that carry an error."""
-    return {(r["source_topic"], r["partition"]) for r in rows if r.get("step", "copy") == "copy" and r.get("error")}
-
-
-def _migrate_rows(
-    task: Sequence[PartitionSlice],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
-    copy_address: tuple[str, int] | None,
-    verify_address: tuple[str, int] | None,
-) -> list[dict[str, Any]]:
-    """One Spark task of the migrate step: copy its slices, then verify them as the verify step does.
-
-    The verification re-reads both clusters with fresh consumers and uses nothing of the copy's
-    results, except that a slice whose copy failed is not verified (the failure is its verdict).
-    Each row carries ``step`` ("copy" or "verify").
-    """
-    from kafka_migration.run.copy import copy_partitions_safely
-    from kafka_migration.run.verify import verify_partitions_safely
-
-    where = executor_identity()
-    slices = list(task)
-    copied = _stamped_rows(copy_partitions_safely, [s for s in slices if s.end > s.start], source, target, copy_address)
-    failed = _failed_copies(copied)
-    verified = _stamped_rows(
-        verify_partitions_safely,
-        [s for s in slices if (s.source_topic, s.partition) not in failed],
-        source,
-        target,
-        verify_address,
-    )
-    skipped = [_not_verified(s) for s in slices if (s.source_topic, s.partition) in failed]
-    return [{**row, "executor": where, "step": "copy"} for row in copied] + [
-        {**row, "executor": where, "step": "verify"} for row in verified + skipped
-    ]
-
-
-# How a unit of the migrate job runs its slices: copy then verify them (one task), or only copy a big
-# slice while another task verifies it behind the copy ("follow").
-MIGRATE, COPY, FOLLOW, VERIFY = "migrate", "copy", "follow", "verify"
 
 
 def migrate_units(tasks: Sequence[list[PartitionSlice]], slots: int) -> list[tuple[str, list[PartitionSlice]]]:
@@ -137,27 +36,6 @@ def migrate_units(tasks: Sequence[list[PartitionSlice]], slots: int) -> list[tup
     return first + [(FOLLOW, list(task)) for task in big]
 
 
-def _unit_rows(
-    unit: tuple[str, list[PartitionSlice]],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
-    copy_address: tuple[str, int] | None,
-    verify_address: tuple[str, int] | None,
-) -> list[dict[str, Any]]:
-    """Run one unit of ``migrate_units`` (on an executor); rows as ``_migrate_rows``'."""
-    mode, task = unit
-    if mode == COPY:
-        from kafka_migration.run.copy import copy_partitions_safely
-
-        return _step_rows("copy", copy_partitions_safely, task, source, target, copy_address)
-    if mode in (FOLLOW, VERIFY):
-        from kafka_migration.run.verify import verify_partitions_following, verify_partitions_safely
-
-        work = verify_partitions_following if mode == FOLLOW else verify_partitions_safely
-        return _step_rows("verify", work, task, source, target, verify_address)
-    return _migrate_rows(task, source, target, copy_address, verify_address)
-
-
 def settle_followed(
     rows: list[dict[str, Any]], followed: Sequence[PartitionSlice], target: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
@@ -172,7 +50,7 @@ def settle_followed(
     from kafka_migration.kafka.reader import end_offset
 
     slices = {(s.source_topic, s.partition): s for s in followed}
-    failed = _failed_copies(rows)
+    failed = failed_copies(rows)
     out = []
     for row in rows:
         key = (row.get("source_topic"), row.get("partition"))
@@ -181,7 +59,7 @@ def settle_followed(
             pass
         elif key in failed:
             kept = {k: row[k] for k in ("started", "ended", "executor", "step") if k in row}
-            row = _not_verified(piece, **kept)
+            row = not_verified_row(piece, **kept)
         elif row.get("match"):
             try:
                 end = end_offset(target, piece.target_topic, piece.partition, what="target")
@@ -253,7 +131,7 @@ def collect_with_followers(
                 found = future.result()
                 rows += found
                 i = copies.get(future)
-                if i is not None and _failed_copies(found):
+                if i is not None and failed_copies(found):
                     piece = units[i][1][0]
                     log.info("copy of %s[%d] failed: its verification stops", piece.source_topic, piece.partition)
                     cancel(i)
@@ -267,16 +145,5 @@ def collect_with_followers(
             except Exception:
                 if i not in cancelled:
                     raise
-                rows.append(_not_verified(units[i][1][0], step="verify"))
+                rows.append(not_verified_row(units[i][1][0], step="verify"))
     return rows
-
-
-def _task_error(exc: BaseException) -> str:
-    """The Python error raised inside an executor, without the JVM stack around it."""
-    text = str(exc)
-    for marker in ("kafka_migration.exceptions.", "Exception: ", "Error: "):
-        lines = [line for line in text.splitlines() if marker in line]
-        if lines:
-            line = lines[-1]
-            return line.split(marker, 1)[1] if marker.startswith("kafka_migration") else line.strip()
-    return text.strip().splitlines()[-1] if text.strip() else repr(exc)

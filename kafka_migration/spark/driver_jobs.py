@@ -1,4 +1,4 @@
-"""Copy and verify topics inside one Spark application.
+"""The Spark jobs a driver runs to copy and verify topics inside one Spark application.
 
 Each big topic is its own Spark job (its own job group, visible in the Spark UI),
 with one task per partition slice; small topics share jobs, small slices share tasks.
@@ -16,7 +16,6 @@ slice in a task of its own that follows the copy as it writes (see ``migrate_uni
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,12 +30,9 @@ from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
-from kafka_migration.spark.tasks import (
+from kafka_migration.spark.executor_tasks import VERIFY, _step_rows, _unit_rows, _warm_worker
+from kafka_migration.spark.followers import (
     FOLLOW,
-    VERIFY,
-    _step_rows,
-    _task_error,
-    _unit_rows,
     collect_with_followers,
     gave_up_following,
     migrate_units,
@@ -305,6 +301,17 @@ def _offset(value: Any) -> str:
     return "–" if value is None else str(value)
 
 
+def _task_error(exc: BaseException) -> str:
+    """The Python error raised inside an executor, without the JVM stack around it."""
+    text = str(exc)
+    for marker in ("kafka_migration.exceptions.", "Exception: ", "Error: "):
+        lines = [line for line in text.splitlines() if marker in line]
+        if lines:
+            line = lines[-1]
+            return line.split(marker, 1)[1] if marker.startswith("kafka_migration") else line.strip()
+    return text.strip().splitlines()[-1] if text.strip() else repr(exc)
+
+
 def run_step(
     sc: Any,
     step: str,
@@ -397,27 +404,6 @@ def run_steps(
         )
         for kind in kinds
     }
-
-
-def import_task_modules() -> None:
-    """Import what the copy and verify tasks import (also what ``spark/daemon.py`` imports before forking)."""
-    import confluent_kafka  # noqa: F401
-
-    import kafka_migration.kafka.ranges
-    import kafka_migration.run.copy
-    import kafka_migration.run.progress
-    import kafka_migration.run.verify  # noqa: F401
-
-
-def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
-    """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
-    target's settings (a step that copies), also start the worker's producer."""
-    import_task_modules()
-    import kafka_migration.run.copy
-
-    if target is not None:
-        kafka_migration.run.copy.warm_producer(target)
-    return [os.getpid()]
 
 
 def warm_workers(sc: Any, target: Mapping[str, Any] | None = None) -> None:

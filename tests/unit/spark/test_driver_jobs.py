@@ -1,4 +1,4 @@
-"""kafka_migration.spark.jobs: job selection, task error extraction, per-topic aggregation (no Spark)."""
+"""kafka_migration.spark.driver_jobs: task error extraction, packing, per-topic aggregation (no Spark)."""
 
 from __future__ import annotations
 
@@ -10,56 +10,24 @@ import pytest
 from kafka_migration.exceptions import CopyError
 from kafka_migration.model.plan import TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
-from kafka_migration.spark.driver import select_jobs, wait_for_go
-from kafka_migration.spark.jobs import (
+from kafka_migration.spark.driver_jobs import (
     BUNDLE_SLICES,
-    FOLLOW,
     MOST_SLICES_PER_TASK,
     SLICES_PER_TASK,
     SMALL_SLICE_OFFSETS,
     SMALL_TOPIC_OFFSETS,
-    VERIFY,
     Packing,
     _task_error,
     bundle_topics,
     group_slices,
-    migrate_units,
     run_job,
     run_packing,
     run_step,
     run_steps,
     run_topics,
 )
-from kafka_migration.spark.tasks import COPY, COPY_FAILED, MIGRATE, _migrate_rows
+from kafka_migration.spark.executor_tasks import COPY, COPY_FAILED, FOLLOW, MIGRATE, VERIFY
 from tests.unit.factories import FakeContext, migration_plan, topic_plan
-
-
-def _plan_with_jobs(n: int):  # type: ignore[no-untyped-def]
-    topics = [topic_plan(f"t{i}") for i in range(n)]
-    return migration_plan(*topics, jobs=tuple((t.source_topic,) for t in topics))
-
-
-class TestSelectJobs:
-    @pytest.mark.parametrize("jobs", [[], ["all"], ["1", "all"]])
-    def test_all(self, jobs: list[str]) -> None:
-        assert select_jobs(_plan_with_jobs(3), jobs) == [0, 1, 2]
-
-    def test_repeated_and_comma_separated_sorted_and_deduplicated(self) -> None:
-        assert select_jobs(_plan_with_jobs(4), ["3", "0,2", "2,"]) == [0, 2, 3]
-
-    def test_single(self) -> None:
-        assert select_jobs(_plan_with_jobs(4), ["1"]) == [1]
-
-    @pytest.mark.parametrize("job", ["3", "-1"])
-    def test_out_of_range_names_job_and_count(self, job: str) -> None:
-        with pytest.raises(SystemExit, match=rf"job {job} is not in the plan \(it has 3 jobs\)"):
-            select_jobs(_plan_with_jobs(3), [job])
-
-    def test_plan_without_jobs(self) -> None:
-        assert select_jobs(_plan_with_jobs(0), ["all"]) == []
-        with pytest.raises(SystemExit, match="it has 0 jobs"):
-            select_jobs(_plan_with_jobs(0), ["0"])
-
 
 PY4J_TEXT = """An error occurred while calling o71.collectAndServe.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times, most recent \
@@ -390,132 +358,6 @@ class TestMigrate:
     def test_run_step_refuses_migrate(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'migrate'"):
             run_step(FakeContext(), "migrate", migration_plan(), [], {}, {})
-
-
-@dataclass(frozen=True)
-class _Result:
-    source_topic: str
-    partition: int
-    seconds: float = 0.25
-    error: str | None = None
-
-
-class TestMigrateUnits:
-    def _tasks(self, *spans: int) -> list[list[Any]]:
-        return group_slices(topic_plan("t", spans).slices(include_empty=True))
-
-    def test_followers_come_after_every_copy(self) -> None:
-        big = SMALL_SLICE_OFFSETS + 1
-        tasks = self._tasks(big, 10, big)
-        units = migrate_units(tasks, slots=5)
-        assert [(mode, [s.partition for s in task]) for mode, task in units] == [
-            (COPY, [0]), (COPY, [2]), (MIGRATE, [1]), (FOLLOW, [0]), (FOLLOW, [2])]  # fmt: skip
-
-    @pytest.mark.parametrize("slots", [1, 2, 4])
-    def test_no_followers_without_a_slot_for_each(self, slots: int) -> None:
-        big = SMALL_SLICE_OFFSETS + 1
-        tasks = self._tasks(big, 10, big)  # 3 tasks + 2 followers: 5 slots needed
-        assert migrate_units(tasks, slots) == [(MIGRATE, task) for task in tasks]
-
-    def test_small_slices_are_never_followed(self) -> None:
-        tasks = self._tasks(SMALL_SLICE_OFFSETS)
-        assert migrate_units(tasks, slots=8) == [(MIGRATE, tasks[0])]
-
-
-class TestMigrateTask:
-    """``_migrate_rows``, the body of one migrate task, with stand-ins for the copy and verify functions."""
-
-    def _run(self, monkeypatch: pytest.MonkeyPatch, copy_errors: set[int]) -> tuple[list[dict[str, Any]], list[Any]]:
-        import kafka_migration.run.copy
-        import kafka_migration.run.verify
-        from kafka_migration.run.progress import run_guarded_all
-
-        verified: list[Any] = []
-
-        def copy(slices, source, target, address):  # type: ignore[no-untyped-def]
-            def one(s, *_: Any, **__: Any) -> _Result:  # type: ignore[no-untyped-def]
-                if s.partition in copy_errors:
-                    raise CopyError("target down")
-                return _Result(s.source_topic, s.partition)
-
-            return run_guarded_all(
-                one, lambda s, m: _Result(s.source_topic, s.partition, 0.0, m), slices, source, target, address
-            )
-
-        def verify(slices, source, target, address):  # type: ignore[no-untyped-def]
-            verified.extend(slices)  # what verification is given: slices and cluster settings, nothing of the copy
-            return [_Result(s.source_topic, s.partition) for s in slices]
-
-        monkeypatch.setattr(kafka_migration.run.copy, "copy_partitions_safely", copy)
-        monkeypatch.setattr(kafka_migration.run.verify, "verify_partitions_safely", verify)
-        task = topic_plan("a", (3, 0, 4)).slices(include_empty=True)
-        return _migrate_rows(task, {"bootstrap.servers": "s"}, {"bootstrap.servers": "t"}, None, None), verified
-
-    def test_copies_non_empty_slices_then_verifies_every_slice(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        rows, verified = self._run(monkeypatch, set())
-        assert [(r["step"], r["partition"]) for r in rows] == [
-            ("copy", 0),
-            ("copy", 2),
-            ("verify", 0),
-            ("verify", 1),
-            ("verify", 2),
-        ]
-        assert [s.partition for s in verified] == [0, 1, 2]
-        copies = [r for r in rows if r["step"] == "copy"]
-        assert all(r["started"] <= r["ended"] for r in rows)  # stamps from run_guarded_all
-        assert copies[0]["ended"] <= copies[1]["started"]
-        assert all(
-            r["ended"] - r["started"] == pytest.approx(0.25) for r in rows if r["step"] == "verify"
-        )  # laid end to end
-
-    def test_a_slice_whose_copy_failed_is_not_verified(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        rows, verified = self._run(monkeypatch, {2})
-        assert [s.partition for s in verified] == [0, 1]
-        (skipped,) = [r for r in rows if r["step"] == "verify" and r["partition"] == 2]
-        assert skipped["error"] == COPY_FAILED and not skipped["match"]
-        (failed,) = [r for r in rows if r["step"] == "copy" and r["error"]]
-        assert failed["partition"] == 2 and "target down" in failed["error"]
-
-
-class TestWaitForGo:
-    """The driver's side of the go/abort FIFO (the launcher holds it open read-write, see spark/submit.py)."""
-
-    def _fifo(self, tmp_path: Any) -> tuple[Any, int]:
-        import os
-
-        path = tmp_path / "go"
-        os.mkfifo(path, 0o600)
-        return path, os.open(path, os.O_RDWR)
-
-    def _wait(self, path: Any) -> tuple[Any, list[bool]]:
-        import threading
-
-        answer: list[bool] = []
-        thread = threading.Thread(target=lambda: answer.append(wait_for_go(path)))
-        thread.start()
-        return thread, answer
-
-    def test_go_written_before_the_driver_looks(self, tmp_path: Any) -> None:
-        import os
-
-        path, fd = self._fifo(tmp_path)
-        os.write(fd, b"go\n")  # the driver was slower than the plan: the line waits in the FIFO
-        assert wait_for_go(path) is True
-        os.close(fd)
-
-    def test_abort_and_a_vanished_launcher_both_mean_stop(self, tmp_path: Any) -> None:
-        import os
-
-        path, fd = self._fifo(tmp_path)
-        thread, answer = self._wait(path)
-        os.write(fd, b"abort\n")
-        thread.join(10)
-        assert answer == [False]
-        thread, answer = self._wait(path)
-        os.close(fd)  # the launcher is gone (or closed without a word): end of file
-        thread.join(10)
-        assert answer == [False]
-        assert wait_for_go(path) is False  # no launcher at all: nothing to wait for
 
 
 def test_partitions_that_fail_the_same_way_are_one_entry_of_their_topic() -> None:
