@@ -14,7 +14,7 @@ Everything shares the same 2 cores, so this shows the cost of the cluster path (
 the archive, remote task scheduling), not the speed-up of more machines.
 
 The copy and the verification are each a Spark application of their own here (the step API,
-``run_step``), so each pays a start-up and waits for Spark's stop. A run submits one application
+``submit_step``), so each pays a start-up and waits for Spark's stop. A run submits one application
 for both (step ``migrate``: ``kafka-migrate run``, and the DAG's ``copy_verify``), which the
 scenario times too, as the CLI runs it: started before the plan, told to go once the plan and
 the target topic exist, timed to its results (neither the CLI nor the operator waits for Spark's

@@ -1,10 +1,10 @@
 """Scenarios 1 and 3, and the worker memory: copy N records of one 8-partition topic, then verify it.
 
-1. copy: the project (build_plan + create_target_topics + spark.submit.run_step("copy") with the
+1. copy: the project (build_plan + create_target_topics + spark.submit.submit_step("copy") with the
    product's default master) against one Python process doing confluent-kafka consume -> produce
    (harness/bench_kafka.py). Steady state = time inside the Spark application
    (StepResults.seconds); with start-up = plan + topics + spark-submit wall time.
-3. verify: run_step("verify") of the project's copy against a plain read loop over both clusters
+3. verify: submit_step("verify") of the project's copy against a plain read loop over both clusters
    (count + checksum per partition).
 
 The peak RSS of the PySpark Python workers is sampled during the project copies, at N and N/2
@@ -79,7 +79,7 @@ def project_copy(
     source: str, target: str, topic: str, run_dir: Path, verbose: bool, settings: SparkSettings | None = None
 ) -> dict[str, Any]:
     """build_plan + create_target_topics + spark-submit of the copy step, with the worker RSS sampled."""
-    from kafka_migration.spark.submit import run_step
+    from kafka_migration.spark.submit import submit_step
 
     settings = settings or SPARK.settings
     src_cfg, tgt_cfg = cluster_configs(source, target)
@@ -89,7 +89,7 @@ def project_copy(
     plan_path = plan_and_create(src_cfg, tgt_cfg, topic, run_dir)
     planned = time.monotonic()
     with WorkerRssSampler() as rss:
-        results = run_step("copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, settings, on_line=output)
+        results = submit_step("copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, settings, on_line=output)
     done = time.monotonic()
     outcome = results.topics[topic]
     if not results.ok:
@@ -123,14 +123,14 @@ def project_copy(
 def project_verify(
     source: str, target: str, plan_path: Path, run_dir: Path, verbose: bool, settings: SparkSettings | None = None
 ) -> dict[str, Any]:
-    from kafka_migration.spark.submit import run_step
+    from kafka_migration.spark.submit import submit_step
 
     settings = settings or SPARK.settings
     src_cfg, tgt_cfg = cluster_configs(source, target)
     output = SparkOutput(verbose)
     load = load1()
     started = time.monotonic()
-    results = run_step("verify", plan_path, run_dir / "verify.json", src_cfg, tgt_cfg, settings, on_line=output)
+    results = submit_step("verify", plan_path, run_dir / "verify.json", src_cfg, tgt_cfg, settings, on_line=output)
     done = time.monotonic()
     if not results.ok:
         errors = [t.error for t in results.topics.values() if t.error]

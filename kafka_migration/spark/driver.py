@@ -1,5 +1,5 @@
 """The Spark driver of ``spark_jobs/*.py``: its arguments, its start-up (warm workers, wait for the launcher's
-word), the run of the chosen jobs (``spark.driver_jobs.run_steps``), and the results files the launcher reads.
+word), the run of the chosen jobs (``spark.driver_jobs.run_step_jobs``), and the results files the launcher reads.
 
 What the executors run lives in ``spark.executor_tasks``; this module runs only in the driver.
 """
@@ -20,7 +20,7 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults
 from kafka_migration.model.text import plural
 from kafka_migration.run.progress import snapshot_path
-from kafka_migration.spark.driver_jobs import STEPS, run_steps, warm_workers
+from kafka_migration.spark.driver_jobs import STEPS, run_step_jobs, warm_workers
 from kafka_migration.spark.executors import executor_conf
 from kafka_migration.spark.startup import spark_log_level
 
@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs,
             plan.run_id,
         )
-        results = run_steps(
+        results = run_step_jobs(
             sc,
             args.step,
             plan,

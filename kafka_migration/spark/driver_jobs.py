@@ -312,7 +312,7 @@ def _task_error(exc: BaseException) -> str:
     return text.strip().splitlines()[-1] if text.strip() else repr(exc)
 
 
-def run_step(
+def run_copy_or_verify(
     sc: Any,
     step: str,
     plan: MigrationPlan,
@@ -322,13 +322,13 @@ def run_step(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
 ) -> StepResults:
-    """Run the copy or verify step for every topic (see ``run_steps``)."""
+    """The copy or verify step for every topic: ``run_step_jobs`` for a step of one result kind."""
     if step not in STEPS or len(STEP_RESULTS[step]) != 1:
         raise ValueError(f"unknown step {step!r}")
-    return run_steps(sc, step, plan, topics, source, target, parallel_topics, on_topic_done)[step]
+    return run_step_jobs(sc, step, plan, topics, source, target, parallel_topics, on_topic_done)[step]
 
 
-def run_steps(
+def run_step_jobs(
     sc: Any,
     step: str,
     plan: MigrationPlan,

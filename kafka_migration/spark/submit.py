@@ -358,7 +358,7 @@ class SparkApplication:
         )
 
 
-def run_step(
+def submit_step(
     step: str,
     plan_path: Path,
     results_path: Path,
@@ -369,7 +369,8 @@ def run_step(
     on_line: Callable[[str], None] | None = None,
     on_start: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> StepResults:
-    """Run the copy or verify step as a Spark application and return what it wrote; raise if it wrote nothing."""
+    """Submit the copy or verify step as a Spark application of its own, wait for it, and return what it wrote;
+    raise if it wrote nothing."""
     app = SparkApplication(
         step, plan_path, {step: results_path}, source, target, settings, jobs, on_line=on_line, on_start=on_start
     )

@@ -12,7 +12,7 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import MISMATCH, OK
 from kafka_migration.run.planner import build_plan
-from kafka_migration.spark.submit import SparkSettings, run_step
+from kafka_migration.spark.submit import SparkSettings, submit_step
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -43,7 +43,9 @@ def test_verify_job_finds_a_corrupted_target_record_at_its_offset(clusters, uniq
             send(w, topic, partition, record["key"], value, headers=record["headers"], timestamp=record["timestamp"])
     w.flush(10)
 
-    results = run_step("verify", plan_path, tmp_path / "verify.json", source, target, SparkSettings(master="local[2]"))
+    results = submit_step(
+        "verify", plan_path, tmp_path / "verify.json", source, target, SparkSettings(master="local[2]")
+    )
 
     outcome = results.topics[topic]
     assert outcome.status == MISMATCH

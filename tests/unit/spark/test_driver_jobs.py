@@ -20,10 +20,10 @@ from kafka_migration.spark.driver_jobs import (
     _task_error,
     bundle_topics,
     group_slices,
+    run_copy_or_verify,
     run_job,
     run_packing,
-    run_step,
-    run_steps,
+    run_step_jobs,
     run_topics,
 )
 from kafka_migration.spark.executor_tasks import COPY, COPY_FAILED, FOLLOW, MIGRATE, VERIFY
@@ -64,7 +64,7 @@ class TestTaskError:
         assert _task_error(TimeoutError()) == "TimeoutError()"
 
 
-# --- run_topics / run_step with a stand-in SparkContext: aggregation only, the task function is not run.
+# --- run_topics / run_copy_or_verify with a stand-in SparkContext: aggregation only, the task function is not run.
 
 
 def run_topic(
@@ -203,13 +203,13 @@ class TestBundles:
 class TestRunStep:
     def test_unknown_step(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'move'"):
-            run_step(FakeContext(), "move", migration_plan(), [], {}, {})
+            run_copy_or_verify(FakeContext(), "move", migration_plan(), [], {}, {})
 
     def test_results_keyed_in_plan_order_with_callback(self) -> None:
         topics = [topic_plan("small", (0,)), topic_plan("big", (0,))]
         plan = migration_plan(*topics, run_id="run-9")
         done: list[str] = []
-        results = run_step(
+        results = run_copy_or_verify(
             FakeContext(), "copy", plan, topics, {}, {}, on_topic_done=lambda o: done.append(o.source_topic)
         )
         assert results.step == "copy" and results.run_id == "run-9"
@@ -256,9 +256,9 @@ class TestMigrate:
         assert [o.status for o in done["copy"]] == [FAILED]
         assert [o.status for o in done["verify"]] == [UNVERIFIED]
 
-    def test_run_steps_returns_both_results(self) -> None:
+    def test_run_step_jobs_returns_both_results(self) -> None:
         topics = [topic_plan("a", (3,))]
-        results = run_steps(
+        results = run_step_jobs(
             FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]), "migrate", migration_plan(*topics), topics, {}, {}
         )
         assert sorted(results) == ["copy", "verify"]
@@ -357,7 +357,7 @@ class TestMigrate:
 
     def test_run_step_refuses_migrate(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'migrate'"):
-            run_step(FakeContext(), "migrate", migration_plan(), [], {}, {})
+            run_copy_or_verify(FakeContext(), "migrate", migration_plan(), [], {}, {})
 
 
 def test_partitions_that_fail_the_same_way_are_one_entry_of_their_topic() -> None:
