@@ -17,7 +17,7 @@ from kafka_migration.exceptions import MigrationError
 from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.reader import records
-from kafka_migration.model.records import encode_record, message_fields
+from kafka_migration.model.checksums import encode_record, message_fields
 from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 from kafka_migration.model.text import plural
 

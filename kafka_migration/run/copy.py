@@ -18,8 +18,8 @@ from kafka_migration.kafka.clients import cluster_label, delivery_timeout, produ
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
 from kafka_migration.kafka.replicas import replica_problems
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.model.records import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.model.text import offset_range, plural
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares

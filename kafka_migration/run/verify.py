@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_migration.kafka.reader import next_batch, read_range
+from kafka_migration.model.checksums import RangeChecksum, batch_fields, difference, encode_record, encode_records
 from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.model.records import RangeChecksum, batch_fields, difference, encode_record, encode_records
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 log = logging.getLogger(__name__)

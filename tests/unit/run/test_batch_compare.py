@@ -20,9 +20,7 @@ from confluent_kafka import KafkaError
 
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.kafka.reader import _in_range
-from kafka_migration.model.offsets import OffsetMapBuilder
-from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.model.records import (
+from kafka_migration.model.checksums import (
     RangeChecksum,
     batch_fields,
     difference,
@@ -30,6 +28,8 @@ from kafka_migration.model.records import (
     encode_records,
     message_fields,
 )
+from kafka_migration.model.offsets import OffsetMapBuilder
+from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.text import offset_range
 from kafka_migration.run.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
 from kafka_migration.run.verify import compare_ranges

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.checksums import RangeChecksum, encode_record
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, redact
 from kafka_migration.model.naming import target_topic_name
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, group_into_jobs
-from kafka_migration.model.records import RangeChecksum, encode_record
 from kafka_migration.model.state import ConfigValue, TopicState
 from kafka_migration.run.discovery import select_topics
 from kafka_migration.run.topics import (

@@ -1,4 +1,4 @@
-"""kafka_migration.model.records: canonical encoding, field differences, the range checksum."""
+"""kafka_migration.model.checksums: canonical encoding, field differences, the range checksum."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from kafka_migration.model.records import RangeChecksum, difference, encode_record, message_fields
+from kafka_migration.model.checksums import RangeChecksum, difference, encode_record, message_fields
 
 
 class TestEncodeRecord:
