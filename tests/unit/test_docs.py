@@ -126,8 +126,13 @@ def test_every_page_is_in_the_nav_once_and_the_quick_start_comes_first() -> None
 
 @pytest.mark.parametrize("path", [REPO / "README.md"], ids=_name)
 def test_the_readme_links_to_pages_and_headings_that_exist(path: Path) -> None:
-    """The site's strict build checks the links between pages; the README is not part of the site."""
+    """The site's strict build checks the links between pages; the README is not part of the site. A heading's
+    anchor is its slug, or the id it gives itself (attr_list: `### Heading {#id}`)."""
     from markdown.extensions.toc import slugify
+
+    def anchor_of(heading: str) -> str:
+        given = re.search(r"\{:?\s*#([\w-]+)[^}]*\}\s*$", heading)
+        return given.group(1) if given else slugify(heading, "-")
 
     broken = []
     for target, anchor in _LINK.findall(_read(path)):
@@ -138,7 +143,7 @@ def test_the_readme_links_to_pages_and_headings_that_exist(path: Path) -> None:
             broken.append(target)
         elif anchor:
             headings = re.findall(r"^#+ (.*)$", _FENCE.sub("", _read(page)), flags=re.M)
-            if anchor not in {slugify(h, "-") for h in headings}:
+            if anchor not in {anchor_of(h) for h in headings}:
                 broken.append(f"{target}#{anchor}")
     assert not broken, f"{_name(path)} links to pages or headings that do not exist: {broken}"
 
