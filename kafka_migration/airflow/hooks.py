@@ -1,4 +1,5 @@
-"""Connections as Airflow stores them: the Kafka clusters (``KafkaClusterHook``) and the ledger (``LedgerHook``).
+"""Connections as Airflow stores them: the Kafka clusters (``KafkaClusterHook``), the ledger (``LedgerHook``) and
+the Spark master (``SparkConnectionHook``).
 
 Convention of apache-airflow-providers-apache-kafka: a connection of type ``kafka``
 whose extra field is the librdkafka configuration as JSON, ``bootstrap.servers``
@@ -14,6 +15,7 @@ Kubernetes secret whose value is the JSON of the secret settings, for the driver
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,3 +170,104 @@ class LedgerHook(BaseHook):
         from kafka_migration.ledger import Ledger
 
         return Ledger.open(self.get_uri())
+
+
+SPARK_CONNECTION = "spark_default"
+# What the Spark provider's form lets the spark-binary field be: a spark-submit on PATH.
+SPARK_BINARIES = ("spark-submit", "spark2-submit", "spark3-submit")
+
+
+@dataclass(frozen=True)
+class SparkConnection:
+    """A ``spark`` connection, read as the Spark provider documents it: host (and port) the master, and the
+    extra's ``deploy-mode``, ``queue``, ``namespace``, ``principal``, ``keytab`` (base64) and ``spark-binary``;
+    plus ``conf``, an object of Spark settings for every submit through it (the task's own win)."""
+
+    master: str
+    deploy_mode: str | None = None
+    queue: str | None = None
+    namespace: str | None = None
+    principal: str | None = None
+    keytab: str | None = field(default=None, repr=False)  # the keytab's content: a secret
+    spark_binary: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.master.startswith("k8s://")
+
+    @property
+    def is_yarn(self) -> bool:
+        return self.master == "yarn"
+
+    @property
+    def driver_in_submit(self) -> bool:
+        """The driver runs inside spark-submit on this machine (client deploy mode, not Kubernetes)."""
+        return not self.is_kubernetes and self.deploy_mode != "cluster"
+
+
+class SparkConnectionHook(BaseHook):
+    """The Spark master a task submits to: connection ``spark_default`` (type ``spark``, the provider's form)."""
+
+    conn_name_attr = "spark_conn_id"
+    default_conn_name = SPARK_CONNECTION
+    hook_name = "Spark master (kafka-migration)"
+
+    def __init__(self, spark_conn_id: str = SPARK_CONNECTION) -> None:
+        super().__init__()
+        self.spark_conn_id = spark_conn_id
+
+    def get_spark_connection(self) -> SparkConnection:
+        try:
+            conn = self.get_connection(self.spark_conn_id)
+        except Exception as exc:
+            raise ConfigurationError(
+                f"Airflow connection {self.spark_conn_id!r} for the Spark master does not exist ({exc}). Create it "
+                "with type 'spark' and the master as host: local[4], spark://HOST (port 7077), yarn or k8s://https://HOST."
+            ) from None
+        # A connection made from a URI keeps the master's scheme as its type (spark://, k8s://...).
+        if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
+            master = conn.host
+        else:
+            master = f"{conn.conn_type}://{conn.host or ''}"
+        if conn.port:
+            master = f"{master}:{conn.port}"
+        try:
+            extra: Any = json.loads(conn.extra) if conn.extra else {}
+        except ValueError as exc:
+            raise ConfigurationError(
+                f"The extra field of Airflow connection {self.spark_conn_id!r} is not valid JSON ({exc})."
+            ) from None
+        if not isinstance(extra, dict):
+            raise ConfigurationError(
+                f"The extra field of Airflow connection {self.spark_conn_id!r} must be a JSON object."
+            )
+        where = f"Airflow connection {self.spark_conn_id!r}"
+        deploy_mode = extra.get("deploy-mode") or None
+        if deploy_mode not in (None, "client", "cluster"):
+            raise ConfigurationError(f"{where}: deploy-mode {deploy_mode!r} must be client or cluster.")
+        binary = extra.get("spark-binary") or None
+        if binary is not None and binary not in SPARK_BINARIES:
+            raise ConfigurationError(f"{where}: spark-binary {binary!r} must be one of {', '.join(SPARK_BINARIES)}.")
+        if extra.get("spark-home"):
+            raise ConfigurationError(
+                f"{where}: the spark-home extra is not read (nor by the Spark provider); set SPARK_HOME on the "
+                "workers, or leave it: the installed pyspark's spark-submit is used."
+            )
+        conf = extra.get("conf") or {}
+        if not isinstance(conf, dict) or not all(str(key).startswith("spark.") for key in conf):
+            raise ConfigurationError(
+                f'{where}: the extra\'s "conf" must be an object of Spark settings, e.g. {{"spark.cores.max": "4"}}.'
+            )
+        if extra.get("keytab"):
+            mask_secret(str(extra["keytab"]))
+        return SparkConnection(
+            master=master,
+            deploy_mode=deploy_mode,
+            queue=extra.get("queue") or None,
+            namespace=extra.get("namespace") or None,
+            principal=extra.get("principal") or None,
+            keytab=extra.get("keytab") or None,
+            spark_binary=binary,
+            conf={str(key): str(value) for key, value in conf.items()},
+        )
