@@ -18,7 +18,7 @@ from kafka_migration.airflow.dag_factory import (
     migration_steps,
     skipped_after_a_failed_plan,
 )
-from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
+from kafka_migration.cutover.point import DEFAULT_QUIET_SECONDS
 
 
 def _quiet_param() -> Param:

@@ -9,8 +9,8 @@ from typing import Any
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.hooks import LedgerHook
 from kafka_migration.airflow.tasks import PlanFailed
+from kafka_migration.cutover.point import DEFAULT_QUIET_SECONDS
 from kafka_migration.cutover.preflight import Preflight
-from kafka_migration.cutover.record import DEFAULT_QUIET_SECONDS
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 
@@ -105,7 +105,7 @@ def cutover_finish(
     try:
         plan = _plan(planned, topics_created)
     except PlanFailed as exc:
-        from kafka_migration.cutover.record import FAILED
+        from kafka_migration.cutover.point import FAILED
         from kafka_migration.cutover.report import generate_cutover_report
 
         ledger.update_cutover(prepared["cutover_id"], finished=True, status=FAILED, message=str(exc))
@@ -166,7 +166,7 @@ def failback_finish(
 ) -> dict:  # type: ignore[type-arg]
     """Target still quiet, the reverse run verified, groups moved back with proof; the cutover report.
     PlanFailed (skipped) as ``cutover_finish``."""
-    from kafka_migration.cutover.record import FAILED
+    from kafka_migration.cutover.point import FAILED
     from kafka_migration.cutover.steps import finish_failback as finish
     from kafka_migration.cutover.steps import load_cutover
     from kafka_migration.exceptions import MigrationError

@@ -30,7 +30,7 @@ from kafka_migration.cli.options import (
     seconds,
     spark_conf,
 )
-from kafka_migration.cutover.record import COMPLETED, FAILED
+from kafka_migration.cutover.point import COMPLETED, FAILED
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
 from kafka_migration.model.config import (
     DEFAULT_INCLUDE,

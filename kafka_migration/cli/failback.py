@@ -19,7 +19,7 @@ from kafka_migration.cli.options import (
     print_document,
     reports_dir_of,
 )
-from kafka_migration.cutover.record import COMPLETED, FAILED
+from kafka_migration.cutover.point import COMPLETED, FAILED
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 

@@ -1,1 +1,2 @@
-"""The switch-over and its reverse: ``record`` (the cutover record), ``preflight``, ``steps``, ``report``."""
+"""The switch-over and its reverse: ``point`` (the cutover point, as the ledger keeps a cutover), ``preflight``,
+``steps``, ``report``."""

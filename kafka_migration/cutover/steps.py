@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_migration.cutover.preflight import Preflight, preflight, selected_topics, still_quiet
-from kafka_migration.cutover.record import (
+from kafka_migration.cutover.point import (
     COMPLETED,
     FAILED,
     REFUSED,
@@ -27,6 +26,7 @@ from kafka_migration.cutover.record import (
     combine_segments,
     cutover_topics,
 )
+from kafka_migration.cutover.preflight import Preflight, preflight, selected_topics, still_quiet
 from kafka_migration.cutover.refusal import FAILBACK_REFUSAL, REFUSAL, reasons_of
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
 from kafka_migration.groups.admin import GroupCluster

@@ -2,7 +2,7 @@
 
 An ordinary run writes topics it owns on the target, so when the ledger and a target topic no
 longer agree, deleting that topic and copying it again is a way out. A failback is an ordinary
-run in the reverse direction (cutover/record.py): its "target" is the original cluster, whose
+run in the reverse direction (cutover/point.py): its "target" is the original cluster, whose
 topics hold everything written before the cutover. Deleting one, or forgetting the checkpoints
 that place the failback after the cutover point, would lose or double those records; so a
 failback's errors say what happened and point to the way out that changes no existing topic:

@@ -203,7 +203,7 @@ def test_a_failback_onto_a_recreated_original_topic_never_advises_deleting_it(  
     clusters, unique, ledger: Ledger, tmp_path: Path
 ) -> None:
     """In a failback the target is the original cluster: the same stale state, the other way out."""
-    from kafka_migration.cutover.record import Cutover, CutoverTopic, PartitionEnds
+    from kafka_migration.cutover.point import Cutover, CutoverTopic, PartitionEnds
 
     topic = f"stale-fb{unique}"
     create_topic(clusters.source, topic, 1)

@@ -7,6 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from kafka_migration.cutover.point import (
+    Cutover,
+    CutoverTopic,
+    PartitionEnds,
+    combine_segments,
+    cutover_topics,
+    invert,
+)
 from kafka_migration.cutover.preflight import (
     Preflight,
     active_group_problems,
@@ -15,14 +23,6 @@ from kafka_migration.cutover.preflight import (
     moved_partitions,
     open_transactions,
     quiet_problems,
-)
-from kafka_migration.cutover.record import (
-    Cutover,
-    CutoverTopic,
-    PartitionEnds,
-    combine_segments,
-    cutover_topics,
-    invert,
 )
 from kafka_migration.cutover.report import build_cutover_report, checklist, generate_cutover_report
 from kafka_migration.exceptions import ConfigurationError

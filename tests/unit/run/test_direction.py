@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_migration.cutover.record import Cutover, CutoverTopic, PartitionEnds
+from kafka_migration.cutover.point import Cutover, CutoverTopic, PartitionEnds
 from kafka_migration.model.checkpoints import Checkpoint, TopicIds
 from kafka_migration.model.config import MigrationOptions
 from kafka_migration.model.state import TopicState

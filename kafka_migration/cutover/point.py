@@ -1,4 +1,5 @@
-"""The cutover record and what failback derives from it. Pure: no Kafka, Airflow or Spark.
+"""The cutover point, as the ledger keeps a cutover, and what failback derives from it. Pure: no Kafka,
+Airflow or Spark.
 
 A cutover ends with a verified incremental run while nothing writes to the source. Its
 record keeps, per partition, the source end and the target end at that moment: the
