@@ -1,68 +1,165 @@
-"""The package's layers (docs/architecture.md), read from every import in its source, lazy ones included.
+"""The layers of the package and of the repository around it (tests/layers.py, docs/architecture.md).
 
-Each folder imports only folders of a lower layer; only airflow/ imports Airflow, only spark/ and
-airflow/ import PySpark. A new capability gets a folder and a layer here.
+The real tree keeps every rule but the known exceptions below. Each rule must also refuse a break planted in every
+folder it covers, or a clean real tree would prove nothing.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "kafka_migration"
+from tests.layers import LAYERS, PATH_FOLDERS, SCREEN, Problem, check
 
-# Folder (or root module) -> layer. An import must reach a lower layer, or stay in its own folder.
-LAYERS = {
-    "__init__": 0,
-    "exceptions": 0,
-    "model": 1,
-    "kafka": 2,
-    "ledger": 2,
-    "reports": 2,
-    "run": 3,
-    "groups": 3,
-    "cutover": 4,
-    "spark": 4,
-    "cli": 5,
-    "airflow": 5,
+ROOT = Path(__file__).resolve().parents[2]
+
+# Breaks the real tree still has, by Problem key, each with the issue-38 item that removes it. The list is the
+# to-do: a known exception that no longer occurs fails the test, so delete it here when its fix lands.
+KNOWN = {
+    # issue 38, harness/ reorganized: bench/large.py takes Session from bench/runner.py (under TYPE_CHECKING),
+    # which runs large; taking it from bench/session.py, as the other benchmarks do, removes the circle.
+    "circle harness.bench.large harness.bench.runner",
 }
-THIRD_PARTY = {"airflow": {"airflow"}, "pyspark": {"spark", "airflow"}}
 
 
-def _part(path: Path) -> str:
-    relative = path.relative_to(PACKAGE)
-    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+def test_the_real_tree_keeps_its_layers_and_has_no_circle() -> None:
+    problems = {problem.key: problem.message for problem in check(ROOT)}
+    new = [message for key, message in problems.items() if key not in KNOWN]
+    assert not new, "\n".join(new)
+    stale = sorted(KNOWN - problems.keys())
+    assert not stale, f"known exceptions that no longer occur, remove them from KNOWN: {stale}"
 
 
-def _imports(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
-    return found
+# Every folder the rules cover: kafka_migration's folders, its root modules ("kafka_migration"), the other tops.
+PACKAGE_FOLDERS = [f"kafka_migration/{name}" for name in LAYERS if name not in {"__init__", "exceptions"}]
+PLACES = [*PACKAGE_FOLDERS, "kafka_migration", "dags", "plugins", "spark_jobs", "harness", "tests"]
 
 
-SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "migrations" not in p.parts)
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
-def test_every_part_has_a_layer() -> None:
-    assert {_part(p) for p in SOURCES} <= set(LAYERS), "a new folder of kafka_migration needs a layer here"
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A tree without a fault: an empty module in every folder the rules cover."""
+    for place in PLACES:
+        if place not in PATH_FOLDERS:
+            _write(tmp_path / place / "__init__.py", "")
+        _write(tmp_path / place / ("exceptions.py" if place == "kafka_migration" else "mod.py"), "")
+    return tmp_path
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_run_down_the_layers(path: Path) -> None:
-    part = _part(path)
-    wrong = []
-    for name in _imports(path):
-        top, _, rest = name.partition(".")
-        if top == "kafka_migration" and rest:
-            target = rest.split(".")[0]
-            if target != part and LAYERS[target] >= LAYERS[part]:
-                wrong.append(f"{name} (layer {LAYERS[target]}, from layer {LAYERS[part]})")
-        elif top in THIRD_PARTY and part not in THIRD_PARTY[top]:
-            wrong.append(f"{name} (only {', '.join(f'{p}/' for p in sorted(THIRD_PARTY[top]))} may import {top})")
-    assert not wrong, f"{path.relative_to(PACKAGE)} imports {'; '.join(wrong)}"
+def _only(problems: list[Problem]) -> Problem:
+    assert len(problems) == 1, [p.message for p in problems]
+    return problems[0]
+
+
+def test_the_fixture_tree_has_no_fault(tree: Path) -> None:
+    assert check(tree) == []
+
+
+def _plant_circle(tree: Path, place: str) -> tuple[str, str, str]:
+    """a imports b, b imports a: relatively or by bare name, and lazily through the parent; (a, b, a's file)."""
+    if place == "kafka_migration":
+        _write(tree / "kafka_migration/__init__.py", "from . import exceptions\n")
+        _write(tree / "kafka_migration/exceptions.py", "from kafka_migration import __version__\n")
+        return "kafka_migration", "kafka_migration.exceptions", "kafka_migration/__init__.py"
+    if place in PATH_FOLDERS:
+        _write(tree / place / "a.py", "import b\n")
+        _write(tree / place / "b.py", "from a import thing\n")
+    else:
+        _write(tree / place / "a.py", "from . import b\n")
+        _write(tree / place / "b.py", f"def later():\n    from {place.replace('/', '.')} import a\n")
+    package = place.replace("/", ".")
+    return f"{package}.a", f"{package}.b", f"{place}/a.py"
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_circle_inside_a_folder_is_refused(tree: Path, place: str) -> None:
+    a, b, a_file = _plant_circle(tree, place)
+    problem = _only([p for p in check(tree) if p.key.startswith("circle ")])  # the root's is also sideways
+    assert problem.key == f"circle {a} {b}"
+    assert f"circle {a} -> {b} -> {a} ({a_file}:1 imports {b}; " in problem.message
+
+
+def test_a_circle_through_type_checking_is_refused(tree: Path) -> None:
+    _write(
+        tree / "harness/a.py", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from harness.b import X\n"
+    )
+    _write(tree / "harness/b.py", "from harness.a import Y\n")
+    assert "harness/a.py:4 (under TYPE_CHECKING) imports harness.b" in _only(check(tree)).message
+
+
+# Place -> (an import to plant in its module a.py that runs up or across the layers, the module it reaches).
+# The forms vary: a subpackage through its parent, relative, plain, lazy. tests/ imports anything: nothing above it.
+UPWARD = {
+    "kafka_migration": ("from kafka_migration import spark\n", "kafka_migration.spark"),
+    "kafka_migration/model": ("from ..run import mod\n", "kafka_migration.run.mod"),
+    "kafka_migration/kafka": ("from kafka_migration import run\n", "kafka_migration.run"),
+    "kafka_migration/ledger": ("from .. import groups\n", "kafka_migration.groups"),
+    "kafka_migration/reports": ("from kafka_migration.ledger import mod\n", "kafka_migration.ledger.mod"),
+    "kafka_migration/run": ("import kafka_migration.spark.mod\n", "kafka_migration.spark.mod"),
+    "kafka_migration/groups": ("from ..run.mod import thing\n", "kafka_migration.run.mod"),
+    "kafka_migration/cutover": ("def f():\n    from kafka_migration.cli import mod\n", "kafka_migration.cli.mod"),
+    "kafka_migration/spark": ("def f():\n    import kafka_migration.airflow\n", "kafka_migration.airflow"),
+    "kafka_migration/cli": ("from kafka_migration.airflow import mod\n", "kafka_migration.airflow.mod"),
+    "kafka_migration/airflow": ("from harness import mod\n", "harness.mod"),
+    "dags": ("import tests.mod\n", "tests.mod"),
+    "plugins": ("from harness import mod\n", "harness.mod"),
+    "spark_jobs": ("import plugins.mod\n", "plugins.mod"),
+    "harness": ("from tests import mod\n", "tests.mod"),
+}
+
+
+def test_every_folder_has_an_upward_plant() -> None:
+    assert set(UPWARD) == set(PLACES) - {"tests"}
+
+
+@pytest.mark.parametrize("place", UPWARD)
+def test_an_upward_import_is_refused(tree: Path, place: str) -> None:
+    statement, target = UPWARD[place]
+    path = "kafka_migration/exceptions.py" if place == "kafka_migration" else f"{place}/a.py"
+    _write(tree / path, statement)
+    source = path.removesuffix(".py").replace("/", ".")
+    problem = _only(check(tree))
+    assert problem.key == f"{source} -> {target}"
+    assert problem.message.startswith(f"{path}:{statement.count(chr(10))}: {source} imports {target}: ")
+
+
+@pytest.mark.parametrize(
+    ("path", "statement", "reason"),
+    [
+        ("dags/a.py", "from kafka_migration.run import mod", "only through kafka_migration.airflow"),
+        ("plugins/a.py", "from kafka_migration import cli", "only through kafka_migration.airflow"),
+        ("spark_jobs/a.py", "from kafka_migration.airflow import mod", "only through kafka_migration.spark"),
+        ("kafka_migration/run/a.py", "import pyspark.sql", "may import pyspark"),
+        ("kafka_migration/cli/a.py", "from pyspark import SparkContext", "may import pyspark"),
+        ("kafka_migration/spark/a.py", "from airflow.models import DAG", "may import airflow"),
+        ("spark_jobs/a.py", "import airflow", "may import airflow"),
+    ],
+)
+def test_glue_reaches_only_what_it_glues(tree: Path, path: str, statement: str, reason: str) -> None:
+    _write(tree / path, statement + "\n")
+    assert reason in _only(check(tree)).message
+
+
+def test_glue_imports_its_framework(tree: Path) -> None:
+    _write(tree / "kafka_migration/airflow/a.py", "import airflow\nimport pyspark\n")
+    _write(tree / "dags/a.py", "from airflow import DAG\n\nfrom kafka_migration.airflow import mod\n")
+    _write(tree / "spark_jobs/a.py", "from kafka_migration.spark.mod import main\n")
+    assert check(tree) == []
+
+
+@pytest.mark.parametrize("place", ["dags", "plugins", "spark_jobs"])
+def test_an_entry_point_stays_a_screen_long(tree: Path, place: str) -> None:
+    _write(tree / place / "a.py", "x = 1\n" * SCREEN)
+    assert check(tree) == []
+    _write(tree / place / "a.py", "x = 1\n" * (SCREEN + 1))
+    assert _only(check(tree)).message == f"{place}/a.py is {SCREEN + 1} lines: an entry point is glue, at most {SCREEN}"
+
+
+def test_a_new_folder_of_the_package_needs_a_layer(tree: Path) -> None:
+    _write(tree / "kafka_migration/newthing/__init__.py", "")
+    assert "kafka_migration.newthing has no layer" in _only(check(tree)).message

@@ -1,0 +1,265 @@
+"""The repository's import graph, read with ``ast``, and the layer rules it must keep (docs/architecture.md).
+
+``check(root)`` returns every broken rule as a `Problem`; tests/unit/test_layers.py runs it on the real tree
+and on planted fixtures. Every import statement is an arrow, lazy ones inside functions included: the module
+depends on its target whenever that code runs. Relative imports and ``from package import submodule`` are
+resolved to the module they load (an arrow to a package is one to its ``__init__``; its parents' are left out,
+as every submodule would otherwise sit in a circle with a package that re-exports it). Imports under
+``if TYPE_CHECKING:`` count too, for the layers and for circles: the type checker and the reader follow them, and
+a guard that hides a circle from the interpreter does not remove it (import the type from a lower module instead).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+# Top-level folders, lowest first. A folder imports its own modules and those of a lower rank, never one beside
+# or above it: the product imports no entry point, harness or test; the harness drives the product; tests use all.
+RANKS = {"kafka_migration": 0, "dags": 1, "plugins": 1, "spark_jobs": 1, "harness": 2, "tests": 3}
+
+# The entry points are glue: each reaches the product only through its front door, and stays a screen long.
+FRONT_DOORS = {
+    "dags": "kafka_migration.airflow",
+    "plugins": "kafka_migration.airflow",
+    "spark_jobs": "kafka_migration.spark",
+}
+SCREEN = 60  # lines
+
+# Folders that are themselves on sys.path (Airflow's dags and plugins folders): their modules import each other by
+# bare name.
+PATH_FOLDERS = {"dags", "plugins"}
+
+# kafka_migration's folders and root modules ("__init__" is the package's own) -> layer. An import reaches a lower
+# layer or stays in its own folder. A new capability gets a folder and a layer here.
+LAYERS = {
+    "__init__": 0,
+    "exceptions": 0,
+    "model": 1,
+    "kafka": 2,
+    "ledger": 2,
+    "reports": 2,
+    "run": 3,
+    "groups": 3,
+    "cutover": 4,
+    "spark": 4,
+    "cli": 5,
+    "airflow": 5,
+}
+
+# Third-party framework -> the only parts that may import it: only glue imports Airflow or PySpark.
+FRAMEWORKS = {
+    "airflow": {"kafka_migration.airflow", "dags", "plugins", "harness", "tests"},
+    "pyspark": {"kafka_migration.spark", "kafka_migration.airflow", "spark_jobs", "harness", "tests"},
+}
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, from the repository root: kafka_migration.run.planner, dags.kafka_migration_dag
+    path: Path  # relative to the repository root
+    is_package: bool
+
+
+@dataclass(frozen=True)
+class Arrow:
+    source: Module
+    target: str  # a module of the tree, or a third-party dotted name
+    line: int
+    typing_only: bool
+
+    def where(self) -> str:
+        return f"{self.source.path}:{self.line}" + (" (under TYPE_CHECKING)" if self.typing_only else "")
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str  # without line numbers, so that a known exception survives edits around it
+    message: str
+
+
+def modules(root: Path) -> dict[str, Module]:
+    """Every Python module under the ranked top-level folders, by dotted name."""
+    found = {}
+    for top in RANKS:
+        for path in sorted((root / top).rglob("*.py")):
+            relative = path.relative_to(root)
+            if any(part.startswith(".") or part == "node_modules" for part in relative.parts):
+                continue
+            parts = relative.with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_package else parts)
+            found[name] = Module(name, relative, is_package)
+    return found
+
+
+def _typing_only_nodes(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}:
+            ids |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    return ids
+
+
+def _known(name: str, tree: dict[str, Module]) -> str:
+    """The longest prefix of ``name`` that is a module of the tree (what importing ``name`` loads last), or ``name``."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in tree:
+            return ".".join(parts[:end])
+    return name
+
+
+def _targets(module: Module, node: ast.Import | ast.ImportFrom, tree: dict[str, Module]) -> list[str]:
+    top = module.name.split(".")[0]
+    local = top in PATH_FOLDERS
+
+    def resolve(name: str) -> str:
+        if local and f"{top}.{name.partition('.')[0]}" in tree:
+            return _known(f"{top}.{name}", tree)
+        return _known(name, tree)
+
+    if isinstance(node, ast.Import):
+        return [resolve(alias.name) for alias in node.names]
+    if node.level:
+        package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+        base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    # ``from package import name`` loads package.name when the tree has that module, else only package.
+    return [
+        resolve(f"{base}.{alias.name}") if resolve(f"{base}.{alias.name}") in tree else resolve(base)
+        for alias in node.names
+    ]
+
+
+def arrows(root: Path, tree: dict[str, Module]) -> list[Arrow]:
+    """Every import of every module, resolved."""
+    found = []
+    for module in tree.values():
+        syntax = ast.parse((root / module.path).read_text(), str(module.path))
+        typing_only = _typing_only_nodes(syntax)
+        for node in ast.walk(syntax):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in _targets(module, node, tree):
+                    if target != module.name:
+                        found.append(Arrow(module, target, node.lineno, id(node) in typing_only))
+    return sorted(found, key=lambda a: (a.source.name, a.line, a.target))
+
+
+def part(name: str) -> str:
+    """A kafka_migration module's folder or root module (``kafka_migration.run``), else its top-level folder."""
+    parts = name.split(".")
+    if parts[0] != "kafka_migration":
+        return parts[0]
+    return f"kafka_migration.{parts[1] if len(parts) > 1 else '__init__'}"
+
+
+def _layer(name: str) -> int | None:
+    return LAYERS.get(part(name).partition(".")[2])
+
+
+def _arrow_problem(arrow: Arrow) -> str | None:
+    source, target = arrow.source.name, arrow.target
+    top, target_top = source.split(".")[0], target.split(".")[0]
+    if target_top not in RANKS:
+        allowed = FRAMEWORKS.get(target_top)
+        if allowed is not None and part(source) not in allowed:
+            return f"only {', '.join(sorted(allowed))} may import {target_top}"
+        return None
+    if target_top != top and RANKS[target_top] >= RANKS[top]:
+        lower = ", ".join(f"{t}/" for t in RANKS if RANKS[t] < RANKS[top]) or "nothing else of the tree"
+        return f"{target_top}/ is not below {top}/ ({top}/ may import {lower})"
+    door = FRONT_DOORS.get(top)
+    if door and target_top == "kafka_migration" and target != door and not target.startswith(f"{door}."):
+        return f"{top}/ is an entry point: it reaches the product only through {door}"
+    if top == target_top == "kafka_migration" and part(source) != part(target):
+        layer, target_layer = _layer(source), _layer(target)
+        if layer is not None and target_layer is not None and target_layer >= layer:
+            return f"{part(target)} is layer {target_layer}, not below {part(source)}'s layer {layer}"
+    return None
+
+
+def _components(edges: dict[str, dict[str, Arrow]]) -> list[list[str]]:
+    """The modules that reach each other, by Tarjan's algorithm: a set of more than one holds a circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components = []
+
+    def connect(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in edges[name]:
+            if target not in index:
+                connect(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = []
+            while not component or component[-1] != name:
+                component.append(stack.pop())
+            components.append(sorted(component))
+
+    for name in sorted(edges):
+        if name not in index:
+            connect(name)
+    return [component for component in components if len(component) > 1]
+
+
+def _shortest_circle(edges: dict[str, dict[str, Arrow]], members: list[str]) -> list[str]:
+    """The shortest circle from the first of ``members`` back to it (breadth first), both ends included."""
+    start = members[0]
+    came_from: dict[str, str] = {}
+    queue = deque([start])
+    while start not in came_from:
+        name = queue.popleft()
+        for target in sorted(edges[name]):
+            if target in members and target not in came_from:
+                came_from[target] = name
+                queue.append(target)
+    path = [start, came_from[start]]
+    while path[-1] != start:
+        path.append(came_from[path[-1]])
+    return path[::-1]
+
+
+def _circles(tree: dict[str, Module], found: list[Arrow]) -> list[Problem]:
+    """One problem per set of modules that import each other, keyed by the set, showing one circle of it."""
+    edges: dict[str, dict[str, Arrow]] = {name: {} for name in tree}
+    for arrow in found:
+        if arrow.target in tree:
+            edges[arrow.source.name].setdefault(arrow.target, arrow)
+    problems = []
+    for members in _components(edges):
+        path = _shortest_circle(edges, members)
+        steps = "; ".join(f"{edges[a][b].where()} imports {b}" for a, b in itertools.pairwise(path))
+        problems.append(Problem(f"circle {' '.join(members)}", f"circle {' -> '.join(path)} ({steps})"))
+    return problems
+
+
+def check(root: Path) -> list[Problem]:
+    """Every broken rule of the tree under ``root``, sorted by key."""
+    tree = modules(root)
+    problems = {}
+    for module in tree.values():
+        if module.name.split(".")[0] == "kafka_migration" and _layer(module.name) is None:
+            key = f"no layer {part(module.name)}"
+            message = f"{module.path}: {part(module.name)} has no layer in LAYERS of tests/layers.py"
+            problems.setdefault(key, Problem(key, message))
+        lines = len((root / module.path).read_text().splitlines())
+        if module.name.split(".")[0] in FRONT_DOORS and lines > SCREEN:
+            key = f"long {module.name}"
+            problems[key] = Problem(key, f"{module.path} is {lines} lines: an entry point is glue, at most {SCREEN}")
+    found = arrows(root, tree)
+    for arrow in found:
+        reason = _arrow_problem(arrow)
+        key = f"{arrow.source.name} -> {arrow.target}"
+        if reason and key not in problems:
+            problems[key] = Problem(key, f"{arrow.where()}: {arrow.source.name} imports {arrow.target}: {reason}")
+    problems |= {problem.key: problem for problem in _circles(tree, found)}
+    return sorted(problems.values(), key=lambda p: p.key)
