@@ -37,7 +37,7 @@ from kafka_migration.model.config import (
     DEFAULT_RENAME,
     ClusterConfig,
     MigrationOptions,
-    compile_pattern,
+    compile_group_pattern,
     writable_dir,
 )
 from kafka_migration.reports.summary import render_plan, render_table
@@ -116,9 +116,9 @@ def cutover(args: argparse.Namespace) -> int:
         replication_factor=args.replication_factor,
         topics_per_job=args.topics_per_job,
     )
-    compile_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
+    compile_group_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
     if args.exclude_group:
-        compile_pattern("exclude-group", args.exclude_group)
+        compile_group_pattern("exclude-group", args.exclude_group)
     check_before_writing(args, source, target)
     from kafka_migration.ledger import Ledger
 

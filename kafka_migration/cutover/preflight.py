@@ -18,7 +18,7 @@ from kafka_migration.cutover.refusal import Reason
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
-from kafka_migration.model.config import compile_pattern
+from kafka_migration.model.config import compile_group_pattern
 from kafka_migration.model.state import IDLE_GROUP_STATES
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
 from kafka_migration.run.discovery import select_topics
@@ -153,8 +153,8 @@ def groups_on_topics(
     exclude: str | None,
 ) -> tuple[str, ...]:
     """Groups that match the patterns (full match) and hold committed offsets on the selected topics."""
-    include_re = compile_pattern("group", include or ".*")
-    exclude_re = compile_pattern("exclude-group", exclude) if exclude else None
+    include_re = compile_group_pattern("group", include or ".*")
+    exclude_re = compile_group_pattern("exclude-group", exclude) if exclude else None
     wanted = set(topics)
     chosen = []
     for group in sorted(set(group_ids)):

@@ -33,7 +33,7 @@ from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.checkpoints import Key
-from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_pattern
+from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_group_pattern
 from kafka_migration.model.offsets import MappedSegment
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.text import noun_for, plural, some
@@ -73,9 +73,9 @@ def prepare_cutover(
     """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``).
 
     With ``reports_dir`` a refusal writes the cutover's report, and its error names the file."""
-    compile_pattern("group", groups or ".*")  # bad input fails before anything is recorded
+    compile_group_pattern("group", groups or ".*")  # bad input fails before anything is recorded
     if exclude_groups:
-        compile_pattern("exclude-group", exclude_groups)
+        compile_group_pattern("exclude-group", exclude_groups)
     source_cluster, target_cluster = GroupCluster(source), GroupCluster(target)
     source_info, target_info = source_cluster.describe(), target_cluster.describe()
     topics = selected_topics(source_cluster, options.include, options.exclude)

@@ -14,12 +14,11 @@ themselves (actions, outcomes, results) are in ``model.groups``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import compile_group_pattern
 from kafka_migration.model.groups import (
     BOTH_AT_END,
     DIFFERENT,
@@ -47,16 +46,6 @@ from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 from kafka_migration.model.text import plural
 
 # -- selection ----------------------------------------------------------------------------------
-
-
-def compile_group_pattern(kind: str, pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ConfigurationError(
-            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. Group patterns are "
-            "Python regular expressions matched against the whole group id, e.g. 'orders-.*'."
-        ) from None
 
 
 def select_groups(group_ids: Iterable[str], include: str, exclude: str | None) -> list[str]:

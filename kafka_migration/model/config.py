@@ -240,16 +240,29 @@ def writable_dir(path: Path, what: str) -> Path:
     return path
 
 
-def compile_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+def _compile(kind: str, pattern: str, matched: str) -> re.Pattern[str]:
     if not isinstance(pattern, str):
         raise ConfigurationError(f"The {kind} pattern must be a string (a regular expression), got {pattern!r}.")
     try:
         return re.compile(pattern)
     except re.error as exc:
         raise ConfigurationError(
-            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. "
-            "Patterns are Python regular expressions matched against the whole topic name."
+            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. {matched}"
         ) from None
+
+
+def compile_topic_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    """A topic name pattern (include, exclude); bad input is a ConfigurationError that names ``kind``."""
+    return _compile(kind, pattern, "Patterns are Python regular expressions matched against the whole topic name.")
+
+
+def compile_group_pattern(kind: str, pattern: str) -> re.Pattern[str]:
+    """A consumer group id pattern (group, exclude-group), as ``compile_topic_pattern`` for topics."""
+    return _compile(
+        kind,
+        pattern,
+        "Group patterns are Python regular expressions matched against the whole group id, e.g. 'orders-.*'.",
+    )
 
 
 @dataclass(frozen=True)
@@ -281,9 +294,9 @@ class MigrationOptions:
                 "The include pattern is empty; give a regular expression that topic names must fully match, "
                 "e.g. '.*' (every topic) or 'orders\\..*'."
             )
-        compile_pattern("include", self.include)
+        compile_topic_pattern("include", self.include)
         if self.exclude:
-            compile_pattern("exclude", self.exclude)
+            compile_topic_pattern("exclude", self.exclude)
         validate_rename_template(self.rename)
         if self.replication_factor is not None and (
             isinstance(self.replication_factor, bool) or self.replication_factor < 1

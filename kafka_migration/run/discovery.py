@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafka_migration.model.config import DEFAULT_INCLUDE, compile_pattern
+from kafka_migration.model.config import DEFAULT_INCLUDE, compile_topic_pattern
 
 # Topics that belong to Kafka itself or to its ecosystem, not to users. They are
 # never selected by a wildcard; naming them in the include pattern selects them.
@@ -37,8 +37,8 @@ class Selection:
 
 def select_topics(topics: Iterable[str], include: str = DEFAULT_INCLUDE, exclude: str | None = None) -> Selection:
     """Apply include/exclude patterns (full match) and skip internal topics."""
-    include_re = compile_pattern("include", include)
-    exclude_re = compile_pattern("exclude", exclude) if exclude else None
+    include_re = compile_topic_pattern("include", include)
+    exclude_re = compile_topic_pattern("exclude", exclude) if exclude else None
     selected: list[str] = []
     skipped: dict[str, str] = {}
     for topic in sorted(set(topics)):

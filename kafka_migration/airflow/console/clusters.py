@@ -195,7 +195,7 @@ def preflight_view(
         quiet_problems,
         selected_topics,
     )
-    from kafka_migration.model.config import compile_pattern
+    from kafka_migration.model.config import compile_group_pattern, compile_topic_pattern
 
     for name, pattern in (
         ("include", include),
@@ -204,7 +204,8 @@ def preflight_view(
         ("exclude-group", exclude_groups),
     ):
         if pattern:
-            compile_pattern(name, pattern)  # bad input: one clear line before any cluster is asked
+            compile = compile_group_pattern if name.endswith("group") else compile_topic_pattern
+            compile(name, pattern)  # bad input: one clear line before any cluster is asked
     source = clusters.opener(source_conn_id, "source", clusters.timeout)
     target = clusters.opener(target_conn_id, "target", clusters.timeout)
     source_info, target_info = source.describe(), target.describe()

@@ -14,7 +14,7 @@ from kafka_migration.model.config import (
     DEFAULT_RENAME,
     ClusterConfig,
     MigrationOptions,
-    compile_pattern,
+    compile_topic_pattern,
     env_var,
     is_secret_setting,
     load_settings_file,
@@ -122,11 +122,11 @@ class TestSettingsFile:
 
 class TestPatterns:
     def test_valid_pattern_compiles(self) -> None:
-        assert compile_pattern("include", r"orders\..*").fullmatch("orders.eu")
+        assert compile_topic_pattern("include", r"orders\..*").fullmatch("orders.eu")
 
     def test_invalid_pattern_names_kind_and_pattern(self) -> None:
         with pytest.raises(ConfigurationError, match=r"The exclude pattern '\[a-' is not a valid regular expression"):
-            compile_pattern("exclude", "[a-")
+            compile_topic_pattern("exclude", "[a-")
 
 
 class TestMigrationOptions:
