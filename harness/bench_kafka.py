@@ -58,10 +58,13 @@ def admin(bootstrap: str) -> AdminClient:
     return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
 
 
-def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 60.0) -> None:
+def create_topics(
+    bootstrap: str, topics: Mapping[str, int], timeout: float = 60.0, replication_factor: int = 1
+) -> None:
     """Create topics (name -> partitions) in one request and wait until every partition has a leader."""
     client = admin(bootstrap)
-    futures = client.create_topics([NewTopic(n, p, 1) for n, p in topics.items()], operation_timeout=30)
+    new = [NewTopic(n, p, replication_factor) for n, p in topics.items()]
+    futures = client.create_topics(new, operation_timeout=30)
     for future in futures.values():
         future.result(timeout=timeout)
     deadline = time.monotonic() + timeout
@@ -82,11 +85,18 @@ def create_topics(bootstrap: str, topics: Mapping[str, int], timeout: float = 60
             time.sleep(0.05)
 
 
-def seed_topics(bootstrap: str, topics: Mapping[str, int], records: int, size: int = 200, rng_seed: int = 11) -> float:
-    """Create ``topics`` and fill each with ``records`` records of ``size`` bytes (key + value), round-robin
-    over its partitions, with explicit timestamps. Returns the seconds taken."""
+def seed_topics(
+    bootstrap: str,
+    topics: Mapping[str, int],
+    records: int,
+    size: int = 200,
+    rng_seed: int = 11,
+    replication_factor: int = 1,
+) -> float:
+    """Create ``topics`` (on ``replication_factor`` replicas) and fill each with ``records`` records of ``size``
+    bytes (key + value), round-robin over its partitions, with explicit timestamps. Returns the seconds taken."""
     started = time.monotonic()
-    create_topics(bootstrap, topics)
+    create_topics(bootstrap, topics, replication_factor=replication_factor)
     rng = random.Random(rng_seed)
     pool = [rng.randbytes(size - KEY_BYTES) for _ in range(4096)]
     p = Producer(

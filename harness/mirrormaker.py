@@ -5,8 +5,9 @@ source to a target cluster (the bench's "vs MirrorMaker 2" scenario runs it): th
 replication policy (same topic names), consumer group offsets synced to the target, the
 intervals lowered from their production defaults, exactly-once delivery of the data (the
 worker's transactional producer, read_committed on the source, the internal REST listener
-that dedicated mode needs for it, on loopback), and replication factor 1 for every topic it
-creates, as the harness's clusters have one broker. ``MirrorMaker`` starts and stops the JVM
+that dedicated mode needs for it, on loopback), and one replication factor for every topic it
+creates: 1 on the harness's one-broker clusters, 3 on its replicated ones
+(harness/kafka/replicated.py). ``MirrorMaker`` starts and stops the JVM
 (``org.apache.kafka.connect.mirror.MirrorMaker mm2.properties``); ``SourceOffsets`` reads how
 far its source connector has committed, from the worker's offsets topic on the target.
 
@@ -79,10 +80,13 @@ def migration_properties(
     tasks: int,
     intervals: Intervals = Intervals(),
     producer: Mapping[str, str] = PRODUCER,
+    replication_factor: int = 1,
 ) -> dict[str, str]:
     """mm2.properties for a one-way migration ``source`` -> ``target`` (bootstrap servers) of the topics and
-    groups matching the regexes, with ``tasks`` tasks per connector; see the module docstring."""
+    groups matching the regexes, with ``tasks`` tasks per connector and ``replication_factor`` for every topic
+    it creates on the target (the mirrored ones and its own); see the module docstring."""
     flow = f"{FLOW}."
+    rf = str(replication_factor)
     return {
         "clusters": f"{SOURCE}, {TARGET}",
         f"{SOURCE}.bootstrap.servers": source,
@@ -120,14 +124,14 @@ def migration_properties(
         "dedicated.mode.enable.internal.rest": "true",
         "listeners": f"http://127.0.0.1:{rest_port}",
         **{f"{TARGET}.producer.{key}": value for key, value in producer.items()},
-        # One broker per cluster: replication factor 1 for the mirrored topics and MM2's own.
-        "replication.factor": "1",
-        "checkpoints.topic.replication.factor": "1",
-        "heartbeats.topic.replication.factor": "1",
-        "offset-syncs.topic.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "config.storage.replication.factor": "1",
+        # The mirrored topics and MM2's own, one factor for all (its defaults assume several brokers).
+        "replication.factor": rf,
+        "checkpoints.topic.replication.factor": rf,
+        "heartbeats.topic.replication.factor": rf,
+        "offset-syncs.topic.replication.factor": rf,
+        "offset.storage.replication.factor": rf,
+        "status.storage.replication.factor": rf,
+        "config.storage.replication.factor": rf,
     }
 
 

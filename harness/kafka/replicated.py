@@ -176,7 +176,13 @@ class ReplicatedCluster:
 
 
 def _node(
-    name: str, directory: Path, node_id: int, cluster_id: str, properties: Mapping[str, str], heap_mb: int
+    name: str,
+    directory: Path,
+    node_id: int,
+    cluster_id: str,
+    properties: Mapping[str, str],
+    heap_mb: int,
+    fast_start: bool = True,
 ) -> ReplicatedNode:
     return ReplicatedNode(
         name=f"{name}-{node_id}",
@@ -186,6 +192,7 @@ def _node(
         cluster_id=cluster_id,
         properties=dict(properties),
         heap_mb=heap_mb,
+        fast_start=fast_start,
         extra_listeners={"INTERNAL": free_port()},  # replication between the nodes: never behind a proxy
         node_id=node_id,
     )
@@ -199,12 +206,14 @@ def start_replicated(
     properties: Mapping[str, str] | None = None,
     heap_mb: int = 384,
     proxied: bool = False,
+    fast_start: bool = True,
     timeout: float = 180.0,
 ) -> ReplicatedCluster:
-    """Format and start a cluster of ``brokers`` nodes side by side; all or none."""
+    """Format and start a cluster of ``brokers`` nodes side by side; all or none. ``fast_start``: the tests'
+    JVM flags (harness.kafka.jars.java_command); the bench passes False, to run the nodes as production does."""
     cluster_id = new_cluster_id()
     merged = {**REPLICATED_PROPERTIES, **(properties or {})}
-    nodes = [_node(name, directory, i, cluster_id, merged, heap_mb) for i in range(1, brokers + 1)]
+    nodes = [_node(name, directory, i, cluster_id, merged, heap_mb, fast_start) for i in range(1, brokers + 1)]
     voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in nodes)
     proxies: list[LoopbackProxy] = []
     for node in nodes:

@@ -51,7 +51,9 @@ def task_slots() -> int:
     return LOCAL_SLOTS_PER_CORE * len(os.sched_getaffinity(0))
 
 
-def properties(source: str, target: str, topics: str, rest_port: int = 0) -> dict[str, str]:
+def properties(
+    source: str, target: str, topics: str, rest_port: int = 0, replication_factor: int = 1
+) -> dict[str, str]:
     return mm2.migration_properties(
         source,
         target,
@@ -60,6 +62,7 @@ def properties(source: str, target: str, topics: str, rest_port: int = 0) -> dic
         rest_port=rest_port,
         tasks=task_slots(),
         intervals=INTERVALS,
+        replication_factor=replication_factor,
     )
 
 
@@ -95,10 +98,12 @@ def run_mirrormaker(
     topics: str,
     last_records: Mapping[tuple[str, int], int],
     groups: Sequence[gp.Position] = (),
+    replication_factor: int = 1,
 ) -> dict[str, Any]:
     """MM2 from its launch until it has caught up (and, with ``groups``, until their offsets on the target
-    settled); its peak RSS and CPU seconds until caught up."""
-    maker = mm2.MirrorMaker(run_dir / "mm2", properties(source, target, topics, free_port()), heap_mb=HEAP_MB)
+    settled); its peak RSS and CPU seconds until caught up. ``replication_factor``: of the topics it creates."""
+    settings = properties(source, target, topics, free_port(), replication_factor)
+    maker = mm2.MirrorMaker(run_dir / "mm2", settings, heap_mb=HEAP_MB)
     reader = mm2.SourceOffsets(target)
     load = load1()
     sample: dict[str, Any] = {"load1_at_start": load}
@@ -188,7 +193,7 @@ def count_records(bootstrap: str, topic: str, partitions: int) -> dict[int, int]
     return counts
 
 
-def _launch(command: list[str], log: Path) -> tuple[int, float, float, dict[str, Any], str]:
+def launch_metered(command: list[str], log: Path) -> tuple[int, float, float, dict[str, Any], str]:
     """Run a command to its exit under a TreeMeter: (exit code, wall s, CPU s of its tree, meter figures, output)."""
     env = os.environ.copy()
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -219,7 +224,7 @@ def run_ours(source: str, target: str, run_dir: Path, state_dir: Path, topics: s
     """``kafka-migrate run`` launch to exit (and, with ``groups``, ``kafka-migrate groups sync`` after it)."""
     load = load1()
     command = cli_run_command(source, target, topics, state_dir)
-    code, wall, cpu, figures, output = _launch(command, run_dir / "cli.log")
+    code, wall, cpu, figures, output = launch_metered(command, run_dir / "cli.log")
     if code != 0:
         raise RuntimeError(f"kafka-migrate run exited {code}:\n{output[-3000:]}")
     records, timings = _verified_run(state_dir)
@@ -245,7 +250,7 @@ def run_ours(source: str, target: str, run_dir: Path, state_dir: Path, topics: s
             "--state-dir",
             str(state_dir),
         ]
-        code, wall, cpu, _, output = _launch(sync, run_dir / "groups.log")
+        code, wall, cpu, _, output = launch_metered(sync, run_dir / "groups.log")
         if code != 0:
             raise RuntimeError(f"kafka-migrate groups sync exited {code}:\n{output[-3000:]}")
         sample["groups_sync_seconds"] = wall
