@@ -1,6 +1,7 @@
 """The one runner behind ``make bench``: a session of Apache Kafka clusters, the scenarios, the table and
-``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale) with the same
-functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary), notes(summary)."""
+``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale, mm2, large,
+replicated) with the same functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary),
+notes(summary)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, large, many, mirrormaker, scale, whole
+from harness.bench import cluster, copy_verify, large, many, mirrormaker, replicated, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.session import Session
 from harness.bench_kafka import KEY_BYTES, seed_topics
 from kafka_migration.spark.startup import archive_path
 
 SCENARIOS: dict[str, ModuleType] = {
-    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large)
+    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large, replicated)
 }
+# replicated (scenario 9) starts six broker JVMs of its own: opt-in (--scenarios replicated)
 DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2,large"
 WARMUP_TOPIC = "bench.warmup"
 
@@ -71,12 +73,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="records in scenario 7 (vs MirrorMaker 2), 8 partitions (default 1,000,000; --quick 100,000)",
     )
     parser.add_argument(
+        "--replicated-records",
+        type=int,
+        help="records in scenario 9 (replicated clusters), 8 partitions (default 1,000,000; --quick 100,000)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
         "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
         "scale (6: planning and whole runs at many topics, with the requests sent), mm2 (7: vs MirrorMaker 2), "
-        "large (8: copy and verify of 10 KB records)",
+        "large (8: copy and verify of 10 KB records), replicated (9: on three-broker clusters, RF 3, acks=all: "
+        "ours vs MM2 vs Kafka's perf tools; not in the default list)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -131,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "one_partition_records": args.one_partition_records or (200_000 if args.quick else 2_000_000),
         "scale_topics": args.scale_topics or (500 if args.quick else 10_000),
         "mm2_records": args.mm2_records or (100_000 if args.quick else 1_000_000),
+        "replicated_records": args.replicated_records or (100_000 if args.quick else 1_000_000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -179,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             "large_record_bytes": large.RECORD_BYTES,
             "whole_partitions": whole.PARTITIONS,
             "mm2_partitions": mirrormaker.PARTITIONS,
+            "replicated_partitions": replicated.PARTITIONS,
             "spark_master": SPARK.settings.master,
             "scenarios": [m.NAME for m in chosen],
             "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "
