@@ -9,6 +9,7 @@ Spark itself is covered by tests/spark and by the tests that run ``kafka-migrate
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,12 @@ from kafka_migration.ledger.leases import Holder
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.claims import lease_claim
+from kafka_migration.run.evidence import RunEvidence, record_run
+from kafka_migration.run.pipeline import RunOutcome
 from kafka_migration.run.planner import build_plan, new_run_id
 from kafka_migration.run.topics import create_target_topics
 from kafka_migration.spark.driver_jobs import _outcome
 from kafka_migration.spark.executor_tasks import _migrate_rows
-from kafka_migration.spark.pipeline import RunOutcome, record_results
 
 
 def settings_of(cluster: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -56,19 +58,22 @@ def planned_run(
 def copied_and_verified(
     plan: MigrationPlan, source: str | Mapping[str, Any], target: str | Mapping[str, Any], ledger: Ledger
 ) -> RunOutcome:
-    """Copy and verify every planned partition here, record the evidence, release the leases."""
+    """Copy and verify every planned partition here, record the evidence (run/evidence.py, as every run does;
+    its report in a temporary directory), release the leases."""
     settings = (settings_of(source), settings_of(target))
-    outcome = RunOutcome(plan, Path("."))
+    outcomes: dict[str, dict[str, Any]] = {"copy": {}, "verify": {}}
     try:
         for t in plan.topics:
             rows = _migrate_rows(t.slices(True), *settings, None, None)  # what one task of the migrate step runs
-            for step, results in (("copy", outcome.copy), ("verify", outcome.verify)):
+            for step, results in outcomes.items():
                 results[t.source_topic] = _outcome(step, t, [r for r in rows if r["step"] == step], 0.0)
         tgt = KafkaCluster(ClusterConfig("target", settings[1]))
-        record_results(ledger, outcome, tgt.topic_ids([t.target_topic for t in plan.topics]))
+        ids = tgt.topic_ids([t.target_topic for t in plan.topics])
+        evidence = RunEvidence(plan, outcomes["copy"], outcomes["verify"], ids)
+        report = record_run(ledger, evidence, None, Path(tempfile.mkdtemp(prefix="km-reports-")))
     finally:
         ledger.leases.release(plan.run_id)
-    return outcome
+    return RunOutcome(evidence, Path("."), report=report)
 
 
 def verified_run(

@@ -41,11 +41,12 @@ def topics(count: int) -> dict[str, int]:
 
 
 def project_whole_run(source: str, target: str, include: str, run_dir: Path, verbose: bool) -> dict[str, Any]:
-    """pipeline.run_migration: plan, target topics, copy, verify, ledger; as ``kafka-migrate run`` does."""
+    """run/pipeline.run_migration: plan, target topics, copy, verify, ledger; as ``kafka-migrate run`` does."""
     from kafka_migration.ledger import Ledger
     from kafka_migration.model.config import MigrationOptions
     from kafka_migration.model.results import StepResults
-    from kafka_migration.spark.pipeline import run_migration
+    from kafka_migration.run.pipeline import run_migration
+    from kafka_migration.spark.submit import SparkLauncher
 
     src_cfg, tgt_cfg = cluster_configs(source, target)
     output = SparkOutput(verbose)
@@ -58,8 +59,7 @@ def project_whole_run(source: str, target: str, include: str, run_dir: Path, ver
         MigrationOptions(include=include),
         run_dir,
         ledger,
-        spark=SPARK.settings,
-        on_line=output,
+        launch=SparkLauncher(SPARK.settings, output),
         on_step=lambda step: say(f"    project: {step} step (spark-submit)"),
     )
     done = time.monotonic()

@@ -19,18 +19,15 @@ from kafka_migration.model.text import noun_for, offset_range, plural, some
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.summary import (
     VERIFIED,
-    all_verified,
     render_plan,
     render_table,
     results_timings,
-    run_status,
     summarize,
     timings_line,
     topic_verdict,
-    with_losses,
 )
 from kafka_migration.run.files import missing_results, read_plan, read_results
-from kafka_migration.run.losses import unaccepted_message, verdict_line
+from kafka_migration.run.losses import verdict_line
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +128,8 @@ def plan_run(
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
     from kafka_migration.run.claims import lease_claim, release_leases
+    from kafka_migration.run.files import run_dir
     from kafka_migration.run.planner import build_plan, safe_run_id
-    from kafka_migration.spark.pipeline import run_dir
 
     options, source_config, target_config, state, url = validated_inputs(
         params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
@@ -311,10 +308,7 @@ def topic_result(plan_path: str, topic: str) -> dict[str, Any]:
     return {"topic": topic, "verdict": verdict, "records": verify.records if verify else 0}
 
 
-def _write_report(ledger: Any, run_id: str) -> None:
-    from kafka_migration.reports.signoff import generate_report
-
-    files = generate_report(ledger, run_id, settings.reports_dir())
+def _log_report(files: Any) -> None:
     log.info("Sign-off report: %s (report.json %s, recorded in the ledger)", files.html, files.sha256)
 
 
@@ -356,19 +350,26 @@ class PlanFailed(Exception):
 def _close_unplanned(planned: dict[str, Any], ledger: Any) -> dict[str, Any]:
     """The plan task recorded the run, then failed (creating the target topics): close the run as failed with
     its report, and say so without a second error."""
+    from kafka_migration.run.evidence import record_failure
+
     message = "the plan task failed after planning, before anything was copied (see its log)"
-    ledger.finish_run(planned["run_id"], "failed", 0, message)
-    _write_report(ledger, planned["run_id"])
+    files = record_failure(ledger, planned["run_id"], message, settings.reports_dir())
+    if files is not None:
+        _log_report(files)
     raise PlanFailed(f"Run {planned['run_id']} closed as failed: {message}.")
 
 
 def _summarize(
     planned: dict[str, Any], path: Path, ledger: Any, ids: dict[str, str], groups: SummaryGroupSync
 ) -> dict[str, Any]:
+    """Record the run through run/evidence.py, as the CLI's run does; the group sync between its topics and
+    its close, when every topic is verified and the target lost nothing."""
+    from kafka_migration.run.evidence import RunEvidence, record_dry_run, record_failure, record_run
+
     plan = load_plan(path, planned["run_id"], ledger)
     if planned["dry_run"]:
         groups.run()  # plans the groups' offsets only, as the run planned its topics
-        ledger.finish_run(plan.run_id, "dry_run", 0, "dry run: nothing created or copied")
+        record_dry_run(ledger, plan)
         log.info("Dry run of %s finished: nothing was created or copied.", plan.run_id)
         groups.check()
         return {"run_id": plan.run_id, "verified": False, "dry_run": True}
@@ -377,54 +378,42 @@ def _summarize(
     try:
         hold_leases(plan, ledger)  # before anything is stored: another run may have taken the leases over
     except LeaseLostError as exc:
-        ledger.finish_run(plan.run_id, "failed", 0, str(exc)[:2000])  # closed, with no evidence of this run's
+        record_failure(ledger, plan.run_id, str(exc), settings.reports_dir())  # no evidence of this run's
         raise
-    lost = unaccepted_message(plan)
     if planned.get("nothing_new"):
-        ledger.record_nothing_new(plan)
-        if lost:
-            groups.skip("the target lost verified records")
-        else:
-            groups.run()  # keeps a standby's groups warm when nothing new was produced
-        ledger.finish_run(
-            plan.run_id,
-            with_losses("up_to_date", plan),
-            0,
-            lost or "nothing new on the source since the last verified run",
-            timings=_timings(ledger, plan, path, [], []),
-        )
-        _write_report(ledger, plan.run_id)
-        log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
-        _raise_for_losses(plan)
-        groups.check()
-        return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": 0}
-    copy, verify = _step_results(plan, path, "copy"), _step_results(plan, path, "verify")
-    copied, verified = merge(copy), merge(verify)
-    rows = summarize(plan, copied, verified)
-    log.info("\n%s", render_table(rows))
-    ledger.record_topics(
-        plan,
-        [(t, copied.get(t.source_topic), verified.get(t.source_topic), ids.get(t.target_topic)) for t in plan.topics],
-    )
-    if all_verified(rows) and not lost:
-        groups.run()  # the offset map it translates through is the one just stored
+        copy: list[StepResults] = []
+        verify: list[StepResults] = []
+        evidence = RunEvidence(plan)
     else:
-        groups.skip("not every topic is verified" if not lost else "the target lost verified records")
+        copy, verify = _step_results(plan, path, "copy"), _step_results(plan, path, "verify")
+        evidence = RunEvidence(plan, merge(copy), merge(verify), ids)
+        log.info("\n%s", render_table(evidence.rows))
+
+    def sync_groups(done: RunEvidence) -> None:
+        if done.topics_verified and not plan.unaccepted_losses:
+            groups.run()  # the offset map it translates through is the one just stored; keeps a standby warm
+        else:
+            groups.skip(
+                "not every topic is verified" if not done.topics_verified else "the target lost verified records"
+            )
+
     timings = _timings(ledger, plan, path, copy, verify)
-    status = with_losses(run_status(rows), plan)
-    ledger.finish_run(plan.run_id, status, sum(r.copied or 0 for r in rows), lost, timings=timings)
-    _write_report(ledger, plan.run_id)
-    log.info("%s", timings_line(timings))
-    if all_verified(rows):
+    _log_report(record_run(ledger, evidence, timings, settings.reports_dir(), sync_groups))
+    if timings is not None:
+        log.info("%s", timings_line(timings))
+    if evidence.nothing_new:
+        log.info("Run %s: nothing new on the source since the last verified run; nothing copied.", plan.run_id)
+    if evidence.topics_verified:
         _raise_for_losses(plan)
-    if not all_verified(rows):
-        bad = [r.source_topic for r in rows if r.verdict != VERIFIED]
+    else:
+        bad = [r.source_topic for r in evidence.rows if r.verdict != VERIFIED]
         raise RuntimeError(
             f"Migration {plan.run_id} NOT verified: {plural(len(bad), 'topic')} not verified: {some(bad, most=20)}"
         )
-    log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
+    if not evidence.nothing_new:
+        log.info("Migration %s verified: every partition matches on count and checksum.", plan.run_id)
     groups.check()
-    return {"run_id": plan.run_id, "verified": True, "topics": len(rows), "records": sum(r.copied or 0 for r in rows)}
+    return {"run_id": plan.run_id, "verified": True, "topics": len(plan.topics), "records": evidence.copied}
 
 
 def _raise_for_losses(plan: MigrationPlan) -> None:

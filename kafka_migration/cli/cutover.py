@@ -219,9 +219,9 @@ def final_run(
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
     outcome and the path of its report."""
     from kafka_migration.cli.progress import run_progress
-    from kafka_migration.reports.signoff import generate_report
+    from kafka_migration.run.pipeline import run_migration
     from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
-    from kafka_migration.spark.pipeline import run_migration
+    from kafka_migration.spark.submit import SparkLauncher
 
     view = run_progress(args.verbose)
 
@@ -237,18 +237,21 @@ def final_run(
             options,
             args.state_dir or default_state_dir(),
             ledger,
-            spark=SparkSettings(
-                master=args.master, conf=spark_conf(args.spark_conf), progress_seconds=PROGRESS_SECONDS_CLI
+            launch=SparkLauncher(
+                SparkSettings(
+                    master=args.master, conf=spark_conf(args.spark_conf), progress_seconds=PROGRESS_SECONDS_CLI
+                ),
+                view.line,
             ),
+            reports_dir=reports_dir_of(args),
             on_plan=on_plan,
-            on_line=view.line,
         )
         view.done()
     if not outcome.nothing_new:
         print(render_table(outcome.rows))
-    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
-    print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {files.html}")
-    return outcome, files.html
+    html = outcome.report.html
+    print(f"Run {outcome.plan.run_id}: {'verified' if outcome.verified else 'NOT verified'}; report {html}")
+    return outcome, html
 
 
 def check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,15 +32,14 @@ from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
-from kafka_migration.reports.summary import render_plan, render_table, results_timings, run_status, timings_line
+from kafka_migration.reports.summary import render_plan, render_table, run_status, timings_line
 from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
 from kafka_migration.spark.executor_env import configured_executor_env
-from kafka_migration.spark.submit import SparkSettings, default_master
+from kafka_migration.spark.submit import SparkLauncher, SparkSettings, default_master
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
-    from kafka_migration.model.timings import RunTimings
-    from kafka_migration.spark.pipeline import RunOutcome
+    from kafka_migration.run.pipeline import RunOutcome
     from kafka_migration.spark.submit import SparkApplication
 
 
@@ -151,7 +149,6 @@ def run(args: argparse.Namespace) -> int:
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
 
     started = time.time()  # the wall time a user sees starts here
-    stamps: dict[str, float] = {}
     # Everything that can be checked without a cluster is checked before anything is written.
     options = MigrationOptions(
         include=args.include,
@@ -185,7 +182,6 @@ def run(args: argparse.Namespace) -> int:
     view = None if args.dry_run else run_progress(args.verbose)
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
-        stamps["planned"] = time.time()
         from kafka_migration.run.files import run_dir
 
         plan_file = run_dir(state_dir, plan.run_id) / "plan.json"
@@ -198,8 +194,9 @@ def run(args: argparse.Namespace) -> int:
             view.line(line)
 
     with view if view is not None else contextlib.nullcontext():
-        run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, spark, on_line, url)
-        from kafka_migration.spark.pipeline import run_migration
+        launch = SparkLauncher(spark, on_line)
+        run_id, app, ledger = _start_spark_then_open_ledger(args, state_dir, source, target, launch, url)
+        from kafka_migration.run.pipeline import run_migration
 
         outcome = run_migration(
             source,
@@ -207,9 +204,9 @@ def run(args: argparse.Namespace) -> int:
             options,
             state_dir,
             ledger,
-            spark=spark,
+            launch=launch,
+            reports_dir=reports_dir_of(args),
             on_plan=on_plan,
-            on_line=on_line,
             lease_ttl=lease_ttl,
             run_id=run_id,
             app=app,
@@ -222,15 +219,13 @@ def run(args: argparse.Namespace) -> int:
         if json_wanted(args):
             print_document(args, run_document(outcome.plan, DRY_RUN, EXIT_OK))
         return EXIT_OK
-    from kafka_migration.reports.signoff import generate_report
-
-    timings = getattr(outcome, "timings", None) or _measured(outcome, started, stamps.get("planned"))
-    ledger.set_run_timings(outcome.plan.run_id, timings)  # also when run_migration stored them: the same
+    files = outcome.report
+    timings = outcome.timings
     if outcome.nothing_new:
-        files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
         print(f"Run {outcome.plan.run_id}: nothing new on the source since the last verified run; nothing copied.")
         code = _losses_exit(outcome) if outcome.plan.unaccepted_losses else EXIT_OK
-        print(f"Report: {files.html}")
+        if files is not None:
+            print(f"Report: {files.html}")
         if timings is not None:
             print(timings_line(timings))
         if json_wanted(args):
@@ -242,17 +237,17 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(render_table(outcome.rows))
     print(f"Run files: {outcome.directory}")
-    files = generate_report(ledger, outcome.plan.run_id, reports_dir_of(args))
-    print(f"Report: {files.html} (report.json {files.sha256})")
+    if files is not None:
+        print(f"Report: {files.html} (report.json {files.sha256})")
     code = _verdict_exit(outcome)
-    print(timings_line(timings))
+    if timings is not None:
+        print(timings_line(timings))
     if json_wanted(args):
-        rows = outcome.rows
         doc = run_document(
             outcome.plan,
             outcome.status,
             code,
-            rows=rows,
+            rows=outcome.rows,
             run_files=outcome.directory,
             report=files,
             timings=timings.to_dict() if timings is not None else None,
@@ -266,8 +261,7 @@ def _start_spark_then_open_ledger(
     state_dir: Path,
     source: ClusterConfig,
     target: ClusterConfig,
-    spark: SparkSettings,
-    on_line: Callable[[str], None],
+    launch: SparkLauncher,
     ledger_url: str,
 ) -> tuple[str, SparkApplication | None, Ledger]:
     """A run id, its Spark application already starting (None for a dry run), and the opened ledger.
@@ -277,12 +271,9 @@ def _start_spark_then_open_ledger(
     stopped here on any failure, a ledger refused as bad input included.
     """
     from kafka_migration.run.files import new_run_id, run_dir
-    from kafka_migration.spark.submit import can_wait, migrate_application
 
     run_id = new_run_id()
-    app = None
-    if not args.dry_run and can_wait(spark):
-        app = migrate_application(run_dir(state_dir, run_id), source, target, spark, on_line, wait=True)
+    app = None if args.dry_run else launch(run_dir(state_dir, run_id), source, target, wait=True)
     try:
         from kafka_migration.ledger import Ledger
 
@@ -291,20 +282,6 @@ def _start_spark_then_open_ledger(
         if app is not None:
             app.abort()
         raise
-
-
-def _measured(outcome: RunOutcome, started: float, planned: float | None) -> RunTimings:
-    """The run's timings from the CLI's own stamps and the steps' results files, when the pipeline gave none."""
-    from kafka_migration.run.files import read_results
-
-    steps = {}
-    for step in ("copy", "verify"):
-        try:
-            found = read_results(outcome.directory / f"{step}.json", step, step)
-        except Exception:  # a corrupt results file was reported by the run itself; timing is not worth failing
-            found = None
-        steps[step] = [found] if found is not None else []
-    return results_timings(started, planned, steps["copy"], steps["verify"], time.time())
 
 
 def _losses_exit(outcome: RunOutcome) -> int:

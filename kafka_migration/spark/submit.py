@@ -399,3 +399,25 @@ def migrate_application(
         on_start=on_start,
         wait=wait,
     )
+
+
+@dataclass(frozen=True)
+class SparkLauncher:
+    """Starts a run's migrate application for run/pipeline.py (its ``Launcher``): ``settings`` for every
+    run, ``on_line`` receiving Spark's output (progress)."""
+
+    settings: SparkSettings = field(default_factory=SparkSettings)
+    on_line: Callable[[str], None] | None = None
+
+    def __call__(
+        self,
+        directory: Path,
+        source: ClusterConfig,
+        target: ClusterConfig,
+        *,
+        wait: bool,
+        on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+    ) -> SparkApplication | None:
+        if wait and not can_wait(self.settings):
+            return None  # the driver runs elsewhere: launched once the plan is ready
+        return migrate_application(directory, source, target, self.settings, self.on_line, on_start, wait=wait)

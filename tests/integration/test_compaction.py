@@ -24,7 +24,8 @@ from kafka_migration.groups.sync import sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import BOTH_AT_END, SAME_RECORD, SYNCED
-from kafka_migration.spark.pipeline import run_migration
+from kafka_migration.run.pipeline import run_migration
+from kafka_migration.spark.submit import SparkLauncher
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -67,7 +68,7 @@ def test_a_compacted_topic_copies_exactly_and_its_groups_move_to_the_next_surviv
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
-    outcome = run_migration(source, target, MigrationOptions(include=topic), tmp_path, ledger)
+    outcome = run_migration(source, target, MigrationOptions(include=topic), tmp_path, ledger, launch=SparkLauncher())
     assert outcome.verified, outcome.rows
     for q in (0, 1):
         copied = read_partition(clusters.target, topic, q)

@@ -44,7 +44,9 @@ from kafka_migration.model.groups import (
 )
 from kafka_migration.model.offsets import BEFORE
 from kafka_migration.model.state import CommittedOffset
-from kafka_migration.spark.pipeline import record_results, run_migration
+from kafka_migration.run.evidence import record_run
+from kafka_migration.run.pipeline import run_migration
+from kafka_migration.spark.submit import SparkLauncher
 from tests.conftest import IN_CI, missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -107,6 +109,7 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
         MigrationOptions(include=f"{prefix}\\.late", rename="src.{topic}", start="latest"),
         state_dir,
         ledger,
+        launch=SparkLauncher(),
     )
     p = producer(clusters.source)
     for i in range(20):
@@ -119,6 +122,7 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
         MigrationOptions(include=f"{prefix}\\..*", exclude=f"{prefix}\\.excl", rename="src.{topic}"),
         state_dir,
         ledger,
+        launch=SparkLauncher(),
     )
     assert first.verified and second.verified, second.rows
     # Where a run's time went, from the task rows' stamps (one Spark application copies and verifies).
@@ -138,7 +142,7 @@ def migrated(clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mig
             pg = Ledger.open(pg_url)
             for outcome in (first, second):
                 pg.start_run(outcome.plan, trigger="cli")
-                record_results(pg, outcome)
+                record_run(pg, outcome.evidence, outcome.timings, tmp_path_factory.mktemp("reports"))
             ledgers["postgresql"] = pg_url
         yield Migrated(clusters.source, clusters.target, prefix, ledgers)
 

@@ -24,9 +24,9 @@ from kafka_migration.kafka.permissions import cluster_operations
 from kafka_migration.ledger import Ledger, default_ledger_url
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.run.pipeline import run_migration
 from kafka_migration.run.planner import build_plan
 from kafka_migration.run.topics import create_target_topics
-from kafka_migration.spark.pipeline import run_migration
 
 pytestmark = pytest.mark.integration
 

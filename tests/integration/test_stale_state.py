@@ -29,7 +29,8 @@ from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import checkpoint_topic_ids
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
-from kafka_migration.spark.pipeline import run_migration
+from kafka_migration.run.pipeline import run_migration
+from kafka_migration.spark.submit import SparkLauncher
 from tests.leaks import leaked
 from tests.runs import verified_run
 
@@ -73,6 +74,7 @@ def refusal(source: str, target: str, topic: str, ledger: Ledger, state_dir: Pat
             MigrationOptions(include=topic),
             state_dir,
             ledger,
+            launch=SparkLauncher(),
         )
     assert ledger.runs() == before  # nothing recorded
     assert ledger.leases.active() == []  # the refused run released its leases
@@ -227,6 +229,7 @@ def test_a_failback_onto_a_recreated_original_topic_never_advises_deleting_it(  
                 options,
                 tmp_path,
                 ledger,
+                launch=SparkLauncher(),
             )
         return str(refused.value)
 

@@ -27,7 +27,8 @@ from kafka_migration.groups.sync import sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import BOTH_AT_END, SAME_RECORD, SYNCED
-from kafka_migration.spark.pipeline import run_migration
+from kafka_migration.run.pipeline import run_migration
+from kafka_migration.spark.submit import SparkLauncher
 from tests.runs import verified_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -78,7 +79,7 @@ def test_interleaved_transactions_copy_exactly_and_groups_move_exactly(  # type:
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
-    first = run_migration(source, target, MigrationOptions(include=topic), tmp_path, ledger)
+    first = run_migration(source, target, MigrationOptions(include=topic), tmp_path, ledger, launch=SparkLauncher())
     assert first.verified, first.rows
     assert [p.end for p in first.plan.topic(topic).partitions] == [last_stable, last_stable]
     assert log_range(clusters.source, topic, 0)[1] > last_stable + 6  # more was written, left for the next run

@@ -17,8 +17,8 @@ from harness.seed import create_topic
 from kafka_migration.exceptions import LedgerUnavailableError
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
-from kafka_migration.spark.pipeline import run_migration
-from kafka_migration.spark.submit import SparkSettings
+from kafka_migration.run.pipeline import run_migration
+from kafka_migration.spark.submit import SparkLauncher, SparkSettings
 from tests.spark.test_resume import _assert_exact_copy, _cli, _fill
 from tests.unit.ledger.test_leases import wait_until_expired
 
@@ -81,8 +81,7 @@ def test_ledger_lost_at_the_end_is_never_reported_verified_and_a_rerun_finishes(
             MigrationOptions(include=topic),
             tmp_path,
             Ledger.open(ledger_url),
-            spark=SparkSettings(master="local[2]"),
-            on_line=on_line,
+            launch=SparkLauncher(SparkSettings(master="local[2]"), on_line),
             lease_ttl=lease_ttl,
         )
 

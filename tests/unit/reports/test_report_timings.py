@@ -4,6 +4,7 @@ the run's wall time and its parts are kept in the ledger (both backends) and sho
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from kafka_migration.model.results import OK, StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.signoff import build_report, generate_report, render_html, render_markdown, verify_report
 from kafka_migration.reports.summary import render_table, results_timings, summarize, timings_line
-from kafka_migration.spark.pipeline import RunOutcome, record_results
+from kafka_migration.run.evidence import RunEvidence, record_run
+from kafka_migration.run.pipeline import RunOutcome
 from tests.conftest import require_module
 from tests.unit.ledger.test_ledger import SOURCE, TARGET
 
@@ -98,7 +100,8 @@ def recorded_ledger(url: str, timings: RunTimings | None = TIMINGS, job_topics: 
     p = shared_plan(shared=job_topics > 1)
     ledger.start_run(p, trigger="cli")
     copy, verify = step_outcomes(p, job_topics)
-    assert record_results(ledger, RunOutcome(p, Path("unused"), copy, verify, timings=timings)) == "verified"
+    record_run(ledger, RunEvidence(p, copy, verify), timings, Path(tempfile.mkdtemp(prefix="reports-")))
+    assert ledger.run(p.run_id)["status"] == "verified"
     return ledger, p.run_id
 
 
@@ -311,21 +314,18 @@ def test_dag_run_timings_without_stamps_does_not_fail() -> None:
 
 
 def _fake_run(tmp_path: Path, timings: RunTimings | None):  # type: ignore[no-untyped-def]
-    """pipeline.run_migration as the CLI sees it, without clusters or Spark: records the shared-job run."""
+    """run/pipeline.run_migration as the CLI sees it, without clusters or Spark: records the shared-job run."""
 
-    def fake_run(source, target, options, state_dir, ledger, on_plan=None, **_kwargs):  # type: ignore[no-untyped-def]
+    def fake_run(source, target, options, state_dir, ledger, on_plan=None, reports_dir=None, **_kwargs):  # type: ignore[no-untyped-def]
         p = shared_plan()
         ledger.start_run(p, trigger="cli")
         if on_plan is not None:
             on_plan(p)
         copy, verify = step_outcomes(p)
-        outcome = RunOutcome(p, tmp_path / "runs" / p.run_id, copy, verify, timings=timings)
-        for step, outcomes in (("copy", copy), ("verify", verify)):
-            StepResults(step, p.run_id, [0], outcomes, "2026-11-23T10:00:00+00:00", 4.2).write(
-                outcome.directory / f"{step}.json"
-            )
-        record_results(ledger, outcome)
-        return outcome
+        evidence = RunEvidence(p, copy, verify)
+        return RunOutcome(
+            evidence, tmp_path / "runs" / p.run_id, timings, record_run(ledger, evidence, timings, reports_dir)
+        )
 
     return fake_run
 
@@ -347,7 +347,7 @@ def _cli_run(tmp_path: Path) -> int:
 
 def test_cli_run_ends_with_the_breakdown(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """`kafka-migrate run` prints where the time went as its last line, and the report has the same figures."""
-    from kafka_migration.spark import pipeline
+    from kafka_migration.run import pipeline
 
     monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, TIMINGS))
     code = _cli_run(tmp_path)
@@ -371,15 +371,3 @@ def test_console_api_gives_the_wall_time_and_its_parts(tmp_path: Path) -> None:
     (run,) = client.get("/api/runs").json()["runs"]
     assert run["timings"]["wall"] == 8.2 and run["duration_seconds"] == 8.2
     assert run["timings"]["plan"] == 0.8
-
-
-def test_cli_measures_the_run_itself_when_the_pipeline_did_not(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    """No timings from the pipeline: the CLI's own stamps and the results files' task stamps give them."""
-    from kafka_migration.spark import pipeline
-
-    monkeypatch.setattr(pipeline, "run_migration", _fake_run(tmp_path, None))
-    assert _cli_run(tmp_path) == 0
-    last = capsys.readouterr().out.rstrip().splitlines()[-1]
-    assert last.startswith("Wall ") and "copy 4.0, verification 2.0" in last, last
-    data = json.loads((tmp_path / "reports" / "run-shared" / "report.json").read_text())
-    assert data["timings"]["copy"] == 4.0 and data["timings"]["wall"] > 0

@@ -1,0 +1,245 @@
+"""The whole run without Airflow: plan, create topics, copy and verify, record. Used by the CLI.
+
+One application copies and verifies (Spark's ``migrate`` step, spark/submit.py; this module knows it only as a
+``Launcher`` and its ``Application``, so that the run sits next to its planning, below the Spark glue). It is
+started when the run starts, so that its start-up overlaps planning; it waits until the plan is written and
+the target topics exist, and is told to stop, without writing anything, when there is nothing to run. The
+evidence is recorded by run/evidence.py, as a DAG's summary task records it.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kafka_migration.exceptions import ConfigurationError, LeaseLostError, LedgerUnavailableError
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, lease_ttl_from_env
+from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.results import StepResults, TopicOutcome
+from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
+from kafka_migration.reports.signoff import ReportFiles
+from kafka_migration.reports.summary import TopicSummary, results_timings
+from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
+from kafka_migration.run.evidence import RunEvidence, close_run, record_dry_run, record_failure, store_topics
+from kafka_migration.run.files import new_run_id, run_dir
+from kafka_migration.run.planner import Claim, build_plan
+from kafka_migration.run.topics import create_target_topics
+
+log = logging.getLogger(__name__)
+
+
+class Application(Protocol):
+    """A running copy-and-verify application of one run (spark/submit.py's SparkApplication)."""
+
+    process: subprocess.Popen[str] | None
+
+    def go(self) -> None: ...  # the plan is written and the topics exist: start
+    def abort(self) -> None: ...  # stop, writing nothing
+    def results(self) -> dict[str, StepResults]: ...  # wait for "copy" and "verify"
+    def detach(self) -> None: ...  # it ends by itself; stop watching it
+
+
+class Launcher(Protocol):
+    """Starts the application for the run files in ``directory``. ``wait``: start it ahead of its plan, to be
+    told go or abort (None when it cannot wait, e.g. a driver in a cluster: it is launched once the plan is
+    ready). ``on_start`` receives the process, so that a run that lost its leases can stop it."""
+
+    def __call__(
+        self,
+        directory: Path,
+        source: ClusterConfig,
+        target: ClusterConfig,
+        *,
+        wait: bool,
+        on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+    ) -> Application | None: ...
+
+
+@dataclass
+class RunOutcome:
+    """What a whole run did: its evidence, run files, timings and report (None: a dry run)."""
+
+    evidence: RunEvidence
+    directory: Path
+    timings: RunTimings | None = None
+    report: ReportFiles | None = None
+
+    @property
+    def plan(self) -> MigrationPlan:
+        return self.evidence.plan
+
+    @property
+    def copy(self) -> Mapping[str, TopicOutcome]:
+        return self.evidence.copy
+
+    @property
+    def verify(self) -> Mapping[str, TopicOutcome]:
+        return self.evidence.verify
+
+    @property
+    def rows(self) -> list[TopicSummary]:
+        return self.evidence.rows
+
+    @property
+    def nothing_new(self) -> bool:
+        return self.evidence.nothing_new
+
+    @property
+    def verified(self) -> bool:
+        return self.evidence.verified
+
+    @property
+    def status(self) -> str:
+        return self.evidence.status
+
+
+def run_migration(
+    source: ClusterConfig,
+    target: ClusterConfig,
+    options: MigrationOptions,
+    state_dir: Path,
+    ledger: Ledger,
+    launch: Launcher | None = None,
+    reports_dir: Path | None = None,
+    on_plan: Callable[[MigrationPlan], None] | None = None,
+    on_step: Callable[[str], None] | None = None,
+    lease_ttl: float | None = None,
+    run_id: str | None = None,
+    app: Application | None = None,
+    started: float | None = None,
+) -> RunOutcome:
+    """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
+
+    ``launch`` starts the copy-and-verify application (needed unless a dry run); it starts first and waits for
+    the plan, so its start-up runs while the run is planned. A caller may have started it earlier still
+    (``app``, waiting for the directory of ``run_id``), e.g. before its own imports: from then on this
+    function owns ``app``, tells it to go or stops it. ``reports_dir``: where the sign-off report goes
+    (default: ``state_dir``/reports). ``started``: when the run began for the user (default: now).
+    """
+    started = time.time() if started is None else started
+    reports_dir = reports_dir if reports_dir is not None else state_dir / "reports"
+    try:
+        if launch is None and not options.dry_run:
+            raise ConfigurationError("A run that copies needs a launcher of its copy (spark/submit.SparkLauncher).")
+        ttl = lease_ttl if lease_ttl is not None else lease_ttl_from_env()
+        source_cluster = KafkaCluster(source)
+        target_cluster = KafkaCluster(target)
+    except BaseException:
+        _abort(app)
+        raise
+    run_id = run_id or new_run_id()
+    holder = Holder.this_process(run_id)
+    directory = run_dir(state_dir, run_id)
+    running: list[subprocess.Popen[str]] = [app.process] if app is not None and app.process is not None else []
+    if app is None and launch is not None and not options.dry_run:
+        app = launch(directory, source, target, wait=True, on_start=running.append)
+    try:
+        claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
+        plan = _plan(source_cluster, target_cluster, options, ledger, run_id, claim, state_dir)
+        directory = run_dir(state_dir, plan.run_id)
+        planned = time.time()
+        if on_plan is not None:
+            on_plan(plan)
+        outcome = RunOutcome(RunEvidence(plan), directory)
+        if options.dry_run:
+            record_dry_run(ledger, plan)
+            return outcome
+    except BaseException:
+        _abort(app)
+        raise
+
+    def stop_spark(_message: str) -> None:
+        for process in running:
+            if process.poll() is None:
+                process.terminate()
+
+    heartbeat = LeaseHeartbeat(ledger.leases, plan.run_id, lease_keys(plan), ttl, on_lost=stop_spark)
+    try:
+        with heartbeat:
+            if outcome.nothing_new:
+                app = _abort(app)
+                store_topics(ledger, outcome.evidence)
+                outcome.timings = results_timings(started, planned, [], [], time.time())
+                outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir)
+                return outcome
+            target_ids = create_target_topics(plan, target_cluster).topic_ids
+            planned = time.time()
+            heartbeat.check()
+            if app is None:
+                app = launch(directory, source, target, wait=False, on_start=running.append)  # type: ignore[misc]
+            else:
+                app.go()
+            if on_step is not None:
+                on_step("copy")
+                on_step("verify")
+            results = app.results()  # type: ignore[union-attr]
+            heartbeat.check()
+            outcome.evidence = RunEvidence(plan, results["copy"].topics, results["verify"].topics, target_ids)
+            store_topics(ledger, outcome.evidence)
+            outcome.timings = run_timings(
+                started=started,
+                planned=planned,
+                spark_ready=results["copy"].ready,
+                copy_tasks=task_intervals(p for t in outcome.copy.values() for p in t.partitions),
+                verify_tasks=task_intervals(p for t in outcome.verify.values() for p in t.partitions),
+                finished=time.time(),
+            )
+            app.detach()  # type: ignore[union-attr]  # Spark stops by itself while the report is written
+            app = None
+            outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir)
+    except BaseException as exc:
+        _abort(app)
+        error = _failure(ledger, plan.run_id, exc, heartbeat.lost, reports_dir)
+        if error is exc:
+            raise
+        raise error from exc
+    finally:
+        release_leases(ledger, plan.run_id)
+    return outcome
+
+
+def _abort(app: Application | None) -> None:
+    """Stop an application that waits for a plan (or still runs), so that no driver outlives the run."""
+    if app is not None:
+        app.abort()
+
+
+def _plan(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    options: MigrationOptions,
+    ledger: Ledger,
+    run_id: str,
+    claim: Claim | None,
+    state_dir: Path,
+) -> MigrationPlan:
+    """Plan under the leases, write the plan file, open the run in the ledger; release the leases on failure."""
+    try:
+        plan = build_plan(source, target, options, run_id=run_id, ledger=ledger, claim=claim)
+        plan.write(run_dir(state_dir, plan.run_id) / "plan.json")
+        ledger.start_run(plan, trigger="cli")
+    except BaseException:
+        if claim is not None:
+            release_leases(ledger, run_id)
+        raise
+    return plan
+
+
+def _failure(
+    ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None, reports_dir: Path
+) -> BaseException:
+    """Record a failed run with its report (when the ledger can); a step stopped for a lost lease fails as such."""
+    error: BaseException = exc
+    if lease_lost is not None and not isinstance(exc, LeaseLostError):
+        error = LeaseLostError(lease_lost)
+    if not isinstance(error, LedgerUnavailableError):
+        record_failure(ledger, run_id, str(error) or type(error).__name__, reports_dir)
+    return error
