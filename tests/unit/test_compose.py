@@ -249,9 +249,7 @@ def _listeners(env: dict[str, str]) -> dict[str, tuple[str, str]]:
 
 def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Resolve the connections from the service's environment with the code that uses them."""
-    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
-    from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
+    from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook, SparkConnectionHook
 
     for key in list(os.environ):
         if key.startswith("AIRFLOW_CONN_"):
@@ -265,7 +263,7 @@ def _resolve(project: ComposeProject, service: str, monkeypatch: pytest.MonkeyPa
     return {
         "source": KafkaClusterHook(ids["source"], "source").get_cluster_config().settings,
         "target": KafkaClusterHook(ids["target"], "target").get_cluster_config().settings,
-        "spark": SparkSubmitHook(conn_id=ids["spark"])._connection,
+        "spark": SparkConnectionHook(ids["spark"]).get_spark_connection(),
         "ledger": LedgerHook().get_uri(),
     }
 
@@ -338,8 +336,8 @@ def test_the_ca_file_is_where_kafka_clients_look(project: ComposeProject, monkey
 
 def test_spark_connection_is_the_standalone_master(project: ComposeProject, monkeypatch: pytest.MonkeyPatch) -> None:
     spark = _resolve(project, "airflow-scheduler", monkeypatch)["spark"]
-    master = spark["master"]
-    assert spark["deploy_mode"] == "client"  # the driver runs in the task, next to the plan files
+    master = spark.master
+    assert spark.deploy_mode == "client"  # the driver runs in the task, next to the plan files
     host, port = re.fullmatch(r"spark://([\w-]+):(\d+)", master).groups()  # type: ignore[union-attr]
     command = project.services[host]["command"]
     assert "org.apache.spark.deploy.master.Master" in command
