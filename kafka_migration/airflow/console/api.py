@@ -19,14 +19,14 @@ from sqlalchemy import Engine
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
 from kafka_migration.airflow.console.models import (
-    CutoversPage,
-    Facets,
-    GroupSyncsPage,
-    Overview,
-    Preflight,
-    Progress,
-    RunDetail,
-    RunsPage,
+    CutoversPageView,
+    GroupSyncsPageView,
+    OverviewView,
+    PreflightView,
+    RunDetailView,
+    RunFacetsView,
+    RunProgressView,
+    RunsPageView,
 )
 from kafka_migration.ledger import views
 
@@ -96,7 +96,7 @@ class Reader:
         from kafka_migration.run.progress import read_snapshots
 
         rows = views.run_segments(self.engine(), run_id) if segments is None else segments
-        return live.run_progress(rows, read_snapshots(run_dir(self.state_dir(), run_id)))
+        return live.progress_by_partition(rows, read_snapshots(run_dir(self.state_dir(), run_id)))
 
     def run(self, row: Mapping[str, Any], with_progress: bool = True) -> dict[str, Any]:
         started, ended = row.get("started_at"), row.get("ended_at")
@@ -245,7 +245,7 @@ def create_router(
     router = APIRouter()
     read = Reader(engine, state_dir, clusters)
 
-    @router.get("/overview", response_model=Overview, summary="Each pair of clusters and how far each topic is")
+    @router.get("/overview", response_model=OverviewView, summary="Each pair of clusters and how far each topic is")
     def overview() -> dict[str, Any]:
         """Per pair of clusters and source topic: offsets migrated (checkpoints), the source's end now, the
         offsets not migrated yet (what the next nightly sync copies) and the last run that verified some."""
@@ -253,7 +253,7 @@ def create_router(
         pairs = [read.pair(pair, now) for pair in views.cluster_pairs(engine())]
         return {"pairs": pairs, "running": views.running_runs(engine())}
 
-    @router.get("/runs", response_model=RunsPage, summary="Runs, newest first, filtered and paged")
+    @router.get("/runs", response_model=RunsPageView, summary="Runs, newest first, filtered and paged")
     def runs(
         dag_id: str | None = Query(None, description="a DAG id, or 'cli' for runs of the CLI"),
         status: str | None = Query(
@@ -283,11 +283,11 @@ def create_router(
             "runs": [read.run(r) for r in page.rows],
         }
 
-    @router.get("/runs/facets", response_model=Facets, summary="Values the runs filters offer")
+    @router.get("/runs/facets", response_model=RunFacetsView, summary="Values the runs filters offer")
     def facets() -> dict[str, Any]:
         return views.run_facets(engine())
 
-    @router.get("/runs/by-dag-run", response_model=RunDetail, summary="The run a DAG run made")
+    @router.get("/runs/by-dag-run", response_model=RunDetailView, summary="The run a DAG run made")
     def by_dag_run(dag_id: str, dag_run_id: str) -> dict[str, Any]:
         row = views.run_for_dag_run(engine(), dag_id, dag_run_id)
         if row is None:
@@ -298,7 +298,7 @@ def create_router(
             )
         return run_detail(row["run_id"])
 
-    @router.get("/runs/{run_id}", response_model=RunDetail, summary="A run: its partitions, timings and progress")
+    @router.get("/runs/{run_id}", response_model=RunDetailView, summary="A run: its partitions, timings and progress")
     def run_detail(run_id: str) -> dict[str, Any]:
         row = views.run_row(engine(), run_id)
         if row is None:
@@ -320,13 +320,13 @@ def create_router(
             "group_syncs": [s["sync_id"] for s in syncs.rows],
         }
 
-    @router.get("/runs/{run_id}/progress", response_model=Progress, summary="A running run's live progress")
-    def run_progress(run_id: str) -> dict[str, Any]:
+    @router.get("/runs/{run_id}/progress", response_model=RunProgressView, summary="A running run's live progress")
+    def progress_of_running_run(run_id: str) -> dict[str, Any]:
         if views.run_row(engine(), run_id) is None:
             raise HTTPException(404, f"No run {run_id!r} in the ledger")
         return read.progress(run_id)
 
-    @router.get("/group-syncs", response_model=GroupSyncsPage, summary="Consumer group syncs with every partition")
+    @router.get("/group-syncs", response_model=GroupSyncsPageView, summary="Consumer group syncs with every partition")
     def group_syncs(
         group_id: str | None = None,
         run_id: str | None = None,
@@ -335,12 +335,12 @@ def create_router(
     ) -> dict[str, Any]:
         return read.group_syncs(limit, offset, group_id or None, run_id or None)
 
-    @router.get("/cutovers", response_model=CutoversPage, summary="Cutovers and their failbacks, with checklists")
+    @router.get("/cutovers", response_model=CutoversPageView, summary="Cutovers and their failbacks, with checklists")
     def cutovers(limit: int = Query(10, ge=1, le=MAX_PAGE), offset: int = Query(0, ge=0)) -> dict[str, Any]:
         page = views.cutovers_page(engine(), limit=limit, offset=offset)
         return {"total": page.total, "limit": limit, "offset": offset, "cutovers": [read.cutover(r) for r in page.rows]}
 
-    @router.get("/cutover-preflight", response_model=Preflight, summary="The cutover pre-flight, read only")
+    @router.get("/cutover-preflight", response_model=PreflightView, summary="The cutover pre-flight, read only")
     def cutover_preflight(
         include: str = Query(".*", description="topics, as the kafka_cutover DAG's Param"),
         exclude: str | None = None,

@@ -19,7 +19,7 @@ def _eta(remaining: int, rate: float) -> float | None:
     return round(remaining / rate, 1) if rate > 0 and remaining > 0 else (0.0 if remaining <= 0 else None)
 
 
-def run_progress(
+def progress_by_partition(
     segments: Sequence[Mapping[str, Any]], snapshots: Iterable[Mapping[str, Any]], now: float | None = None
 ) -> dict[str, Any]:
     """Per partition: planned offsets, copied and verified so far, rate and time left; and the run's totals."""

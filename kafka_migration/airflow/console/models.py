@@ -1,13 +1,31 @@
-"""Response models of the console's JSON API: they document it (OpenAPI) and check what it sends."""
+"""Response models of the console's JSON API: they document it (OpenAPI) and check what it sends.
+
+Each is named ``...View``: what a route shows of a ledger row or of a cluster's answer, so that no name is
+also one of the core package's values (its group syncs, cutovers and pre-flight are dataclasses). The
+console's TypeScript types are generated from them (``console/openapi.py``, then openapi-typescript).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Timings(BaseModel):
+class ApiView(BaseModel):
+    """Every field is sent, defaults included, so the OpenAPI schema marks each one required: the generated
+    TypeScript types then need no ``undefined`` checks."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
+class AliasedView(ApiView):
+    """A view with a field named ``copy`` (``copy_`` here: ``BaseModel.copy`` exists), sent by its alias."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+
+class TimingsView(AliasedView):
     """Seconds of one run: where the wall time went (copy and verification may overlap)."""
 
     wall: float
@@ -18,10 +36,8 @@ class Timings(BaseModel):
     overlap: float = 0.0
     bookkeeping: float = 0.0
 
-    model_config = {"populate_by_name": True, "serialize_by_alias": True}
 
-
-class StepTotals(BaseModel):
+class StepTotalsView(ApiView):
     done: int = Field(description="records copied (or verified) so far")
     planned: int = Field(description="offsets the run planned")
     rate: float = Field(description="records per second now")
@@ -29,24 +45,22 @@ class StepTotals(BaseModel):
     topics_done: int
 
 
-class PartitionStep(BaseModel):
+class PartitionStepView(ApiView):
     done: int
     rate: float
     eta_seconds: float | None
     finished: bool
 
 
-class PartitionProgress(BaseModel):
+class PartitionProgressView(AliasedView):
     topic: str
     partition: int
     planned: int
-    copy_: PartitionStep = Field(alias="copy")
-    verify: PartitionStep
-
-    model_config = {"populate_by_name": True, "serialize_by_alias": True}
+    copy_: PartitionStepView = Field(alias="copy")
+    verify: PartitionStepView
 
 
-class Progress(BaseModel):
+class RunProgressView(ApiView):
     """A running run's live progress, from the Spark driver's snapshot files (informational, never evidence)."""
 
     started: str | None
@@ -54,11 +68,11 @@ class Progress(BaseModel):
     age_seconds: float | None
     stale: bool = Field(description="no snapshot for 30 s: the driver may be gone")
     phase: str
-    totals: dict[str, StepTotals]
-    partitions: list[PartitionProgress]
+    totals: dict[str, StepTotalsView]
+    partitions: list[PartitionProgressView]
 
 
-class ProgressSummary(BaseModel):
+class ProgressSummaryView(ApiView):
     phase: str
     stale: bool
     copied: int
@@ -69,7 +83,7 @@ class ProgressSummary(BaseModel):
     updated: str | None
 
 
-class Run(BaseModel):
+class RunView(ApiView):
     run_id: str
     kind: str = Field(description="migration, nightly sync, cutover, failback or CLI run")
     trigger: str
@@ -85,27 +99,27 @@ class Run(BaseModel):
     records: int
     report_sha256: str | None
     message: str | None
-    timings: Timings | None
+    timings: TimingsView | None
     duration_seconds: float | None
-    progress: ProgressSummary | None = Field(None, description="for a running run")
+    progress: ProgressSummaryView | None = Field(None, description="for a running run")
     cutover_id: str | None = Field(None, description="the cutover whose final (or failback) run this is")
 
 
-class RunsPage(BaseModel):
+class RunsPageView(ApiView):
     total: int
     limit: int
     offset: int
     running: int = Field(description="runs running now (the page refreshes while there are)")
-    runs: list[Run]
+    runs: list[RunView]
 
 
-class Facets(BaseModel):
+class RunFacetsView(ApiView):
     dag_ids: list[str | None]
     statuses: list[str]
     pairs: list[tuple[str, str]]
 
 
-class Segment(BaseModel):
+class SegmentView(ApiView):
     """One partition of a run: `start` and `end` as Kafka gives them, the end excluded (the next offset)."""
 
     source_topic: str
@@ -132,16 +146,16 @@ class Segment(BaseModel):
     error: str | None
 
 
-class RunDetail(BaseModel):
-    run: Run
+class RunDetailView(ApiView):
+    run: RunView
     options: dict[str, Any]
     warnings: list[str]
-    segments: list[Segment]
-    progress: Progress | None
+    segments: list[SegmentView]
+    progress: RunProgressView | None
     group_syncs: list[str] = Field(description="ids of the consumer group syncs made by this run")
 
 
-class TopicLag(BaseModel):
+class TopicLagView(ApiView):
     source_topic: str
     target_topic: str
     partitions: int
@@ -158,7 +172,7 @@ class TopicLag(BaseModel):
     )
 
 
-class Pair(BaseModel):
+class ClusterPairView(ApiView):
     source_cluster_id: str
     target_cluster_id: str
     source_bootstrap: str
@@ -170,15 +184,15 @@ class Pair(BaseModel):
     lag: int | None
     lost: int | None = Field(description="verified records the target lost, over every topic; null: not checked")
     lost_error: str | None = Field(description="why the loss check could not read the clusters")
-    topics: list[TopicLag]
+    topics: list[TopicLagView]
 
 
-class Overview(BaseModel):
-    pairs: list[Pair]
+class OverviewView(ApiView):
+    pairs: list[ClusterPairView]
     running: int
 
 
-class GroupSyncRow(BaseModel):
+class GroupSyncRowView(ApiView):
     group_id: str
     source_topic: str
     partition: int
@@ -195,7 +209,7 @@ class GroupSyncRow(BaseModel):
     reason: str | None
 
 
-class GroupSync(BaseModel):
+class GroupSyncView(ApiView):
     sync_id: str
     run_id: str | None
     synced_at: str | None
@@ -204,23 +218,23 @@ class GroupSync(BaseModel):
     groups: int
     partitions: int
     not_ok: int
-    rows: list[GroupSyncRow]
+    rows: list[GroupSyncRowView]
 
 
-class GroupSyncsPage(BaseModel):
+class GroupSyncsPageView(ApiView):
     total: int
     limit: int
     offset: int
-    syncs: list[GroupSync]
+    syncs: list[GroupSyncView]
 
 
-class ChecklistItem(BaseModel):
+class ChecklistItemView(ApiView):
     step: str
     done: bool | None
     detail: str
 
 
-class Cutover(BaseModel):
+class CutoverView(ApiView):
     cutover_id: str
     trigger: str
     dag_id: str | None
@@ -240,17 +254,17 @@ class Cutover(BaseModel):
     failback_run_id: str | None
     failback_status: str | None
     can_fail_back: bool = Field(description="completed and not failed back: kafka_failback may take its id")
-    checklist: list[ChecklistItem]
+    checklist: list[ChecklistItemView]
 
 
-class CutoversPage(BaseModel):
+class CutoversPageView(ApiView):
     total: int
     limit: int
     offset: int
-    cutovers: list[Cutover]
+    cutovers: list[CutoverView]
 
 
-class PreflightTopic(BaseModel):
+class PreflightTopicView(ApiView):
     topic: str
     partitions: int
     end_offsets: dict[str, int]
@@ -259,25 +273,25 @@ class PreflightTopic(BaseModel):
     quiet: bool
 
 
-class GroupSide(BaseModel):
+class PreflightGroupSideView(ApiView):
     state: str
     members: int
     active: bool
 
 
-class PreflightGroup(BaseModel):
+class PreflightGroupView(ApiView):
     group_id: str
-    source: GroupSide
-    target: GroupSide
+    source: PreflightGroupSideView
+    target: PreflightGroupSideView
 
 
-class Preflight(BaseModel):
+class PreflightView(ApiView):
     """The cutover pre-flight's checks, read only: nothing is recorded and nothing is switched."""
 
     source: dict[str, str]
     target: dict[str, str]
     quiet_seconds: float
-    topics: list[PreflightTopic]
-    groups: list[PreflightGroup]
+    topics: list[PreflightTopicView]
+    groups: list[PreflightGroupView]
     problems: list[str]
     ready: bool
