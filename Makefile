@@ -11,7 +11,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv kafka-jars console system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help venv kafka-jars console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -41,7 +41,26 @@ $(CONSOLE_MODULES): $(CONSOLE)/package-lock.json $(CONSOLE)/package.json
 $(CONSOLE_BUNDLE): $(CONSOLE_MODULES) $(CONSOLE)/vite.config.ts $(CONSOLE)/tsconfig.json $(shell find $(CONSOLE)/src -type f 2>/dev/null)
 	cd $(CONSOLE) && npm run --silent build
 
-console: $(CONSOLE_BUNDLE) ## build the console's React bundle (npm ci from the lockfile, type check, vite build)
+# The console's API types (www/src/api/openapi.ts) are generated from the API's pydantic models through its OpenAPI
+# description (www/openapi.json; console/openapi.py, then openapi-typescript) and checked in.
+CONSOLE_TYPES := openapi.json src/api/openapi.ts
+
+console-types: venv $(CONSOLE_MODULES) ## regenerate the console's API types from the API's models (commit them)
+	$(PY) -m kafka_migration.airflow.console.openapi $(CONSOLE)/openapi.json
+	cd $(CONSOLE) && npm run --silent types
+
+console-types-check: venv $(CONSOLE_MODULES) ## fail when the checked-in API types differ from what the API's models give now
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && mkdir -p "$$scratch/src/api" \
+	&& $(PY) -m kafka_migration.airflow.console.openapi "$$scratch/openapi.json" \
+	&& (cd $(CONSOLE) && npx --no-install openapi-typescript "$$scratch/openapi.json" --output "$$scratch/src/api/openapi.ts" >/dev/null) \
+	&& for f in $(CONSOLE_TYPES); do \
+		if ! diff -u "$(CONSOLE)/$$f" "$$scratch/$$f" >"$$scratch/drift"; then head -40 "$$scratch/drift"; \
+		echo "The console's API types are out of date ($(CONSOLE)/$$f): run make console-types and commit them."; exit 1; fi; done
+
+console: console-types-check $(CONSOLE_BUNDLE) ## build the console's React bundle (npm ci, API types checked against the API, type check, vite build)
+
+console-lint: $(CONSOLE_MODULES) ## the console's ESLint (typescript-eslint, React hooks) and TypeScript type check
+	cd $(CONSOLE) && npm run --silent lint && npm run --silent typecheck
 
 system-deps: ## Debian packages the tests use (maven, postgresql, chromium, chromium-driver, docker-compose); installs the missing ones as root
 	@present=""; missing=""; \
@@ -103,7 +122,7 @@ docs: venv ## build the documentation site from docs/ into site/ (open site/inde
 docs-check: venv ## build the documentation site strictly: a broken link, a missing page or anchor fails
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-lint: venv ## ruff lint and format check
+lint: venv console-lint ## ruff lint and format check; the console's ESLint and type check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 

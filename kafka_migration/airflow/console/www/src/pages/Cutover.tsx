@@ -1,25 +1,27 @@
 import { Box, Button, Dialog, Field, HStack, Input, Link as ChakraLink, List, Portal, Stack, Table, Text } from "@chakra-ui/react";
-import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "react-router-dom";
 
-import { cutoverReportUrl, dagDetails, get, triggerDag, type Cutover, type CutoversPage, type Preflight } from "../api";
+import { cutoverReportUrl } from "../api/client";
+import type { CutoverView } from "../api/types";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
 import { count, plural, time } from "../format";
 import { consoleRun, dagPage, dagRun } from "../links";
+import { useCutovers, useDagDetails, usePreflight, useTriggerDag } from "../queries";
 
 const FAILBACK_DAG = "kafka_failback";
 const LIMIT = 5;
 
-const PreflightView = () => {
+// A Param's default or title as a form field shows it: text as is, anything else (a number, a list) as JSON.
+const asText = (value: unknown): string =>
+  typeof value === "string" ? value : value === null || value === undefined ? "" : JSON.stringify(value);
+
+const PreflightCheck = () => {
   const [form, setForm] = useState({ exclude: "", exclude_groups: "", groups: "", include: ".*", quiet_seconds: "5" });
   const [asked, setAsked] = useState<typeof form | null>(null);
-  const { data, error, isFetching } = useQuery({
-    enabled: asked !== null,
-    queryFn: () => get<Preflight>("/cutover-preflight", asked ?? {}),
-    queryKey: ["preflight", asked],
-    retry: false,
-  });
+  // Emptied fields are left out (the API's defaults apply); the seconds go as a number.
+  const seconds = asked?.quiet_seconds.trim();
+  const { data, error, isFetching } = usePreflight(asked && { ...asked, quiet_seconds: seconds ? Number(seconds) : undefined });
   const field = (key: keyof typeof form, label: string, help: string) => (
     <Field.Root width="auto">
       <Field.Label fontSize="sm">{label}</Field.Label>
@@ -91,13 +93,13 @@ const PreflightView = () => {
 
 // kafka_failback's trigger form, its id filled in: the DAG's own Params (titles, defaults, schema) from Airflow's
 // REST API, submitted to it (Airflow validates the conf against the same Param schemas as its own form).
-const FailbackDialog = ({ cutover, onClose }: { readonly cutover: Cutover; readonly onClose: () => void }) => {
-  const details = useQuery({ queryFn: () => dagDetails(FAILBACK_DAG), queryKey: ["dag", FAILBACK_DAG] });
+const FailbackDialog = ({ cutover, onClose }: { readonly cutover: CutoverView; readonly onClose: () => void }) => {
+  const details = useDagDetails(FAILBACK_DAG);
   const [values, setValues] = useState<Record<string, string>>({});
-  const trigger = useMutation({ mutationFn: (conf: Record<string, unknown>) => triggerDag(FAILBACK_DAG, conf) });
+  const trigger = useTriggerDag(FAILBACK_DAG);
   const params = details.data?.params ?? {};
   const value = (name: string): string =>
-    values[name] ?? (name === "cutover_id" ? cutover.cutover_id : String(params[name]?.value ?? ""));
+    values[name] ?? (name === "cutover_id" ? cutover.cutover_id : asText(params[name]?.value));
   // As Airflow's form sends them: numbers as numbers, an emptied field as null.
   const conf = (): Record<string, unknown> =>
     Object.fromEntries(
@@ -123,8 +125,8 @@ const FailbackDialog = ({ cutover, onClose }: { readonly cutover: Cutover; reado
               <Stack gap={3}>
                 {Object.entries(params).map(([name, p]) => (
                   <Field.Root key={name} required={name === "cutover_id"}>
-                    <Field.Label>{String(p.schema.title ?? name)}</Field.Label>
-                    <Input aria-label={String(p.schema.title ?? name)} name={name} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.value })} value={value(name)} />
+                    <Field.Label>{asText(p.schema.title) || name}</Field.Label>
+                    <Input aria-label={asText(p.schema.title) || name} name={name} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.value })} value={value(name)} />
                     {p.description ? <Field.HelperText>{p.description}</Field.HelperText> : undefined}
                   </Field.Root>
                 ))}
@@ -150,7 +152,7 @@ const FailbackDialog = ({ cutover, onClose }: { readonly cutover: Cutover; reado
   );
 };
 
-const CutoverCard = ({ cutover }: { readonly cutover: Cutover }) => {
+const CutoverCard = ({ cutover }: { readonly cutover: CutoverView }) => {
   const [failingBack, setFailingBack] = useState(false);
   return (
     <Section
@@ -188,15 +190,10 @@ const CutoverCard = ({ cutover }: { readonly cutover: Cutover }) => {
 
 export const CutoverPage = () => {
   const [offset, setOffset] = useState(0);
-  const { data, error, isLoading } = useQuery({
-    placeholderData: keepPreviousData,
-    queryFn: () => get<CutoversPage>("/cutovers", { limit: LIMIT, offset }),
-    queryKey: ["cutovers", offset],
-    refetchInterval: 10_000,
-  });
+  const { data, error, isLoading } = useCutovers({ limit: LIMIT, offset });
   return (
     <Box>
-      <PreflightView />
+      <PreflightCheck />
       <Section title="Cutovers">
         {isLoading ? <Loading /> : undefined}
         {error ? <ErrorBox error={error} /> : undefined}

@@ -1,11 +1,10 @@
 import { Box, HStack, Input, Button, Table, Text } from "@chakra-ui/react";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 
-import { get, type GroupSyncsPage } from "../api";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
 import { count, plural, time } from "../format";
+import { useGroupSyncs } from "../queries";
 
 const LIMIT = 5;
 
@@ -14,13 +13,7 @@ export const GroupsPage = () => {
   const offset = Number(params.get("offset") ?? 0);
   const limit = pageLimit(params, LIMIT, 50);
   const [group, setGroup] = useState(params.get("group_id") ?? "");
-  const filters = { group_id: params.get("group_id"), run_id: params.get("run_id") };
-  const { data, error, isLoading } = useQuery({
-    placeholderData: keepPreviousData,
-    queryFn: () => get<GroupSyncsPage>("/group-syncs", { ...filters, limit, offset }),
-    queryKey: ["group-syncs", filters, limit, offset],
-    refetchInterval: 15_000,
-  });
+  const { data, error, isLoading } = useGroupSyncs({ group_id: params.get("group_id"), limit, offset, run_id: params.get("run_id") });
 
   return (
     <Box>

@@ -1,18 +1,13 @@
 import { Box, Link as ChakraLink, Table, Text } from "@chakra-ui/react";
-import { useQuery } from "@tanstack/react-query";
 import { Link } from "react-router-dom";
 
-import { get, type Overview } from "../api";
 import { ErrorBox, Loading, Notice, Section, SimpleTable } from "../components";
 import { age, count, plural, time } from "../format";
 import { consoleRun } from "../links";
+import { useOverview } from "../queries";
 
 export const OverviewPage = () => {
-  const { data, error, isLoading } = useQuery({
-    queryFn: () => get<Overview>("/overview"),
-    queryKey: ["overview"],
-    refetchInterval: 30_000,
-  });
+  const { data, error, isLoading } = useOverview();
 
   if (isLoading) return <Loading />;
   if (error) return <ErrorBox error={error} />;

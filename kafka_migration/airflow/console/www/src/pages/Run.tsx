@@ -1,14 +1,15 @@
 import { Box, HStack, Heading, Link as ChakraLink, Stack, Table, Text } from "@chakra-ui/react";
-import { useQuery } from "@tanstack/react-query";
 import { Link, useParams } from "react-router-dom";
 
-import { ApiError, get, type RunDetail, type Timings } from "../api";
+import { ApiError } from "../api/client";
+import type { RunDetailView, TimingsView } from "../api/types";
 import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
 import { count, plural, range, rate, seconds, shortChecksum, time } from "../format";
 import { CONSOLE } from "../links";
+import { useDagRunRun, useRun } from "../queries";
 import { RunLinks, RunState } from "./Runs";
 
-const TIMING_PARTS: Array<[keyof Timings, string]> = [
+const TIMING_PARTS: Array<[keyof TimingsView, string]> = [
   ["plan", "planning"],
   ["startup", "Spark start-up"],
   ["copy", "copy"],
@@ -16,7 +17,7 @@ const TIMING_PARTS: Array<[keyof Timings, string]> = [
   ["bookkeeping", "bookkeeping"],
 ];
 
-const WhereTheTimeWent = ({ timings }: { readonly timings: Timings | null }) => {
+const WhereTheTimeWent = ({ timings }: { readonly timings: TimingsView | null }) => {
   if (!timings) return <Text fontSize="sm">Not measured (the run is running, or older than the timings).</Text>;
   return (
     <Stack gap={1} maxW="520px" data-testid="timings">
@@ -35,7 +36,7 @@ const WhereTheTimeWent = ({ timings }: { readonly timings: Timings | null }) => 
   );
 };
 
-const LiveProgress = ({ detail }: { readonly detail: RunDetail }) => {
+const LiveProgress = ({ detail }: { readonly detail: RunDetailView }) => {
   const progress = detail.progress;
   if (!progress) return null;
   return (
@@ -67,7 +68,7 @@ const LiveProgress = ({ detail }: { readonly detail: RunDetail }) => {
   );
 };
 
-const RunView = ({ detail }: { readonly detail: RunDetail }) => {
+const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
   const { run } = detail;
   return (
     <Box data-testid="run-view">
@@ -128,24 +129,16 @@ const RunView = ({ detail }: { readonly detail: RunDetail }) => {
   );
 };
 
-const useRunDetail = (path: string, params: Record<string, string> = {}) =>
-  useQuery({
-    queryFn: () => get<RunDetail>(path, params),
-    queryKey: ["run", path, params],
-    refetchInterval: (query) => (query.state.data?.run.status === "running" ? 2000 : false),
-    retry: (failures, error) => !(error instanceof ApiError && error.status === 404) && failures < 1,
-  });
-
 export const RunPage = () => {
   const { migrationRunId = "" } = useParams();
-  const { data, error, isLoading } = useRunDetail(`/runs/${encodeURIComponent(migrationRunId)}`);
+  const { data, error, isLoading } = useRun(migrationRunId);
   if (isLoading) return <Loading />;
   if (error) return <ErrorBox error={error} />;
-  return data ? <RunView detail={data} /> : null;
+  return data ? <RunDetails detail={data} /> : null;
 };
 
 export const DagRunTab = ({ dagId, dagRunId }: { readonly dagId: string; readonly dagRunId: string }) => {
-  const { data, error, isLoading } = useRunDetail("/runs/by-dag-run", { dag_id: dagId, dag_run_id: dagRunId });
+  const { data, error, isLoading } = useDagRunRun(dagId, dagRunId);
   return (
     <Box p={4} data-testid="kafka-console">
       {isLoading ? <Loading /> : undefined}
@@ -154,7 +147,7 @@ export const DagRunTab = ({ dagId, dagRunId }: { readonly dagId: string; readonl
       ) : error ? (
         <ErrorBox error={error} />
       ) : undefined}
-      {data ? <RunView detail={data} /> : undefined}
+      {data ? <RunDetails detail={data} /> : undefined}
       <Text fontSize="sm" mt={4}>
         <ChakraLink asChild><Link to={CONSOLE}>All Kafka migrations</Link></ChakraLink>
       </Text>

@@ -1,18 +1,19 @@
 import { Box, Button, HStack, Input, Link as ChakraLink, NativeSelect, Stack, Table, Text } from "@chakra-ui/react";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "react-router-dom";
 
-import { get, reportUrl, type Facets, type Run, type RunsPage as Page } from "../api";
+import { reportUrl } from "../api/client";
+import type { RunView } from "../api/types";
 import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
 import { count, plural, rate, seconds, time } from "../format";
 import { consoleRun, dagRun, taskLogs } from "../links";
+import { POLL, useRunFacets, useRuns } from "../queries";
 
 const LIMIT = 20;
 const FILTERS = ["dag_id", "status", "pair", "topic", "since", "until"] as const;
 
-export const RunLinks = ({ run }: { readonly run: Run }) => (
+export const RunLinks = ({ run }: { readonly run: RunView }) => (
   <HStack gap={2} fontSize="sm" wrap="wrap">
     {run.dag_id && run.dag_run_id ? (
       <>
@@ -35,7 +36,7 @@ export const RunLinks = ({ run }: { readonly run: Run }) => (
   </HStack>
 );
 
-export const RunState = ({ run }: { readonly run: Run }) => {
+export const RunState = ({ run }: { readonly run: RunView }) => {
   const progress = run.progress;
   if (run.status !== "running" || !progress) return <StatusBadge label={run.verdict} status={run.status} />;
   return (
@@ -62,21 +63,17 @@ export const RunsPage = () => {
   const limit = pageLimit(params, LIMIT, 200);
   const [topic, setTopic] = useState(params.get("topic") ?? "");
   const [source, target] = (params.get("pair") ?? "").split(">");
-  const filters = {
+  const facets = useRunFacets();
+  const { data, error, isLoading, dataUpdatedAt } = useRuns({
     dag_id: params.get("dag_id"),
+    limit,
+    offset,
     since: params.get("since") ? `${params.get("since")}T00:00:00Z` : undefined,
     source_cluster_id: source || undefined,
     status: params.get("status"),
     target_cluster_id: target || undefined,
     topic: params.get("topic"),
     until: params.get("until") ? `${params.get("until")}T23:59:59Z` : undefined,
-  };
-  const facets = useQuery({ queryFn: () => get<Facets>("/runs/facets"), queryKey: ["facets"] });
-  const { data, error, isLoading, dataUpdatedAt } = useQuery({
-    placeholderData: keepPreviousData,
-    queryFn: () => get<Page>("/runs", { ...filters, limit, offset }),
-    queryKey: ["runs", filters, limit, offset],
-    refetchInterval: (query) => ((query.state.data?.running ?? 0) > 0 ? 2000 : 15_000),
   });
 
   const select = (key: string, label: string, options: Array<[string, string]>) => (
@@ -115,7 +112,7 @@ export const RunsPage = () => {
         <>
           <Text color="fg.muted" fontSize="xs" mb={2} data-testid="runs-summary">
             {plural(data.total, "run")} {data.total === 1 ? "matches" : "match"} · {data.running} running now ·{" "}
-            {data.running > 0 ? "refreshing every 2 s" : "refreshing every 15 s"} · updated {time(new Date(dataUpdatedAt).toISOString())}
+            {`refreshing every ${(data.running > 0 ? POLL.running : POLL.runs) / 1000} s`} · updated {time(new Date(dataUpdatedAt).toISOString())}
           </Text>
           {data.runs.length === 0 ? (
             <Notice status="info" title="No run matches these filters" />
