@@ -79,7 +79,7 @@ def groups(args: argparse.Namespace) -> int:
     from kafka_migration.model.groups import GOOD_OUTCOMES
 
     if args.groups_command == "show":
-        rows = open_ledger(args).group_sync_rows(sync_id=args.sync_id)
+        rows = [r.to_dict() for r in open_ledger(args).group_sync_rows(sync_id=args.sync_id)]
         if not rows:
             raise ConfigurationError(
                 f"The ledger has no group sync {args.sync_id!r}; list them with 'kafka-migrate history'."

@@ -47,7 +47,7 @@ def history(args: argparse.Namespace) -> int:
         return _cutover_history(args)
     ledger = open_ledger(args)
     rows = ledger.runs(limit=args.limit)
-    syncs = ledger.group_syncs(limit=args.limit)
+    syncs = ledger.group_syncs_page(limit=args.limit).rows
     if json_wanted(args):
         walls = [wall.wall if wall is not None else None for wall in _walls(rows)]
         print_document(args, history_document(rows, walls, syncs, ledger.leases.active()))

@@ -236,13 +236,12 @@ def report_verify_document(path: Path, ok: bool, message: str) -> dict[str, Any]
 
 
 def _sync_partition(row: Mapping[str, Any]) -> dict[str, Any]:
-    end, offset = row.get("source_end"), row["source_offset"]
     return {
         "source_topic": row["source_topic"],
         "partition": row["partition"],
-        "source_offset": offset,
-        "source_end": end,
-        "lag": None if end is None else max(0, end - offset),
+        "source_offset": row["source_offset"],
+        "source_end": row.get("source_end"),
+        "lag": row.get("lag"),  # model/groups.lag_left, computed once
         "target_topic": row.get("target_topic"),
         "target_offset": row.get("target_offset"),
         "previous_target_offset": row.get("previous_target_offset"),

@@ -292,7 +292,7 @@ def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str,
 
 
 def _sync_rows(ledger: Any, run_id: str | None) -> list[dict[str, Any]]:
-    return ledger.group_sync_rows(run_id=run_id) if run_id else []
+    return [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)] if run_id else []
 
 
 def generate_cutover_report(ledger: Any, cutover_id: str, reports_dir: Path) -> ReportFiles:

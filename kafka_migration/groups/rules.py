@@ -257,19 +257,19 @@ def render_sync(result: GroupSyncResult) -> str:
 
 
 def render_rows(rows: Sequence[Mapping[str, Any]], ignored: Mapping[str, Sequence[str]] | None = None) -> str:
-    """The table of ``render_sync`` from plain rows (``PartitionSync.to_dict`` or the ledger's km_group_syncs)."""
+    """The table of ``render_sync`` from plain rows (``PartitionSync.to_dict`` or ``SyncedPartition.to_dict``)."""
     header = ("group", "source partition", "offset", "lag", "target partition", "offset", "outcome", "proof")
     table = []
     notes = []
     for r in rows:
         source = f"{r['source_topic']}[{r['partition']}]"
-        end = r.get("source_end")
+        lag = r.get("lag")  # model/groups.lag_left, computed once
         table.append(
             (
                 r["group_id"],
                 source,
                 str(r["source_offset"]),
-                "-" if end is None else str(max(0, end - r["source_offset"])),
+                "-" if lag is None else str(lag),
                 f"{r['target_topic']}[{r['partition']}]" if r.get("target_topic") else "-",
                 "-" if r.get("target_offset") is None else str(r["target_offset"]),
                 r["outcome"],

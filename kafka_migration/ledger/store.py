@@ -33,6 +33,7 @@ from kafka_migration.ledger.leases import Leases
 from kafka_migration.ledger.losses import LossRecords
 from kafka_migration.ledger.runs import RunRecords
 from kafka_migration.ledger.urls import check_ledger_url, redact_url
+from kafka_migration.ledger.views import LedgerViews
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
 
-class Ledger(RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords):
+class Ledger(RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords, LedgerViews):
     """The ledger's one entry point: ``Ledger.open(url)``, then the methods of its parts."""
 
     def __init__(self, engine: Engine) -> None:

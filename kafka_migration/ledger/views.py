@@ -1,21 +1,19 @@
-"""Read-only queries for the operator's console: runs with filters and paging, checkpoints, group syncs, cutovers.
-
-Plain rows (dicts of column values) and small value types, straight from the ledger's tables; no
-capability module is imported, so the console's API can read a ledger without the pipeline. Writes
-stay in ``ledger.store``.
+"""The ledger's reads for lists and the console: runs with filters and paging, the overview's cluster pairs,
+checkpoints, group sync summaries, cutovers. A part of ``Ledger`` (``LedgerViews``), so that every reader (the
+CLI, the reports, the console) reads through one object; a single run, its segments, a sync's partitions and a
+cutover are read with the methods of the parts that record them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, or_, select
+from sqlalchemy import Engine, case, func, or_, select
 
-from kafka_migration.ledger.group_syncs import sync_summary_columns
 from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
+from kafka_migration.model.groups import GOOD_OUTCOMES
 
 # The run columns a list shows: everything but the plan (large) and the bootstrap addresses.
 RUN_COLUMNS = (
@@ -79,194 +77,175 @@ def _run_conditions(f: RunFilter) -> list[Any]:
     return conditions
 
 
-def runs_page(engine: Engine, run_filter: RunFilter = RunFilter(), limit: int = 25, offset: int = 0) -> Page:
-    """One page of runs, newest first, and how many match the filter in all."""
-    conditions = _run_conditions(run_filter)
-    with engine.connect() as c:
-        total = c.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
-        rows = c.execute(
-            select(*RUN_COLUMNS)
-            .where(*conditions)
-            .order_by(runs.c.started_at.desc(), runs.c.run_id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return Page(int(total), [dict(r._mapping) for r in rows])
+class LedgerViews:
+    """The ledger's reads for lists and the console (pages, filters, the overview's pairs), a part of ``Ledger``:
+    the one read API, beside the parts that record (runs, checkpoints, group syncs, cutovers, losses)."""
 
+    engine: Engine
 
-def run_row(engine: Engine, run_id: str) -> dict[str, Any] | None:
-    """One run with every column (its plan and options included)."""
-    with engine.connect() as c:
-        row = c.execute(select(runs).where(runs.c.run_id == run_id)).first()
-        return dict(row._mapping) if row else None
+    def runs_page(self, run_filter: RunFilter = RunFilter(), limit: int = 25, offset: int = 0) -> Page:
+        """One page of runs, newest first, and how many match the filter in all."""
+        conditions = _run_conditions(run_filter)
+        with self.engine.connect() as c:
+            total = c.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
+            rows = c.execute(
+                select(*RUN_COLUMNS)
+                .where(*conditions)
+                .order_by(runs.c.started_at.desc(), runs.c.run_id)
+                .limit(limit)
+                .offset(offset)
+            )
+            return Page(int(total), [dict(r._mapping) for r in rows])
 
+    def run_for_dag_run(self, dag_id: str, dag_run_id: str) -> dict[str, Any] | None:
+        """The run a DAG run made (each DAG run makes at most one; a cleared plan task replans under the same id)."""
+        with self.engine.connect() as c:
+            row = c.execute(
+                select(*RUN_COLUMNS)
+                .where(runs.c.dag_id == dag_id, runs.c.dag_run_id == dag_run_id)
+                .order_by(runs.c.started_at.desc())
+            ).first()
+            return dict(row._mapping) if row else None
 
-def run_for_dag_run(engine: Engine, dag_id: str, dag_run_id: str) -> dict[str, Any] | None:
-    """The run a DAG run made (each DAG run makes at most one; a cleared plan task replans under the same id)."""
-    with engine.connect() as c:
-        row = c.execute(
-            select(*RUN_COLUMNS)
-            .where(runs.c.dag_id == dag_id, runs.c.dag_run_id == dag_run_id)
-            .order_by(runs.c.started_at.desc())
-        ).first()
-        return dict(row._mapping) if row else None
+    def running_runs(self) -> int:
+        with self.engine.connect() as c:
+            return int(c.execute(select(func.count()).select_from(runs).where(runs.c.status == "running")).scalar_one())
 
+    def run_facets(self) -> dict[str, list[Any]]:
+        """The values the runs filters offer: DAGs (None: the CLI), statuses and cluster pairs seen in the ledger."""
+        with self.engine.connect() as c:
+            dags = [r[0] for r in c.execute(select(runs.c.dag_id).distinct())]
+            statuses = sorted(r[0] for r in c.execute(select(runs.c.status).distinct()))
+            pairs = [
+                (r.source_cluster_id, r.target_cluster_id)
+                for r in c.execute(select(runs.c.source_cluster_id, runs.c.target_cluster_id).distinct())
+            ]
+        return {
+            "dag_ids": sorted(dags, key=lambda d: (d is None, d or "")),
+            "statuses": statuses,
+            "pairs": sorted(pairs),
+        }
 
-def running_runs(engine: Engine) -> int:
-    with engine.connect() as c:
-        return int(c.execute(select(func.count()).select_from(runs).where(runs.c.status == "running")).scalar_one())
+    # -- overview -----------------------------------------------------------------------------------
 
-
-def run_segments(engine: Engine, run_id: str) -> list[dict[str, Any]]:
-    """A run's partitions: offset ranges, counts, checksums, verdicts, first difference, times."""
-    with engine.connect() as c:
-        result = c.execute(
-            select(segments).where(segments.c.run_id == run_id).order_by(segments.c.source_topic, segments.c.partition)
-        )
-        return [dict(r._mapping) for r in result]
-
-
-def run_facets(engine: Engine) -> dict[str, list[Any]]:
-    """The values the runs filters offer: DAGs (None: the CLI), statuses and cluster pairs seen in the ledger."""
-    with engine.connect() as c:
-        dags = [r[0] for r in c.execute(select(runs.c.dag_id).distinct())]
-        statuses = sorted(r[0] for r in c.execute(select(runs.c.status).distinct()))
-        pairs = [
-            (r.source_cluster_id, r.target_cluster_id)
-            for r in c.execute(select(runs.c.source_cluster_id, runs.c.target_cluster_id).distinct())
-        ]
-    return {"dag_ids": sorted(dags, key=lambda d: (d is None, d or "")), "statuses": statuses, "pairs": sorted(pairs)}
-
-
-# -- overview -----------------------------------------------------------------------------------
-
-
-def cluster_pairs(engine: Engine) -> list[dict[str, Any]]:
-    """Each (source cluster, target cluster) the ledger has runs for, with the newest run's bootstrap addresses,
-    connection Params and start: the source is read "now" through that run's connection."""
-    newest = (
-        select(
-            runs.c.source_cluster_id,
-            runs.c.target_cluster_id,
-            func.max(runs.c.started_at).label("last_started_at"),
-            func.count().label("runs"),
-        )
-        .group_by(runs.c.source_cluster_id, runs.c.target_cluster_id)
-        .subquery()
-    )
-    query = (
-        select(
-            runs.c.run_id,
-            runs.c.dag_id,
-            runs.c.params,
-            runs.c.source_cluster_id,
-            runs.c.target_cluster_id,
-            runs.c.source_bootstrap,
-            runs.c.target_bootstrap,
-            newest.c.last_started_at,
-            newest.c.runs,
-        )
-        .join(
-            newest,
-            (runs.c.source_cluster_id == newest.c.source_cluster_id)
-            & (runs.c.target_cluster_id == newest.c.target_cluster_id)
-            & (runs.c.started_at == newest.c.last_started_at),
-        )
-        .order_by(newest.c.last_started_at.desc())
-    )
-    seen: set[tuple[str, str]] = set()
-    out = []
-    with engine.connect() as c:
-        for r in c.execute(query):
-            key = (r.source_cluster_id, r.target_cluster_id)
-            if key not in seen:  # two runs started in the same instant: one row
-                seen.add(key)
-                out.append(dict(r._mapping))
-    return out
-
-
-def checkpoint_rows(engine: Engine, source_cluster_id: str, target_cluster_id: str) -> list[dict[str, Any]]:
-    """Every partition's checkpoint for a pair, with the run that set it and when."""
-    with engine.connect() as c:
-        result = c.execute(
+    def cluster_pairs(self) -> list[dict[str, Any]]:
+        """Each (source cluster, target cluster) the ledger has runs for, with the newest run's bootstrap addresses,
+        connection Params and start: the source is read "now" through that run's connection."""
+        newest = (
             select(
-                checkpoints,
+                runs.c.source_cluster_id,
+                runs.c.target_cluster_id,
+                func.max(runs.c.started_at).label("last_started_at"),
+                func.count().label("runs"),
+            )
+            .group_by(runs.c.source_cluster_id, runs.c.target_cluster_id)
+            .subquery()
+        )
+        query = (
+            select(
+                runs.c.run_id,
                 runs.c.dag_id,
-                runs.c.status.label("run_status"),
-                runs.c.ended_at.label("run_ended_at"),
+                runs.c.params,
+                runs.c.source_cluster_id,
+                runs.c.target_cluster_id,
+                runs.c.source_bootstrap,
+                runs.c.target_bootstrap,
+                newest.c.last_started_at,
+                newest.c.runs,
             )
-            .join(runs, runs.c.run_id == checkpoints.c.run_id, isouter=True)
-            .where(
-                checkpoints.c.source_cluster_id == source_cluster_id,
-                checkpoints.c.target_cluster_id == target_cluster_id,
+            .join(
+                newest,
+                (runs.c.source_cluster_id == newest.c.source_cluster_id)
+                & (runs.c.target_cluster_id == newest.c.target_cluster_id)
+                & (runs.c.started_at == newest.c.last_started_at),
             )
-            .order_by(checkpoints.c.source_topic, checkpoints.c.partition)
+            .order_by(newest.c.last_started_at.desc())
         )
-        return [dict(r._mapping) for r in result]
+        seen: set[tuple[str, str]] = set()
+        out = []
+        with self.engine.connect() as c:
+            for r in c.execute(query):
+                key = (r.source_cluster_id, r.target_cluster_id)
+                if key not in seen:  # two runs started in the same instant: one row
+                    seen.add(key)
+                    out.append(dict(r._mapping))
+        return out
 
-
-# -- consumer group syncs ---------------------------------------------------------------------
-
-
-def group_syncs_page(
-    engine: Engine, limit: int = 25, offset: int = 0, group_id: str | None = None, run_id: str | None = None
-) -> Page:
-    """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
-    conditions = []
-    if group_id:
-        conditions.append(group_syncs.c.group_id == group_id)
-    if run_id:
-        conditions.append(group_syncs.c.run_id == run_id)
-    with engine.connect() as c:
-        total = c.execute(select(func.count(func.distinct(group_syncs.c.sync_id))).where(*conditions)).scalar_one()
-        result = c.execute(
-            select(*sync_summary_columns())
-            .where(*conditions)
-            .group_by(group_syncs.c.sync_id)
-            .order_by(func.max(group_syncs.c.synced_at).desc(), group_syncs.c.sync_id)
-            .limit(limit)
-            .offset(offset)
-        )
-        return Page(int(total), [dict(r._mapping) for r in result])
-
-
-def group_sync_rows(engine: Engine, sync_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of those syncs, by sync, group, topic and partition."""
-    if not sync_ids:
-        return []
-    with engine.connect() as c:
-        result = c.execute(
-            select(group_syncs)
-            .where(group_syncs.c.sync_id.in_(list(sync_ids)))
-            .order_by(
-                group_syncs.c.sync_id, group_syncs.c.group_id, group_syncs.c.source_topic, group_syncs.c.partition
+    def checkpoint_rows(self, source_cluster_id: str, target_cluster_id: str) -> list[dict[str, Any]]:
+        """Every partition's checkpoint for a pair, with the run that set it and when."""
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(
+                    checkpoints,
+                    runs.c.dag_id,
+                    runs.c.status.label("run_status"),
+                    runs.c.ended_at.label("run_ended_at"),
+                )
+                .join(runs, runs.c.run_id == checkpoints.c.run_id, isouter=True)
+                .where(
+                    checkpoints.c.source_cluster_id == source_cluster_id,
+                    checkpoints.c.target_cluster_id == target_cluster_id,
+                )
+                .order_by(checkpoints.c.source_topic, checkpoints.c.partition)
             )
-        )
-        return [dict(r._mapping) for r in result]
+            return [dict(r._mapping) for r in result]
+
+    # -- consumer group syncs ---------------------------------------------------------------------
+
+    def group_syncs_page(
+        self, limit: int = 25, offset: int = 0, group_id: str | None = None, run_id: str | None = None
+    ) -> Page:
+        """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
+        conditions = []
+        if group_id:
+            conditions.append(group_syncs.c.group_id == group_id)
+        if run_id:
+            conditions.append(group_syncs.c.run_id == run_id)
+        with self.engine.connect() as c:
+            total = c.execute(select(func.count(func.distinct(group_syncs.c.sync_id))).where(*conditions)).scalar_one()
+            result = c.execute(
+                select(*_sync_summary_columns())
+                .where(*conditions)
+                .group_by(group_syncs.c.sync_id)
+                .order_by(func.max(group_syncs.c.synced_at).desc(), group_syncs.c.sync_id)
+                .limit(limit)
+                .offset(offset)
+            )
+            return Page(int(total), [dict(r._mapping) for r in result])
+
+    # -- cutovers ------------------------------------------------------------------------------------
+
+    def cutovers_page(self, limit: int = 25, offset: int = 0) -> Page:
+        with self.engine.connect() as c:
+            total = c.execute(select(func.count()).select_from(cutovers)).scalar_one()
+            result = c.execute(
+                select(cutovers)
+                .order_by(cutovers.c.started_at.desc(), cutovers.c.cutover_id)
+                .limit(limit)
+                .offset(offset)
+            )
+            return Page(int(total), [dict(r._mapping) for r in result])
+
+    def cutover_for_run(self, run_id: str) -> dict[str, Any] | None:
+        """The cutover whose final run, or whose failback run, this run is."""
+        with self.engine.connect() as c:
+            row = c.execute(
+                select(cutovers).where(or_(cutovers.c.run_id == run_id, cutovers.c.failback_run_id == run_id))
+            ).first()
+            return dict(row._mapping) if row else None
 
 
-# -- cutovers ------------------------------------------------------------------------------------
-
-
-def cutovers_page(engine: Engine, limit: int = 25, offset: int = 0) -> Page:
-    with engine.connect() as c:
-        total = c.execute(select(func.count()).select_from(cutovers)).scalar_one()
-        result = c.execute(
-            select(cutovers).order_by(cutovers.c.started_at.desc(), cutovers.c.cutover_id).limit(limit).offset(offset)
-        )
-        return Page(int(total), [dict(r._mapping) for r in result])
-
-
-def cutover_row(engine: Engine, cutover_id: str) -> dict[str, Any] | None:
-    with engine.connect() as c:
-        row = c.execute(select(cutovers).where(cutovers.c.cutover_id == cutover_id)).first()
-        return dict(row._mapping) if row else None
-
-
-def cutover_for_run(engine: Engine, run_id: str) -> dict[str, Any] | None:
-    """The cutover whose final run, or whose failback run, this run is."""
-    with engine.connect() as c:
-        row = c.execute(
-            select(cutovers).where(or_(cutovers.c.run_id == run_id, cutovers.c.failback_run_id == run_id))
-        ).first()
-        return dict(row._mapping) if row else None
+def _sync_summary_columns() -> tuple[Any, ...]:
+    """The columns of one summary per sync (grouped by sync_id): when, clusters, groups, partitions, and how
+    many partitions ended in an outcome that is not good."""
+    good = group_syncs.c.outcome.in_(sorted(GOOD_OUTCOMES))
+    return (
+        group_syncs.c.sync_id,
+        func.max(group_syncs.c.run_id).label("run_id"),
+        func.max(group_syncs.c.synced_at).label("synced_at"),
+        func.max(group_syncs.c.source_cluster_id).label("source_cluster_id"),
+        func.max(group_syncs.c.target_cluster_id).label("target_cluster_id"),
+        func.count(func.distinct(group_syncs.c.group_id)).label("groups"),
+        func.count().label("partitions"),
+        func.sum(case((good, 0), else_=1)).label("not_ok"),
+    )

@@ -6,7 +6,9 @@ Shared by the rules that decide them (``groups.rules``), the sync that carries t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from kafka_migration.model.state import CommittedOffset
@@ -39,6 +41,12 @@ UNREADABLE = "unreadable"
 EXIT_OK, EXIT_INCOMPLETE = 0, 1
 
 
+def lag_left(source_end: int | None, source_offset: int) -> int | None:
+    """Records a group still has to read on the source (None: the end was not read). The one place it is
+    computed: the sync, the ledger's rows, the CLI, the report and the console all ask here."""
+    return None if source_end is None else max(0, source_end - source_offset)
+
+
 @dataclass(frozen=True)
 class PartitionSync:
     """One group's position in one source partition, its translation, and what became of it."""
@@ -66,7 +74,7 @@ class PartitionSync:
     @property
     def lag(self) -> int | None:
         """Records the group still has to read on the source (not migrated ones included)."""
-        return None if self.source_end is None else max(0, self.source_end - self.source_offset)
+        return lag_left(self.source_end, self.source_offset)
 
     @property
     def ok(self) -> bool:
@@ -96,6 +104,47 @@ class PartitionSync:
             "proof": self.proof,
             "reason": self.reason,
         }
+
+
+@dataclass(frozen=True)
+class SyncedPartition:
+    """One partition of a group sync as the ledger recorded it: the sync's identity and clusters, the group's
+    position on both sides, and what became of it. What every reader of the ledger's syncs gets."""
+
+    sync_id: str
+    run_id: str | None
+    synced_at: datetime
+    source_cluster_id: str
+    target_cluster_id: str
+    group_id: str
+    source_topic: str
+    partition: int
+    source_offset: int
+    source_end: int | None
+    target_topic: str | None
+    target_offset: int | None
+    previous_target_offset: int | None
+    translation: str | None
+    translated_by: str | None
+    outcome: str
+    proof: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> SyncedPartition:
+        return cls(**{f.name: row.get(f.name) for f in fields(cls)})
+
+    @property
+    def lag(self) -> int | None:
+        return lag_left(self.source_end, self.source_offset)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in GOOD_OUTCOMES
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its fields, its lag and whether it is ok (``synced_at`` as stored: a datetime)."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "lag": self.lag, "ok": self.ok}
 
 
 @dataclass(frozen=True)

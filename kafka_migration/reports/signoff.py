@@ -229,7 +229,7 @@ def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     """Per group and partition: source offset, target offset, lag left on the source, outcome and proof."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in sorted(rows, key=lambda r: (r["group_id"], r["source_topic"], r["partition"])):
-        end, offset = r.get("source_end"), r["source_offset"]
+        offset = r["source_offset"]
         groups.setdefault(r["group_id"], []).append(
             {
                 "source_topic": r["source_topic"],
@@ -238,7 +238,7 @@ def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]
                 "target_topic": r.get("target_topic"),
                 "target_offset": r.get("target_offset"),
                 "previous_target_offset": r.get("previous_target_offset"),
-                "lag": None if end is None else max(0, end - offset),
+                "lag": r.get("lag"),  # model/groups.lag_left, computed once
                 "translation": r.get("translation"),
                 "translated_by": r.get("translated_by"),
                 "outcome": r["outcome"],
@@ -317,7 +317,9 @@ def generate_report(ledger: Any, run_id: str, reports_dir: Path) -> ReportFiles:
     run = ledger.run(run_id)
     if run is None:
         raise ConfigurationError(f"The ledger has no run {run_id!r}; list the runs with 'kafka-migrate history'.")
-    report = build_report(run, ledger.run_segments(run_id), ledger.group_sync_rows(run_id=run_id))
+    report = build_report(
+        run, ledger.run_segments(run_id), [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)]
+    )
     files = write_report(report, Path(reports_dir) / run_id)
     ledger.set_report_digest(run_id, files.sha256)
     return files

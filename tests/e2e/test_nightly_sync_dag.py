@@ -93,7 +93,7 @@ def test_nightly_sync_copies_only_what_is_new(nightly_dag, clusters, kafka_conne
     assert runs[0]["records"] == 40 + 30  # 40 new on a, 30 on b; nothing doubled
     assert any(f"{prefix}.gone" in w and "no longer exists" in w for w in runs[0]["warnings"])
     synced = ledger.group_sync_rows(run_id=runs[1]["run_id"])
-    assert [(r["group_id"], r["partition"], r["outcome"], r["proof"]) for r in synced] == [
+    assert [(r.group_id, r.partition, r.outcome, r.proof) for r in synced] == [
         (group, 0, "synced", "same_record"),
         (group, 1, "synced", "both_at_end"),
     ]

@@ -273,8 +273,8 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     assert again.exit_code == 0 and {p.outcome for p in again.partitions} == {UNCHANGED}
     assert _committed(m.target, group) == on_target
     rows = ledger.group_sync_rows(sync_id=result.sync_id)
-    assert len(rows) == 7 and {r["outcome"] for r in rows} == {SYNCED, NOT_TRANSLATABLE}
-    assert {s["sync_id"] for s in ledger.group_syncs()} >= {result.sync_id, again.sync_id}
+    assert len(rows) == 7 and {r.outcome for r in rows} == {SYNCED, NOT_TRANSLATABLE}
+    assert {s["sync_id"] for s in ledger.group_syncs_page().rows} >= {result.sync_id, again.sync_id}
 
 
 def _cli(*args: str, ledger: str) -> subprocess.CompletedProcess[str]:
@@ -318,7 +318,7 @@ def test_active_target_group_is_untouched_and_no_rewind_without_allow_rewind(mig
     assert _committed(m.target, ahead) == {(target_orders, 0): 10, (target_orders, 1): 10}
     history = _cli("history", ledger=ledger)
     assert "Group syncs:" in history.stdout and history.stdout.count("groups-") >= 2
-    rewind_sync, first_sync = (s["sync_id"] for s in Ledger.open(ledger).group_syncs()[:2])
+    rewind_sync, first_sync = (s["sync_id"] for s in Ledger.open(ledger).group_syncs_page().rows[:2])
     shown = _cli("groups", "show", rewind_sync, ledger=ledger)
     assert shown.returncode == 0 and f"Group sync {rewind_sync}" in shown.stdout, shown.stdout + shown.stderr
     assert f"{ahead}  {m.topic('orders')}[0]" in shown.stdout and "moved back from 50" in shown.stdout
@@ -331,7 +331,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     ledger = m.ledgers["sqlite"]
     group = f"{m.prefix}-bad"
     _commit(m.source, group, {(m.topic("orders"), 0): 3})
-    before = Ledger.open(ledger).group_syncs()
+    before = Ledger.open(ledger).group_syncs_page().rows
     Ledger.open(f"sqlite:///{tmp_path / 'empty.db'}").engine.dispose()  # a ledger that exists but holds no runs
     sync = ["groups", "sync", "--source", m.source, "--target", m.target]
     cases = {  # name -> (arguments, ledger, expected message)
@@ -357,7 +357,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
         assert len(result.stderr.strip().splitlines()) == 1, (name, result.stderr)
         assert result.stdout == "", name
     assert _committed(m.target, group) == {}
-    assert Ledger.open(ledger).group_syncs() == before
+    assert Ledger.open(ledger).group_syncs_page().rows == before
     _commit(m.source, f"{m.prefix}-elsewhere", {(m.topic("excl"), 0): 1})
     with pytest.raises(ConfigurationError, match="has committed offsets on a topic migrated"):
         sync_groups(m.config("source"), m.config("target"), Ledger.open(ledger), groups=f"{m.prefix}-elsewhere")

@@ -1,7 +1,7 @@
 """The console's JSON API: overview, runs, a run, consumer group syncs, cutovers and the read-only pre-flight.
 
 An ``APIRouter`` from a factory; ``kafka_migration.airflow.webapp`` mounts it under ``/api`` in the
-plugin's FastAPI app, behind Airflow's authentication. Ledger reads go through ``ledger.views``;
+plugin's FastAPI app, behind Airflow's authentication. Ledger reads go through the ledger's one read API (``Ledger``);
 live progress through the Spark driver's snapshot files (``progress.read_snapshots``); the clusters
 are read "now" with short timeouts (``console.clusters``), so a page renders even when one is down.
 """
@@ -28,7 +28,8 @@ from kafka_migration.airflow.console.models import (
     RunProgressView,
     RunsPageView,
 )
-from kafka_migration.ledger import views
+from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.views import RunFilter
 
 KINDS = {
     "kafka_migration": "migration",
@@ -91,11 +92,15 @@ class Reader:
         self.state_dir = state_dir
         self.clusters = clusters
 
+    def ledger(self) -> Ledger:
+        """The ledger's one read API (its views and the parts that record), over the configured engine."""
+        return Ledger(self.engine())
+
     def progress(self, run_id: str, segments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         from kafka_migration.run.files import run_dir
         from kafka_migration.run.progress import read_snapshots
 
-        rows = views.run_segments(self.engine(), run_id) if segments is None else segments
+        rows = self.ledger().run_segments(run_id) if segments is None else segments
         return live.progress_by_partition(rows, read_snapshots(run_dir(self.state_dir(), run_id)))
 
     def run(self, row: Mapping[str, Any], with_progress: bool = True) -> dict[str, Any]:
@@ -131,7 +136,7 @@ class Reader:
         return out
 
     def pair(self, pair: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-        rows = views.checkpoint_rows(self.engine(), pair["source_cluster_id"], pair["target_cluster_id"])
+        rows = self.ledger().checkpoint_rows(pair["source_cluster_id"], pair["target_cluster_id"])
         topics: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for r in rows:
             topics.setdefault((r["source_topic"], r["target_topic"]), []).append(r)
@@ -165,13 +170,13 @@ class Reader:
         }
 
     def group_syncs(self, limit: int, offset: int, group_id: str | None, run_id: str | None) -> dict[str, Any]:
-        page = views.group_syncs_page(self.engine(), limit=limit, offset=offset, group_id=group_id, run_id=run_id)
+        ledger = self.ledger()
+        page = ledger.group_syncs_page(limit=limit, offset=offset, group_id=group_id, run_id=run_id)
         rows: dict[str, list[dict[str, Any]]] = {}
-        for r in views.group_sync_rows(self.engine(), [s["sync_id"] for s in page.rows]):
-            if group_id and r["group_id"] != group_id:
+        for r in ledger.group_sync_rows(sync_ids=[s["sync_id"] for s in page.rows]):
+            if group_id and r.group_id != group_id:
                 continue
-            lag = None if r["source_end"] is None else max(0, int(r["source_end"]) - int(r["source_offset"]))
-            rows.setdefault(r["sync_id"], []).append({**r, "lag": lag})
+            rows.setdefault(r.sync_id, []).append(r.to_dict())
         syncs = [
             {
                 **s,
@@ -186,8 +191,9 @@ class Reader:
     def sync_rows(self, run_id: str | None) -> list[dict[str, Any]]:
         if not run_id:
             return []
-        found = views.group_syncs_page(self.engine(), limit=MAX_PAGE, run_id=run_id)
-        return views.group_sync_rows(self.engine(), [s["sync_id"] for s in found.rows])
+        ledger = self.ledger()
+        found = ledger.group_syncs_page(limit=MAX_PAGE, run_id=run_id)
+        return [r.to_dict() for r in ledger.group_sync_rows(sync_ids=[s["sync_id"] for s in found.rows])]
 
     def cutover(self, row: Mapping[str, Any]) -> dict[str, Any]:
         from kafka_migration.cutover.report import checklist
@@ -250,8 +256,9 @@ def create_router(
         """Per pair of clusters and source topic: offsets migrated (checkpoints), the source's end now, the
         offsets not migrated yet (what the next nightly sync copies) and the last run that verified some."""
         now = datetime.now(UTC)
-        pairs = [read.pair(pair, now) for pair in views.cluster_pairs(engine())]
-        return {"pairs": pairs, "running": views.running_runs(engine())}
+        ledger = read.ledger()
+        pairs = [read.pair(pair, now) for pair in ledger.cluster_pairs()]
+        return {"pairs": pairs, "running": ledger.running_runs()}
 
     @router.get("/runs", response_model=RunsPageView, summary="Runs, newest first, filtered and paged")
     def runs(
@@ -269,27 +276,28 @@ def create_router(
     ) -> dict[str, Any]:
         texts = {"dag_id": dag_id, "status": status, "topic": topic}
         clusters_ = {"source_cluster_id": source_cluster_id, "target_cluster_id": target_cluster_id}
-        run_filter = views.RunFilter(
+        run_filter = RunFilter(
             **{k: (v or "").strip() or None for k, v in {**texts, **clusters_}.items()},
             since=_parse_time(since, "since"),
             until=_parse_time(until, "until"),
         )
-        page = views.runs_page(engine(), run_filter, limit=limit, offset=offset)
+        ledger = read.ledger()
+        page = ledger.runs_page(run_filter, limit=limit, offset=offset)
         return {
             "total": page.total,
             "limit": limit,
             "offset": offset,
-            "running": views.running_runs(engine()),
+            "running": ledger.running_runs(),
             "runs": [read.run(r) for r in page.rows],
         }
 
     @router.get("/runs/facets", response_model=RunFacetsView, summary="Values the runs filters offer")
     def facets() -> dict[str, Any]:
-        return views.run_facets(engine())
+        return read.ledger().run_facets()
 
     @router.get("/runs/by-dag-run", response_model=RunDetailView, summary="The run a DAG run made")
     def by_dag_run(dag_id: str, dag_run_id: str) -> dict[str, Any]:
-        row = views.run_for_dag_run(engine(), dag_id, dag_run_id)
+        row = read.ledger().run_for_dag_run(dag_id, dag_run_id)
         if row is None:
             raise HTTPException(
                 404,
@@ -300,17 +308,18 @@ def create_router(
 
     @router.get("/runs/{run_id}", response_model=RunDetailView, summary="A run: its partitions, timings and progress")
     def run_detail(run_id: str) -> dict[str, Any]:
-        row = views.run_row(engine(), run_id)
+        ledger = read.ledger()
+        row = ledger.run(run_id)
         if row is None:
             raise HTTPException(404, f"No run {run_id!r} in the ledger")
-        segments = views.run_segments(engine(), run_id)
+        segments = ledger.run_segments(run_id)
         detail = read.run(row, with_progress=False)
-        cutover = views.cutover_for_run(engine(), run_id)
+        cutover = ledger.cutover_for_run(run_id)
         detail["cutover_id"] = cutover["cutover_id"] if cutover else None
         progress = read.progress(run_id, segments) if row["status"] == "running" else None
         if progress is not None:
             detail["progress"] = live.summary(progress)
-        syncs = views.group_syncs_page(engine(), limit=MAX_PAGE, run_id=run_id)
+        syncs = ledger.group_syncs_page(limit=MAX_PAGE, run_id=run_id)
         return {
             "run": detail,
             "options": dict(row.get("params") or {}),
@@ -322,7 +331,7 @@ def create_router(
 
     @router.get("/runs/{run_id}/progress", response_model=RunProgressView, summary="A running run's live progress")
     def progress_of_running_run(run_id: str) -> dict[str, Any]:
-        if views.run_row(engine(), run_id) is None:
+        if read.ledger().run(run_id) is None:
             raise HTTPException(404, f"No run {run_id!r} in the ledger")
         return read.progress(run_id)
 
@@ -337,7 +346,7 @@ def create_router(
 
     @router.get("/cutovers", response_model=CutoversPageView, summary="Cutovers and their failbacks, with checklists")
     def cutovers(limit: int = Query(10, ge=1, le=MAX_PAGE), offset: int = Query(0, ge=0)) -> dict[str, Any]:
-        page = views.cutovers_page(engine(), limit=limit, offset=offset)
+        page = read.ledger().cutovers_page(limit=limit, offset=offset)
         return {"total": page.total, "limit": limit, "offset": offset, "cutovers": [read.cutover(r) for r in page.rows]}
 
     @router.get("/cutover-preflight", response_model=PreflightView, summary="The cutover pre-flight, read only")

@@ -53,8 +53,8 @@ def test_group_sync_rows_replace_a_retry_and_summarise(ledger_url: str) -> None:
     ledger.record_group_sync(_result("run-1__groups", [SYNCED, SYNCED], run_id="run-1"))  # a retried task
     ledger.record_group_sync(_result("groups-later", ["kept_ahead"]))
     rows = ledger.group_sync_rows(run_id="run-1")
-    assert [(r["partition"], r["outcome"], r["target_offset"]) for r in rows] == [(0, SYNCED, 9), (1, SYNCED, 9)]
-    summary = {s["sync_id"]: s for s in ledger.group_syncs()}
+    assert [(r.partition, r.outcome, r.target_offset) for r in rows] == [(0, SYNCED, 9), (1, SYNCED, 9)]
+    summary = {s["sync_id"]: s for s in ledger.group_syncs_page().rows}
     assert (summary["run-1__groups"]["partitions"], summary["run-1__groups"]["not_ok"]) == (2, 0)
     assert (summary["groups-later"]["groups"], summary["groups-later"]["not_ok"]) == (1, 1)
     assert summary["groups-later"]["run_id"] is None

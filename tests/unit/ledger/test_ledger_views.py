@@ -1,11 +1,13 @@
-"""ledger.views, the console's read queries, on both backends (SQLite file and PostgreSQL)."""
+"""The ledger's read API (ledger/views.py, a part of Ledger) on both backends (SQLite file and PostgreSQL)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 from kafka_migration.groups.rules import GroupSync, GroupSyncResult, PartitionSync
-from kafka_migration.ledger import Ledger, views
+from kafka_migration.ledger import Ledger
+from kafka_migration.ledger.views import RunFilter
+from kafka_migration.model.groups import SyncedPartition
 from tests.unit.ledger.test_ledger import outcomes, plan
 
 
@@ -23,32 +25,32 @@ def _ledger(url: str) -> Ledger:
 
 
 def test_runs_page_filters_pages_and_counts(ledger_url: str) -> None:
-    engine = _ledger(ledger_url).engine
-    page = views.runs_page(engine, limit=1)
+    ledger = _ledger(ledger_url)
+    page = ledger.runs_page(limit=1)
     assert page.total == 2 and [r["run_id"] for r in page.rows] == ["run-b"]
     assert "plan" not in page.rows[0]  # a list does not carry every run's plan
-    assert [r["run_id"] for r in views.runs_page(engine, limit=1, offset=1).rows] == ["run-a"]
-    assert [r["run_id"] for r in views.runs_page(engine, views.RunFilter(dag_id="cli")).rows] == ["run-b"]
-    assert views.runs_page(engine, views.RunFilter(status="verified", topic="copy.orders")).total == 1
-    assert views.runs_page(engine, views.RunFilter(topic="payments")).total == 0
+    assert [r["run_id"] for r in ledger.runs_page(limit=1, offset=1).rows] == ["run-a"]
+    assert [r["run_id"] for r in ledger.runs_page(RunFilter(dag_id="cli")).rows] == ["run-b"]
+    assert ledger.runs_page(RunFilter(status="verified", topic="copy.orders")).total == 1
+    assert ledger.runs_page(RunFilter(topic="payments")).total == 0
     later = datetime.now(UTC) + timedelta(hours=1)
-    assert views.runs_page(engine, views.RunFilter(since=later)).total == 0
-    assert views.runs_page(engine, views.RunFilter(until=later)).total == 2
-    assert views.run_for_dag_run(engine, "kafka_migration", "manual_a")["run_id"] == "run-a"  # type: ignore[index]
-    assert views.running_runs(engine) == 0
-    assert views.run_facets(engine)["dag_ids"] == ["kafka_migration", None]
+    assert ledger.runs_page(RunFilter(since=later)).total == 0
+    assert ledger.runs_page(RunFilter(until=later)).total == 2
+    assert ledger.run_for_dag_run("kafka_migration", "manual_a")["run_id"] == "run-a"  # type: ignore[index]
+    assert ledger.running_runs() == 0
+    assert ledger.run_facets()["dag_ids"] == ["kafka_migration", None]
 
 
 def test_pairs_and_checkpoints(ledger_url: str) -> None:
-    engine = _ledger(ledger_url).engine
-    (pair,) = views.cluster_pairs(engine)
+    ledger = _ledger(ledger_url)
+    (pair,) = ledger.cluster_pairs()
     assert (pair["source_cluster_id"], pair["target_cluster_id"], pair["runs"], pair["run_id"]) == (
         "src-cluster",
         "tgt-cluster",
         2,
         "run-b",
     )
-    rows = {r["partition"]: r for r in views.checkpoint_rows(engine, "src-cluster", "tgt-cluster")}
+    rows = {r["partition"]: r for r in ledger.checkpoint_rows("src-cluster", "tgt-cluster")}
     assert (rows[0]["source_offset"], rows[0]["run_id"], rows[0]["run_status"]) == (150, "run-b", "mismatch")
     assert (rows[1]["source_offset"], rows[1]["run_id"], rows[1]["dag_id"]) == (100, "run-a", "kafka_migration")
 
@@ -70,10 +72,14 @@ def test_group_syncs_and_cutovers(ledger_url: str) -> None:
             (GroupSync("app", "EMPTY", False, "NONE", False, parts),),
         )
     )
-    page = views.group_syncs_page(ledger.engine)
+    page = ledger.group_syncs_page()
     assert page.total == 1 and (page.rows[0]["partitions"], page.rows[0]["not_ok"]) == (2, 1)
-    assert views.group_syncs_page(ledger.engine, group_id="other").total == 0
-    assert len(views.group_sync_rows(ledger.engine, ["s1"])) == 2 and views.group_sync_rows(ledger.engine, []) == []
+    assert ledger.group_syncs_page(group_id="other").total == 0
+    rows = ledger.group_sync_rows(sync_ids=["s1"])
+    assert len(rows) == 2 and ledger.group_sync_rows(sync_ids=[]) == []
+    assert all(isinstance(r, SyncedPartition) for r in rows)  # the model's type, its lag computed there
+    assert [(r.partition, r.lag, r.ok, r.run_id) for r in rows] == [(0, 15, True, "run-a"), (1, 15, False, "run-a")]
+    assert rows == ledger.group_sync_rows(run_id="run-a") == ledger.group_sync_rows(sync_id="s1")
     values = {
         "trigger": "cli",
         "params": {},
@@ -84,6 +90,6 @@ def test_group_syncs_and_cutovers(ledger_url: str) -> None:
     }
     ledger.start_cutover("c1", values)
     ledger.update_cutover("c1", run_id="run-a")
-    assert views.cutovers_page(ledger.engine).total == 1 and views.cutover_row(ledger.engine, "c1") is not None
-    assert views.cutover_for_run(ledger.engine, "run-a")["cutover_id"] == "c1"  # type: ignore[index]
-    assert views.cutover_for_run(ledger.engine, "run-b") is None
+    assert ledger.cutovers_page().total == 1 and ledger.cutover("c1") is not None
+    assert ledger.cutover_for_run("run-a")["cutover_id"] == "c1"  # type: ignore[index]
+    assert ledger.cutover_for_run("run-b") is None
