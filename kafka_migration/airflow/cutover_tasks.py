@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.hooks import LedgerHook
-from kafka_migration.airflow.tasks import PlanFailed
+from kafka_migration.airflow.run_tasks import PlanFailed
 from kafka_migration.cutover.point import DEFAULT_QUIET_SECONDS
 from kafka_migration.cutover.preflight import Preflight
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

@@ -20,7 +20,7 @@ from typing import Any
 from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
-from kafka_migration.airflow import tasks
+from kafka_migration.airflow import run_tasks
 from kafka_migration.airflow.operators import MigrationSparkOperator
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import MigrationOptions
@@ -40,7 +40,7 @@ def skipped_after_a_failed_plan(finish: Callable[..., dict], *args: Any, **kwarg
 
     try:
         return finish(*args, **kwargs)
-    except tasks.PlanFailed as exc:
+    except run_tasks.PlanFailed as exc:
         raise AirflowSkipException(str(exc)) from None
 
 
@@ -198,7 +198,7 @@ def migration_steps(
 
         source, target, options = _conns(ti, params)
         try:
-            planned = tasks.plan_run(
+            planned = run_tasks.plan_run(
                 params or {},
                 run_id or "manual",
                 dag_id=dag_id,
@@ -211,7 +211,7 @@ def migration_steps(
             raise AirflowFailException(str(exc)) from None
         ti.xcom_push(key="plan", value=planned["plan"])  # first: a summary closes the run if creation fails
         target_conn_id = target or (params or {}).get("target_conn_id") or "kafka_target"
-        ti.xcom_push(key=TOPICS, value=tasks.create_topics(planned["plan"], target_conn_id))
+        ti.xcom_push(key=TOPICS, value=run_tasks.create_topics(planned["plan"], target_conn_id))
         return planned["jobs"]
 
     @task
@@ -225,7 +225,7 @@ def migration_steps(
         from airflow.sdk import get_current_context
 
         get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
-        return tasks.topic_result(plan_path, topic)
+        return run_tasks.topic_result(plan_path, topic)
 
     # ALL_DONE: also after a failed copy, so that the run is closed, its evidence stored and its report written.
     # After a failed plan it closes what the plan opened and is skipped: the plan's error is the one to read.
@@ -233,9 +233,9 @@ def migration_steps(
     def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
         requested = group_sync and bool((params or {}).get("sync_groups"))
         return skipped_after_a_failed_plan(
-            tasks.summarize_run,
+            run_tasks.summarize_run,
             ti.xcom_pull(task_ids="plan", key="plan"),
-            target_topic_ids=ti.xcom_pull(task_ids="plan", key=tasks.TARGET_TOPIC_IDS),
+            target_topic_ids=ti.xcom_pull(task_ids="plan", key=run_tasks.TARGET_TOPIC_IDS),
             group_params=params if requested else None,
             topics_created=ti.xcom_pull(task_ids="plan", key=TOPICS) is not None,
         )

@@ -104,14 +104,14 @@ class MigrationSparkOperator(BaseOperator):
 
         Losing the leases mid-step (another run took them over) stops spark-submit and fails the task.
         """
-        from kafka_migration.airflow import settings, tasks
+        from kafka_migration.airflow import run_tasks, settings
         from kafka_migration.airflow.hooks import LedgerHook
         from kafka_migration.ledger.leases import LeaseHeartbeat
         from kafka_migration.run.claims import lease_keys
 
         ledger = LedgerHook().get_conn()
-        plan = tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)
-        tasks.hold_leases(plan, ledger)  # raises before anything is submitted when the leases were taken over
+        plan = run_tasks.load_plan(self.job["plan_path"], self.job["run_id"], ledger)
+        run_tasks.hold_leases(plan, ledger)  # raises before anything is submitted when the leases were taken over
         heartbeat = LeaseHeartbeat(
             ledger.leases, plan.run_id, lease_keys(plan), settings.lease_ttl(), on_lost=lambda _: self.on_kill()
         )

@@ -1,5 +1,5 @@
 """A run's evidence, recorded in one place whichever way the run went: the CLI's whole run (run/pipeline.py)
-and every DAG's summary task (airflow/tasks.py) call these functions, so the evidence users sign reads the
+and every DAG's summary task (airflow/run_tasks.py) call these functions, so the evidence users sign reads the
 same whoever started the run.
 
 A run's evidence is every topic's copy and verification outcome with the checkpoints and offset maps of its

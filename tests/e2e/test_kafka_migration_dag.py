@@ -192,18 +192,18 @@ def test_a_plan_task_that_failed_after_opening_its_run_leaves_it_closed(
     red task of the DAG run (the DAG wraps summarize_run's PlanFailed in a skip)."""
     import pytest as _pytest
 
-    from kafka_migration.airflow import tasks
+    from kafka_migration.airflow import run_tasks
     from kafka_migration.airflow.hooks import LedgerHook
     from kafka_migration.airflow.settings import reports_dir
 
     prefix = f"halfplan{unique}"
     _seed(clusters.source, prefix)
-    planned = tasks.plan_run({"include": f"{prefix}\\.orders"}, f"manual__{unique}")["plan"]
+    planned = run_tasks.plan_run({"include": f"{prefix}\\.orders"}, f"manual__{unique}")["plan"]
     ledger = LedgerHook().get_conn()
     assert ledger.run(planned["run_id"])["status"] == "running"  # type: ignore[index]
     assert ledger.leases.active(), "the plan took the leases of its target topics"
-    with _pytest.raises(tasks.PlanFailed, match=f"Run {planned['run_id']} closed as failed: the plan task failed"):
-        tasks.summarize_run(planned, topics_created=False)
+    with _pytest.raises(run_tasks.PlanFailed, match=f"Run {planned['run_id']} closed as failed: the plan task failed"):
+        run_tasks.summarize_run(planned, topics_created=False)
     recorded = ledger.run(planned["run_id"])
     assert recorded is not None and recorded["status"] == "failed"
     assert (reports_dir() / planned["run_id"] / "report.html").is_file()

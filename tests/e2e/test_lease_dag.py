@@ -113,7 +113,7 @@ def test_dag_run_holds_its_leases_and_a_cli_run_beside_it_refuses(  # type: igno
 
 def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, ledger: Ledger) -> None:  # type: ignore[no-untyped-def]
     """The task bodies of the finished DAG run, run again (a retry, a cleared task) on damaged files."""
-    from kafka_migration.airflow import tasks
+    from kafka_migration.airflow import run_tasks
     from kafka_migration.airflow.operators import MigrationSparkOperator
     from kafka_migration.ledger.leases import Holder
     from kafka_migration.run.claims import lease_keys
@@ -137,27 +137,27 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     with pytest.raises(
         RunFileError, match=r"copy results file .*copy-job0.json is corrupt .* Clear the copy_verify \[0\] task"
     ):
-        tasks.topic_result(str(plan_path), topic)
+        run_tasks.topic_result(str(plan_path), topic)
     (directory / "copy-job0.json").unlink()
     with pytest.raises(RunFileError, match=r"No copy results at .*copy-job0.json: the copy_verify \(job 0: "):
-        tasks.topic_result(str(plan_path), topic)
+        run_tasks.topic_result(str(plan_path), topic)
 
     plan = json.loads(plan_path.read_text())
     plan["topics"][0]["partitions"][0]["end"] += 1000  # an edited plan
     plan_path.write_text(json.dumps(plan))
     with pytest.raises(RunFileError, match="differs from the plan the ledger recorded for run"):
-        tasks.create_topics(planned, "kafka_target")
+        run_tasks.create_topics(planned, "kafka_target")
     plan_path.write_text(plan_path.read_text()[:100])  # a truncated one
     with pytest.raises(
         RunFileError, match=r"plan file .*plan.json of run .* is corrupt .* Clear this DAG run's 'plan'"
     ):
-        tasks.create_topics(planned, "kafka_target")
+        run_tasks.create_topics(planned, "kafka_target")
     plan_path.unlink()
     operator = MigrationSparkOperator(task_id="copy_verify", step="migrate", job=job, conn_id="spark_default")
     with pytest.raises(RunFileError, match=r"plan file .*plan.json of run .* is missing"):
         operator.execute(context={})
     with pytest.raises(RunFileError, match="is missing"):
-        tasks.summarize_run(planned)
+        run_tasks.summarize_run(planned)
 
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
     assert ledger.run_segments(run_id) == segments_before  # nothing recorded
@@ -171,17 +171,17 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     (directory / "copy-job0.json").write_text(json.dumps(results))
     (directory / "verify-job0.json").unlink()
     ledger.leases.acquire(
-        Holder(run_id, "airflow", "the DAG run"), lease_keys(tasks.load_plan(plan_path, run_id, ledger)), 60
+        Holder(run_id, "airflow", "the DAG run"), lease_keys(run_tasks.load_plan(plan_path, run_id, ledger)), 60
     )
     with pytest.raises(RuntimeError, match=f"Topic {topic}: copy failed: partition 0: target broker down"):
-        tasks.topic_result(str(plan_path), topic)
+        run_tasks.topic_result(str(plan_path), topic)
     ledger.leases.release(run_id)
 
     # A summary whose run lost its leases (another run took them over) stores nothing and closes the run.
     other = Holder("another-run", "cli", "a CLI run")
-    ledger.leases.acquire(other, lease_keys(tasks.load_plan(plan_path, run_id, ledger)), 60)
+    ledger.leases.acquire(other, lease_keys(run_tasks.load_plan(plan_path, run_id, ledger)), 60)
     with pytest.raises(LeaseLostError, match=f"Run {run_id} lost the lease on 1 target topic"):
-        tasks.summarize_run(planned)
+        run_tasks.summarize_run(planned)
     assert ledger.run_segments(run_id) == segments_before  # no evidence of the failed copy stored
     assert ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
     assert [x.run_id for x in ledger.leases.active()] == ["another-run"]  # the other run's lease is kept

@@ -1,7 +1,7 @@
 """The bad-input matrix, part 2: refusals that need real clusters (cluster ids, topic names on the target).
 
 Each case runs through the CLI (``kafka-migrate run``, in-process) and through the Airflow plan task
-(``tasks.plan_run``, connections from the environment) and must stop before anything is created,
+(``run_tasks.plan_run``, connections from the environment) and must stop before anything is created,
 written or recorded: exit 2 / ConfigurationError, one line naming the problem and the fix, no target
 topic, no run directory, no run in the ledger. The cases without a cluster are in
 tests/unit/cli/test_bad_input_matrix.py.
@@ -158,7 +158,7 @@ def _no_spark_left(state: Path, within: float = 30.0) -> None:
 @pytest.mark.parametrize("prepared", CASES, ids=[c.id for c in CASES], indirect=True)
 def test_plan_task_refuses_before_writing(prepared, clusters, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     from kafka_migration.airflow.dag_factory import migration_params
-    from kafka_migration.airflow.tasks import plan_run
+    from kafka_migration.airflow.run_tasks import plan_run
 
     _case, options, target, expect, state, before = prepared
     for conn_id, bootstrap in (("KAFKA_SOURCE", clusters.source), ("KAFKA_TARGET", target)):

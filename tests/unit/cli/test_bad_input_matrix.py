@@ -518,7 +518,7 @@ def _params() -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", PARAM_CASES, ids=[f"{c.param}={c.value!r}"[:60] for c in PARAM_CASES])
 def test_plan_task_refuses_before_writing(case: ParamCase, airflow_env: Path) -> None:
-    from kafka_migration.airflow.tasks import plan_run
+    from kafka_migration.airflow.run_tasks import plan_run
 
     declared = _params()
     params = {name: param.value for name, param in declared.items()} | {case.param: case.value}
@@ -544,7 +544,7 @@ def test_plan_task_refuses_bad_deployment_settings(
     variable: str, value: str, expect: str, airflow_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the ledger, run files and reports go comes from the deployment, not the Params: checked too."""
-    from kafka_migration.airflow.tasks import plan_run
+    from kafka_migration.airflow.run_tasks import plan_run
 
     (airflow_env / "file").write_text("x")
     monkeypatch.setenv(variable, value.replace("{tmp}", str(airflow_env)))
