@@ -136,6 +136,69 @@ def _targets(module: Module, node: ast.Import | ast.ImportFrom, tree: dict[str, 
     ]
 
 
+def _top_level_names(path: Path) -> set[str] | None:
+    """The names a module defines at its top level (through ifs and trys, not inside functions or classes);
+    None when it can define more at run time (``import *``, a module ``__getattr__``)."""
+    names: set[str] = set()
+    body = list(ast.parse(path.read_text(), str(path)).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                return None
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for inner in getattr(node, field, []):
+                    body.extend(inner.body if isinstance(inner, ast.ExceptHandler) else [inner])
+    return None if "__getattr__" in names else names
+
+
+def missing(root: Path, tree: dict[str, Module]) -> list[Problem]:
+    """Imports of the tree's own modules or names that do not exist: a rename that missed a caller. Python finds
+    them only when that line runs, and a lazy import inside a function runs late; ruff does not look."""
+    problems = {}
+    defined: dict[str, set[str] | None] = {}
+    for module in tree.values():
+        syntax = ast.parse((root / module.path).read_text(), str(module.path))
+        top = module.name.split(".")[0]
+        for node in ast.walk(syntax):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(node, ast.Import):
+                wanted = [(alias.name, None) for alias in node.names]
+            elif node.level:
+                package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+                wanted = [(base, alias.name) for alias in node.names]
+            else:
+                wanted = [(node.module or "", alias.name) for alias in node.names]
+            for base, name in wanted:
+                if top in PATH_FOLDERS and f"{top}.{base.partition('.')[0]}" in tree:
+                    base = f"{top}.{base}"
+                if base.split(".")[0] not in RANKS or name == "*":
+                    continue
+                if base not in tree:
+                    found = f"{module.path}:{node.lineno}: {module.name} imports {base}, which is no module of the tree"
+                elif name is not None and f"{base}.{name}" not in tree:
+                    if base not in defined:
+                        defined[base] = _top_level_names(root / tree[base].path)
+                    names = defined[base]
+                    if names is None or name in names:
+                        continue
+                    found = f"{module.path}:{node.lineno}: {module.name} imports {name} from {base}, which has none"
+                else:
+                    continue
+                key = f"missing {module.name} -> {base}" + (f".{name}" if name else "")
+                problems[key] = Problem(key, found)
+    return list(problems.values())
+
+
 def arrows(root: Path, tree: dict[str, Module]) -> list[Arrow]:
     """Every import of every module, resolved."""
     found = []
@@ -262,4 +325,5 @@ def check(root: Path) -> list[Problem]:
         if reason and key not in problems:
             problems[key] = Problem(key, f"{arrow.where()}: {arrow.source.name} imports {arrow.target}: {reason}")
     problems |= {problem.key: problem for problem in _circles(tree, found)}
+    problems |= {problem.key: problem for problem in missing(root, tree)}
     return sorted(problems.values(), key=lambda p: p.key)

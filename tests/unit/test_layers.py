@@ -43,11 +43,11 @@ def _write(path: Path, text: str) -> None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A tree without a fault: an empty module in every folder the rules cover."""
+    """A tree without a fault: a module in every folder the rules cover, defining the names the plants import."""
     for place in PLACES:
         if place not in PATH_FOLDERS:
             _write(tmp_path / place / "__init__.py", "")
-        _write(tmp_path / place / ("exceptions.py" if place == "kafka_migration" else "mod.py"), "")
+        _write(tmp_path / place / ("exceptions.py" if place == "kafka_migration" else "mod.py"), "thing = main = 1\n")
     return tmp_path
 
 
@@ -63,11 +63,11 @@ def test_the_fixture_tree_has_no_fault(tree: Path) -> None:
 def _plant_circle(tree: Path, place: str) -> tuple[str, str, str]:
     """a imports b, b imports a: relatively or by bare name, and lazily through the parent; (a, b, a's file)."""
     if place == "kafka_migration":
-        _write(tree / "kafka_migration/__init__.py", "from . import exceptions\n")
+        _write(tree / "kafka_migration/__init__.py", "from . import exceptions\n\n__version__ = '0'\n")
         _write(tree / "kafka_migration/exceptions.py", "from kafka_migration import __version__\n")
         return "kafka_migration", "kafka_migration.exceptions", "kafka_migration/__init__.py"
     if place in PATH_FOLDERS:
-        _write(tree / place / "a.py", "import b\n")
+        _write(tree / place / "a.py", "import b\n\nthing = 1\n")
         _write(tree / place / "b.py", "from a import thing\n")
     else:
         _write(tree / place / "a.py", "from . import b\n")
@@ -86,9 +86,10 @@ def test_a_circle_inside_a_folder_is_refused(tree: Path, place: str) -> None:
 
 def test_a_circle_through_type_checking_is_refused(tree: Path) -> None:
     _write(
-        tree / "harness/a.py", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from harness.b import X\n"
+        tree / "harness/a.py",
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from harness.b import X\n\nY = 1\n",
     )
-    _write(tree / "harness/b.py", "from harness.a import Y\n")
+    _write(tree / "harness/b.py", "from harness.a import Y\n\nX = 1\n")
     assert "harness/a.py:4 (under TYPE_CHECKING) imports harness.b" in _only(check(tree)).message
 
 
@@ -163,3 +164,35 @@ def test_an_entry_point_stays_a_screen_long(tree: Path, place: str) -> None:
 def test_a_new_folder_of_the_package_needs_a_layer(tree: Path) -> None:
     _write(tree / "kafka_migration/newthing/__init__.py", "")
     assert "kafka_migration.newthing has no layer" in _only(check(tree)).message
+
+
+@pytest.mark.parametrize(
+    ("statement", "key"),
+    [
+        (
+            "def f():\n    from kafka_migration.run import gone\n",
+            "missing kafka_migration.cli.a -> kafka_migration.run.gone",
+        ),
+        ("from kafka_migration.run.mod import gone\n", "missing kafka_migration.cli.a -> kafka_migration.run.mod.gone"),
+        ("import kafka_migration.run.gone\n", "missing kafka_migration.cli.a -> kafka_migration.run.gone"),
+        ("from ..run.gone import thing\n", "missing kafka_migration.cli.a -> kafka_migration.run.gone.thing"),
+    ],
+)
+def test_an_import_of_what_the_tree_does_not_have_is_refused(tree: Path, statement: str, key: str) -> None:
+    """A rename that missed a caller: Python finds it only when the line runs (late, for a lazy import)."""
+    _write(tree / "kafka_migration/cli/a.py", statement)
+    problem = _only(check(tree))
+    assert problem.key == key and "kafka_migration/cli/a.py:" in problem.message
+
+
+def test_names_a_module_defines_at_run_time_are_not_refused(tree: Path) -> None:
+    _write(tree / "kafka_migration/run/lazy.py", "def __getattr__(name):\n    return name\n")
+    _write(
+        tree / "kafka_migration/run/guarded.py",
+        "try:\n    import json as codec\nexcept ImportError:\n    codec = None\n",
+    )
+    _write(
+        tree / "kafka_migration/cli/a.py",
+        "from kafka_migration.run.lazy import x\nfrom kafka_migration.run.guarded import codec\n",
+    )
+    assert check(tree) == []
