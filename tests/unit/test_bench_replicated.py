@@ -106,7 +106,10 @@ def _raw(**changes) -> dict:
                 {**_meter(s, 20.0, 1_100.0), "records": 100_000, "timings": None, "replicas": _replicas()}
                 for s in (10.0, 12.0, 11.0)
             ],
-            "mirrormaker": [{**_meter(s, 40.0, 600.0), "replicas": _replicas()} for s in (30.0, 33.0, 31.0)],
+            "mirrormaker": [
+                {**_meter(s, 40.0, 600.0), "first_commit_seconds": s / 3, "replicas": _replicas()}
+                for s in (30.0, 33.0, 31.0)
+            ],
             "ceiling": [_ceiling(4.0, 5.0), _ceiling(6.0, 5.5), _ceiling(4.5, 5.0)],
         },
         "failures": [],
@@ -126,6 +129,8 @@ def test_medians_and_the_ratios_as_throughput_ratios() -> None:
     assert s["records"] == 100_000
     assert s["ours"]["median_seconds"] == 11.0
     assert s["mirrormaker"]["median_seconds"] == 31.0
+    assert s["mirrormaker"]["median_first_commit_seconds"] == pytest.approx(31 / 3)
+    assert len(s["ours"]["samples"]) == 3  # each run's figures kept in results.json
     assert s["ceiling"]["median_seconds"] == 5.0  # per repetition the slower of consumer and producer: 5, 6, 5
     assert s["ceiling"]["consumer"]["median_seconds"] == 4.5
     assert s["ceiling"]["median_cpu_seconds"] == 8.0

@@ -24,6 +24,7 @@ def _figures(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "median_peak_rss_mib": median([s["peak_rss_mib"] for s in samples]),
         "median_load1_at_start": median([s["load1_at_start"] for s in samples]),
         "runs": len(samples),
+        "samples": list(samples),
     }
 
 
@@ -78,6 +79,9 @@ def summarize(raw: dict[str, Any], sizes: dict[str, int]) -> dict[str, Any]:
             "ours": {**ours, **rates(records, ours["median_seconds"])},
             "mirrormaker": {
                 **theirs,
+                "median_first_commit_seconds": median(
+                    [s["first_commit_seconds"] for s in samples["mirrormaker"] if "first_commit_seconds" in s]
+                ),
                 **rates(records, theirs["median_seconds"]),
                 "replication_factor": _replication(samples["mirrormaker"]),
             },
@@ -134,7 +138,8 @@ def table(summary: dict[str, Any]) -> list[str]:
         f"{fmt(o['median_peak_rss_mib'], 0)} MiB, MM2 {fmt(m.get('median_peak_rss_mib', float('nan')), 0)} MiB, "
         f"perf tools {fmt(c.get('median_peak_rss_mib', float('nan')), 0)} MiB",
         f"{pad} load at start (median) ours {fmt(o['median_load1_at_start'])}, MM2 "
-        f"{fmt(m.get('median_load1_at_start', float('nan')))}; ours "
+        f"{fmt(m.get('median_load1_at_start', float('nan')))}; MM2 launch to its first commit "
+        f"{fmt(m.get('median_first_commit_seconds', float('nan')))} s; ours "
         + ", ".join(f"{k} {v:.1f}" for k, v in o["median_parts"].items() if k != "wall")
         + " s (its own timings)",
         f"{pad} target topic RF: ours {s['ours_replication_factor']} (min.insync.replicas "
