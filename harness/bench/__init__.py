@@ -3,7 +3,7 @@ MirrorMaker 2, on real Apache Kafka.
 
 Starts a source cluster (one-node KRaft Apache Kafka from the pinned jar set, harness/kafka),
 seeds it once, then runs, in one session, alternating and repeated (medians reported), the
-scenarios chosen with ``--scenarios`` (default all), one module each:
+scenarios chosen with ``--scenarios`` (default all but ``replicated``), one module each:
 
 * ``copy`` (copy_verify.py): 1. copy N records of one 8-partition topic, project vs one process;
   3. verification of that copy vs a plain read loop; the PySpark worker memory at N and N/2.
@@ -16,6 +16,10 @@ scenarios chosen with ``--scenarios`` (default all), one module each:
 * ``scale`` (scale.py): 6. planning and a whole run at thousands of topics.
 * ``mm2`` (mirrormaker.py): 7. MirrorMaker 2 side by side: moving W records, consumer group
   accuracy at the positions a switch-over gets wrong, peak memory and CPU.
+* ``large`` (large.py): 8. copy and verification of 10 KB records.
+* ``replicated`` (replicated/): 9. on a three-node source and target of their own (RF 3,
+  min.insync.replicas=2, acks=all): the verified CLI run vs MirrorMaker 2 vs Kafka's own perf tools;
+  each run on a target cleaned of its topics, not a fresh cluster. Opt-in: it starts six broker JVMs.
 
 Every repetition copies into a fresh target cluster (a new one-node cluster with a new cluster
 id; the previous one is stopped and its data removed; starting one is not measured), and every
@@ -23,5 +27,6 @@ project run has a fresh run directory. Results: a table on stdout and ``.bench/r
 (runner.py). Not a test: nothing here asserts timings.
 
     python -m harness.bench [--quick] [--repeat N] [--records N] [--topics N] [--cluster-records N]
-                            [--mm2-records N] [--scenarios copy,many,cluster,whole,scale,mm2]
+                            [--mm2-records N] [--replicated-records N]
+                            [--scenarios copy,many,cluster,whole,scale,mm2,large,replicated]
 """
