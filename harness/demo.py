@@ -113,7 +113,7 @@ def clusters(home: Path):  # type: ignore[no-untyped-def]
 
     broker = os.environ.get("DEMO_BROKER", "kafka")
     if broker == "embedded":
-        from harness.embedded import embedded_clusters
+        from harness.servers.embedded import embedded_clusters
 
         print("Brokers: embedded Kafka-protocol broker (DEMO_BROKER=embedded; not Apache Kafka)")
         return embedded_clusters("demo-source", "demo-target", log_dir=home / "brokers")

@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.certs import Pki, make_pki
 from harness.kafka import ClusterSpec, KafkaCluster, Tls, kafka_clusters
-from harness.ports import free_port
 from harness.seed import producer, send
+from harness.servers.ports import free_port
 from kafka_migration.kafka.clients import client_settings
 
 

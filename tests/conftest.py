@@ -7,11 +7,11 @@
   StandardAuthorizer; ``acl_cluster`` is its source): session-scoped too, started by the first test that asks.
 - ``kafka_factory``: clusters of a test's own, for tests that change a cluster (its settings, a
   restart), stopped when the test ends.
-- ``proxied_pair``: a source and a target each reachable only through a loopback proxy (harness/proxy.py),
+- ``proxied_pair``: a source and a target each reachable only through a loopback proxy (harness/servers/proxy.py),
   started once for the session; tests take ``proxied``, which leaves both proxies forwarding without latency
   however the test ends. A test slows the source on purpose (``LATENCY``, ``SLOW_READS``, ``SMALL_BATCHES``)
   where it must see a copy while it runs: a floor on the copy's duration that no machine is fast enough to beat.
-- PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/postgres.py).
+- PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/servers/postgres.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters, start_clusters, stop_all
 from harness.kafka.proxied import ProxiedCluster
-from harness.ports import free_port
-from harness.proxy import LoopbackProxy
+from harness.servers.ports import free_port
+from harness.servers.proxy import LoopbackProxy
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -148,7 +148,7 @@ ProxiedPair = tuple[ProxiedCluster, ProxiedCluster]
 SMALL_BATCHES = {"batch.size": 4096, "linger.ms": 5}
 SLOW_READS = {"fetch.max.bytes": 4096, "message.max.bytes": 4096}
 LATENCY = 0.05  # seconds each way
-# A proxy closes itself after its lifetime (harness/proxy.py: 15 minutes by default, for a test that forgets to
+# A proxy closes itself after its lifetime (harness/servers/proxy.py: 15 minutes by default, for a test that forgets to
 # close it); the session's proxies live as long as the session does.
 SESSION_PROXY_LIFETIME = 24 * 3600.0
 
@@ -206,7 +206,7 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'ledger.db'}"
         return
-    from harness.postgres import database_url
+    from harness.servers.postgres import database_url
 
     with postgres_databases("km_test") as (name,):
         yield database_url(name)
@@ -236,9 +236,9 @@ def require_module(name: str) -> ModuleType:
 
 @contextlib.contextmanager
 def postgres_databases(*prefixes: str) -> Iterator[list[str]]:
-    """Fresh PostgreSQL databases for a test, on the named server or a throwaway one (harness.postgres);
+    """Fresh PostgreSQL databases for a test, on the named server or a throwaway one (harness.servers.postgres);
     no server to be had (no PostgreSQL binaries: `make system-deps`) is ``missing``."""
-    from harness.postgres import admin_url, optional_databases
+    from harness.servers.postgres import admin_url, optional_databases
 
     with optional_databases(*prefixes, required=IN_CI) as names:
         if names is None:
@@ -267,8 +267,8 @@ def executor_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark_standalone(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A real Spark standalone cluster on 127.0.0.1: a master and two workers of one core each
-    (harness/spark_cluster.py). Started only by the few tests that ask for it; stopped by process id."""
-    from harness.spark_cluster import standalone_cluster
+    (harness/servers/spark_cluster.py). Started only by the few tests that ask for it; stopped by process id."""
+    from harness.servers.spark_cluster import standalone_cluster
 
     with standalone_cluster(tmp_path_factory.mktemp("spark-standalone"), workers=2, cores=1) as cluster:
         yield cluster

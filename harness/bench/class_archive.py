@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from harness.bench.common import say
 
 if TYPE_CHECKING:
-    from harness.spark_cluster import StandaloneCluster
+    from harness.servers.spark_cluster import StandaloneCluster
     from kafka_migration.spark.submit import SparkSettings
 
 ARCHIVE = "executor.jsa"

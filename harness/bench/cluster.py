@@ -1,7 +1,7 @@
 """Scenario 4: the project's copy and verification on a Spark standalone cluster, next to local mode.
 
 A master and two workers of the installed Spark distribution on this machine
-(harness/spark_cluster.py; 2 cores each: the same 4 task slots as the default ``local[4]`` on
+(harness/servers/spark_cluster.py; 2 cores each: the same 4 task slots as the default ``local[4]`` on
 2 cores), with the executor environment built once by ``build_executor_env`` (what
 ``kafka-migrate package-env`` does) and shipped with every submit, as on a real cluster. Both
 modes copy the same topic (M records of 200 B, 8 partitions) into a fresh target and verify
@@ -73,7 +73,7 @@ def seed(session: Session) -> None:
 
 
 def run(session: Session, repeat: int) -> None:
-    from harness.spark_cluster import standalone_cluster
+    from harness.servers.spark_cluster import standalone_cluster
     from kafka_migration.spark.executor_env import build_executor_env
     from kafka_migration.spark.submit import SparkSettings
 

@@ -12,7 +12,7 @@ c. dag: the ``kafka_migration`` DAG through a real Airflow (a temporary AIRFLOW_
    created_at, to the end of the summary task or of a per-topic result beside it, whichever ends
    last: ``summary_end``): what a user of a deployed Airflow waits for;
 d. dag_deployed: the DAG in a running ``airflow standalone`` (LocalExecutor, as the end-to-end tests
-   start it: ``harness.airflow_server``; its metadata on a fresh PostgreSQL database, as docker-compose.yaml
+   start it: ``harness.servers.airflow_server``; its metadata on a fresh PostgreSQL database, as docker-compose.yaml
    runs it, else on SQLite), triggered over its REST API as a user triggers it, trigger
    (the run's queued_at) to the end of its summary (as in c.); in a phase of its own after the other kinds
    (an idle Airflow's scheduler and dag-processor would load the machine under them), with one
@@ -371,7 +371,7 @@ class DeployedAirflow:
         self.api: Any = None
 
     def __enter__(self) -> DeployedAirflow:
-        from harness.airflow_server import airflow_standalone
+        from harness.servers.airflow_server import airflow_standalone
 
         env = {
             "AIRFLOW_CONN_KAFKA_SOURCE": _kafka_connection(self.source),
@@ -509,7 +509,7 @@ def run(session: Session, repeat: int) -> None:
 def deployed_metadata() -> Iterator[str | None]:
     """A fresh PostgreSQL database for the deployed Airflow's metadata, as docker-compose.yaml gives it one,
     dropped afterwards; None (SQLite, said so) when the local server cannot be reached."""
-    from harness.postgres import admin_url, database_url, optional_databases
+    from harness.servers.postgres import admin_url, database_url, optional_databases
 
     with optional_databases("km_bench_airflow") as names:
         if names is None:

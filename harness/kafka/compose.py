@@ -25,7 +25,7 @@ from typing import Any
 from harness.kafka import jars
 from harness.kafka.node import KafkaCluster, write_properties
 from harness.kafka.security import PLAINTEXT
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 # The release's bin/ scripts this harness provides, and the class each one runs (Kafka 4.x).
 BIN_SCRIPTS = {

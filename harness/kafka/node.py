@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.kafka import jars
 from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 READY_LINE = "Kafka Server started"
 LOG_LEVEL_VARIABLE = "KAFKA_MIGRATION_KAFKA_LOG_LEVEL"

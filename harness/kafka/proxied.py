@@ -1,4 +1,4 @@
-"""Apache Kafka clusters reachable only through a loopback proxy (harness/proxy.py), for network-fault tests.
+"""Apache Kafka clusters reachable only through a loopback proxy (harness/servers/proxy.py), for network-fault tests.
 
 The broker's client listener advertises the proxy's port, so bootstrap and every partition
 leader connection go through the proxy: cutting, blackholing or slowing it does that to the
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.kafka.node import KafkaCluster, start_cluster
-from harness.ports import free_port
-from harness.proxy import LoopbackProxy
+from harness.servers.ports import free_port
+from harness.servers.proxy import LoopbackProxy
 
 
 @dataclass

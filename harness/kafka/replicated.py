@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.kafka.node import ClusterFailed, KafkaCluster, new_cluster_id
-from harness.ports import free_port
-from harness.proxy import LoopbackProxy
+from harness.servers.ports import free_port
+from harness.servers.proxy import LoopbackProxy
 
 # What a production cluster of three brokers sets: every topic, internal ones included, on three replicas, and a
 # write acknowledged by all (acks=all) only when two of them have it.

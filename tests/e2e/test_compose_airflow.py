@@ -24,9 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
-from harness.ports import free_port
-from harness.postgres import admin_connect, database_url
+from harness.servers.airflow_server import VENV_BIN, AirflowClient, log_tail, stop_process_tree
+from harness.servers.ports import free_port
+from harness.servers.postgres import admin_connect, database_url
 from tests.conftest import postgres_databases
 from tests.unit.compose_file import REPO, ComposeProject, load
 

@@ -1,7 +1,7 @@
 """``kafka-migrate run`` on a real Spark standalone cluster with the shipped executor environment.
 
 The master and two workers (one core each) run from the installed pyspark distribution on
-127.0.0.1 (harness/spark_cluster.py); the workers have none of the driver's virtualenv in
+127.0.0.1 (harness/servers/spark_cluster.py); the workers have none of the driver's virtualenv in
 their environment. The executor environment is built by ``kafka-migrate package-env`` and
 shipped with ``--executor-env``; every partition's results name the Python that ran it and
 the executor's working directory, so the tests check that the tasks ran the Python unpacked

@@ -25,8 +25,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.data import read_partition
-from harness.postgres import database_url, optional_databases
 from harness.seed import create_topic, producer, send
+from harness.servers.postgres import database_url, optional_databases
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.groups.sync import sync_groups

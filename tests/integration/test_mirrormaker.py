@@ -15,7 +15,7 @@ from harness.bench.mirrormaker import positions as gp
 from harness.bench.mirrormaker.tools import count_records
 from harness.bench_kafka import create_topics, end_offsets, seed_topics
 from harness.kafka import kafka_clusters
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 pytestmark = pytest.mark.integration
 

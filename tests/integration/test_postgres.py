@@ -1,4 +1,4 @@
-"""harness.postgres: the fresh databases that the ledger tests, the compose test and the benchmark's
+"""harness.servers.postgres: the fresh databases that the ledger tests, the compose test and the benchmark's
 deployed Airflow run on, on a throwaway server the harness starts itself (or the one named)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from harness.bench import whole
-from harness.ports import free_port
-from harness.postgres import (
+from harness.servers.ports import free_port
+from harness.servers.postgres import (
     ADMIN_URL_VARIABLE,
     admin_connect,
     database_url,

@@ -1,4 +1,4 @@
-"""The loopback proxy of the test harness (harness/proxy.py): forwards, cuts, restores, delays, terminates TLS.
+"""The loopback proxy of the test harness (harness/servers/proxy.py): forwards, cuts, restores, delays, terminates TLS.
 
 First against a tiny echo server (fast, exact about bytes), then in front of a real Apache Kafka broker.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.kafka.proxied import proxied_cluster
-from harness.proxy import LoopbackProxy
+from harness.servers.proxy import LoopbackProxy
 
 pytestmark = pytest.mark.integration
 

@@ -22,8 +22,8 @@ from sqlalchemy import update
 
 from harness.data import read_partition
 from harness.kafka import ClusterSpec
-from harness.ports import free_port
 from harness.seed import create_topic, producer, send
+from harness.servers.ports import free_port
 from kafka_migration.exceptions import StaleStateError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.ledger import Ledger

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.airflow_server import VENV_BIN, log_tail, stop_process_tree
-from harness.ports import free_port
+from harness.servers.airflow_server import VENV_BIN, log_tail, stop_process_tree
+from harness.servers.ports import free_port
 from tests.unit.compose_file import ComposeProject, load
 
 pytestmark = pytest.mark.spark

@@ -413,7 +413,7 @@ def test_airflow_components_share_what_they_must(project: ComposeProject) -> Non
 
 
 def test_the_test_and_bench_airflow_schedules_as_the_compose_file_does(project: ComposeProject) -> None:
-    from harness.airflow_server import SCHEDULER_IDLE_SLEEP_TIME
+    from harness.servers.airflow_server import SCHEDULER_IDLE_SLEEP_TIME
 
     sleep = project.environment("airflow-scheduler")["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"]
     assert sleep == SCHEDULER_IDLE_SLEEP_TIME

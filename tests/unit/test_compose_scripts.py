@@ -3,7 +3,7 @@
 make-certs.sh runs with this machine's keytool (the kafka-certs service runs it with the
 apache/kafka image's), and a TLS client that trusts only the ca.pem it wrote must accept a
 server presenting the keystore it wrote, under the name kafka-source. create-ledger-db.sh
-runs against a throwaway PostgreSQL server (harness/postgres.py). format-source.sh, the
+runs against a throwaway PostgreSQL server (harness/servers/postgres.py). format-source.sh, the
 brokers, their health checks and the seed service run for real in
 tests/integration/test_compose_kafka.py.
 """
@@ -144,7 +144,7 @@ def test_create_ledger_db_script_makes_the_role_and_database() -> None:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    from harness.postgres import PostgresMissing, ensure_server, postgres_bindir
+    from harness.servers.postgres import PostgresMissing, ensure_server, postgres_bindir
 
     try:
         admin = make_url(ensure_server())

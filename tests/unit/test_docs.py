@@ -219,7 +219,7 @@ def test_every_python_module_named_exists() -> None:
         text = _read(path)
         for code in (*_fenced(text), *_inline(text)):
             named |= {(_name(path), m) for m in re.findall(r"python -m ([\w.]+)", code)}
-    assert {m for _, m in named} >= {"harness.spark_cluster", "kafka_migration.cli"}
+    assert {m for _, m in named} >= {"harness.servers.spark_cluster", "kafka_migration.cli"}
     missing = [f"{page}: {module}" for page, module in sorted(named) if importlib.util.find_spec(module) is None]
     assert not missing, f"modules named in the docs that do not exist: {missing}"
 

@@ -18,7 +18,7 @@ from harness.bench.common import cli_run_command, load1
 from harness.bench.meter import TreeMeter
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.whole import find_timings
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 TOPIC = "bench.mm2"
 PARTITIONS = 8

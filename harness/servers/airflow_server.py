@@ -29,9 +29,9 @@ from urllib.parse import quote
 import httpx
 import psutil
 
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 HEALTH_COMPONENTS = ("metadatabase", "scheduler", "triggerer", "dag_processor")

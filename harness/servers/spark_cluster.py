@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.ports import free_port
+from harness.servers.ports import free_port
 from kafka_migration.spark.startup import pyspark_dir
 
 # Variables that would let an executor find the driver's Python or packages.
@@ -236,7 +236,7 @@ def _answers(host: str, port: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.spark_cluster``: a standalone cluster to try the docs' cluster commands; Ctrl-C stops it."""
+    """``python -m harness.servers.spark_cluster``: a standalone cluster for the docs' commands; Ctrl-C stops it."""
     import argparse
     import tempfile
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 ADMIN_URL_VARIABLE = "KAFKA_MIGRATION_TEST_POSTGRES"
 BINDIR_VARIABLE = "KAFKA_MIGRATION_POSTGRES_BINDIR"

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.ports import free_port
+from harness.servers.ports import free_port
 
 
 def broker_binary() -> str:
