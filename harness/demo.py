@@ -129,8 +129,8 @@ def clusters(home: Path):  # type: ignore[no-untyped-def]
 
 def main() -> int:
     sys.path.insert(0, str(REPO))
-    from harness.data import read_partition, without_offsets
-    from harness.seed import seed_sample_dataset
+    from harness.data.read import read_partition, without_offsets
+    from harness.data.seed import seed_sample_dataset
     from kafka_migration.model.plan import MigrationPlan
     from kafka_migration.model.results import StepResults
     from kafka_migration.reports.summary import all_verified, render_table, summarize

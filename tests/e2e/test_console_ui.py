@@ -26,13 +26,13 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.group_clients import commit
+from harness.data.group_clients import commit
+from harness.data.seed import create_topic, producer, send
+from harness.data.topics import delete_records
 from harness.kafka.node import start_cluster
 from harness.kafka.proxied import ProxiedCluster, proxied_cluster
-from harness.seed import create_topic, producer, send
 from harness.servers.airflow_server import AirflowClient, AirflowServer, airflow_standalone
 from harness.servers.postgres import database_url
-from harness.topics import delete_records
 from tests.conftest import missing, postgres_databases
 from tests.e2e.ui_harness import find_chromium
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from tests.spark_cluster_checks import assert_shipped_python, executor_pythons
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]

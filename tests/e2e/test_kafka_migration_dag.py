@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from harness.data import read_partition, without_offsets
-from harness.seed import OLD_TIMESTAMP, create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.model.config import ClusterConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url

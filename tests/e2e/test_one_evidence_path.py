@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness.seed import OLD_TIMESTAMP, create_topic, producer, send
+from harness.data.seed import OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.ledger import Ledger
 from tests.e2e.conftest import REPO
 

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters
-from harness.seed import create_topic, producer, send
 from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
 from tests.leaks import leaks
 

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.data import read_partition, without_offsets
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import producer, send
 from harness.kafka.replicated import ReplicatedCluster
-from harness.seed import producer, send
 from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES
 from tests.faults.conftest import ReplicatedPair
 from tests.integration.test_network_faults import Run, target_size

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.group_clients import commit
+from harness.data.group_clients import commit
 from harness.kafka.replicated import ReplicatedCluster
 from tests.faults.conftest import ReplicatedPair
 from tests.faults.test_broker_maintenance import PARTITIONS, assert_exact, create, seed

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
-from harness.seed import producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import producer, send
 from kafka_migration.ledger import Ledger, default_ledger_url
 from tests.e2e.conftest import airflow_home  # noqa: F401 - the session's Airflow home, a fixture
 from tests.faults.conftest import ReplicatedPair

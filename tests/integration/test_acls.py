@@ -31,10 +31,10 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, ResourceType
 
 from harness.acls import Acl, grant, revoke, revoke_all
-from harness.data import read_partition, without_offsets
-from harness.group_clients import commit
+from harness.data.group_clients import commit
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from harness.kafka import KafkaCluster
-from harness.seed import create_topic, producer, send
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.acls import allows
 from kafka_migration.kafka.clients import KafkaCluster as Cluster

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from harness.seed import create_topic
+from harness.data.seed import create_topic
 from kafka_migration.cli import EXIT_BAD_INPUT, main
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.kafka.clients import client_settings

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from harness.data import read_partition, without_offsets
-from harness.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.topic_configs import AT_TARGET_DEFAULT, SET_ON_TOPIC

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from harness.group_clients import active_member, commit
-from harness.seed import create_topic, producer, send
+from harness.data.group_clients import active_member, commit
+from harness.data.seed import create_topic, producer, send
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, Clusters, ProxiedPair
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

@@ -24,9 +24,9 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.data import read_partition, without_offsets
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from harness.kafka.proxied import ProxiedCluster, proxied_clusters
-from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.model.results import StepResults
 from tests.spark_cluster_checks import assert_shipped_python, executor_pythons

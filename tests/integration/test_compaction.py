@@ -1,7 +1,7 @@
 """A compacted Apache Kafka topic whose log cleaner has run: copied exactly, verified, its groups moved exactly.
 
 Six rounds of updates to eight keys per partition, with tombstones in the middle rounds (superseded
-later) and in the last one (the key's final state), then the cleaner (harness/compaction.py):
+later) and in the last one (the key's final state), then the cleaner (harness/data/compaction.py):
 most offsets are gone, the gaps are irregular, and the tombstones are gone too once
 ``delete.retention.ms`` passed. One run through Spark copies the surviving records densely to the
 target and verifies them; groups committed inside removed ranges, on a removed tombstone and at
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.compaction import CLEANER_CONFIGS, wait_until_compacted
-from harness.data import read_partition, without_offsets
-from harness.group_clients import commit, resume_records
-from harness.seed import create_topic, producer, send
+from harness.data.compaction import CLEANER_CONFIGS, wait_until_compacted
+from harness.data.group_clients import commit, resume_records
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.groups.sync import sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

@@ -155,7 +155,7 @@ def test_the_airflow_connections_reach_both_brokers_and_a_wrong_password_is_refu
 
 
 def test_the_seed_service_puts_the_sample_topics_on_the_source_once(stack: Stack) -> None:
-    from harness.seed import sample_topics
+    from harness.data.seed import sample_topics
 
     service = stack.project.services["kafka-seed"]
     env = {

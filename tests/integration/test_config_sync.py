@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 
+from harness.data.seed import create_topic, producer, send
+from harness.data.topics import alter_configs, alter_topic, topic_config
 from harness.kafka import ClusterSpec
 from harness.kafka.mm2_defaults import config_exclusions
 from harness.kafka.tools import kafka_configs
-from harness.seed import create_topic, producer, send
-from harness.topics import alter_configs, alter_topic, topic_config
 from kafka_migration.ledger import Ledger
 from kafka_migration.reports.signoff import generate_report
 from kafka_migration.run.topic_configs import (

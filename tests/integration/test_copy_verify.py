@@ -1,6 +1,6 @@
 """copy_partition and verify_partition on two Apache Kafka clusters, without Spark.
 
-The target is always checked a second time with ``harness.data.read_partition``, an
+The target is always checked a second time with ``harness.data.read.read_partition``, an
 independent reader: key, value, headers and timestamp of every record, in order,
 must equal the source's planned range. Offsets may differ (the source has gaps from
 transaction markers; the copy writes contiguous offsets).
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from harness.data import read_partition, without_offsets
-from harness.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

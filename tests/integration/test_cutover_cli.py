@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
-from harness.group_clients import active_member, busy_producer, commit, resume_records
-from harness.seed import create_topic, producer, send
+from harness.data.group_clients import active_member, busy_producer, commit, resume_records
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.ledger import Ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

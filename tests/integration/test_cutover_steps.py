@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.cutover.preflight import Preflight
 from kafka_migration.cutover.steps import finish_cutover
 from kafka_migration.exceptions import MigrationError

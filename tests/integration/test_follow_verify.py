@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.seed import producer, send
+from harness.data.seed import producer, send
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run.copy import copy_partition
 from kafka_migration.run.verify import PartitionVerification, verify_partition, verify_partitions_following

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition
-from harness.group_clients import CLASSIC, CONSUMER, active_member, commit, resume_records
-from harness.seed import create_topic, producer, send
+from harness.data.group_clients import CLASSIC, CONSUMER, active_member, commit, resume_records
+from harness.data.read import read_partition
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.ledger import Ledger
 from tests.integration.test_cutover_cli import kafka_migrate
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from harness.data import read_partition
-from harness.seed import create_topic, producer, send
+from harness.data.read import read_partition
+from harness.data.seed import create_topic, producer, send
 from harness.servers.postgres import database_url, optional_databases
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.admin import GroupCluster

@@ -27,9 +27,9 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.data import read_partition, without_offsets
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from harness.kafka.proxied import ProxiedCluster
-from harness.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, ProxiedPair

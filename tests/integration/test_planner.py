@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec, ResourceType
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.exceptions import (
     ClusterUnreachableError,
     ConfigurationError,

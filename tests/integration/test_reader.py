@@ -7,7 +7,7 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka import reader
 from kafka_migration.kafka.reader import end_offset, read_range

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
-from harness.group_clients import commit
-from harness.seed import create_topic, producer, send
-from harness.topics import alter_topic, delete_records, log_range, wait_for_log_start
+from harness.data.group_clients import commit
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
+from harness.data.topics import alter_topic, delete_records, log_range, wait_for_log_start
 from kafka_migration.exceptions import SourceGapError
 from kafka_migration.groups.sync import sync_groups
 from kafka_migration.ledger import Ledger

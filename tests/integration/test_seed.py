@@ -1,4 +1,4 @@
-"""`python -m harness.seed`: the docker-compose kafka-seed service's command, on a PLAINTEXT Apache Kafka.
+"""`python -m harness.data.seed`: the docker-compose kafka-seed service's command, on a PLAINTEXT Apache Kafka.
 
 A cluster of its own (not the session's clusters): the sample topics have fixed names. The same
 command over the stack's SASL_SSL listener is in tests/integration/test_compose_kafka.py.
@@ -14,8 +14,8 @@ import sys
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from harness.data.seed import SEED_CONFIG_ENV, sample_topics
 from harness.kafka import KafkaCluster
-from harness.seed import SEED_CONFIG_ENV, sample_topics
 from tests.unit.compose_file import REPO
 
 pytestmark = pytest.mark.integration
@@ -32,7 +32,7 @@ def _seed(settings: dict[str, str] | None, *args: str) -> subprocess.CompletedPr
     if settings is not None:
         env[SEED_CONFIG_ENV] = json.dumps(settings)
     return subprocess.run(
-        [sys.executable, "-m", "harness.seed", *args],
+        [sys.executable, "-m", "harness.data.seed", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -59,7 +59,7 @@ def test_seeds_once_with_the_settings_from_the_environment(broker: KafkaCluster)
 def test_settings_reach_the_clients_and_bad_input_is_one_clear_line(broker: KafkaCluster) -> None:
     bad = _seed({"bootstrap.servers": broker.bootstrap, "security.protocol": "nonsense"})
     assert bad.returncode == 1
-    assert bad.stderr.startswith("harness.seed: seeding") and "security.protocol" in bad.stderr
+    assert bad.stderr.startswith("harness.data.seed: seeding") and "security.protocol" in bad.stderr
 
     missing = _seed(None)
     assert missing.returncode == 2

@@ -20,9 +20,9 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from sqlalchemy import update
 
-from harness.data import read_partition
+from harness.data.read import read_partition
+from harness.data.seed import create_topic, producer, send
 from harness.kafka import ClusterSpec
-from harness.seed import create_topic, producer, send
 from harness.servers.ports import free_port
 from kafka_migration.exceptions import StaleStateError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.data.seed import create_topic, producer, send
+from harness.data.topics import alter_topic, delete_records, log_range, topic_config, wait_for_log_start
 from harness.kafka.node import ClusterSpec, kafka_clusters
-from harness.seed import create_topic, producer, send
-from harness.topics import alter_topic, delete_records, log_range, topic_config, wait_for_log_start
 from kafka_migration.exceptions import TopicConflictError
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import MigrationOptions

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
-from harness.seed import create_topic, producer, send
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster, consumer_settings
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.run.copy import copy_partitions_safely

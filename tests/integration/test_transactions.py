@@ -1,7 +1,7 @@
 """Committed and aborted transactions interleaved on Apache Kafka: copied exactly, groups moved exactly.
 
 Three transactional producers and a plain one write to the same partitions in turn
-(harness/transactions.py): one transaction's records sit between another's, a commit marker
+(harness/data/transactions.py): one transaction's records sit between another's, a commit marker
 right before an abort marker, an aborted transaction alone, and a transaction still open when the
 first run plans. That run (through Spark) stops at the last stable offset: the open transaction's
 records and everything after them, committed or not, wait for the next run, which copies them
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition, without_offsets
-from harness.group_clients import commit, resume_records
-from harness.seed import create_topic
-from harness.topics import log_range
-from harness.transactions import Interleaved, layout
+from harness.data.group_clients import commit, resume_records
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic
+from harness.data.topics import log_range
+from harness.data.transactions import Interleaved, layout
 from kafka_migration.groups.sync import sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

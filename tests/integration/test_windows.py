@@ -12,8 +12,8 @@ from typing import Any
 import confluent_kafka
 import pytest
 
-from harness.data import read_partition
-from harness.seed import KEEP_FOREVER, create_topic, producer, send
+from harness.data.read import read_partition
+from harness.data.seed import KEEP_FOREVER, create_topic, producer, send
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka.ranges import OffsetRange, read_all, read_ranges
 from kafka_migration.kafka.reader import end_offset

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from harness.seed import create_topic
+from harness.data.seed import create_topic
 from kafka_migration.exceptions import LedgerUnavailableError
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.data import read_partition
-from harness.seed import create_topic, producer, send
+from harness.data.read import read_partition
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED

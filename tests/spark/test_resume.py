@@ -14,8 +14,8 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.data import read_partition, without_offsets
-from harness.seed import create_topic, producer, send
+from harness.data.read import read_partition, without_offsets
+from harness.data.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import client_settings
 from kafka_migration.ledger import Ledger
 from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, Clusters, ProxiedPair

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import read_partition
-from harness.seed import KEEP_FOREVER, create_topic, producer, send
+from harness.data.read import read_partition
+from harness.data.seed import KEEP_FOREVER, create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.results import MISMATCH, OK

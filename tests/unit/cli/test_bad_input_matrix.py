@@ -19,6 +19,7 @@ import argparse
 import functools
 import json
 import logging
+import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,8 @@ from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import ConfigurationError
 from tests.leaks import leaked
 
-S, T = "127.0.0.1:1", "127.0.0.1:2"  # never contacted: every case is refused first
+S, T = "127.0.0.1:1", "127.0.0.1:2"  # no broker: every case is refused before any Kafka request
+ANSWERING = "{answering}"  # a port that accepts connections (a listener of the test's, not Kafka): reach passes
 PARSER = functools.cache(build_parser)
 
 # A valid command line per subcommand, for the shared rows below. A subcommand that is not on this
@@ -229,8 +231,12 @@ SHARED: dict[str, list[Bad]] = {
 }
 
 
-def run(option: str, *args: str, expect: str, without: str | None = None, **files: str | bytes) -> Case:
-    base = list(BASE["run"])
+def run(
+    option: str, *args: str, expect: str, without: str | None = None, answering: bool = False, **files: str | bytes
+) -> Case:
+    """A ``run`` case; ``answering``: both clusters accept connections, so a refusal found after the clusters'
+    reach check (kafka/reach.py) is the one shown."""
+    base = [ANSWERING if answering and a in (S, T) else a for a in BASE["run"]]
     if without is not None:
         i = base.index(without)
         del base[i : i + 2]
@@ -254,9 +260,26 @@ SPECIFIC: list[Case] = [
         "--ledger",
         "sqlite:///{tmp}/file/ledger.db",
         expect="Cannot create the ledger's directory",
+        answering=True,
         file="x",
     ),
-    run("--ledger", "--ledger", "postgresql://postgres@127.0.0.1:1/km", expect="Cannot open the ledger at postgresql"),
+    run(
+        "--ledger",
+        "--ledger",
+        "postgresql://postgres@127.0.0.1:1/km",
+        expect="Cannot open the ledger at postgresql",
+        answering=True,
+    ),
+    # Reached before Spark starts: a host that does not resolve, a port nothing listens on.
+    run("--source", "--source", "no-such-host.invalid:9092", expect="bootstrap address no-such-host.invalid:9092 does"),
+    run("--target", expect="No bootstrap broker of the source cluster answers at 127.0.0.1:1 (Connection refused)"),
+    run(
+        "--target",
+        "--target",
+        "PLAINTEXT://no-such-host.invalid",
+        expect="target cluster's bootstrap address no-such-host.invalid:9092 does not resolve",
+        answering=True,
+    ),
     run("(usage)", "--no-such-option", expect="unrecognized arguments: --no-such-option"),
     run("(usage)", "--dry-run=yes", expect="ignored explicit argument 'yes'"),
     cmd("(usage)", expect="the following arguments are required: command"),
@@ -380,6 +403,13 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path
 
 
+@pytest.fixture(scope="module")
+def answering() -> Iterator[str]:
+    """host:port of a listening socket: it accepts TCP connections (what kafka/reach.py checks) and never answers."""
+    with socket.create_server(("127.0.0.1", 0), backlog=64) as server:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+
+
 def _one_line(text: str) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     assert len(lines) == 1, f"expected one line, got {len(lines)}:\n{text}"
@@ -387,7 +417,9 @@ def _one_line(text: str) -> str:
 
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[f"{c.command}:{c.option}:{' '.join(c.argv)[-60:]}" for c in CLI_CASES])
-def test_cli_refuses_before_writing(case: Case, isolated: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_cli_refuses_before_writing(
+    case: Case, isolated: Path, answering: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     for name, content in case.files.items():
         path = isolated / name.replace("_json", ".json")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -397,7 +429,7 @@ def test_cli_refuses_before_writing(case: Case, isolated: Path, capfd: pytest.Ca
 
         Ledger.open(f"sqlite:///{isolated / 'state' / 'ledger.db'}").engine.dispose()
     before = _tree(isolated)
-    argv = [a.replace("{tmp}", str(isolated)) for a in case.argv]
+    argv = [a.replace("{tmp}", str(isolated)).replace(ANSWERING, answering) for a in case.argv]
 
     try:
         code = main(argv)

@@ -15,9 +15,9 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-from harness.data import read_partition
-from harness.seed import producer, send
-from harness.topics import log_range
+from harness.data.read import read_partition
+from harness.data.seed import producer, send
+from harness.data.topics import log_range
 
 
 class Interleaved:

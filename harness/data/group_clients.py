@@ -14,7 +14,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from harness.seed import producer, send
+from harness.data.seed import producer, send
 from kafka_migration.kafka.clients import client_settings
 
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000}

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from harness.data import read_partition
-from harness.seed import producer, send
+from harness.data.read import read_partition
+from harness.data.seed import producer, send
 
 CLEANER_CONFIGS: Mapping[str, str] = {
     "cleanup.policy": "compact",

@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     The librdkafka settings, ``bootstrap.servers`` and any secrets included, come as a JSON
     object in ``$KAFKA_MIGRATION_SEED_CONFIG``: never on the command line.
     """
-    parser = argparse.ArgumentParser(prog="python -m harness.seed", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m harness.data.seed", description=main.__doc__)
     parser.add_argument("--scale", type=int, default=1, help="multiplies the record counts")
     parser.add_argument("--if-empty", action="store_true", help="do nothing when a sample topic already exists")
     args = parser.parse_args(argv)
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bootstrap = settings.pop("bootstrap.servers")
     except (KeyError, ValueError, AttributeError, TypeError):
         print(
-            f"harness.seed: set {SEED_CONFIG_ENV} to a JSON object of librdkafka settings with bootstrap.servers",
+            f"harness.data.seed: set {SEED_CONFIG_ENV} to a JSON object of librdkafka settings with bootstrap.servers",
             file=sys.stderr,
         )
         return 2
@@ -190,13 +190,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             admin = AdminClient({"bootstrap.servers": bootstrap, **settings, **_quiet()})
             existing = sorted(names & set(admin.list_topics(timeout=30).topics))
             if existing:
-                print(f"harness.seed: {bootstrap} already has sample topics ({', '.join(existing)}); nothing seeded")
+                print(
+                    f"harness.data.seed: {bootstrap} already has sample topics ({', '.join(existing)}); nothing seeded"
+                )
                 return 0
         topics = seed_sample_dataset(bootstrap, scale=args.scale, settings=settings)
     except KafkaException as exc:
-        print(f"harness.seed: seeding {bootstrap} failed: {exc}", file=sys.stderr)
+        print(f"harness.data.seed: seeding {bootstrap} failed: {exc}", file=sys.stderr)
         return 1
-    print(f"harness.seed: seeded {len(topics)} topics on {bootstrap}: {', '.join(t.name for t in topics)}")
+    print(f"harness.data.seed: seeded {len(topics)} topics on {bootstrap}: {', '.join(t.name for t in topics)}")
     return 0
 
 
