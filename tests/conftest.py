@@ -90,8 +90,8 @@ MIGRATOR = ScramUser("migrator", "migrator-secret")
 
 @pytest.fixture(scope="session")
 def test_pki(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The session's test PKI (harness/certs.py): the CA the secure clusters' certificates chain to."""
-    from harness.certs import make_pki
+    """The session's test PKI (harness/kafka/certs.py): the CA the secure clusters' certificates chain to."""
+    from harness.kafka.certs import make_pki
 
     return make_pki(tmp_path_factory.mktemp("pki"))
 

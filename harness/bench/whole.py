@@ -17,7 +17,7 @@ d. dag_deployed: the DAG in a running ``airflow standalone`` (LocalExecutor, as 
    (the run's queued_at) to the end of its summary (as in c.); in a phase of its own after the other kinds
    (an idle Airflow's scheduler and dag-processor would load the machine under them), with one
    warm-up run, and the target connection pointed at each run's fresh target cluster over REST;
-e. dag_api_up: the same command as c. through ``harness.airflow_api_up``, which initialises the in-process
+e. dag_api_up: the same command as c. through ``harness.servers.airflow_api_up``, which initialises the in-process
    Execution API before it (``dags test`` does that inside the first task, ~4-5 s of CPU; a deployed
    api-server does it once at its start, not per run). Its trigger-to-summary is the DAG's own cost:
    what a deployed Airflow adds on top is its scheduler's polling and task start latency.
@@ -325,7 +325,7 @@ class Airflow:
             }
         )
         conf = json.dumps({"include": re.escape(topic), "dry_run": False})
-        airflow = [sys.executable, "-m", "harness.airflow_api_up"] if api_up else [str(BIN / "airflow")]
+        airflow = [sys.executable, "-m", "harness.servers.airflow_api_up"] if api_up else [str(BIN / "airflow")]
         code, wall, output = _launch([*airflow, "dags", "test", "kafka_migration", "-c", conf], log, env)
         dag_run = self.last_run()
         if code != 0 or dag_run.get("state") != "success":

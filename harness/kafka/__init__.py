@@ -1,10 +1,19 @@
-"""Real Apache Kafka for the tests, the demo and the benchmark: one-node KRaft clusters from Maven jars.
+"""Real Apache Kafka for the tests, the demo and the benchmark: KRaft clusters and MirrorMaker 2 from Maven jars.
 
-- jars      where the pinned jar set (pom.xml) lives and the JVM command that runs it
-- fetch     ``make kafka-jars``: resolve the jar set with Maven once, record its class-data archive
-- security  the kinds of cluster: PLAINTEXT, mutual TLS, SASL_SSL/SCRAM, ACL-enforcing
-- node      format, start and stop one-node clusters on free loopback ports (several in parallel)
-- compose   a broker started with the properties docker-compose.yaml gives its containers
+- jars        where the pinned jar set (pom.xml) lives and the JVM command that runs it
+- fetch       ``make kafka-jars``: resolve the jar set with Maven once, record its class-data archive
+- security    the kinds of cluster: PLAINTEXT, mutual TLS, SASL_SSL/SCRAM, ACL-enforcing
+- certs       the private CA and certificates of the TLS listeners, made at test time
+- node        format, start and stop one-node clusters on free loopback ports (several in parallel)
+- tls         TLS clusters: native SSL listeners, one of them presenting an expired certificate
+- acls        grant and revoke ACLs on the ACL-enforcing clusters, as the super user
+- proxied     clusters reachable only through a loopback proxy (network faults)
+- replicated  three-node clusters (replication factor 3) whose nodes a test stops, kills and restarts
+- compose     a broker started with the properties docker-compose.yaml gives its containers
+- metrics     a broker's own request counts, over JMX
+- tools       Kafka's command-line tools from the jar set
+- mirrormaker            MirrorMaker 2 in dedicated mode: a migration's mm2.properties, start and stop
+- mirrormaker_defaults   MirrorMaker 2's defaults as its connect-mirror jar holds them
 - ``python -m harness.kafka``  fetch the jars, or start a pair of clusters by hand
 """
 

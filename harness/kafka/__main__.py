@@ -31,7 +31,7 @@ KINDS = ("plaintext", "mtls", "sasl", "acl")
 def security_of(kind: str, directory: Path) -> Security:
     if kind == "plaintext":
         return PLAINTEXT
-    from harness.certs import make_pki
+    from harness.kafka.certs import make_pki
 
     pki = make_pki(directory / "pki")
     if kind == "mtls":

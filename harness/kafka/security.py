@@ -2,7 +2,7 @@
 
 A kind gives the broker's listener properties, the ``kafka-storage format`` arguments it needs
 (SCRAM users exist only if written at format time in KRaft), and librdkafka settings for a
-client. Certificates come from harness.certs (a PKI made at test time). The controller listener
+client. Certificates come from harness.kafka.certs (a PKI made at test time). The controller listener
 is always PLAINTEXT on loopback and never advertised: only the broker itself talks to it.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.certs import Pki
+from harness.kafka.certs import Pki
 
 SCRAM = "SCRAM-SHA-512"
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"

@@ -1,6 +1,6 @@
 """Secrets never leak: a whole migration through the CLI and through Airflow, then a search everywhere.
 
-Both clusters require mutual TLS on their own SSL listeners (harness/tls.py); the CLI run is also the full
+Both clusters require mutual TLS on their own SSL listeners (harness/kafka/tls.py); the CLI run is also the full
 migration over mutual TLS (certificates by path for the source, inline for the target, the
 copy read back independently). A unique password is planted as
 ``ssl.key.password`` (the client key is really encrypted with it, so the run cannot succeed
@@ -37,7 +37,7 @@ import pytest
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters
-from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
+from harness.kafka.tls import TlsClusters, seed_topic, tls_clusters, topic_names
 from tests.leaks import leaks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]

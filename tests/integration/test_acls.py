@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, ResourceType
 
-from harness.acls import Acl, grant, revoke, revoke_all
 from harness.data.group_clients import commit
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.kafka import KafkaCluster
+from harness.kafka.acls import Acl, grant, revoke, revoke_all
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.acls import allows
 from kafka_migration.kafka.clients import KafkaCluster as Cluster

@@ -196,12 +196,40 @@ def test_cli_exit_2_on_unreachable_cluster_without_secrets_in_output(clusters, t
         check=False,
     )
     assert result.returncode == 2
-    assert "Cannot reach the target cluster at 127.0.0.1:1" in result.stderr
+    assert "No bootstrap broker of the target cluster answers at 127.0.0.1:1" in result.stderr
     assert leaked("s3cr3t-value", result.stderr, result.stdout) == []
 
 
-def test_cli_unreachable_ledger_stops_the_spark_application_started_ahead(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+def test_cli_refuses_an_unresolvable_host_before_spark_starts(clusters, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A typo in a host name: one line, exit 2, before Spark's start-up and before anything is written (the
+    verbose run would show Spark's output, and its run directory would exist, had Spark started)."""
+    state = tmp_path / "state"
+    result = subprocess.run(
+        [
+            *CLI,
+            "run",
+            "--source",
+            clusters.source,
+            "--target",
+            "kafka-tagret.invalid:9092",
+            "--state-dir",
+            str(state),
+            "-v",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: The target cluster's bootstrap address kafka-tagret.invalid")
+    assert "does not resolve" in lines[0] and "Spark" not in result.stderr + result.stdout
+    assert not (state / "runs").exists()
+
+
+def test_cli_unreachable_ledger_stops_the_spark_application_started_ahead(  # type: ignore[no-untyped-def]
+    clusters, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """Spark starts before the ledger is opened (its start-up overlaps the rest); a ledger that cannot be
     opened still ends in one line and exit 2, with that application gone and nothing written."""
@@ -210,9 +238,9 @@ def test_cli_unreachable_ledger_stops_the_spark_application_started_ahead(
         [
             "run",
             "--source",
-            "127.0.0.1:1",
+            clusters.source,
             "--target",
-            "127.0.0.1:2",
+            clusters.target,
             "--state-dir",
             str(state),
             "--ledger",

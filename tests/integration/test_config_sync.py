@@ -29,7 +29,7 @@ from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 from harness.data.seed import create_topic, producer, send
 from harness.data.topics import alter_configs, alter_topic, topic_config
 from harness.kafka import ClusterSpec
-from harness.kafka.mm2_defaults import config_exclusions
+from harness.kafka.mirrormaker_defaults import config_exclusions
 from harness.kafka.tools import kafka_configs
 from kafka_migration.ledger import Ledger
 from kafka_migration.reports.signoff import generate_report

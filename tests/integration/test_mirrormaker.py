@@ -1,4 +1,4 @@
-"""MirrorMaker 2 as the bench runs it (harness/mirrormaker.py), on two Apache Kafka clusters of its own:
+"""MirrorMaker 2 as the bench runs it (harness/kafka/mirrormaker.py), on two Apache Kafka clusters of its own:
 the migration properties are accepted by the real MM2, the data arrives exactly once, the offsets topic
 tells when it has caught up, a group is synced, and nothing of MM2's lands on the source."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import mirrormaker as mm2
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.mirrormaker.tools import count_records
 from harness.bench_kafka import create_topics, end_offsets, seed_topics
 from harness.kafka import kafka_clusters
+from harness.kafka import mirrormaker as mm2
 from harness.servers.ports import free_port
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""TLS and mutual TLS to the brokers: Apache Kafka's own SSL listeners (harness/tls.py).
+"""TLS and mutual TLS to the brokers: Apache Kafka's own SSL listeners (harness/kafka/tls.py).
 
 The source listener checks nothing of the client (server verification only, CA by path); the
 target listener requires a client certificate signed by the test CA (``ssl.client.auth=required``:
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tls import TlsClusters, seed_topic, tls_clusters, topic_names
+from harness.kafka.tls import TlsClusters, seed_topic, tls_clusters, topic_names
 
 pytestmark = pytest.mark.integration
 

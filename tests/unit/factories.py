@@ -6,11 +6,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.state import ConfigValue, TopicState
 
 SOURCE = ClusterInfo(role="source", bootstrap="src:9092", cluster_id="src-id", broker_count=3)
 TARGET = ClusterInfo(role="target", bootstrap="tgt:9092", cluster_id="tgt-id", broker_count=2)
+# What the Spark tasks are given: both clusters' settings, roles included (nothing listens there).
+CLUSTERS = ClusterPair.of_settings({"bootstrap.servers": "src:9092"}, {"bootstrap.servers": "tgt:9092"})
 
 
 def topic_state(

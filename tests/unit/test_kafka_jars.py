@@ -31,7 +31,7 @@ def test_scram_users_with_characters_the_storage_tool_would_cut_are_refused() ->
 
 
 def test_server_properties_of_a_sasl_cluster_with_acls(tmp_path: Path) -> None:
-    from harness.certs import make_pki
+    from harness.kafka.certs import make_pki
 
     security = SaslSsl(make_pki(tmp_path / "pki"), users=(ScramUser("migrator", "m"),), acls=True)
     cluster = KafkaCluster("c", tmp_path / "c", 9092, 9093, new_cluster_id(), security, extra_listeners={"X": 9094})

@@ -1,4 +1,4 @@
-"""harness/mirrormaker.py without a broker: the mm2.properties of a migration, reading MM2's offsets topic,
+"""harness/kafka/mirrormaker.py without a broker: the mm2.properties of a migration, reading MM2's offsets topic,
 noticing a dead task. tests/integration/test_mirrormaker.py runs MirrorMaker 2 itself."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import mirrormaker as mm2
+from harness.kafka import mirrormaker as mm2
 
 # --- the MM2 configuration ------------------------------------------------------------------------
 

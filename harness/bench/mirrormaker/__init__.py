@@ -1,7 +1,7 @@
 """Scenario 7: MirrorMaker 2 side by side, on the same pair of Apache Kafka clusters and the same data.
 
 MirrorMaker 2 runs in dedicated mode from the harness's jar set, configured as a migration is
-(harness/mirrormaker.py: identity replication policy, group offsets synced, intervals lowered,
+(harness/kafka/mirrormaker.py: identity replication policy, group offsets synced, intervals lowered,
 exactly-once delivery, replication factor 1), with as many tasks as the project's Spark run has
 task slots. Every run gets a fresh target cluster; the order of the two tools rotates.
 
@@ -29,7 +29,6 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from harness import mirrormaker as mm2
 from harness.bench.common import RECORD_BYTES, say
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.mirrormaker.report import NAME, notes, summarize, table
@@ -47,6 +46,7 @@ from harness.bench.mirrormaker.tools import (
     topics_pattern,
 )
 from harness.bench_kafka import end_offsets, seed_topics
+from harness.kafka import mirrormaker as mm2
 
 if TYPE_CHECKING:
     from harness.bench.session import Session

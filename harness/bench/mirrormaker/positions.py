@@ -303,7 +303,7 @@ def commit(bootstrap: str, positions: Iterable[Position], timeout: float = 60.0)
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
     from confluent_kafka.admin import AdminClient
 
-    from harness.mirrormaker import retriable
+    from harness.kafka.mirrormaker import retriable
 
     admin = AdminClient(_settings(bootstrap))
     deadline = time.monotonic() + timeout

@@ -1,4 +1,4 @@
-"""The two tools of scenario 7, one run each, on a fresh target: MirrorMaker 2 (harness/mirrormaker.py)
+"""The two tools of scenario 7, one run each, on a fresh target: MirrorMaker 2 (harness/kafka/mirrormaker.py)
 until it has caught up, and kafka-migrate (``run``, then ``groups sync`` when asked) launch to exit; the
 settings the scenario gives MM2; the checks of what MM2 left on the target."""
 
@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import mirrormaker as mm2
 from harness.bench.common import cli_run_command, load1
 from harness.bench.meter import TreeMeter
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.whole import find_timings
+from harness.kafka import mirrormaker as mm2
 from harness.servers.ports import free_port
 
 TOPIC = "bench.mm2"

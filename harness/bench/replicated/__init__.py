@@ -7,7 +7,7 @@ Per repetition, in an order that rotates, each on a target cleaned first (every 
 deleted, MM2's internal ones too, and gone from the metadata; not timed):
 
 a. ours: the whole verified ``kafka-migrate run``, launch to exit, every record verified (its report);
-b. MirrorMaker 2 (harness/mirrormaker.py, replication factor 3 for every topic it creates) from its launch
+b. MirrorMaker 2 (harness/kafka/mirrormaker.py, replication factor 3 for every topic it creates) from its launch
    until its offsets topic shows every partition's last record committed; then the target's records counted
    (not timed);
 c. the ceiling: Apache Kafka's kafka-consumer-perf-test reading the W records from the source, then its
@@ -31,7 +31,6 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from harness import mirrormaker as mm2
 from harness.bench.common import RECORD_BYTES, say
 from harness.bench.mirrormaker.tools import count_records, run_mirrormaker, run_ours
 from harness.bench.replicated.report import NAME, notes, summarize, table
@@ -49,6 +48,7 @@ from harness.bench.replicated.tools import (
     run_ceiling,
 )
 from harness.bench_kafka import seed_topics
+from harness.kafka import mirrormaker as mm2
 
 if TYPE_CHECKING:
     from harness.bench.session import Session

@@ -16,7 +16,7 @@ from kafka_migration.cli.parser import build_parser
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.run.progress import Records, TopicDone, parse_line
 from kafka_migration.spark import driver, driver_jobs
-from tests.unit.factories import FakeContext, migration_plan, topic_plan
+from tests.unit.factories import CLUSTERS, FakeContext, migration_plan, topic_plan
 
 DOCUMENTED_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -158,7 +158,7 @@ def test_jobs_log_format_is_the_documented_one() -> None:
 def test_progress_lines_of_run_step_are_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (0,), target_topic="eu.orders"), topic_plan("payments", (0, 0))]
     plan = migration_plan(*topics)
-    driver_jobs.run_copy_or_verify(FakeContext(), "copy", plan, topics, {}, {}, parallel_topics=1)
+    driver_jobs.run_copy_or_verify(FakeContext(), "copy", plan, topics, CLUSTERS, parallel_topics=1)
 
     lines = _progress_lines(spark_log_lines)
     assert len(lines) == 2
@@ -174,7 +174,7 @@ def test_progress_lines_of_run_step_are_read_back(spark_log_lines: list[str]) ->
 def test_progress_line_of_a_failed_topic_is_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", (5,))]
     failing = FakeContext(fail=Exception("Traceback\nkafka_migration.exceptions.CopyError: orders[0]: (1/9) boom"))
-    driver_jobs.run_copy_or_verify(failing, "copy", migration_plan(*topics), topics, {}, {})
+    driver_jobs.run_copy_or_verify(failing, "copy", migration_plan(*topics), topics, CLUSTERS)
 
     (line,) = _progress_lines(spark_log_lines)
     event = parse_line(line)
@@ -191,7 +191,7 @@ def test_progress_line_of_a_failed_topic_is_read_back(spark_log_lines: list[str]
 
 def test_progress_line_of_verification_is_read_back(spark_log_lines: list[str]) -> None:
     topics = [topic_plan("orders", ())]  # no partitions: verification runs no task
-    driver_jobs.run_copy_or_verify(FakeContext(), "verify", migration_plan(*topics), topics, {}, {})
+    driver_jobs.run_copy_or_verify(FakeContext(), "verify", migration_plan(*topics), topics, CLUSTERS)
     (line,) = _progress_lines(spark_log_lines)
     event = parse_line(line)
     assert isinstance(event, TopicDone) and (event.step, event.status, event.done, event.topics) == (

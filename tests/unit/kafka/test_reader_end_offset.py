@@ -14,6 +14,9 @@ from confluent_kafka import KafkaError, KafkaException
 
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka import reader
+from kafka_migration.model.config import Endpoint
+
+TARGET = Endpoint("target", {"bootstrap.servers": "127.0.0.1:9092"})
 
 
 class _Consumer:
@@ -47,15 +50,14 @@ def test_a_partition_electing_its_leader_is_asked_again_afresh(consumer: type[_C
         KafkaError(KafkaError.LEADER_NOT_AVAILABLE),
         42,
     ]
-    settings = {"bootstrap.servers": "127.0.0.1:9092"}
-    assert reader.end_offset(settings, "t", 0, what="target", timeout=5) == 42
+    assert reader.end_offset(TARGET, "t", 0, timeout=5) == 42
     assert consumer.made == 3  # a new consumer each time: the old one's metadata named no leader
 
 
 def test_other_errors_are_named_at_once(consumer: type[_Consumer]) -> None:
     consumer.answers = [KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)]
     with pytest.raises(CopyError, match=r"Could not read the end offset of target t\[0\]"):
-        reader.end_offset({"bootstrap.servers": "127.0.0.1:9092"}, "t", 0, what="target", timeout=5)
+        reader.end_offset(TARGET, "t", 0, timeout=5)
     assert consumer.made == 1
 
 
@@ -96,7 +98,6 @@ def test_end_offsets_asks_a_window_at_once_and_asks_the_unanswered_alone(
     _Admin.requests = 0
     _Admin.answers = {("a", 0): 10, ("b", 0): KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION), ("c", 1): 0}
     consumer.answers = [7]  # b[0], asked alone once its leader is elected
-    settings = {"bootstrap.servers": "127.0.0.1:9092"}
-    assert reader.end_offsets(settings, [("a", 0), ("b", 0), ("c", 1)], what="target") == [10, 7, 0]
+    assert reader.end_offsets(TARGET, [("a", 0), ("b", 0), ("c", 1)]) == [10, 7, 0]
     assert _Admin.requests == 1
     assert consumer.made == 1  # only b[0] went the single-partition way

@@ -78,13 +78,15 @@ def test_probe_gives_no_verdict_without_tls_or_a_listener() -> None:
 
 def test_a_path_missing_on_an_executor_fails_its_reads_and_writes_clearly(tmp_path: Path) -> None:
     from kafka_migration.kafka.reader import read_range
+    from kafka_migration.model.config import ClusterPair
     from kafka_migration.run.copy import _producer
 
     settings = {"bootstrap.servers": "b:9093", "security.protocol": "SSL", "ssl.ca.location": str(tmp_path / "x")}
+    clusters = ClusterPair.of_settings(settings, settings)
     with pytest.raises(ConfigurationError, match=r"ssl\.ca\.location of the source cluster .* every executor"):
-        next(read_range(settings, "t", 0, 0, 10, what="source"))
+        next(read_range(clusters.source, "t", 0, 0, 10))
     with pytest.raises(ConfigurationError, match=r"ssl\.ca\.location of the target cluster"):
-        _producer(settings, 1024)
+        _producer(clusters.target, 1024)
 
 
 def _ssl_error(reason: str) -> ssl.SSLError:
@@ -133,7 +135,7 @@ def test_certificate_verification_failures_are_named(code: int, cause: str) -> N
 
 
 def test_wrong_key_password_fails_before_connecting_without_quoting_it(tmp_path: Path) -> None:
-    from harness.certs import make_pki
+    from harness.kafka.certs import make_pki
     from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.model.config import ClusterConfig
 

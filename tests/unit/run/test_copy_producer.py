@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_migration.model.config import Endpoint
 from kafka_migration.run import copy
 
-SETTINGS = {"bootstrap.servers": "127.0.0.1:9"}  # nothing listens: nothing is sent
+SETTINGS = Endpoint("target", {"bootstrap.servers": "127.0.0.1:9"})  # nothing listens: nothing is sent
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.run.progress import ProgressCollector, run_guarded_all
+from tests.unit.factories import CLUSTERS
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ def _failed(task: Slice, message: str) -> tuple[int, str]:
 
 
 def _work(errors: dict[int, Exception], attempted: list[int]):  # type: ignore[no-untyped-def]
-    def work(task: Slice, source: Any, target: Any, progress: Any) -> tuple[int, str]:
+    def work(task: Slice, clusters: Any, progress: Any) -> tuple[int, str]:
         attempted.append(task.partition)
         if task.partition in errors:
             raise errors[task.partition]
@@ -35,7 +36,7 @@ SLICES = [Slice("orders", p) for p in range(4)]
 
 def test_every_slice_runs_and_a_plain_failure_does_not_stop_the_others() -> None:
     attempted: list[int] = []
-    results = run_guarded_all(_work({1: CopyError("foreign records")}, attempted), _failed, SLICES, {}, {}, None)
+    results = run_guarded_all(_work({1: CopyError("foreign records")}, attempted), _failed, SLICES, CLUSTERS, None)
     assert attempted == [0, 1, 2, 3]
     assert results == [(0, "ok"), (1, "foreign records"), (2, "ok"), (3, "ok")]
 
@@ -43,7 +44,7 @@ def test_every_slice_runs_and_a_plain_failure_does_not_stop_the_others() -> None
 def test_after_a_cluster_timeout_the_remaining_slices_are_not_attempted() -> None:
     attempted: list[int] = []
     lost = ClusterTimeoutError("The target cluster b:9092 sent nothing for 60s (socket.timeout.ms)")
-    results = run_guarded_all(_work({1: lost}, attempted), _failed, SLICES, {}, {}, None)
+    results = run_guarded_all(_work({1: lost}, attempted), _failed, SLICES, CLUSTERS, None)
     assert attempted == [0, 1]  # slices 2 and 3 would each have waited another 60 s
     assert results[:2] == [(0, "ok"), (1, str(lost))]
     for partition, message in results[2:]:

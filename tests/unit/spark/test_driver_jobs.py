@@ -27,7 +27,7 @@ from kafka_migration.spark.driver_jobs import (
     run_topics,
 )
 from kafka_migration.spark.executor_tasks import COPY, COPY_FAILED, FOLLOW, MIGRATE, VERIFY
-from tests.unit.factories import FakeContext, migration_plan, topic_plan
+from tests.unit.factories import CLUSTERS, FakeContext, migration_plan, topic_plan
 
 PY4J_TEXT = """An error occurred while calling o71.collectAndServe.
 : org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed 1 times, most recent \
@@ -67,10 +67,8 @@ class TestTaskError:
 # --- run_topics / run_copy_or_verify with a stand-in SparkContext: aggregation only, the task function is not run.
 
 
-def run_topic(
-    sc: FakeContext, step: str, topic: TopicPlan, source: dict[str, Any], target: dict[str, Any]
-) -> TopicOutcome:
-    return run_topics(sc, step, [topic], source, target)[0]
+def run_topic(sc: FakeContext, step: str, topic: TopicPlan) -> TopicOutcome:
+    return run_topics(sc, step, [topic], CLUSTERS)[0]
 
 
 @dataclass
@@ -105,7 +103,7 @@ class VerifyRow:
 class TestRunTopic:
     def test_copy_ok_sorted_by_partition(self) -> None:
         ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 4, 40)])
-        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)))
         assert outcome.status == OK and outcome.error is None
         assert [p["partition"] for p in outcome.partitions] == [0, 1]
         assert (outcome.records, outcome.bytes) == (7, 70)
@@ -113,32 +111,32 @@ class TestRunTopic:
 
     def test_copy_skips_empty_slices_verify_keeps_them(self) -> None:
         ctx = FakeContext()
-        run_topic(ctx, "copy", topic_plan("a", (3, 0)), {}, {})
+        run_topic(ctx, "copy", topic_plan("a", (3, 0)))
         assert [s.partition for s in ctx.parallelized] == [0]
-        run_topic(ctx, "verify", topic_plan("a", (3, 0)), {}, {})
+        run_topic(ctx, "verify", topic_plan("a", (3, 0)))
         assert [s.partition for s in ctx.parallelized] == [0, 1]
 
     def test_nothing_to_copy_runs_no_tasks(self) -> None:
         ctx = FakeContext(fail=AssertionError("no task expected"))
-        outcome = run_topic(ctx, "copy", topic_plan("a", (0, 0)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (0, 0)))
         assert outcome.status == OK and outcome.partitions == []
 
     def test_copy_partition_errors_fail_the_topic(self) -> None:
         ctx = FakeContext([CopyRow(0, 3, 30), CopyRow(1, 0, 0, "broker down")])
-        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("a", (3, 4)))
         assert outcome.status == FAILED
         assert outcome.error == "partition 1: broker down"
 
     def test_failed_task_keeps_the_python_error(self) -> None:
         ctx = FakeContext(fail=Exception(PY4J_TEXT))
-        outcome = run_topic(ctx, "copy", topic_plan("orders", (3,)), {}, {})
+        outcome = run_topic(ctx, "copy", topic_plan("orders", (3,)))
         assert outcome.status == FAILED
         assert outcome.error is not None and outcome.error.startswith("CopyError: orders[2]")
         assert outcome.partitions == []
 
     def test_verify_mismatch_names_partition_and_offsets(self) -> None:
         rows = [VerifyRow(0, 3, 3, True), VerifyRow(1, 4, 4, False, "value", 12, 10)]
-        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)))
         assert outcome.status == MISMATCH
         assert outcome.error == (
             "1 of 2 partitions differs: [1] value at source offset 12 / target offset 10 (source 4 records, target 4)"
@@ -146,18 +144,18 @@ class TestRunTopic:
 
     def test_unreadable_partition_is_unverified_not_a_mismatch(self) -> None:
         rows = [VerifyRow(0, 3, 3, True), VerifyRow(1, 0, 0, False, "verification could not read", error="source down")]
-        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)))
         assert outcome.status == UNVERIFIED
         assert outcome.error == "partition 1: could not verify: source down"
 
     def test_a_real_difference_outweighs_an_unreadable_partition(self) -> None:
         rows = [VerifyRow(0, 3, 3, False, "value", 1, 1), VerifyRow(1, 0, 0, False, "unread", error="target down")]
-        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)), {}, {})
+        outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (3, 4)))
         assert outcome.status == MISMATCH
         assert outcome.error is not None and "partition 1: could not verify: target down" in outcome.error
 
     def test_a_failed_verify_job_is_unverified(self) -> None:
-        outcome = run_topic(FakeContext(fail=Exception(PY4J_TEXT)), "verify", topic_plan("a", (3,)), {}, {})
+        outcome = run_topic(FakeContext(fail=Exception(PY4J_TEXT)), "verify", topic_plan("a", (3,)))
         assert outcome.status == UNVERIFIED
 
 
@@ -186,7 +184,7 @@ class TestBundles:
     def test_rows_go_back_to_their_topics(self) -> None:
         rows = [TopicCopyRow("b", 0, 5, 50), TopicCopyRow("a", 1, 2, 20), TopicCopyRow("a", 0, 1, 10, "broker down")]
         ctx = FakeContext(rows)
-        a, b = run_topics(ctx, "copy", [topic_plan("a", (3, 4)), topic_plan("b", (5,))], {}, {})
+        a, b = run_topics(ctx, "copy", [topic_plan("a", (3, 4)), topic_plan("b", (5,))], CLUSTERS)
         assert ctx.groups == ["copy:a and 1 more topic"]
         assert [[s.source_topic for s in task] for task in ctx.tasks] == [["a", "a", "b"]]
         assert (a.status, a.records, [p["partition"] for p in a.partitions]) == (FAILED, 3, [0, 1])
@@ -195,7 +193,7 @@ class TestBundles:
 
     def test_a_failed_job_fails_each_of_its_topics(self) -> None:
         ctx = FakeContext(fail=Exception(PY4J_TEXT))
-        outcomes = run_topics(ctx, "copy", [topic_plan("a"), topic_plan("b")], {}, {})
+        outcomes = run_topics(ctx, "copy", [topic_plan("a"), topic_plan("b")], CLUSTERS)
         assert [(o.source_topic, o.status) for o in outcomes] == [("a", FAILED), ("b", FAILED)]
         assert all(o.error and o.error.startswith("CopyError: orders[2]") for o in outcomes)
 
@@ -203,14 +201,14 @@ class TestBundles:
 class TestRunStep:
     def test_unknown_step(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'move'"):
-            run_copy_or_verify(FakeContext(), "move", migration_plan(), [], {}, {})
+            run_copy_or_verify(FakeContext(), "move", migration_plan(), [], CLUSTERS)
 
     def test_results_keyed_in_plan_order_with_callback(self) -> None:
         topics = [topic_plan("small", (0,)), topic_plan("big", (0,))]
         plan = migration_plan(*topics, run_id="run-9")
         done: list[str] = []
         results = run_copy_or_verify(
-            FakeContext(), "copy", plan, topics, {}, {}, on_topic_done=lambda o: done.append(o.source_topic)
+            FakeContext(), "copy", plan, topics, CLUSTERS, on_topic_done=lambda o: done.append(o.source_topic)
         )
         assert results.step == "copy" and results.run_id == "run-9"
         assert list(results.topics) == ["small", "big"]
@@ -239,7 +237,7 @@ class TestMigrate:
                 _verify_row("a", 0),
                 _verify_row("a", 1, at=102.0), _verify_row("b", 0, match=False)]  # fmt: skip
         ctx = FakeContext(rows)
-        done = run_job(ctx, "migrate", [topic_plan("a", (3, 4)), topic_plan("b", (5, 0))], {}, {})
+        done = run_job(ctx, "migrate", [topic_plan("a", (3, 4)), topic_plan("b", (5, 0))], CLUSTERS)
         assert ctx.groups == ["migrate:a and 1 more topic"]
         # verification's slices: the empty partition b[1] too (the target must be empty there as well)
         assert [(s.source_topic, s.partition) for s in ctx.parallelized] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
@@ -252,14 +250,14 @@ class TestMigrate:
         assert copy_a.seconds == 2.5 and verify_a.seconds == 1.5  # each step's span in the job, not the job twice
 
     def test_a_failed_job_fails_the_copy_and_leaves_verification_unverified(self) -> None:
-        done = run_job(FakeContext(fail=Exception(PY4J_TEXT)), "migrate", [topic_plan("a")], {}, {})
+        done = run_job(FakeContext(fail=Exception(PY4J_TEXT)), "migrate", [topic_plan("a")], CLUSTERS)
         assert [o.status for o in done["copy"]] == [FAILED]
         assert [o.status for o in done["verify"]] == [UNVERIFIED]
 
     def test_run_step_jobs_returns_both_results(self) -> None:
         topics = [topic_plan("a", (3,))]
         results = run_step_jobs(
-            FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]), "migrate", migration_plan(*topics), topics, {}, {}
+            FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]), "migrate", migration_plan(*topics), topics, CLUSTERS
         )
         assert sorted(results) == ["copy", "verify"]
         assert results["copy"].step == "copy" and results["verify"].step == "verify"
@@ -274,12 +272,12 @@ class TestMigrate:
         )  # nothing after the follower
         rows = [_copy_row("a", 0, big, at=100.0), _verify_row("a", 0, at=100.2, target_end=big)]
         ctx = FakeContext(rows, slots=2)
-        done = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
+        done = run_job(ctx, "migrate", [topic_plan("a", (big,))], CLUSTERS)
         assert sorted(ctx.modes) == [COPY, FOLLOW]  # jobs of their own, launched from threads
         assert (done["copy"][0].status, done["verify"][0].status) == (OK, OK)
         # One slot: the follower could only run after the copy, so the task copies, then verifies.
         ctx = FakeContext(rows, slots=1)
-        run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})
+        run_job(ctx, "migrate", [topic_plan("a", (big,))], CLUSTERS)
         assert ctx.modes == [MIGRATE]
 
     @pytest.mark.parametrize("end", [SMALL_SLICE_OFFSETS + 2, None])
@@ -288,14 +286,14 @@ class TestMigrate:
     ) -> None:
         big = SMALL_SLICE_OFFSETS + 1
 
-        def end_offset(settings: Any, topic: str, partition: int, *, what: str) -> int:
+        def end_offset(cluster: Any, topic: str, partition: int) -> int:
             if end is None:
                 raise CopyError("target unreachable")
             return end
 
         monkeypatch.setattr("kafka_migration.kafka.reader.end_offset", end_offset)
         rows = [_copy_row("a", 0, big), _verify_row("a", 0, target_end=big)]
-        (verified,) = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        (verified,) = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], CLUSTERS)["verify"]
         (row,) = verified.partitions
         if end is None:  # the end could not be read again: unverified, never a pass
             assert verified.status == UNVERIFIED and "target unreachable" in row["error"]
@@ -311,7 +309,7 @@ class TestMigrate:
         # The copy reported success but wrote a record less: verified after it ended, the difference is named.
         missing = _verify_row("a", 0, match=False, at=130.0, first_difference="record missing on the target")
         ctx = FakeContext(rows, slots=2, then=[missing])
-        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], CLUSTERS)["verify"]
         assert sorted(ctx.modes[:2]) == [COPY, FOLLOW] and ctx.modes[2:] == [VERIFY]
         assert verified.status == MISMATCH and "record missing on the target" in (verified.error or "")
         (row,) = verified.partitions
@@ -321,7 +319,7 @@ class TestMigrate:
         big = SMALL_SLICE_OFFSETS + 1
         # The follower gave up waiting (or even matched what was there): the copy's failure decides.
         rows = [_copy_row("a", 0, 0, error="broker gone"), _verify_row("a", 0, at=100.2, executor={"host": "h"})]
-        done = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], {}, {})
+        done = run_job(FakeContext(rows, slots=2), "migrate", [topic_plan("a", (big,))], CLUSTERS)
         (verified,) = done["verify"]
         assert verified.status == UNVERIFIED
         (row,) = verified.partitions
@@ -333,7 +331,7 @@ class TestMigrate:
         rows = [_copy_row("a", 0, 0, error="broker gone"), _verify_row("a", 0)]
         # The follower would wait 30 s for records nobody writes: the failed copy cancels its job instead.
         ctx = FakeContext(rows, slots=2, follower_waits=30.0)
-        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+        (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], CLUSTERS)["verify"]
         assert ctx.cancelled == ["migrate:a:follow1"]
         assert verified.status == UNVERIFIED
         (row,) = verified.partitions
@@ -345,27 +343,27 @@ class TestMigrate:
         ctx = FakeContext(rows, slots=2, follower_waits=0.2)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr("kafka_migration.kafka.reader.end_offset", lambda *a, **k: big)
-            (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], {}, {})["verify"]
+            (verified,) = run_job(ctx, "migrate", [topic_plan("a", (big,))], CLUSTERS)["verify"]
         assert ctx.cancelled == [] and verified.status == OK
 
     def test_a_failed_copy_job_cancels_the_followers_and_fails_the_topic(self) -> None:
         big = SMALL_SLICE_OFFSETS + 1
         ctx = FakeContext(fail=Exception(PY4J_TEXT), slots=4, follower_waits=30.0)
-        done = run_job(ctx, "migrate", [topic_plan("a", (big, big))], {}, {})
+        done = run_job(ctx, "migrate", [topic_plan("a", (big, big))], CLUSTERS)
         assert sorted(ctx.cancelled) == ["migrate:a:follow2", "migrate:a:follow3"]
         assert [o.status for o in done["copy"]] == [FAILED] and [o.status for o in done["verify"]] == [UNVERIFIED]
 
     def test_run_step_refuses_migrate(self) -> None:
         with pytest.raises(ValueError, match="unknown step 'migrate'"):
-            run_copy_or_verify(FakeContext(), "migrate", migration_plan(), [], {}, {})
+            run_copy_or_verify(FakeContext(), "migrate", migration_plan(), [], CLUSTERS)
 
 
 def test_partitions_that_fail_the_same_way_are_one_entry_of_their_topic() -> None:
     ctx = FakeContext([CopyRow(p, 0, 0, "target down") for p in range(11)] + [CopyRow(11, 0, 0, "too large")])
-    outcome = run_topic(ctx, "copy", topic_plan("a", (3,) * 12), {}, {})
+    outcome = run_topic(ctx, "copy", topic_plan("a", (3,) * 12))
     assert outcome.error == "partitions 0–10 (11 partitions): target down; partition 11: too large"
     rows = [VerifyRow(p, 4, 5, False, "extra record on the target", None, 4) for p in range(7)]
-    outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (4,) * 7), {}, {})
+    outcome = run_topic(FakeContext(rows), "verify", topic_plan("a", (4,) * 7))
     assert outcome.error is not None and outcome.error.startswith(
         "7 of 7 partitions differ: [0] extra record on the target at source offset – / target offset 4 "
         "(source 4 records, target 5); [1] "

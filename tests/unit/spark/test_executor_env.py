@@ -15,7 +15,7 @@ from kafka_migration.spark.executor_env import build_executor_env, configured_ex
 from kafka_migration.spark.executor_tasks import _task_rows
 from kafka_migration.spark.submit import SparkSettings, submit_command
 from tests.conftest import require_module
-from tests.unit.factories import topic_plan
+from tests.unit.factories import CLUSTERS, topic_plan
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ class Row:
 
 def test_every_task_row_names_the_python_that_ran_it() -> None:
     slices = topic_plan("a", (3, 4)).slices(include_empty=False)
-    rows = _task_rows(lambda task, *args: [Row(piece.partition, 7) for piece in task], slices, {}, {}, None)
+    rows = _task_rows(lambda task, *args: [Row(piece.partition, 7) for piece in task], slices, CLUSTERS, None)
     assert [(r["partition"], r["records"]) for r in rows] == [(0, 7), (1, 7)]
     assert all(r["executor"]["python"] == sys.executable and r["executor"]["prefix"] == sys.prefix for r in rows)
     assert all(r["executor"]["workdir"] == os.getcwd() for r in rows)  # tells executors apart

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_migration.exceptions import CopyError
 from kafka_migration.spark.executor_tasks import COPY_FAILED, _migrate_rows
-from tests.unit.factories import topic_plan
+from tests.unit.factories import CLUSTERS, topic_plan
 
 
 @dataclass(frozen=True)
@@ -30,24 +30,24 @@ class TestMigrateTask:
 
         verified: list[Any] = []
 
-        def copy(slices, source, target, address):  # type: ignore[no-untyped-def]
+        def copy(slices, clusters, address):  # type: ignore[no-untyped-def]
             def one(s, *_: Any, **__: Any) -> _Result:  # type: ignore[no-untyped-def]
                 if s.partition in copy_errors:
                     raise CopyError("target down")
                 return _Result(s.source_topic, s.partition)
 
             return run_guarded_all(
-                one, lambda s, m: _Result(s.source_topic, s.partition, 0.0, m), slices, source, target, address
+                one, lambda s, m: _Result(s.source_topic, s.partition, 0.0, m), slices, clusters, address
             )
 
-        def verify(slices, source, target, address):  # type: ignore[no-untyped-def]
+        def verify(slices, clusters, address):  # type: ignore[no-untyped-def]
             verified.extend(slices)  # what verification is given: slices and cluster settings, nothing of the copy
             return [_Result(s.source_topic, s.partition) for s in slices]
 
         monkeypatch.setattr(kafka_migration.run.copy, "copy_partitions_safely", copy)
         monkeypatch.setattr(kafka_migration.run.verify, "verify_partitions_safely", verify)
         task = topic_plan("a", (3, 0, 4)).slices(include_empty=True)
-        return _migrate_rows(task, {"bootstrap.servers": "s"}, {"bootstrap.servers": "t"}, None, None), verified
+        return _migrate_rows(task, CLUSTERS, None, None), verified
 
     def test_copies_non_empty_slices_then_verifies_every_slice(self, monkeypatch: pytest.MonkeyPatch) -> None:
         rows, verified = self._run(monkeypatch, set())

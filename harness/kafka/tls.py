@@ -17,9 +17,9 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness.certs import Pki, make_pki
 from harness.data.seed import producer, send
 from harness.kafka import ClusterSpec, KafkaCluster, Tls, kafka_clusters
+from harness.kafka.certs import Pki, make_pki
 from harness.servers.ports import free_port
 from kafka_migration.kafka.clients import client_settings
 

@@ -6,7 +6,7 @@ Airflow's api-server does that once when it starts, not when a user triggers a r
 ``dags test`` through this module as well as plainly, so that a DAG run's trigger-to-summary can be
 read both with and without that one-off cost; the command itself is Airflow's own, unchanged.
 
-Usage: ``python -m harness.airflow_api_up dags test kafka_migration -c '{...}'``
+Usage: ``python -m harness.servers.airflow_api_up dags test kafka_migration -c '{...}'``
 """
 
 from __future__ import annotations
