@@ -75,6 +75,7 @@ def validated_inputs(
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.ledger.urls import check_ledger_url
 
     if declared is not None:
@@ -106,6 +107,8 @@ def validated_inputs(
     writable_dir(settings.reports_dir(), "The report directory ([kafka_migration] reports_dir)")
     url = LedgerHook().get_uri()
     check_ledger_url(url)
+    check_reachable(source)  # seconds: a host name typo is refused before planning waits on its timeouts
+    check_reachable(target)
     return checked, source, target, directory, url
 
 

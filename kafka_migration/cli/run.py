@@ -146,6 +146,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
 
     started = time.time()  # the wall time a user sees starts here
@@ -178,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
     check_client_settings(source)
     check_client_settings(target)
     url = ledger_url(args)
+    check_reachable(source)  # seconds, before Spark starts: a host name typo is not found after its start-up
+    check_reachable(target)
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
     view = None if args.dry_run else run_progress(args.verbose)
 
