@@ -68,7 +68,7 @@ TARGETS = {
 }
 
 
-# --- pure helpers (tests/unit/test_bench_whole.py) ------------------------------------------------
+# --- pure helpers (tests/harness/test_bench_whole.py) ------------------------------------------------
 
 
 def rotation(kinds: tuple[str, ...], repetition: int) -> tuple[str, ...]:

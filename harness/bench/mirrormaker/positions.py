@@ -40,7 +40,7 @@ COMPACT_CONFIG = {  # a cleaner that runs within seconds on this partition
 }
 
 
-# --- the pure part (tests/unit/test_bench_mirrormaker.py) -----------------------------------------
+# --- the pure part (tests/harness/test_bench_mirrormaker.py) -----------------------------------------
 
 
 def identity(key: bytes | None, value: bytes | None) -> bytes:

@@ -40,7 +40,7 @@ def rotation(repetition: int) -> tuple[str, ...]:
     return TOOLS[shift:] + TOOLS[:shift]
 
 
-# --- the perf tools' output (pure: tests/unit/test_bench_replicated.py) ---------------------------
+# --- the perf tools' output (pure: tests/harness/test_bench_replicated.py) ---------------------------
 
 
 def parse_consumer_perf(output: str) -> dict[str, float]:

@@ -1,5 +1,5 @@
 """harness/kafka/mirrormaker.py without a broker: the mm2.properties of a migration, reading MM2's offsets topic,
-noticing a dead task. tests/integration/test_mirrormaker.py runs MirrorMaker 2 itself."""
+noticing a dead task. tests/harness/test_mirrormaker.py runs MirrorMaker 2 itself."""
 
 from __future__ import annotations
 
