@@ -11,7 +11,7 @@ offsets cannot move while they are translated). The decisions are pure functions
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kafka_migration.cutover.refusal import Reason
@@ -117,6 +117,9 @@ def quiet_reasons(
     return reasons
 
 
+GroupStates = dict[str, dict[str, tuple[str, int]]]  # cluster role -> group -> (state, members)
+
+
 def is_active(state: str, members: int) -> bool:
     """Decided by state: a group with members is never EMPTY or DEAD, whatever its member list says."""
     return members > 0 or state.upper() not in IDLE_GROUP_STATES
@@ -126,18 +129,35 @@ def active_group_problems(states: Mapping[str, Mapping[str, tuple[str, int]]]) -
     return [r.text for r in active_group_reasons(states)]
 
 
-def active_group_reasons(states: Mapping[str, Mapping[str, tuple[str, int]]], what: str = "cutover") -> list[Reason]:
-    """``states``: cluster role -> group -> (state, members). Members on either side stop the cutover."""
+# What a refusal for active members says of consumers that were stopped without closing (killed, crashed).
+SESSION_TIMEOUT_NOTE = (
+    "A consumer stopped without closing (killed) stays a member until its session timeout passes "
+    "(session.timeout.ms, 45 s by default; group.consumer.session.timeout.ms on the broker for the consumer "
+    "protocol): if these instances are gone, run the {what} again once it has"
+)
+
+
+def active_group_reasons(
+    states: Mapping[str, Mapping[str, tuple[str, int]]],
+    what: str = "cutover",
+    members: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+) -> list[Reason]:
+    """``states``: cluster role -> group -> (state, members). Members on either side stop the cutover.
+    ``members``: role -> group -> its members as named by the cluster (client id and host), when read."""
     reasons = []
     for role, groups in states.items():
         active = sorted(g for g, (s, n) in groups.items() if is_active(s, n))
         if active:
             described = [f"{g} ({groups[g][0]}, {plural(groups[g][1], 'member')})" for g in active]
+            named = (members or {}).get(role, {})
+            who = [f"{g}: {some(list(named[g]), most=5)}" for g in active if named.get(g)]
             reasons.append(
                 Reason(
                     f"{plural(len(active), 'consumer group')} {noun_for(len(active), 'has')} active members on the "
-                    f"{role} cluster: {some(described, most=10)}. Stop these consumers (all instances) and run the "
-                    f"{what} again; their committed offsets must not move while they are translated.",
+                    f"{role} cluster: {some(described, most=10)}"
+                    + (f"; members {'; '.join(who[:10])}" if who else "")
+                    + f". Stop these consumers (all instances) and run the {what} again; their committed offsets "
+                    f"must not move while they are translated. {SESSION_TIMEOUT_NOTE.format(what=what)}.",
                     role,
                     groups=tuple(active),
                 )
@@ -205,15 +225,19 @@ def preflight(
             + f" with committed offsets on the selected topics ({', '.join(names)}). Check the group pattern "
             "(it must match the whole group id), or leave it out to move every group of these topics."
         )
+    # Active consumers first: a refusal for them must not wait for the quiet window (seconds, not quiet_seconds).
+    active = _active_group_reasons(writers, other, groups, what.lower())
+    if active:
+        raise CutoverRefusedError(active, what)
     before = writers.log_ends(names)
     if quiet_seconds:
         sleep(quiet_seconds)
     after = writers.log_ends(names)
-    states = {writers.config.role: writers.states(groups), other.config.role: _present(other, groups)}
+    states = _group_states(writers, other, groups)
     problems = quiet_reasons(
         moved_partitions(before, after), open_transactions(after), quiet_seconds, writers.config.role, what.lower()
     )
-    problems += active_group_reasons(states, what.lower())
+    problems += _active_group_reasons(writers, other, groups, what.lower(), states)  # a consumer started meanwhile
     if problems:
         raise CutoverRefusedError(problems, what)
     return Preflight(
@@ -223,6 +247,27 @@ def preflight(
         groups=groups,
         group_states={role: {g: s for g, (s, _) in found.items()} for role, found in states.items()},
     )
+
+
+def _group_states(writers: GroupCluster, other: GroupCluster, groups: Sequence[str]) -> GroupStates:
+    return {writers.config.role: writers.states(groups), other.config.role: _present(other, groups)}
+
+
+def _active_group_reasons(
+    writers: GroupCluster,
+    other: GroupCluster,
+    groups: Sequence[str],
+    what: str,
+    states: GroupStates | None = None,
+) -> list[Reason]:
+    """Why the selected groups stop the cutover (none: every one idle on both clusters), their members named."""
+    states = states if states is not None else _group_states(writers, other, groups)
+    clusters = {writers.config.role: writers, other.config.role: other}
+    active = {role: [g for g, (s, n) in found.items() if is_active(s, n)] for role, found in states.items()}
+    if not any(active.values()):
+        return []
+    members = {role: clusters[role].members(names) for role, names in active.items() if names}
+    return active_group_reasons(states, what, members)
 
 
 def _present(cluster: GroupCluster, groups: Iterable[str]) -> dict[str, tuple[str, int]]:

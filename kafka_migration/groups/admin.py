@@ -62,6 +62,23 @@ class GroupCluster(KafkaCluster):
             for group_id, description in answers.items()
         }
 
+    def members(self, group_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Group id -> its members as the cluster names them ("client id on host"), for a refusal to name the
+        consumers that still hold a group (one killed without closing stays until its session timeout)."""
+        ids = sorted(set(group_ids))
+        if not ids:
+            return {}
+        answers = self._per_group(
+            lambda wanted: self.admin.describe_consumer_groups(wanted, request_timeout=self.timeout),
+            ids,
+            "describe consumer group",
+            lambda group_id: Permission("Describe", "group", (group_id,), "to read its members; Read implies it"),
+        )
+        return {
+            group_id: sorted(f"{m.client_id or m.member_id} on {m.host.lstrip('/')}" for m in description.members or [])
+            for group_id, description in answers.items()
+        }
+
     def _per_group(self, request: Any, ids: list[str], what: str, needs: Any) -> dict[str, Any]:
         """``request(ids)`` ({group id: future}) answered per group. A group whose coordinator is loading or
         moving (the offsets topic made by a cluster's first group request, a broker restarting) answers with

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,16 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     assert refused.returncode == 2, refused.stderr
     assert f"source topic {topic} is still written to" in refused.stderr and "nothing was written" in refused.stderr
 
+    # Consumers are checked before the quiet window: a refusal for one comes at once, not after 60 s of watching.
     with active_member(clusters.source, group, [topic]):
-        refused = kafka_migrate(*cutover, state_dir=tmp_path)
+        started = time.monotonic()
+        refused = kafka_migrate(*cutover[:-1], "60", state_dir=tmp_path)
+        waited = time.monotonic() - started
     assert refused.returncode == 2, refused.stderr
     assert f"1 consumer group has active members on the source cluster: {group} (" in refused.stderr
+    assert f"members {group}: rdkafka on 127.0.0.1" in refused.stderr  # librdkafka's default client id
+    assert "stays a member until its session timeout passes (session.timeout.ms, 45 s by default" in refused.stderr
+    assert waited < 60, f"refused after {waited:.0f} s: the 60 s quiet window ran before the consumer check"
 
     ledger = Ledger.open(ledger_url)
     assert [c["status"] for c in ledger.cutovers()] == ["refused", "refused"]
