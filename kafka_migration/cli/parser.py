@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import NoReturn
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from kafka_migration import __version__
 from kafka_migration.cli import checkpoints, cutover, failback, groups, history, offsets, package_env, report, run
@@ -30,6 +31,29 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {message} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """An unknown option is refused by the command it was given to, naming that command's help and the
+        option meant when one is close (``--inclde``: did you mean --include?)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = _command_parser(self, parsed)
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            options = [o for action in command._actions for o in action.option_strings]
+            first = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), None)
+            meant = difflib.get_close_matches(first, options, n=1, cutoff=0.7) if first else []
+            command.error(message + (f"; did you mean {meant[0]}?" if meant else ""))
+        return parsed
+
+
+def _command_parser(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser the arguments reached: ``kafka-migrate groups sync`` for ``groups sync ...``."""
+    while True:
+        chooser = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(parsed, chooser.dest, None) if chooser is not None else None
+        if chooser is None or chosen not in chooser.choices:
+            return parser
+        parser = chooser.choices[chosen]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,6 +24,8 @@ def redact_url(url: str) -> str:
 # Backends the schema migrations are written and tested for (drivers installed with the project).
 SUPPORTED_LEDGER_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg")
 _LEDGER_EXAMPLES = "sqlite:////PATH/ledger.db or postgresql://USER:PASSWORD@HOST:5432/DB"
+# Spellings other tools accept for a supported scheme (libpq and Heroku write postgres://).
+_MEANT = {"postgres": "postgresql", "pgsql": "postgresql", "psql": "postgresql", "sqlite3": "sqlite"}
 
 
 def check_ledger_url(url: str) -> str:
@@ -40,6 +42,12 @@ def check_ledger_url(url: str) -> str:
         raise ConfigurationError(
             f"The ledger URL is not a database URL (SCHEME://...); give one such as {_LEDGER_EXAMPLES}."
         ) from None
+    if parsed.drivername in _MEANT:
+        meant = _MEANT[parsed.drivername]
+        raise ConfigurationError(
+            f"The ledger URL {redact_url(url)} has the scheme {parsed.drivername!r}; did you mean {meant}://? "
+            f"(SQLAlchemy, which opens the ledger, knows only {meant}://), e.g. {_LEDGER_EXAMPLES}."
+        )
     if parsed.drivername not in SUPPORTED_LEDGER_SCHEMES:
         raise ConfigurationError(
             f"The ledger URL {redact_url(url)} has the scheme {parsed.drivername!r}, which the ledger does not "

@@ -195,7 +195,7 @@ SHARED: dict[str, list[Bad]] = {
     "--ledger": [
         empty("--ledger"),
         bad("--ledger", "mysql://u@h/db", expect="has the scheme 'mysql', which the ledger does not support"),
-        bad("--ledger", "postgres://u:pw@h/db", expect="scheme 'postgres'"),
+        bad("--ledger", "postgres://u:pw@h/db", expect="scheme 'postgres'; did you mean postgresql://?"),
         bad("--ledger", "ledger.db", expect="not a database URL"),
         bad("--ledger", "sqlite://", expect="names no database file"),
     ],
@@ -281,6 +281,19 @@ SPECIFIC: list[Case] = [
         answering=True,
     ),
     run("(usage)", "--no-such-option", expect="unrecognized arguments: --no-such-option"),
+    run(
+        "(usage)",
+        "--inclde",
+        "orders",
+        expect="unrecognized arguments: --inclde orders; did you mean --include? (see 'kafka-migrate run --help')",
+    ),
+    cmd(
+        "(usage)",
+        *GROUPS,
+        "--grop",
+        "app",
+        expect="--grop app; did you mean --group? (see 'kafka-migrate groups sync --help')",
+    ),
     run("(usage)", "--dry-run=yes", expect="ignored explicit argument 'yes'"),
     cmd("(usage)", expect="the following arguments are required: command"),
     cmd("(usage)", "migrate", expect="invalid choice: 'migrate'"),
