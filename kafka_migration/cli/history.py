@@ -91,6 +91,16 @@ def _walls(rows: list[dict]) -> list:  # type: ignore[type-arg]
     return [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
 
 
+def cluster(cluster_id: str, bootstrap: str | None) -> str:
+    """A cluster as a reader finds it: its id (what ``offsets translate`` and the console take) and where it was
+    reached (its first bootstrap address, and how many more)."""
+    addresses = [a.strip() for a in (bootstrap or "").split(",") if a.strip()]
+    if not addresses:
+        return cluster_id
+    more = f" +{len(addresses) - 1}" if len(addresses) > 1 else ""
+    return f"{cluster_id} ({addresses[0]}{more})"
+
+
 def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
     walls = _walls(rows)
@@ -103,7 +113,8 @@ def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
             str(r["topics"]),
             f"{r['records']:,}",
             f"{wall.wall:.1f}" if wall is not None else "-",
-            f"{r['source_cluster_id']} -> {r['target_cluster_id']}",
+            f"{cluster(r['source_cluster_id'], r.get('source_bootstrap'))} -> "
+            f"{cluster(r['target_cluster_id'], r.get('target_bootstrap'))}",
         )
         for r, wall in zip(rows, walls, strict=True)
     ]

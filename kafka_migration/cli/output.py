@@ -156,7 +156,9 @@ def run_row(row: Mapping[str, Any], wall: float | None) -> dict[str, Any]:
         "records": row["records"],
         "wall_seconds": wall,
         "source_cluster_id": row["source_cluster_id"],
+        "source_bootstrap": row.get("source_bootstrap"),
         "target_cluster_id": row["target_cluster_id"],
+        "target_bootstrap": row.get("target_bootstrap"),
         "report_sha256": row.get("report_sha256"),
         "message": row.get("message"),
     }

@@ -69,4 +69,7 @@ def test_history_lists_the_runs_writing_now(ledger_url: str, capsys: pytest.Capt
     assert main(["history", "--ledger", ledger_url]) == 0
     out = capsys.readouterr().out
     assert "Runs writing now (1 target topic lease):" in out
+    run_line = next(line for line in out.splitlines() if line.startswith("run-1 "))
+    source, target = first.source.bootstrap, first.target.bootstrap  # each cluster's id beside where it was reached
+    assert run_line.endswith(f"src-cluster ({source.split(',')[0]}) -> tgt-cluster ({target.split(',')[0]})"), run_line
     assert "copy.orders on tgt-cluster: run run-1 (cli process 7 on host-a) since 20" in out
