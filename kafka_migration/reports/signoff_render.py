@@ -194,7 +194,7 @@ def _timings_markdown(stored: Mapping[str, Any] | None) -> list[str]:
     lines = ["## Where the time went", ""]
     timings = RunTimings.from_dict(stored)
     if timings is None:
-        return [*lines, "Not recorded for this run: –."]
+        return [*lines, "No timings were recorded for this run (it ended before its verdict, or was recorded by a version that kept none)."]
     lines += [
         f"Wall time {timings.wall:.1f} s, from the start of the run to its verdict. Copy and verification may "
         "overlap, so the parts need not add up to the wall time.",
@@ -211,7 +211,7 @@ def _timings_markdown(stored: Mapping[str, Any] | None) -> list[str]:
 def _timings_html(stored: Mapping[str, Any] | None) -> str:
     timings = RunTimings.from_dict(stored)
     if timings is None:
-        return "<h2 id='timings'>Where the time went</h2><p class='muted'>Not recorded for this run: –.</p>"
+        return "<h2 id='timings'>Where the time went</h2><p class='muted'>No timings were recorded for this run (it ended before its verdict, or was recorded by a version that kept none).</p>"
     out = [
         "<h2 id='timings'>Where the time went</h2>",
         f"<p>Wall time <b>{timings.wall:.1f} s</b>, from the start of the run to its verdict. "

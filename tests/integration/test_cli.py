@@ -244,6 +244,10 @@ def test_a_second_run_accepts_its_own_compacted_target_topic(run: Run, clusters)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "conflict" not in result.stderr
     assert "nothing new on the source since the last verified run" in result.stdout
+    # An up-to-date run records where its time went too (a cutover's final run often is one), and says so.
+    assert result.stdout.rstrip().splitlines()[-1].startswith("Wall ")
+    newest = max(run.state_dir.glob("reports/*/report.md"), key=lambda p: p.stat().st_mtime)
+    assert "No timings were recorded" not in newest.read_text() and "Wall time" in newest.read_text()
 
 
 # -- runs without Spark -------------------------------------------------------------------------

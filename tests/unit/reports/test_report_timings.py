@@ -129,7 +129,7 @@ def test_a_run_without_timings_stores_none(ledger_url: str) -> None:
     assert ledger.run(run_id)["timings"] is None
     report = build_report(ledger.run(run_id), ledger.run_segments(run_id))
     assert report["timings"] is None
-    assert "Not recorded for this run" in render_markdown(report)
+    assert "No timings were recorded for this run" in render_markdown(report)
 
 
 def test_upgrade_from_0005_keeps_runs_and_adds_the_columns(ledger_url: str) -> None:
