@@ -17,7 +17,7 @@ from typing import Any
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder
-from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.claims import lease_claim
 from kafka_migration.run.evidence import RunEvidence, record_run
@@ -60,14 +60,14 @@ def copied_and_verified(
 ) -> RunOutcome:
     """Copy and verify every planned partition here, record the evidence (run/evidence.py, as every run does;
     its report in a temporary directory), release the leases."""
-    settings = (settings_of(source), settings_of(target))
+    pair = ClusterPair.of_settings(settings_of(source), settings_of(target))
     outcomes: dict[str, dict[str, Any]] = {"copy": {}, "verify": {}}
     try:
         for t in plan.topics:
-            rows = _migrate_rows(t.slices(True), *settings, None, None)  # what one task of the migrate step runs
+            rows = _migrate_rows(t.slices(True), pair, None, None)  # what one task of the migrate step runs
             for step, results in outcomes.items():
                 results[t.source_topic] = _outcome(step, t, [r for r in rows if r["step"] == step], 0.0)
-        tgt = KafkaCluster(ClusterConfig("target", settings[1]))
+        tgt = KafkaCluster(ClusterConfig("target", pair.target.settings))
         ids = tgt.topic_ids([t.target_topic for t in plan.topics])
         evidence = RunEvidence(plan, outcomes["copy"], outcomes["verify"], ids)
         report = record_run(ledger, evidence, None, Path(tempfile.mkdtemp(prefix="km-reports-")))

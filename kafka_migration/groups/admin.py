@@ -18,6 +18,7 @@ from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.reader import records
 from kafka_migration.model.checksums import encode_record, message_fields
+from kafka_migration.model.config import Endpoint
 from kafka_migration.model.state import CommittedOffset, ConsumerGroup
 from kafka_migration.model.text import plural
 
@@ -212,16 +213,15 @@ class GroupCluster(KafkaCluster):
             )
 
 
-def first_record(
-    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int, *, what: str
-) -> tuple[int, bytes] | None:
-    """Offset and canonical encoding of the first record in ``[start, end)``, None when the range holds none.
+def first_record(cluster: Endpoint, topic: str, partition: int, start: int, end: int) -> tuple[int, bytes] | None:
+    """Offset and canonical encoding of the first record in ``[start, end)`` of ``cluster``, None when the range
+    holds none.
 
     The same reader and encoding as verification, so "the same record" means what it means there.
     """
     if end <= start:
         return None
-    with closing(records(settings, topic, partition, start, end, what)) as found:  # closes the consumer
+    with closing(records(cluster, topic, partition, start, end)) as found:  # closes the consumer
         for msg in found:
             return msg.offset(), encode_record(*message_fields(msg))
     return None

@@ -22,7 +22,7 @@ from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url
 from kafka_migration.model.checkpoints import Key
-from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.config import ClusterConfig, ClusterPair
 from kafka_migration.model.groups import PENDING, UNREADABLE, WRITE, GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.model.offsets import MappedSegment
 from kafka_migration.model.text import plural, some
@@ -148,7 +148,10 @@ def _write(target: GroupCluster, group: GroupSync) -> GroupSync:
 
 
 def _prove(source: ClusterConfig, target: ClusterConfig, groups: list[GroupSync], dry_run: bool) -> list[GroupSync]:
-    """Read the next record on both sides of every translated partition and conclude each partition."""
+    """Read the next record on both sides of every translated partition and conclude each partition.
+
+    Roles by position (``ClusterPair.of``): in a failback's sync the source is the cutover's target."""
+    pair = ClusterPair.of(source, target)
 
     def prove(p: PartitionSync) -> PartitionSync:
         if not p.needs_proof or p.target_offset is None or p.target_topic is None:
@@ -156,12 +159,8 @@ def _prove(source: ClusterConfig, target: ClusterConfig, groups: list[GroupSync]
         if p.outcome != PENDING:
             return p
         try:
-            src = first_record(
-                source.settings, p.source_topic, p.partition, p.proof_source_offset, p.source_limit, what="source"
-            )
-            tgt = first_record(
-                target.settings, p.target_topic, p.partition, p.target_offset, p.target_limit, what="target"
-            )
+            src = first_record(pair.source, p.source_topic, p.partition, p.proof_source_offset, p.source_limit)
+            tgt = first_record(pair.target, p.target_topic, p.partition, p.target_offset, p.target_limit)
         except MigrationError as exc:
             log.warning("%s: proof could not read: %s", p.name(), describe_failure(exc))
             return conclude(p, UNREADABLE, dry_run)

@@ -21,6 +21,7 @@ from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark, why_unreadable
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.config import Endpoint
 from kafka_migration.model.text import offset_range, plural
 
 # librdkafka's prefetch bound, queued.max.messages.kbytes, holds per assigned partition: with many
@@ -54,14 +55,13 @@ class _Progress:
 
 
 def read_ranges(
-    settings: Mapping[str, Any],
+    cluster: Endpoint,
     ranges: Sequence[OffsetRange],
     *,
-    what: str = "source",
     idle_timeout: float | None = None,
 ) -> Iterator[tuple[int, list[Any], bool]]:
-    """Yield ``(index into ranges, records, done)``: each range's records in offset order, batch by batch;
-    ``done`` on the last yield of a range (an empty range yields only ``(i, [], True)``, at once).
+    """Yield ``(index into ranges, records, done)`` of ``cluster``: each range's records in offset order, batch by
+    batch; ``done`` on the last yield of a range (an empty range yields only ``(i, [], True)``, at once).
 
     Ranges of different partitions interleave as the fetches return them. Each partition is
     unassigned when its range is done, so it stops being fetched. Nothing is held beyond the batch
@@ -80,6 +80,7 @@ def read_ranges(
     open_ranges = {keys[i]: i for i, s in enumerate(states) if not s.done}
     if not open_ranges:
         return
+    what, settings = cluster.role, cluster.settings
     check_tls_settings(what, settings)
     if idle_timeout is None:
         idle_timeout = stall_timeout(settings)
@@ -175,14 +176,13 @@ def _fail(consumer: Any, what: str, label: str, state: _Progress, msg: Any, erro
 
 
 def read_all(
-    settings: Mapping[str, Any],
+    cluster: Endpoint,
     ranges: Sequence[OffsetRange],
     *,
-    what: str = "source",
     idle_timeout: float | None = None,
 ) -> list[list[Any]]:
     """Every range's records, whole, one list per range (a window's verification holds them to compare)."""
     out: list[list[Any]] = [[] for _ in ranges]
-    for i, batch, _done in read_ranges(settings, ranges, what=what, idle_timeout=idle_timeout):
+    for i, batch, _done in read_ranges(cluster, ranges, idle_timeout=idle_timeout):
         out[i].extend(batch)
     return out

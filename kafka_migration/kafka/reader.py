@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
 from kafka_migration.kafka.clients import client_settings, cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.model.config import Endpoint
 from kafka_migration.model.text import offset_range, plural
 
 BATCH = 1000
@@ -27,11 +28,9 @@ FOLLOW_GAVE_UP = "while the verification waited for the copy"
 POLL_SECONDS = 0.01
 
 
-def records(
-    settings: Mapping[str, Any], topic: str, partition: int, start: int, end: int | None, what: str
-) -> Iterator[Any]:
+def records(cluster: Endpoint, topic: str, partition: int, start: int, end: int | None) -> Iterator[Any]:
     """One message at a time from ``read_range``."""
-    for batch in read_range(settings, topic, partition, start, end, what=what):
+    for batch in read_range(cluster, topic, partition, start, end):
         yield from batch
 
 
@@ -44,17 +43,16 @@ def next_batch(batches: Iterator[list[Any]]) -> list[Any]:
 
 
 def read_range(
-    settings: Mapping[str, Any],
+    cluster: Endpoint,
     topic: str,
     partition: int,
     start: int,
     end: int | None,
     *,
     idle_timeout: float | None = None,
-    what: str = "source",
     follow: Callable[[int], bool] | None = None,
 ) -> Iterator[list[Any]]:
-    """Yield lists of confluent_kafka messages from ``[start, end)``; always closes the consumer.
+    """Yield lists of confluent_kafka messages from ``[start, end)`` of ``cluster``; always closes the consumer.
 
     Fails when nothing at all arrives for ``idle_timeout`` seconds (default: the cluster's
     socket.timeout.ms): a consumer cut off from its brokers stays silent and would wait forever.
@@ -68,6 +66,7 @@ def read_range(
 
     if end is not None and end <= start:
         return
+    what, settings = cluster.role, cluster.settings
     check_tls_settings(what, settings)  # on an executor: a certificate path missing here, named clearly
     if idle_timeout is None:
         idle_timeout = stall_timeout(settings)
@@ -250,9 +249,7 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
 _WATERMARK_CONSUMERS: dict[str, Any] = {}
 
 
-def end_offset(
-    settings: Mapping[str, Any], topic: str, partition: int, *, what: str, timeout: float | None = None
-) -> int:
+def end_offset(cluster: Endpoint, topic: str, partition: int, *, timeout: float | None = None) -> int:
     """The partition's high watermark now: one ListOffsets request, where reading to the end costs a fetch wait.
 
     A failure drops the worker's consumer; one that had served earlier calls gets one more try afresh,
@@ -260,6 +257,7 @@ def end_offset(
     """
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+    what, settings = cluster.role, cluster.settings
     check_tls_settings(what, settings)
     timeout = stall_timeout(settings) if timeout is None else timeout
     key = json.dumps(sorted(settings.items()), default=str)
@@ -297,7 +295,7 @@ def end_offset(
 _WATERMARK_ADMINS: dict[str, Any] = {}
 
 
-def end_offsets(settings: Mapping[str, Any], partitions: Sequence[tuple[str, int]], *, what: str) -> list[int]:
+def end_offsets(cluster: Endpoint, partitions: Sequence[tuple[str, int]]) -> list[int]:
     """High watermarks of many partitions at once: one ListOffsets request per leader, where ``end_offset``
     sends one per partition (a window of small slices asked one each: 2 requests a topic per run).
 
@@ -311,8 +309,9 @@ def end_offsets(settings: Mapping[str, Any], partitions: Sequence[tuple[str, int
 
     wanted = list(partitions)
     if len(wanted) < 2:
-        return [end_offset(settings, topic, partition, what=what) for topic, partition in wanted]
-    check_tls_settings(what, settings)
+        return [end_offset(cluster, topic, partition) for topic, partition in wanted]
+    settings = cluster.settings
+    check_tls_settings(cluster.role, settings)
     timeout = stall_timeout(settings)
     key = json.dumps(sorted(settings.items()), default=str)
     found: dict[tuple[str, int], int] = {}
@@ -332,4 +331,4 @@ def end_offsets(settings: Mapping[str, Any], partitions: Sequence[tuple[str, int
                 continue  # asked alone below
     except (KafkaException, ValueError):  # no request sent: every partition alone
         _WATERMARK_ADMINS.pop(key, None)
-    return [found[(t, p)] if (t, p) in found else end_offset(settings, t, p, what=what) for t, p in wanted]
+    return [found[(t, p)] if (t, p) in found else end_offset(cluster, t, p) for t, p in wanted]

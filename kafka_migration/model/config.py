@@ -159,6 +159,48 @@ class ClusterConfig:
         return cls(role=role, settings=settings, origin=origin)
 
 
+SOURCE, TARGET = "source", "target"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One side of a run as its tasks need it: the role it plays in the run and its librdkafka settings.
+
+    What travels to the Spark tasks, so kept small and picklable: a plain dict of settings, no secret
+    references (the driver has merged those, see ``ClusterConfig.from_environment``). The role names
+    the cluster in messages; it is the run's, which a failback reverses (see ``ClusterPair.of``).
+    """
+
+    role: str
+    settings: Mapping[str, Any]
+
+    def __repr__(self) -> str:  # never the secret values, as ClusterConfig's
+        return f"Endpoint(role={self.role!r}, settings={redact(self.settings)!r})"
+
+
+@dataclass(frozen=True)
+class ClusterPair:
+    """The source and target of one run, roles included: built once by the driver, taken by every task."""
+
+    source: Endpoint
+    target: Endpoint
+
+    def __post_init__(self) -> None:
+        if (self.source.role, self.target.role) != (SOURCE, TARGET):
+            raise ValueError(f"a cluster pair is (source, target), got ({self.source.role}, {self.target.role})")
+
+    @classmethod
+    def of(cls, source: ClusterConfig, target: ClusterConfig) -> ClusterPair:
+        """The run from ``source`` to ``target``; roles by position, not ``ClusterConfig.role``: a failback
+        runs from the cutover's target (role "target") back to its source, and its messages and advice
+        must name the clusters as the run uses them."""
+        return cls.of_settings(source.settings, target.settings)
+
+    @classmethod
+    def of_settings(cls, source: Mapping[str, Any], target: Mapping[str, Any]) -> ClusterPair:
+        return cls(Endpoint(SOURCE, dict(source)), Endpoint(TARGET, dict(target)))
+
+
 def env_var(role: str) -> str:
     return f"KAFKA_MIGRATION_{role.upper()}_CONFIG"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, re
 from kafka_migration.kafka.replicas import replica_problems
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
+from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.model.text import offset_range, plural
@@ -43,9 +44,7 @@ class PartitionCopyResult:
         return cls(task.source_topic, task.target_topic, task.partition, task.start, task.end, 0, 0, 0.0, error=message)
 
 
-def reconcile(
-    task: PartitionSlice, source_settings: Mapping[str, Any], target_settings: Mapping[str, Any]
-) -> tuple[int, int]:
+def reconcile(task: PartitionSlice, clusters: ClusterPair) -> tuple[int, int]:
     """Check what the target partition already holds from ``target_start``; return (records, resume offset).
 
     An interrupted copy leaves a prefix of the planned range on the target (the
@@ -53,12 +52,10 @@ def reconcile(
     else, and the partition is left alone. Counters from before a crash are not
     trusted: the target itself is read, unless it ends where the plan starts writing.
     """
-    if end_offset(target_settings, task.target_topic, task.partition, what="target") == task.target_start:
+    if end_offset(clusters.target, task.target_topic, task.partition) == task.target_start:
         return 0, task.start
-    source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end)
-    target_batches = read_range(
-        target_settings, task.target_topic, task.partition, task.target_start, None, what="target"
-    )
+    source_batches = read_range(clusters.source, task.source_topic, task.partition, task.start, task.end)
+    target_batches = read_range(clusters.target, task.target_topic, task.partition, task.target_start, None)
     try:
         return reconcile_batches(task, source_batches, target_batches)
     finally:
@@ -144,7 +141,7 @@ PRODUCER_TOPICS = 500
 _PRODUCER_TOPICS: dict[str, set[str]] = {}
 
 
-def warm_producer(target_settings: Mapping[str, Any]) -> None:
+def warm_producer(target: Endpoint) -> None:
     """Start this worker's producer for topics with Kafka's default max.message.bytes ahead of the tasks.
 
     An idempotent producer's start (connections, producer id) took ~1 s here, paid by each worker's
@@ -152,18 +149,17 @@ def warm_producer(target_settings: Mapping[str, Any]) -> None:
     is left to the copy task itself to report, with its context.
     """
     try:
-        _producer(target_settings, KAFKA_DEFAULT_MAX_MESSAGE_BYTES)
+        _producer(target, KAFKA_DEFAULT_MAX_MESSAGE_BYTES)
     except Exception:  # the first copy task reports it, with its context
         _PRODUCERS.clear()
 
 
-def _producer(
-    target_settings: Mapping[str, Any], max_message_bytes: int, topics: Iterable[str] = ()
-) -> tuple[Any, _DeliveryErrors]:
+def _producer(target: Endpoint, max_message_bytes: int, topics: Iterable[str] = ()) -> tuple[Any, _DeliveryErrors]:
     """This worker's producer for ``topics`` (flushed: called between slices and windows), a new one once the
     cached one would have written to more than PRODUCER_TOPICS topics."""
     from confluent_kafka import Producer
 
+    target_settings = target.settings
     key = json.dumps([sorted(target_settings.items()), max_message_bytes], default=str)
     written = _PRODUCER_TOPICS.get(key, set()) if key in _PRODUCERS else set()
     wanted = written | set(topics)
@@ -173,7 +169,7 @@ def _producer(
         wanted = set(topics)
     _PRODUCER_TOPICS[key] = wanted
     if key not in _PRODUCERS:
-        check_tls_settings("target", target_settings)
+        check_tls_settings(target.role, target_settings)
         errors = _DeliveryErrors()
         producer = Producer(
             {
@@ -242,7 +238,7 @@ def _produce_batch(
 def _confirm(
     producer: Any,
     errors: _DeliveryErrors,
-    target_settings: Mapping[str, Any],
+    target: Endpoint,
     where: str,
     partitions: Iterable[tuple[str, int]] = (),
 ) -> None:
@@ -251,17 +247,17 @@ def _confirm(
     ``where`` names what was copied (one slice, or the slices of a window copied together); ``partitions`` are
     the target partitions written, asked about after a failure (too few replicas in sync is said as such).
     """
-    timeout = delivery_timeout(target_settings)
+    timeout = delivery_timeout(target.settings)
     if errors.count:
         producer.purge(in_queue=True, in_flight=False)  # queued ones would only time out in turn
     remaining = producer.flush(timeout + 30.0)
-    target = cluster_label("target", target_settings)
+    label = cluster_label(target.role, target.settings)
     if errors.count or remaining:
         _PRODUCERS.clear()  # do not reuse a producer in an unknown state
     if errors.count:
-        why = replica_problems(target_settings, partitions)
+        why = replica_problems(target.settings, partitions)
         raise (ClusterTimeoutError if errors.timed_out else CopyError)(
-            f"Copy {where} failed: the {target} did not acknowledge {plural(errors.count, 'record')} within "
+            f"Copy {where} failed: the {label} did not acknowledge {plural(errors.count, 'record')} within "
             f"{timeout:.0f}s (message.timeout.ms); first error: {errors.first}. "
             + (f"{why} " if why else "")
             + "Nothing after the failure was confirmed; rerun when the target is healthy: the rerun resumes from "
@@ -269,15 +265,14 @@ def _confirm(
         )
     if remaining:
         raise ClusterTimeoutError(
-            f"Copy {where}: {plural(remaining, 'record')} still unconfirmed by the {target} after "
+            f"Copy {where}: {plural(remaining, 'record')} still unconfirmed by the {label} after "
             f"{timeout + 30.0:.0f}s; the target cluster is slow or unreachable. Rerun when it is healthy."
         )
 
 
 def copy_partition(
     task: PartitionSlice,
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress: Callable[[int, int], None] | None = None,
 ) -> PartitionCopyResult:
     """Copy ``[task.start, task.end)`` of the source partition to the same target partition.
@@ -288,13 +283,13 @@ def copy_partition(
     still queued are dropped instead of waited for (the rerun reconciles with the target).
     """
     started = time.monotonic()
-    resumed, resume_from = reconcile(task, source_settings, target_settings)
-    producer, errors = _producer(target_settings, task.max_message_bytes, (task.target_topic,))
+    resumed, resume_from = reconcile(task, clusters)
+    producer, errors = _producer(clusters.target, task.max_message_bytes, (task.target_topic,))
     written = 0
     size = 0
     topic = task.target_topic
     partition = task.partition
-    for batch in read_range(source_settings, task.source_topic, partition, resume_from, task.end):
+    for batch in read_range(clusters.source, task.source_topic, partition, resume_from, task.end):
         count, nbytes = _produce_batch(batch, topic, partition, producer, errors)
         written += count
         size += nbytes
@@ -305,7 +300,7 @@ def copy_partition(
     _confirm(
         producer,
         errors,
-        target_settings,
+        clusters.target,
         f"{task.source_topic}[{partition}] -> {task.target_topic}[{partition}]",
         [(topic, partition)],
     )
@@ -324,8 +319,7 @@ def copy_partition(
 
 def copy_window(
     window: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
 ) -> WindowOutcome[PartitionCopyResult]:
     """Copy small slices together: one source consumer for all, one producer flush for the window.
@@ -343,16 +337,16 @@ def copy_window(
 
     started = time.time()
     clock = time.monotonic()
-    ends = end_offsets(target_settings, [(piece.target_topic, piece.partition) for piece in window], what="target")
+    ends = end_offsets(clusters.target, [(piece.target_topic, piece.partition) for piece in window])
     clean = [piece for piece, end in zip(window, ends, strict=True) if end == piece.target_start]
-    producer, errors = _producer(target_settings, window[0].max_message_bytes, {p.target_topic for p in clean})
+    producer, errors = _producer(clusters.target, window[0].max_message_bytes, {p.target_topic for p in clean})
     written = [0] * len(clean)
     sizes = [0] * len(clean)
     finished = [False] * len(clean)
     senders = [ProgressSender(progress_address, piece.source_topic, piece.partition) for piece in clean]
     ranges = [OffsetRange(piece.source_topic, piece.partition, piece.start, piece.end) for piece in clean]
     read_error: Exception | None = None
-    reads = read_ranges(source_settings, ranges)
+    reads = read_ranges(clusters.source, ranges)
     try:
         for i, batch, done in reads:
             count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)
@@ -375,7 +369,7 @@ def copy_window(
         _confirm(
             producer,
             errors,
-            target_settings,
+            clusters.target,
             f"of {plural(len(clean), 'partition')} copied together ({names})",
             [(p.target_topic, p.partition) for p in clean],
         )
@@ -414,8 +408,7 @@ def copy_window(
 
 def copy_partitions_safely(
     tasks: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
 ) -> list[PartitionCopyResult]:
     """The slices of one Spark task: small ones a window at a time (``copy_window``), the others one after
@@ -425,8 +418,7 @@ def copy_partitions_safely(
         copy_window,
         PartitionCopyResult.failed,
         tasks,
-        source_settings,
-        target_settings,
+        clusters,
         progress_address,
         key=lambda piece: piece.max_message_bytes,
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.text import plural
 
 log = logging.getLogger("kafka_migration.spark")
@@ -366,8 +367,7 @@ def run_guarded_all(
     work: Callable[..., Any],
     failed: Callable[[Any, str], Any],
     tasks: list[Any],
-    source: Any,
-    target: Any,
+    clusters: ClusterPair,
     progress_address: Address | None,
 ) -> list[Any]:
     """Run each slice of one Spark task with progress; a failure becomes ``failed(slice, message)``, so siblings finish.
@@ -389,7 +389,7 @@ def run_guarded_all(
             continue
         sender = ProgressSender(progress_address, task.source_topic, task.partition)
         try:
-            results.append(work(task, source, target, progress=sender.update))
+            results.append(work(task, clusters, progress=sender.update))
         except ClusterTimeoutError as exc:
             lost = f"{task.source_topic}[{task.partition}] found: {exc}"
             results.append(failed(task, describe_failure(exc)))

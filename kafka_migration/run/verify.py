@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_migration.kafka.reader import next_batch, read_range
 from kafka_migration.model.checksums import RangeChecksum, batch_fields, difference, encode_record, encode_records
+from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
@@ -215,8 +216,7 @@ class _Counted:
 
 def verify_partition(
     task: PartitionSlice,
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress: Callable[[int, int], None] | None = None,
     *,
     following: bool = False,
@@ -229,15 +229,14 @@ def verify_partition(
     watermark as usual, so extra records still count. Nothing of the copy is consulted.
     """
     started = time.monotonic()
-    source_batches = read_range(source_settings, task.source_topic, task.partition, task.start, task.end, what="source")
+    source_batches = read_range(clusters.source, task.source_topic, task.partition, task.start, task.end)
     counted = _Counted(source_batches) if following else None
     target_batches = read_range(
-        target_settings,
+        clusters.target,
         task.target_topic,
         task.partition,
         task.target_start,
         None,
-        what="target",
         follow=None if counted is None else counted.target_complete,
     )
     try:
@@ -277,8 +276,7 @@ def _verification(task: PartitionSlice, found: RangeComparison, seconds: float) 
 
 def verify_window(
     window: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
 ) -> WindowOutcome[PartitionVerification]:
     """Verify small slices together: one consumer reads their source ranges, one their target partitions
@@ -294,11 +292,9 @@ def verify_window(
 
     started = time.time()
     clock = time.monotonic()
-    sources = read_all(source_settings, [OffsetRange(p.source_topic, p.partition, p.start, p.end) for p in window])
+    sources = read_all(clusters.source, [OffsetRange(p.source_topic, p.partition, p.start, p.end) for p in window])
     targets = read_all(
-        target_settings,
-        [OffsetRange(p.target_topic, p.partition, p.target_start, None) for p in window],
-        what="target",
+        clusters.target, [OffsetRange(p.target_topic, p.partition, p.target_start, None) for p in window]
     )
     reading = shares(time.monotonic() - clock, [len(s) + len(t) for s, t in zip(sources, targets, strict=True)])
     results = []
@@ -318,8 +314,7 @@ def verify_window(
 
 def verify_partitions_safely(
     tasks: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
     following: bool = False,
 ) -> list[PartitionVerification]:
@@ -334,19 +329,16 @@ def verify_partitions_safely(
 
     if following:
         work = partial(verify_partition, following=True)
-        return run_guarded_all(
-            work, PartitionVerification.failed, tasks, source_settings, target_settings, progress_address
-        )
+        return run_guarded_all(work, PartitionVerification.failed, tasks, clusters, progress_address)
     results = run_windowed(
         verify_partition,
         verify_window,
         PartitionVerification.failed,
         tasks,
-        source_settings,
-        target_settings,
+        clusters,
         progress_address,
     )
-    return _again_where_short(results, tasks, source_settings, target_settings)
+    return _again_where_short(results, tasks, clusters)
 
 
 # How long a target that read short is given before it is read once more: a partition's new leader knows the
@@ -357,8 +349,7 @@ SETTLE_SECONDS = 3.0
 def _again_where_short(
     results: list[PartitionVerification],
     tasks: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
 ) -> list[PartitionVerification]:
     """Verify once more, after ``SETTLE_SECONDS``, each slice whose target read ended short of the source range.
 
@@ -376,7 +367,7 @@ def _again_where_short(
     settled = list(results)
     for i in short:
         first = results[i]
-        settled[i] = verify_partition(by_slice[(first.source_topic, first.partition)], source_settings, target_settings)
+        settled[i] = verify_partition(by_slice[(first.source_topic, first.partition)], clusters)
         log.warning(
             "%s[%d]: the target read %d records, the source range %d; read again after %.0f s: %s",
             first.target_topic,
@@ -393,9 +384,8 @@ def _again_where_short(
 
 def verify_partitions_following(
     tasks: list[PartitionSlice],
-    source_settings: Mapping[str, Any],
-    target_settings: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
 ) -> list[PartitionVerification]:
     """``verify_partitions_safely`` behind copies still running: the follower tasks' work."""
-    return verify_partitions_safely(tasks, source_settings, target_settings, progress_address, following=True)
+    return verify_partitions_safely(tasks, clusters, progress_address, following=True)

@@ -11,10 +11,11 @@ stamps; a window's time is split among its slices by records, laid end to end in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run.progress import Address, SliceResults, run_guarded_all
 
@@ -82,13 +83,10 @@ class WindowOutcome(Generic[R]):
 
 def run_windowed(
     work: Callable[..., R],
-    window_work: Callable[
-        [list[PartitionSlice], Mapping[str, Any], Mapping[str, Any], Address | None], WindowOutcome[R]
-    ],
+    window_work: Callable[[list[PartitionSlice], ClusterPair, Address | None], WindowOutcome[R]],
     failed: Callable[[PartitionSlice, str], R],
     tasks: list[PartitionSlice],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: Address | None,
     key: Callable[[PartitionSlice], Any] = lambda _: None,
 ) -> SliceResults:
@@ -114,7 +112,7 @@ def run_windowed(
                 results[i], stamps[i] = failed(tasks[i], f"not attempted: {lost}"), (started, started)
             continue
         try:
-            outcome = window_work(pieces, source, target, progress_address)
+            outcome = window_work(pieces, clusters, progress_address)
         except ClusterTimeoutError as exc:
             first = pieces[0]
             lost = f"{first.source_topic}[{first.partition}] and {len(pieces) - 1} more found: {exc}"
@@ -134,7 +132,7 @@ def run_windowed(
         done = SliceResults(failed(tasks[i], f"not attempted: {lost}") for i in rest)
         done.stamps = [(now, now)] * len(rest)
     else:
-        done = run_guarded_all(work, failed, [tasks[i] for i in rest], source, target, progress_address)
+        done = run_guarded_all(work, failed, [tasks[i] for i in rest], clusters, progress_address)
     for i, result, stamp in zip(rest, done, done.stamps, strict=True):
         results[i], stamps[i] = result, stamp
     out = SliceResults(results)

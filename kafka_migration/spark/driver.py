@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.config import ClusterConfig, ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults
 from kafka_migration.model.text import plural
@@ -88,9 +88,7 @@ def wait_for_go(path: Path) -> bool:
     return data.split(b"\n", 1)[0].strip() == GO.encode()
 
 
-def _warm_and_wait(
-    sc: Any, step: str, channel: Path, driver_started: float, target: Mapping[str, Any] | None = None
-) -> bool:
+def _warm_and_wait(sc: Any, step: str, channel: Path, driver_started: float, target: Endpoint | None = None) -> bool:
     """Warm the Python workers, then wait for the launcher's word; False (stop) also when anything failed."""
     try:
         context_up = time.time()
@@ -179,9 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = None if args.wait_for else MigrationPlan.read(args.plan)
     run_id = args.plan.parent.name if plan is None else plan.run_id
     # Settings file and secret settings (YARN, Kubernetes) are merged here, on the driver; executors
-    # get the merged settings with their tasks.
-    source = ClusterConfig.from_environment("source", os.environ).settings
-    target = ClusterConfig.from_environment("target", os.environ).settings
+    # get the merged settings with their tasks, as one ClusterPair (the environment's roles are the run's).
+    clusters = ClusterPair.of(
+        ClusterConfig.from_environment("source", os.environ), ClusterConfig.from_environment("target", os.environ)
+    )
 
     # A bare SparkContext: the jobs use RDDs only, and a SparkSession's SQL start-up costs ~3 s per submit.
     # Connected to spark-submit's JVM first: a SparkConf made before that holds nothing the submit and
@@ -202,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sc.setLogLevel(spark_log_level())  # as the driver's log4j2 configuration says (spark/startup.py)
         if args.wait_for and not _warm_and_wait(
-            sc, args.step, args.wait_for, driver_started, target if args.step != "verify" else None
+            sc, args.step, args.wait_for, driver_started, clusters.target if args.step != "verify" else None
         ):
             # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a
             # JVM the launcher is killing; the JVM stops Spark in its own shutdown hook.
@@ -227,8 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.step,
             plan,
             topics,
-            source,
-            target,
+            clusters,
             parallel_topics=args.parallel_topics,
             snapshot=snapshot_path(args.results),
         )

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
@@ -142,20 +143,18 @@ def run_topics(
     sc: Any,
     step: str,
     topics: Sequence[TopicPlan],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
+    clusters: ClusterPair,
     progress_address: tuple[str, int] | None = None,
 ) -> list[TopicOutcome]:
     """One Spark job of the copy or verify step for some topics: a task per partition slice; one outcome per topic."""
-    return run_job(sc, step, topics, source, target, {step: progress_address})[step]
+    return run_job(sc, step, topics, clusters, {step: progress_address})[step]
 
 
 def run_job(
     sc: Any,
     step: str,
     topics: Sequence[TopicPlan],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
+    clusters: ClusterPair,
     progress: Mapping[str, tuple[str, int] | None] | None = None,
     packing: Packing | None = None,
 ) -> dict[str, list[TopicOutcome]]:
@@ -166,8 +165,6 @@ def run_job(
     started = time.monotonic()
     addresses = dict(progress or {})
     slices = [s for topic in topics for s in topic.slices(include_empty=step != "copy")]
-    source = dict(source)
-    target = dict(target)
     first = topics[0]
     more = f" and {plural(len(topics) - 1, 'more topic')}" if len(topics) > 1 else ""
     sc.setJobGroup(f"{step}:{first.source_topic}{more}", f"{step} {first.source_topic} -> {first.target_topic}{more}")
@@ -179,7 +176,7 @@ def run_job(
         followed = [task[0] for mode, task in tasks if mode == FOLLOW]
 
         def run(unit: tuple[str, list[PartitionSlice]]) -> list[dict[str, Any]]:
-            return _unit_rows(unit, source, target, copy_address, verify_address)
+            return _unit_rows(unit, clusters, copy_address, verify_address)
 
     else:
         if step == "copy":
@@ -189,7 +186,7 @@ def run_job(
         address = addresses.get(step)
 
         def run(task: list[PartitionSlice]) -> list[dict[str, Any]]:
-            return _step_rows(step, work, task, source, target, address)
+            return _step_rows(step, work, task, clusters, address)
 
     kinds = STEP_RESULTS[step]
     try:
@@ -219,7 +216,7 @@ def run_job(
         }
     seconds = round(time.monotonic() - started, 3)
     if followed:
-        rows = settle_followed(rows, followed, target)
+        rows = settle_followed(rows, followed, clusters.target)
         again = gave_up_following(rows, followed)
         if again:  # the copies have ended: a plain verification, as the verify step would run it
             names = ", ".join(f"{s.source_topic}[{s.partition}]" for s in again)
@@ -317,15 +314,14 @@ def run_copy_or_verify(
     step: str,
     plan: MigrationPlan,
     topics: Sequence[TopicPlan],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
+    clusters: ClusterPair,
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
 ) -> StepResults:
     """The copy or verify step for every topic: ``run_step_jobs`` for a step of one result kind."""
     if step not in STEPS or len(STEP_RESULTS[step]) != 1:
         raise ValueError(f"unknown step {step!r}")
-    return run_step_jobs(sc, step, plan, topics, source, target, parallel_topics, on_topic_done)[step]
+    return run_step_jobs(sc, step, plan, topics, clusters, parallel_topics, on_topic_done)[step]
 
 
 def run_step_jobs(
@@ -333,8 +329,7 @@ def run_step_jobs(
     step: str,
     plan: MigrationPlan,
     topics: Sequence[TopicPlan],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
+    clusters: ClusterPair,
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
     snapshot: Path | None = None,
@@ -360,7 +355,7 @@ def run_step_jobs(
 
     def one(bundle: list[TopicPlan]) -> None:
         addresses = {kind: collector.address for kind, collector in collectors.items()}
-        done = run_job(sc, step, bundle, source, target, addresses, packing)
+        done = run_job(sc, step, bundle, clusters, addresses, packing)
         for kind in kinds:
             for topic, outcome in zip(bundle, done[kind], strict=True):
                 collectors[kind].topic_done(topic.source_topic, outcome.records, outcome.bytes, len(topics))
@@ -406,9 +401,9 @@ def run_step_jobs(
     }
 
 
-def warm_workers(sc: Any, target: Mapping[str, Any] | None = None) -> None:
-    """One tiny task per slot, so the first real tasks find Python workers with their imports done."""
+def warm_workers(sc: Any, target: Endpoint | None = None) -> None:
+    """One tiny task per slot, so the first real tasks find Python workers with their imports done (and, given
+    the target, their producer started)."""
     slots = max(1, int(sc.defaultParallelism))
-    settings = dict(target) if target is not None else None
     sc.setJobGroup("warm-up", "start the Python workers")
-    sc.parallelize(range(slots), slots).mapPartitions(lambda _: _warm_worker(settings)).collect()
+    sc.parallelize(range(slots), slots).mapPartitions(lambda _: _warm_worker(target)).collect()

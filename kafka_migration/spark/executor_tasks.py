@@ -12,14 +12,18 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
 
+from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.run.progress import Address
 
 log = logging.getLogger("kafka_migration.spark")
 T = TypeVar("T")
+# What a task runs on its slices (``*_partitions_safely``): the slices, both clusters, where progress goes.
+SliceWork = Callable[[list[PartitionSlice], ClusterPair, Address | None], Sequence[Any]]
 
 # A verification row for a slice whose copy failed: it was not verified (a copy failure is the verdict).
 COPY_FAILED = "not verified: the copy of this partition failed"
@@ -35,11 +39,13 @@ def executor_identity() -> dict[str, str]:
     return {"host": socket.gethostname(), "python": sys.executable, "prefix": sys.prefix, "workdir": os.getcwd()}
 
 
-def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
-    """Run slices with ``work`` (``*_partitions_safely``); each result as a dict with ``started``/``ended``
-    epoch seconds (from ``run_guarded_all``'s stamps, else laid end to end from each result's seconds)."""
+def _stamped_rows(
+    work: SliceWork, task: Sequence[PartitionSlice], clusters: ClusterPair, address: Address | None
+) -> list[dict[str, Any]]:
+    """Run slices with ``work``; each result as a dict with ``started``/``ended`` epoch seconds (from
+    ``run_guarded_all``'s stamps, else laid end to end from each result's seconds)."""
     begun = time.time()
-    results = work(list(task), *args)
+    results = work(list(task), clusters, address)
     stamps = getattr(results, "stamps", None)
     rows = []
     for i, result in enumerate(results):
@@ -54,15 +60,19 @@ def _stamped_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *arg
     return rows
 
 
-def _step_rows(step: str, work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
+def _step_rows(
+    step: str, work: SliceWork, task: Sequence[PartitionSlice], clusters: ClusterPair, address: Address | None
+) -> list[dict[str, Any]]:
     """``_task_rows`` with each row marked with the result kind it belongs to ("copy" or "verify")."""
-    return [{**row, "step": step} for row in _task_rows(work, task, *args)]
+    return [{**row, "step": step} for row in _task_rows(work, task, clusters, address)]
 
 
-def _task_rows(work: Callable[..., Any], task: Sequence[PartitionSlice], *args: Any) -> list[dict[str, Any]]:
+def _task_rows(
+    work: SliceWork, task: Sequence[PartitionSlice], clusters: ClusterPair, address: Address | None
+) -> list[dict[str, Any]]:
     """Run one Spark task's slices (on an executor); each result as a dict with ``executor`` added."""
     where = executor_identity()
-    return [{**row, "executor": where} for row in _stamped_rows(work, task, *args)]
+    return [{**row, "executor": where} for row in _stamped_rows(work, task, clusters, address)]
 
 
 def not_verified_row(piece: PartitionSlice, **extra: Any) -> dict[str, Any]:
@@ -83,10 +93,9 @@ def failed_copies(rows: Sequence[dict[str, Any]]) -> set[tuple[str, int]]:
 
 def _migrate_rows(
     task: Sequence[PartitionSlice],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
-    copy_address: tuple[str, int] | None,
-    verify_address: tuple[str, int] | None,
+    clusters: ClusterPair,
+    copy_address: Address | None,
+    verify_address: Address | None,
 ) -> list[dict[str, Any]]:
     """One Spark task of the migrate step: copy its slices, then verify them as the verify step does.
 
@@ -99,13 +108,12 @@ def _migrate_rows(
 
     where = executor_identity()
     slices = list(task)
-    copied = _stamped_rows(copy_partitions_safely, [s for s in slices if s.end > s.start], source, target, copy_address)
+    copied = _stamped_rows(copy_partitions_safely, [s for s in slices if s.end > s.start], clusters, copy_address)
     failed = failed_copies(copied)
     verified = _stamped_rows(
         verify_partitions_safely,
         [s for s in slices if (s.source_topic, s.partition) not in failed],
-        source,
-        target,
+        clusters,
         verify_address,
     )
     skipped = [not_verified_row(s) for s in slices if (s.source_topic, s.partition) in failed]
@@ -121,23 +129,22 @@ MIGRATE, COPY, FOLLOW, VERIFY = "migrate", "copy", "follow", "verify"
 
 def _unit_rows(
     unit: tuple[str, list[PartitionSlice]],
-    source: Mapping[str, Any],
-    target: Mapping[str, Any],
-    copy_address: tuple[str, int] | None,
-    verify_address: tuple[str, int] | None,
+    clusters: ClusterPair,
+    copy_address: Address | None,
+    verify_address: Address | None,
 ) -> list[dict[str, Any]]:
     """Run one unit of ``migrate_units`` (on an executor); rows as ``_migrate_rows``'."""
     mode, task = unit
     if mode == COPY:
         from kafka_migration.run.copy import copy_partitions_safely
 
-        return _step_rows("copy", copy_partitions_safely, task, source, target, copy_address)
+        return _step_rows("copy", copy_partitions_safely, task, clusters, copy_address)
     if mode in (FOLLOW, VERIFY):
         from kafka_migration.run.verify import verify_partitions_following, verify_partitions_safely
 
         work = verify_partitions_following if mode == FOLLOW else verify_partitions_safely
-        return _step_rows("verify", work, task, source, target, verify_address)
-    return _migrate_rows(task, source, target, copy_address, verify_address)
+        return _step_rows("verify", work, task, clusters, verify_address)
+    return _migrate_rows(task, clusters, copy_address, verify_address)
 
 
 def import_task_modules() -> None:
@@ -150,9 +157,9 @@ def import_task_modules() -> None:
     import kafka_migration.run.verify  # noqa: F401
 
 
-def _warm_worker(target: Mapping[str, Any] | None) -> list[int]:
+def _warm_worker(target: Endpoint | None) -> list[int]:
     """Import what the tasks import, in a Python worker Spark keeps for the tasks after it; with the
-    target's settings (a step that copies), also start the worker's producer."""
+    target (a step that copies), also start the worker's producer."""
     import_task_modules()
     import kafka_migration.run.copy
 

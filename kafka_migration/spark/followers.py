@@ -8,10 +8,11 @@ and are collected (``collect_with_followers``), and the verdict on each followed
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from kafka_migration.model.config import Endpoint
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run.windows import SMALL_SLICE_RECORDS
 from kafka_migration.spark.executor_tasks import COPY, FOLLOW, MIGRATE, failed_copies, not_verified_row
@@ -37,7 +38,7 @@ def migrate_units(tasks: Sequence[list[PartitionSlice]], slots: int) -> list[tup
 
 
 def settle_followed(
-    rows: list[dict[str, Any]], followed: Sequence[PartitionSlice], target: Mapping[str, Any]
+    rows: list[dict[str, Any]], followed: Sequence[PartitionSlice], target: Endpoint
 ) -> list[dict[str, Any]]:
     """The rows of a migrate job once every task has ended, with the verdict on each followed slice settled.
 
@@ -62,7 +63,7 @@ def settle_followed(
             row = not_verified_row(piece, **kept)
         elif row.get("match"):
             try:
-                end = end_offset(target, piece.target_topic, piece.partition, what="target")
+                end = end_offset(target, piece.target_topic, piece.partition)
             except Exception as exc:  # the verdict needs this read: without it the slice is unverified
                 message = f"could not read the target's end after the copy: {exc}"
                 row = {**row, "match": False, "error": message, "first_difference": message, "offset_map": []}

@@ -19,7 +19,7 @@ from harness.data.read import read_partition, without_offsets
 from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.kafka.clients import KafkaCluster, client_settings
-from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.run.copy import copy_partition
 from kafka_migration.run.planner import build_plan
@@ -29,6 +29,10 @@ from kafka_migration.run.verify import verify_partition
 pytestmark = pytest.mark.integration
 
 LARGE = 2_097_152  # max.message.bytes of the large-record topic, on the source and (copied) on the target
+
+
+def _pair(clusters: Any) -> ClusterPair:
+    return ClusterPair.of_settings(_settings(clusters.source), _settings(clusters.target))
 
 
 def _settings(bootstrap: str) -> dict[str, Any]:
@@ -103,11 +107,11 @@ def test_copy_keeps_every_record_field_through_gaps_and_large_records(clusters, 
 
     for task in topic_plan.slices(include_empty=True):
         assert task.max_message_bytes == LARGE
-        copied = copy_partition(task, _settings(clusters.source), _settings(clusters.target))
+        copied = copy_partition(task, _pair(clusters))
         source = _planned_source(clusters.source, task)
         assert copied.records == len(source) and copied.error is None
 
-        verified = verify_partition(task, _settings(clusters.source), _settings(clusters.target))
+        verified = verify_partition(task, _pair(clusters))
         assert verified.match, verified
         assert verified.source_records == verified.target_records == len(source)
         assert verified.source_checksum == verified.target_checksum
@@ -154,18 +158,18 @@ def test_records_produced_after_planning_are_not_copied(clusters, unique) -> Non
         planned = [r for r in everything if r["offset"] < task.end]
         assert len(planned) == 100
 
-        first = copy_partition(task, _settings(clusters.source), _settings(clusters.target))
+        first = copy_partition(task, _pair(clusters))
         assert first.records == 100
         target = read_partition(clusters.target, topic, task.partition)
         assert without_offsets(target) == without_offsets(planned)
         assert not any(r["value"] == b"after the plan" for r in target)
 
         # A second attempt finds the whole range already there and writes nothing.
-        again = copy_partition(task, _settings(clusters.source), _settings(clusters.target))
+        again = copy_partition(task, _pair(clusters))
         assert (again.records, again.resumed_records) == (0, 100)
         assert len(read_partition(clusters.target, topic, task.partition)) == 100
 
-        verified = verify_partition(task, _settings(clusters.source), _settings(clusters.target))
+        verified = verify_partition(task, _pair(clusters))
         assert verified.match and verified.source_records == verified.target_records == 100
 
 
@@ -191,7 +195,7 @@ def test_verify_reports_the_first_difference(clusters, unique, case: str) -> Non
     _seed_small(clusters.source, topic)
     plan = _plan_and_create(clusters, topic)
     (task,) = plan.topics[0].slices(include_empty=True)
-    src, tgt = _settings(clusters.source), _settings(clusters.target)
+    pair = _pair(clusters)
     source = _planned_source(clusters.source, task)
     assert len(source) == 6 + 30 and source[0]["offset"] == 0
     victim_index = 20
@@ -200,24 +204,24 @@ def test_verify_reports_the_first_difference(clusters, unique, case: str) -> Non
 
     if case == "changed":
         # Copy the range, but write one record by hand with another value, as a faulty copier would.
-        copy_partition(replace(task, end=victim["offset"]), src, tgt)
+        copy_partition(replace(task, end=victim["offset"]), pair)
         w = producer(clusters.target)
         send(w, topic, 0, victim["key"], b"tampered", headers=victim["headers"], timestamp=victim["timestamp"])
         w.flush(10)
-        copy_partition(replace(task, start=victim["offset"] + 1, target_start=victim_index + 1), src, tgt)
+        copy_partition(replace(task, start=victim["offset"] + 1, target_start=victim_index + 1), pair)
     elif case == "missing":
-        copy_partition(replace(task, end=victim["offset"]), src, tgt)
-        copy_partition(replace(task, start=victim["offset"] + 1, target_start=victim_index), src, tgt)
+        copy_partition(replace(task, end=victim["offset"]), pair)
+        copy_partition(replace(task, start=victim["offset"] + 1, target_start=victim_index), pair)
     elif case == "missing-last":
-        copy_partition(replace(task, end=source[-1]["offset"]), src, tgt)
+        copy_partition(replace(task, end=source[-1]["offset"]), pair)
     else:
-        copy_partition(task, src, tgt)
+        copy_partition(task, pair)
         w = producer(clusters.target)
         send(w, topic, 0, b"intruder", b"extra")
         w.flush(10)
 
     target = read_partition(clusters.target, topic, 0)
-    result = verify_partition(task, src, tgt)
+    result = verify_partition(task, pair)
     assert not result.match
     assert result.offset_map == []
     assert result.source_records == len(source)
@@ -229,7 +233,7 @@ def test_verify_reports_the_first_difference(clusters, unique, case: str) -> Non
         assert result.first_difference == "value differs"
         # A new copy attempt refuses to write after a record it did not write.
         with pytest.raises(ForeignRecordsError, match=f"offset {victim_index} holds a record"):
-            copy_partition(task, src, tgt)
+            copy_partition(task, pair)
         assert len(read_partition(clusters.target, topic, 0)) == len(source)
     elif case == "missing":
         assert len(target) == len(source) - 1

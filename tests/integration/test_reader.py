@@ -11,6 +11,7 @@ from harness.data.seed import create_topic, producer, send
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka import reader
 from kafka_migration.kafka.reader import end_offset, read_range
+from kafka_migration.model.config import Endpoint
 
 pytestmark = pytest.mark.integration
 
@@ -36,21 +37,21 @@ def test_open_ended_read_ends_at_the_fetched_high_watermark(clusters, unique, mo
         return {**without_eof(settings), "enable.partition.eof": False}
 
     monkeypatch.setattr(reader, "consumer_settings", no_eof)
-    settings = {"bootstrap.servers": clusters.source}
+    source = Endpoint("source", {"bootstrap.servers": clusters.source})
     # Without the high-watermark end this read would wait out idle_timeout and fail.
-    offsets = [m.offset() for batch in read_range(settings, topic, 0, 0, None, idle_timeout=20) for m in batch]
+    offsets = [m.offset() for batch in read_range(source, topic, 0, 0, None, idle_timeout=20) for m in batch]
     assert offsets == list(range(RECORDS))
-    offsets = [m.offset() for batch in read_range(settings, topic, 0, 1_234, None, idle_timeout=20) for m in batch]
+    offsets = [m.offset() for batch in read_range(source, topic, 0, 1_234, None, idle_timeout=20) for m in batch]
     assert offsets == list(range(1_234, RECORDS))
 
 
 def test_open_ended_read_of_an_empty_rest_ends_on_eof(clusters, unique) -> None:  # type: ignore[no-untyped-def]
     topic = f"reader.empty.{unique}"
     _seed(clusters.source, topic, records=5)
-    settings = {"bootstrap.servers": clusters.source}
-    assert [m.offset() for batch in read_range(settings, topic, 0, 5, None) for m in batch] == []
+    source = Endpoint("source", {"bootstrap.servers": clusters.source})
+    assert [m.offset() for batch in read_range(source, topic, 0, 5, None) for m in batch] == []
     create_topic(clusters.source, f"{topic}.none", 1)
-    assert [m.offset() for batch in read_range(settings, f"{topic}.none", 0, 0, None) for m in batch] == []
+    assert [m.offset() for batch in read_range(source, f"{topic}.none", 0, 0, None) for m in batch] == []
 
 
 def test_end_offset_uses_one_consumer_per_cluster_and_drops_it_on_failure(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -66,14 +67,14 @@ def test_end_offset_uses_one_consumer_per_cluster_and_drops_it_on_failure(cluste
 
     monkeypatch.setattr(confluent_kafka, "Consumer", counting)
     monkeypatch.setattr(reader, "_WATERMARK_CONSUMERS", {})
-    settings = {"bootstrap.servers": clusters.source}
-    assert end_offset(settings, topic, 0, what="source") == 30
-    assert end_offset(settings, f"{topic}.empty", 0, what="source") == 0
-    assert end_offset(settings, topic, 0, what="source") == 30
+    source = Endpoint("source", {"bootstrap.servers": clusters.source})
+    assert end_offset(source, topic, 0) == 30
+    assert end_offset(source, f"{topic}.empty", 0) == 0
+    assert end_offset(source, topic, 0) == 30
     assert len(created) == 1
     with pytest.raises(CopyError, match=r"end offset of source .*missing\[0\]"):
-        end_offset(settings, f"{topic}.missing", 0, what="source", timeout=10)
+        end_offset(source, f"{topic}.missing", 0, timeout=10)
     assert reader._WATERMARK_CONSUMERS == {}  # not reused after a failure
     assert len(created) == 2  # the reused consumer failed: asked once more with a new one, which failed too
-    assert end_offset(settings, topic, 0, what="source") == 30
+    assert end_offset(source, topic, 0) == 30
     assert len(created) == 3

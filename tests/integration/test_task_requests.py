@@ -19,7 +19,7 @@ from confluent_kafka import Consumer
 
 from harness.data.seed import create_topic, producer, send
 from kafka_migration.kafka.clients import KafkaCluster, consumer_settings
-from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.run.copy import copy_partitions_safely
 from kafka_migration.run.planner import build_plan
 from kafka_migration.run.topics import create_target_topics
@@ -61,11 +61,11 @@ def test_copy_and_verify_tasks_never_ask_for_every_topic(clusters, unique, caplo
     big = plan.topics[TASK_TOPICS].slices(include_empty=True)  # alone in its task: the per-slice path
 
     caplog.set_level(logging.DEBUG, logger="kafka_migration.librdkafka")
-    settings = (_debug(clusters.source), _debug(clusters.target))
+    pair = ClusterPair.of_settings(_debug(clusters.source), _debug(clusters.target))
     for pieces in (task, big):
-        copied = copy_partitions_safely(pieces, *settings)
+        copied = copy_partitions_safely(pieces, pair)
         assert [c.error for c in copied] == [None] * len(pieces)
-        verified = verify_partitions_safely(pieces, *settings)
+        verified = verify_partitions_safely(pieces, pair)
         assert all(v.match for v in verified), verified
 
     requests = _metadata_requests(caplog)

@@ -17,6 +17,7 @@ from harness.data.seed import KEEP_FOREVER, create_topic, producer, send
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka.ranges import OffsetRange, read_all, read_ranges
 from kafka_migration.kafka.reader import end_offset
+from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.run.copy import copy_partition, copy_partitions_safely
 from kafka_migration.run.verify import verify_partition, verify_partitions_safely
@@ -29,8 +30,8 @@ PARTITIONS = 3
 RECORDS = 40  # per partition
 
 
-def _settings(bootstrap: str) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap}
+def _pair(clusters: Any) -> ClusterPair:
+    return ClusterPair.of_settings({"bootstrap.servers": clusters.source}, {"bootstrap.servers": clusters.target})
 
 
 def _seed(bootstrap: str, prefix: str, transactions: bool = True) -> list[str]:
@@ -76,7 +77,7 @@ class _CountedConsumers:
 
 def test_read_ranges_reads_many_partitions_bounded_open_ended_and_empty(clusters, unique) -> None:  # type: ignore[no-untyped-def]
     names = _seed(clusters.source, f"ranges.{unique}")
-    settings = _settings(clusters.source)
+    source = _pair(clusters).source
     full = {(n, p): read_partition(clusters.source, n, p) for n in names for p in range(PARTITIONS)}
     gapped = full[(names[0], 1)]
     assert gapped[10]["offset"] > 10  # the transactions' commit markers leave gaps
@@ -87,7 +88,7 @@ def test_read_ranges_reads_many_partitions_bounded_open_ended_and_empty(clusters
         OffsetRange(names[2], 1, full[(names[2], 1)][-1]["offset"] + 1, None),  # open-ended, at the end already
         OffsetRange(names[3], 2, 3, 20),
     ]
-    got = read_all(settings, ranges)
+    got = read_all(source, ranges)
     expected = [
         gapped[:10],
         full[(names[1], 0)][5:],
@@ -98,7 +99,7 @@ def test_read_ranges_reads_many_partitions_bounded_open_ended_and_empty(clusters
     assert [[m.offset() for m in batch] for batch in got] == [[r["offset"] for r in e] for e in expected]
     assert [m.value() for m in got[1]] == [r["value"] for r in expected[1]]
     # Each range reports done exactly once, after its last records.
-    done = [i for i, _batch, finished in read_ranges(settings, ranges) if finished]
+    done = [i for i, _batch, finished in read_ranges(source, ranges) if finished]
     assert sorted(done) == list(range(len(ranges)))
 
 
@@ -108,7 +109,7 @@ def test_read_ranges_names_a_start_past_the_end(clusters, unique) -> None:  # ty
     names = _seed(clusters.source, f"ranges.gone.{unique}", transactions=False)
     ranges = [OffsetRange(names[0], 0, 0, 10), OffsetRange(names[1], 2, 10_000, 10_010)]
     with pytest.raises(CopyError, match=rf"{names[1]}\[2\].* at offset 10000"):
-        read_all(_settings(clusters.source), ranges, idle_timeout=2.0)
+        read_all(_pair(clusters).source, ranges, idle_timeout=2.0)
 
 
 def test_a_task_of_small_slices_opens_few_consumers_with_per_slice_results(clusters, unique, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -117,15 +118,15 @@ def test_a_task_of_small_slices_opens_few_consumers_with_per_slice_results(clust
     plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
     assert len(slices) == TOPICS * PARTITIONS
-    src, tgt = _settings(clusters.source), _settings(clusters.target)
+    pair = _pair(clusters)
     # Topics created a moment ago answer NOT_LEADER until their leaders are ready, and end_offset asks
     # again with a new consumer: wait for that first, so that the count below is the copy's own.
     for piece in slices:
-        end_offset(tgt, piece.target_topic, piece.partition, what="target")
+        end_offset(pair.target, piece.target_topic, piece.partition)
     counted = _CountedConsumers(monkeypatch)
-    copied = copy_partitions_safely(slices, src, tgt)
+    copied = copy_partitions_safely(slices, pair)
     copy_consumers = counted.made
-    verified = verify_partitions_safely(slices, src, tgt)
+    verified = verify_partitions_safely(slices, pair)
     verify_consumers = counted.made - copy_consumers
     # Per slice it was 1 (read) + 2 (verify); end offsets share one cached consumer per cluster.
     assert copy_consumers <= 2, copy_consumers
@@ -134,7 +135,7 @@ def test_a_task_of_small_slices_opens_few_consumers_with_per_slice_results(clust
     for piece, c, v in zip(slices, copied, verified, strict=True):
         assert c.error is None and (c.source_topic, c.partition) == (piece.source_topic, piece.partition)
         assert c.records == len(read_partition(clusters.target, piece.target_topic, piece.partition))
-        alone = verify_partition(piece, src, tgt)  # the per-slice path's verdict
+        alone = verify_partition(piece, pair)  # the per-slice path's verdict
         assert v.match
         assert {**asdict(v), "seconds": 0} == {**asdict(alone), "seconds": 0}
     for started, ended in copied.stamps + verified.stamps:
@@ -147,32 +148,32 @@ def test_verify_window_names_the_one_slice_that_differs(clusters, unique, monkey
     _seed(clusters.source, prefix)
     plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
-    src, tgt = _settings(clusters.source), _settings(clusters.target)
+    pair = _pair(clusters)
     victim = next(s for s in slices if s.source_topic.endswith(".0") and s.partition == 1)  # the gapped one
     source = [r for r in read_partition(clusters.source, victim.source_topic, 1) if r["offset"] < victim.end]
     at = 12  # target position of the victim record; its source offset is larger (commit markers)
     bad = source[at]
     assert bad["offset"] > at
     others = [s for s in slices if s is not victim]
-    assert all(r.error is None for r in copy_partitions_safely(others, src, tgt))
+    assert all(r.error is None for r in copy_partitions_safely(others, pair))
     if case == "extra":
-        copy_partition(victim, src, tgt)
+        copy_partition(victim, pair)
         w = producer(clusters.target)
         send(w, victim.target_topic, 1, b"intruder", b"extra")
         w.flush(10)
     else:
-        copy_partition(replace(victim, end=bad["offset"]), src, tgt)
+        copy_partition(replace(victim, end=bad["offset"]), pair)
         if case == "changed":
             w = producer(clusters.target)
             send(w, victim.target_topic, 1, bad["key"], b"tampered", timestamp=bad["timestamp"])
             w.flush(10)
-        copy_partition(replace(victim, start=bad["offset"] + 1, target_start=at + (case == "changed")), src, tgt)
+        copy_partition(replace(victim, start=bad["offset"] + 1, target_start=at + (case == "changed")), pair)
     counted = _CountedConsumers(monkeypatch)
-    verified = verify_partitions_safely(slices, src, tgt)
+    verified = verify_partitions_safely(slices, pair)
     # One consumer per cluster for the whole window (per slice: two each); a slice whose target read short is read
     # once more after a pause, alone (verify.SETTLE_SECONDS: a new leader's high watermark may lag).
     assert counted.made == (4 if case == "missing" else 2)
-    alone = verify_partition(victim, src, tgt)
+    alone = verify_partition(victim, pair)
     for piece, v in zip(slices, verified, strict=True):
         if piece is not victim:
             assert v.match and v.error is None, v
@@ -194,14 +195,14 @@ def test_copy_window_resumes_a_prefix_and_refuses_a_foreign_record(clusters, uni
     _seed(clusters.source, prefix, transactions=False)
     plan = _plan_and_create(clusters, f"{prefix}.*")
     slices = _slices(plan)
-    src, tgt = _settings(clusters.source), _settings(clusters.target)
+    pair = _pair(clusters)
     resumed, foreign = slices[4], slices[7]
-    copy_partition(replace(resumed, end=resumed.start + 15), src, tgt)  # an interrupted attempt's prefix
+    copy_partition(replace(resumed, end=resumed.start + 15), pair)  # an interrupted attempt's prefix
     w = producer(clusters.target)
     send(w, foreign.target_topic, foreign.partition, b"intruder", b"not ours")
     w.flush(10)
     counted = _CountedConsumers(monkeypatch)
-    copied = copy_partitions_safely(slices, src, tgt)
+    copied = copy_partitions_safely(slices, pair)
     # One end-offset consumer and one window read; the two slices handed back reconcile alone
     # (target and source reads each, and the resumed one's rest). Per slice it was at least 12 reads.
     assert counted.made <= 7, counted.made
@@ -216,5 +217,5 @@ def test_copy_window_resumes_a_prefix_and_refuses_a_foreign_record(clusters, uni
             assert (c.error, c.resumed_records, c.records) == (None, 0, planned)
         target = read_partition(clusters.target, piece.target_topic, piece.partition)
         assert len(target) == (1 if piece is foreign else planned)
-    verified = verify_partitions_safely(slices, src, tgt)
+    verified = verify_partitions_safely(slices, pair)
     assert [v.match for v in verified] == [piece is not foreign for piece in slices]

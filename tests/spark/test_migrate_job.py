@@ -36,11 +36,11 @@ import kafka_migration.run.copy as copy
 _real = copy.copy_partition
 
 
-def copy_partition(task, source, target, progress=None):
+def copy_partition(task, clusters, progress=None):
     """For topics named *faulty*: leave the last planned record out, and report it copied all the same."""
     if "faulty" not in task.source_topic or task.end - task.start < 2:
-        return _real(task, source, target, progress)
-    result = _real(dataclasses.replace(task, end=task.end - 1), source, target, progress)
+        return _real(task, clusters, progress)
+    result = _real(dataclasses.replace(task, end=task.end - 1), clusters, progress)
     return dataclasses.replace(result, end=task.end, records=result.records + 1)
 
 
@@ -49,13 +49,13 @@ copy.copy_partition = copy_partition
 _real_window = copy.copy_window
 
 
-def copy_window(window, source, target, progress_address=None):
+def copy_window(window, clusters, progress_address=None):
     """The same for small slices copied together."""
     short = [
         dataclasses.replace(t, end=t.end - 1) if "faulty" in t.source_topic and t.end - t.start >= 2 else t
         for t in window
     ]
-    outcome = _real_window(short, source, target, progress_address)
+    outcome = _real_window(short, clusters, progress_address)
     results = [
         r if r is None or s is t else dataclasses.replace(r, end=t.end, records=r.records + 1)
         for r, s, t in zip(outcome.results, short, window)
@@ -87,25 +87,25 @@ def _note(line):
         out.write(line + "\\n")
 
 
-def copy_partition(task, source, target, progress=None):
+def copy_partition(task, clusters, progress=None):
     if "droplast" in task.source_topic:  # leaves the last record out and reports it copied all the same
-        result = _copy(dataclasses.replace(task, end=task.end - 1), source, target, progress)
+        result = _copy(dataclasses.replace(task, end=task.end - 1), clusters, progress)
         return dataclasses.replace(result, end=task.end, records=result.records + 1)
     if "copyfails" in task.source_topic:
-        _copy(dataclasses.replace(task, end=(task.start + task.end) // 2), source, target, progress)
+        _copy(dataclasses.replace(task, end=(task.start + task.end) // 2), clusters, progress)
         raise CopyError("planted: the copy stopped halfway")
     if "followed" in task.source_topic:
         _note(f"copy {os.getpid()}")
-    return _copy(task, source, target, progress)
+    return _copy(task, clusters, progress)
 
 
-def verify_partition(task, source, target, progress=None, **how):
+def verify_partition(task, clusters, progress=None, **how):
     if any(name in task.source_topic for name in ("followed", "copyfails", "droplast")):
         _note(f"verify {os.getpid()} following={how.get('following', False)}")
     if "copyfails" not in task.source_topic:
-        return _verify(task, source, target, progress, **how)
+        return _verify(task, clusters, progress, **how)
     try:
-        return _verify(task, source, target, progress, **how)
+        return _verify(task, clusters, progress, **how)
     finally:
         _note("verification ran to its end")
 

@@ -13,6 +13,8 @@ from kafka_migration.model.config import (
     DEFAULT_INCLUDE,
     DEFAULT_RENAME,
     ClusterConfig,
+    ClusterPair,
+    Endpoint,
     MigrationOptions,
     compile_topic_pattern,
     env_var,
@@ -250,5 +252,38 @@ class TestSecretsInMessages:
         cfg = ClusterConfig("source", {"bootstrap.servers": "b:9092", "sasl.password": "hunter22"})
         assert leaked("hunter22", repr(cfg)) == [] and "'sasl.password': '***'" in repr(cfg)
 
+    def test_repr_of_what_the_tasks_get_hides_secret_values(self) -> None:
+        pair = ClusterPair.of_settings(
+            {"bootstrap.servers": "s:9092"}, {"bootstrap.servers": "t:9092", "sasl.password": "hunter22"}
+        )
+        assert leaked("hunter22", repr(pair)) == [] and "'sasl.password': '***'" in repr(pair.target)
+
     def test_oauthbearer_config_is_secret(self) -> None:
         assert is_secret_setting("sasl.oauthbearer.config")
+
+
+class TestClusterPair:
+    """What a run's Spark tasks are given: both clusters, roles included."""
+
+    def test_roles_are_the_runs_also_in_a_failback(self) -> None:
+        # A failback runs from the cutover's target back to its source with the same two configs, swapped:
+        # its messages name the clusters by the role they play in this run.
+        original = ClusterConfig("source", {"bootstrap.servers": "old:9092"})
+        switched_to = ClusterConfig("target", {"bootstrap.servers": "new:9092"})
+        pair = ClusterPair.of(switched_to, original)
+        assert (pair.source.role, pair.source.settings) == ("source", {"bootstrap.servers": "new:9092"})
+        assert (pair.target.role, pair.target.settings) == ("target", {"bootstrap.servers": "old:9092"})
+
+    def test_a_swapped_pair_is_refused(self) -> None:
+        with pytest.raises(ValueError, match=r"\(source, target\)"):
+            ClusterPair(Endpoint("target", {}), Endpoint("source", {}))
+
+    def test_it_pickles_as_plain_settings_without_secret_references(self) -> None:
+        import pickle
+
+        from kafka_migration.model.config import SecretSource
+
+        config = ClusterConfig("source", {"bootstrap.servers": "s:9092"}, secrets=SecretSource(settings_file="/x"))
+        pair = ClusterPair.of(config, ClusterConfig("target", {"bootstrap.servers": "t:9092"}))
+        assert type(pair.source.settings) is dict and pickle.loads(pickle.dumps(pair)) == pair
+        assert b"SecretSource" not in pickle.dumps(pair)

@@ -257,7 +257,11 @@ class TestMigrate:
     def test_run_step_jobs_returns_both_results(self) -> None:
         topics = [topic_plan("a", (3,))]
         results = run_step_jobs(
-            FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]), "migrate", migration_plan(*topics), topics, CLUSTERS
+            FakeContext([_copy_row("a", 0, 3), _verify_row("a", 0)]),
+            "migrate",
+            migration_plan(*topics),
+            topics,
+            CLUSTERS,
         )
         assert sorted(results) == ["copy", "verify"]
         assert results["copy"].step == "copy" and results["verify"].step == "verify"
