@@ -12,7 +12,7 @@ scenarios chosen with ``--scenarios`` (default all but ``replicated``), one modu
   cluster (master + 2 workers on this machine, shipped executor environment) next to local mode,
   as two applications and as the run's one application; the cluster again with its executors
   started from a class-data archive (class_archive.py).
-* ``whole`` (whole.py): 5. the whole verified run launch to exit: a hand-written script, the CLI, the DAG.
+* ``whole`` (whole/): 5. the whole verified run launch to exit: a hand-written script, the CLI, the DAG.
 * ``scale`` (scale.py): 6. planning and a whole run at thousands of topics.
 * ``mm2`` (mirrormaker.py): 7. MirrorMaker 2 side by side: moving W records, consumer group
   accuracy at the positions a switch-over gets wrong, peak memory and CPU.

@@ -46,7 +46,7 @@ from harness.bench.common import (
     table_row,
 )
 from harness.bench.copy_verify import plan_and_create, project_copy, project_verify
-from harness.bench_kafka import end_offsets, seed_topics
+from harness.bench.seeding import end_offsets, seed_topics
 
 if TYPE_CHECKING:
     from harness.bench.session import Session

@@ -2,7 +2,7 @@
 
 1. copy: the project (build_plan + create_target_topics + spark.submit.submit_step("copy") with the
    product's default master) against one Python process doing confluent-kafka consume -> produce
-   (harness/bench_kafka.py). Steady state = time inside the Spark application
+   (harness/bench/baselines.py). Steady state = time inside the Spark application
    (StepResults.seconds); with start-up = plan + topics + spark-submit wall time.
 3. verify: submit_step("verify") of the project's copy against a plain read loop over both clusters
    (count + checksum per partition).
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.bench.baselines import baseline_copy, plain_verify
 from harness.bench.common import (
     RECORD_BYTES,
     SPARK,
@@ -32,7 +33,8 @@ from harness.bench.common import (
     say,
     table_row,
 )
-from harness.bench_kafka import WorkerRssSampler, baseline_copy, end_offsets, plain_verify, seed_topics
+from harness.bench.meter import WORKER_MARKERS, TreeMeter
+from harness.bench.seeding import end_offsets, seed_topics
 
 if TYPE_CHECKING:
     from harness.bench.session import Session
@@ -88,7 +90,7 @@ def project_copy(
     started = time.monotonic()
     plan_path = plan_and_create(src_cfg, tgt_cfg, topic, run_dir)
     planned = time.monotonic()
-    with WorkerRssSampler() as rss:
+    with TreeMeter(every=0.2, workers=WORKER_MARKERS) as rss:
         results = submit_step("copy", plan_path, run_dir / "copy.json", src_cfg, tgt_cfg, settings, on_line=output)
     done = time.monotonic()
     outcome = results.topics[topic]
@@ -111,9 +113,9 @@ def project_copy(
         "executor_pythons": sorted({p["executor"]["python"] for p in outcome.partitions if p.get("executor")}),
         # Executors that ran partitions (host and working directory tell them apart; local mode: one).
         "executors": len({(e["host"], e.get("workdir")) for p in outcome.partitions if (e := p.get("executor"))}),
-        "worker_rss_max_single_bytes": rss.max_single,
-        "worker_rss_max_total_bytes": rss.max_total,
-        "worker_processes_seen": len(rss.pids),
+        "worker_rss_max_single_bytes": rss.worker_max_single,
+        "worker_rss_max_total_bytes": rss.worker_max_total,
+        "worker_processes_seen": len(rss.worker_pids),
         "rss_samples": rss.samples,
         "load1_at_start": load,
         "plan_path": str(plan_path),

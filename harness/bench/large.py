@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.bench.common import SPARK, median, progress, rates, say
 from harness.bench.copy_verify import project_copy, project_verify
-from harness.bench_kafka import end_offsets, seed_topics
+from harness.bench.seeding import end_offsets, seed_topics
 
 if TYPE_CHECKING:
     from harness.bench.runner import Session

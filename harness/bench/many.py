@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.bench.baselines import baseline_copy, plain_verify
 from harness.bench.common import (
     SPARK,
     SparkOutput,
@@ -24,7 +25,7 @@ from harness.bench.common import (
     say,
     table_row,
 )
-from harness.bench_kafka import baseline_copy, plain_verify, seed_topics
+from harness.bench.seeding import seed_topics
 
 if TYPE_CHECKING:
     from harness.bench.session import Session

@@ -20,8 +20,8 @@ from typing import Any
 
 from harness.bench import cluster, copy_verify, large, many, mirrormaker, replicated, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
+from harness.bench.seeding import KEY_BYTES, seed_topics
 from harness.bench.session import Session
-from harness.bench_kafka import KEY_BYTES, seed_topics
 from kafka_migration.spark.startup import archive_path
 
 SCENARIOS: dict[str, ModuleType] = {

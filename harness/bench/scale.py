@@ -7,7 +7,7 @@
   checks. Python start-up and the ledger's schema check are not in it (they do not grow with topics).
 * whole run: ``kafka-migrate run`` as a subprocess against a fresh target, start-up included, with the
   peak RSS of the CLI process, of the Spark driver JVM and of the Python processes under it, sampled
-  from the process tree every 100 ms (psutil), and the run's own split of its wall time (report.json
+  from the process tree every 100 ms (meter.py), and the run's own split of its wall time (report.json
   ``timings``: plan, Spark start-up, copy, verification, bookkeeping).
 * requests: what every client sent to each cluster, counted by the brokers themselves per request type
   (harness.kafka.metrics: Produce, Fetch, Metadata, ListOffsets, ...; nothing is added to the clients):
@@ -24,7 +24,6 @@ import os
 import random
 import re
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,8 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.bench.common import cli_run_command, cluster_configs, load1, median, say
-from harness.bench_kafka import KEY_BYTES, TIMESTAMP_BASE
+from harness.bench.meter import MiB, TreeMeter
+from harness.bench.seeding import KEY_BYTES, TIMESTAMP_BASE
 from harness.kafka import metrics
 from kafka_migration.kafka.clients import client_settings
 
@@ -44,7 +44,6 @@ NAME = "scale"
 RECORDS = 100
 PREFIX = "scale."
 WIDTH = 5  # scale.00000 ... scale.09999
-MiB = 2**20
 CREATE_BATCH = 500  # topics per CreateTopics request when seeding (a KRaft controller bounds records per request)
 GROWTH_LIMIT = 1.25  # per-topic time at S/2 topics over that at S/10: linear (1.0) plus noise
 LARGEST_LIMIT = 120.0  # seconds for the whole run at S topics (issue 26: 10,000 topics in under 2 minutes)
@@ -204,60 +203,6 @@ def plan_once(session: Session, target: Any, count: int, work: Path) -> dict[str
     return {"topics": count, "seconds": round(seconds, 3), "requests": requests.counted, "load1_at_start": load}
 
 
-class TreeSampler:
-    """Peak RSS of a process tree: the root (the CLI), the Spark JVMs, the Python processes under them."""
-
-    def __init__(self, pid: int, every: float = 0.1) -> None:
-        import psutil
-
-        self.root = psutil.Process(pid)
-        self.every = every
-        self.peak = {"cli": 0, "spark_jvm": 0, "spark_python": 0, "tree": 0}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> TreeSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        import psutil
-
-        while not self._stop.is_set():
-            try:
-                children = self.root.children(recursive=True)
-                now = {"cli": self.root.memory_info().rss, "spark_jvm": 0, "spark_python": 0}
-            except psutil.Error:
-                return
-            parent: dict[int, int] = {}
-            kind: dict[int, str] = {}
-            rss: dict[int, int] = {}
-            for child in children:
-                try:
-                    parent[child.pid] = child.ppid()
-                    kind[child.pid] = "java" if child.name() == "java" else "other"
-                    rss[child.pid] = child.memory_info().rss
-                except psutil.Error:
-                    continue
-            for pid, size in rss.items():
-                if kind[pid] == "java":
-                    now["spark_jvm"] += size
-                    continue
-                up = parent.get(pid)
-                while up is not None and kind.get(up) != "java":
-                    up = parent.get(up)
-                if up is not None:  # a Python process started by a Spark JVM (driver or worker)
-                    now["spark_python"] += size
-            now["tree"] = now["cli"] + now["spark_jvm"] + now["spark_python"]
-            for key, value in now.items():
-                self.peak[key] = max(self.peak[key], value)
-            self._stop.wait(self.every)
-
-
 def whole_run(session: Session, target: Any, count: int, work: Path) -> dict[str, Any]:
     """``kafka-migrate run`` over the first ``count`` topics, start-up included; peak RSS of its process tree,
     the run's timings and the requests it sent to each cluster."""
@@ -267,7 +212,7 @@ def whole_run(session: Session, target: Any, count: int, work: Path) -> dict[str
         started = time.monotonic()
         with open(work / "cli.out", "w") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy())
-            with TreeSampler(process.pid) as sampler:
+            with TreeMeter(process.pid) as meter:
                 code = process.wait()
         seconds = time.monotonic() - started
     output = (work / "cli.out").read_text()
@@ -278,7 +223,7 @@ def whole_run(session: Session, target: Any, count: int, work: Path) -> dict[str
         "topics": count,
         "records": count * RECORDS,
         "wall_seconds": round(seconds, 3),
-        "peak_rss_mib": {k: round(v / MiB, 1) for k, v in sampler.peak.items()},
+        "peak_rss_mib": {("cli" if k == "root" else k): round(v / MiB, 1) for k, v in meter.peak_by_kind.items()},
         "parts": parts,
         "plan_lines": _plan_lines(output),
         "requests": requests.counted,

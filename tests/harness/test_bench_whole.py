@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from harness.bench import runner, whole
+from harness.bench.whole import metadata, report
 
 
 def test_rotation_puts_each_kind_first_in_turn() -> None:
@@ -20,24 +21,24 @@ def test_rotation_puts_each_kind_first_in_turn() -> None:
 
 def test_find_timings_at_the_top_under_run_or_as_json_text() -> None:
     parts = {"wall": 10.0, "plan": 1.0, "copy": 4.0, "verify": 3.5, "overlap": 2.0}
-    assert whole.find_timings({"timings": parts}) == parts
-    assert whole.find_timings({"run": {"timings": parts}}) == parts
-    assert whole.find_timings({"run": {"timings": '{"wall": 2, "plan": null}'}}) == {"wall": 2.0}
-    assert whole.find_timings({"run": {"status": "verified"}}) is None
-    assert whole.find_timings({"timings": {"plan": 1.0}}) is None  # no wall: not a run's timings
-    assert whole.find_timings(None) is None
+    assert metadata.find_timings({"timings": parts}) == parts
+    assert metadata.find_timings({"run": {"timings": parts}}) == parts
+    assert metadata.find_timings({"run": {"timings": '{"wall": 2, "plan": null}'}}) == {"wall": 2.0}
+    assert metadata.find_timings({"run": {"status": "verified"}}) is None
+    assert metadata.find_timings({"timings": {"plan": 1.0}}) is None  # no wall: not a run's timings
+    assert metadata.find_timings(None) is None
 
 
 def test_trigger_to_summary_from_metadata_db_stamps() -> None:
     end = {"summary_end": "2026-11-23 10:00:30"}
     queued = {"queued_at": "2026-11-23 10:00:00.500000", "created_at": "2026-11-23 10:00:05", **end}
-    assert whole.trigger_to_summary(queued) == 29.5  # a triggered run: queued_at
+    assert metadata.trigger_to_summary(queued) == 29.5  # a triggered run: queued_at
     created = {"queued_at": None, "created_at": "2026-11-23 10:00:05", "start_date": "2026-11-23 09:59:58", **end}
-    assert whole.trigger_to_summary(created) == 25.0  # dags test queues nothing: the row's creation
+    assert metadata.trigger_to_summary(created) == 25.0  # dags test queues nothing: the row's creation
     started = {"start_date": "2026-11-23T10:00:00+00:00", "summary_end": "2026-11-23T10:00:12+00:00"}
-    assert whole.trigger_to_summary(started) == 12.0
-    assert whole.trigger_to_summary(end) is None
-    assert whole.trigger_to_summary({"queued_at": "2026-11-23 10:00:00", "summary_end": None}) is None
+    assert metadata.trigger_to_summary(started) == 12.0
+    assert metadata.trigger_to_summary(end) is None
+    assert metadata.trigger_to_summary({"queued_at": "2026-11-23 10:00:00", "summary_end": None}) is None
 
 
 def test_the_verdict_is_complete_when_the_summary_and_the_results_beside_it_have_ended() -> None:
@@ -46,8 +47,8 @@ def test_the_verdict_is_complete_when_the_summary_and_the_results_beside_it_have
         {"task_id": "topic_result", "end_date": "2026-11-23 10:00:30.400"},  # beside the summary, ended later
         {"task_id": "copy_verify", "end_date": "2026-11-23 10:00:29"},
     ]
-    assert whole.summary_end(tasks) == "2026-11-23 10:00:30.400"
-    assert whole.summary_end([{**tasks[0], "end_date": None}, tasks[1]]) is None  # the summary still runs
+    assert metadata.summary_end(tasks) == "2026-11-23 10:00:30.400"
+    assert metadata.summary_end([{**tasks[0], "end_date": None}, tasks[1]]) is None  # the summary still runs
 
 
 def test_airflow_overhead_before_the_first_task_and_between_tasks() -> None:
@@ -69,18 +70,18 @@ def test_airflow_overhead_before_the_first_task_and_between_tasks() -> None:
             task("sync_groups", "23", None),  # skipped: never ran
         ],
     }
-    assert whole.airflow_overhead(run) == {
+    assert metadata.airflow_overhead(run) == {
         "before_first_task": 4.0,
         "between_tasks": 5.0,  # 08..10, 22..25
         "task_seconds": {"plan": 4.0, "copy": 20.0, "summary": 5.0},
     }
-    assert whole.airflow_overhead({"tasks": []}) == {"task_seconds": {}}
+    assert metadata.airflow_overhead({"tasks": []}) == {"task_seconds": {}}
 
 
 def test_other_is_the_wall_time_in_no_part() -> None:
     parts = {"wall": 20.0, "plan": 1.0, "startup": 3.0, "copy": 8.0, "verify": 7.0, "overlap": 5.0, "bookkeeping": 1.0}
-    assert whole.other_seconds(parts) == 5.0  # 20 - (1 + 3 + 8 + 7 + 1 - 5)
-    assert whole.other_seconds({"wall": 2.0, "copy": 3.0}) == 0.0
+    assert report.other_seconds(parts) == 5.0  # 20 - (1 + 3 + 8 + 7 + 1 - 5)
+    assert report.other_seconds({"wall": 2.0, "copy": 3.0}) == 0.0
 
 
 def _sample(wall: float, **extra: object) -> dict:  # type: ignore[type-arg]
@@ -134,7 +135,7 @@ def test_summarize_takes_medians_and_ratios_script_over_cli_and_dag_over_cli() -
 
 def test_summarize_without_runs_is_empty_and_a_missing_ratio_is_nan() -> None:
     assert whole.summarize({"whole": {"script": []}, "one_partition": {}}, {}) == {}
-    partial = whole.summarize_kinds({"script": [_sample(3.0)], "cli": []}, 100)
+    partial = report.summarize_kinds({"script": [_sample(3.0)], "cli": []}, 100)
     assert math.isnan(partial["ratio"])
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.mirrormaker.tools import count_records
-from harness.bench_kafka import create_topics, end_offsets, seed_topics
+from harness.bench.seeding import create_topics, end_offsets, seed_topics
 from harness.kafka import kafka_clusters
 from harness.kafka import mirrormaker as mm2
 from harness.servers.ports import free_port

@@ -45,7 +45,7 @@ from harness.bench.mirrormaker.tools import (
     run_ours,
     topics_pattern,
 )
-from harness.bench_kafka import end_offsets, seed_topics
+from harness.bench.seeding import end_offsets, seed_topics
 from harness.kafka import mirrormaker as mm2
 
 if TYPE_CHECKING:

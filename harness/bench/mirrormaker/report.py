@@ -10,7 +10,7 @@ from typing import Any
 from harness.bench.common import fmt, median, ratio, table_row
 from harness.bench.mirrormaker import positions as gp
 from harness.bench.mirrormaker.tools import GROUPS_WAIT_SECONDS, HEAP_MB, PARTITIONS, SETTLE_SECONDS, TOOLS
-from harness.bench.whole import median_parts
+from harness.bench.whole.report import median_parts
 
 NAME = "mm2"
 

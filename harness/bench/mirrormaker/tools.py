@@ -16,7 +16,7 @@ from typing import Any
 from harness.bench.common import cli_run_command, load1
 from harness.bench.meter import TreeMeter
 from harness.bench.mirrormaker import positions as gp
-from harness.bench.whole import find_timings
+from harness.bench.whole.metadata import find_timings
 from harness.kafka import mirrormaker as mm2
 from harness.servers.ports import free_port
 

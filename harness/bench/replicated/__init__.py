@@ -47,7 +47,7 @@ from harness.bench.replicated.tools import (
     rotation,
     run_ceiling,
 )
-from harness.bench_kafka import seed_topics
+from harness.bench.seeding import seed_topics
 from harness.kafka import mirrormaker as mm2
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.bench.common import fmt, median, rates, ratio, table_row
 from harness.bench.replicated.tools import PARTITIONS, REPLICATION_FACTOR
-from harness.bench.whole import median_parts
+from harness.bench.whole.report import median_parts
 
 NAME = "replicated"
 

@@ -122,7 +122,7 @@ def producer_perf_command(target: str, records: int, record_bytes: int) -> list[
 def run_ceiling(source: str, target: str, run_dir: Path, records: int, record_bytes: int, tag: str) -> dict:
     """Kafka's consumer perf test reading ``records`` from the source, then its producer perf test writing as
     many of ``record_bytes`` with acks=all into an RF-3 topic of the target; each launch to exit."""
-    from harness.bench_kafka import create_topics
+    from harness.bench.seeding import create_topics
 
     sample: dict[str, Any] = {"load1_at_start": load1()}
     command = consumer_perf_command(source, records, f"bench-replicated-perf-{tag}")
@@ -159,7 +159,7 @@ def _admin(bootstrap: str) -> Any:
 
 
 def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
-    from harness.bench_kafka import end_offsets as ends
+    from harness.bench.seeding import end_offsets as ends
 
     return {p: end for (_, p), end in ends(bootstrap, {topic: partitions}).items()}
 

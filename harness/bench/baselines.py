@@ -1,7 +1,5 @@
-"""Benchmark helpers: seeding, the single-process baselines, and the worker-memory sampler.
-
-The baselines are what someone would write without this project: one Python
-process, plain confluent-kafka, no Spark.
+"""The single-process baselines: what someone would write without this project, one Python process,
+plain confluent-kafka, no Spark.
 
 * ``baseline_copy``: one consumer assigned to every source partition, one producer,
   a consume -> produce loop that keeps partition, key, value, headers and timestamp.
@@ -17,23 +15,15 @@ process, plain confluent-kafka, no Spark.
 from __future__ import annotations
 
 import hashlib
-import random
-import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
+from harness.bench.seeding import create_topics
 from kafka_migration.kafka.clients import client_settings
-
-KEY_BYTES = 10  # b"k%09d"
-# Record timestamps: a day before the bench started, one millisecond apart. Apache Kafka deletes by
-# time (7 days by default) whatever is older, so seeding with a fixed date in 2023 lost the data
-# within seconds, on the source and on targets created without a retention override.
-TIMESTAMP_BASE = int(time.time() * 1000) - 86_400_000
 
 # The project's producer defaults (kafka_migration.kafka.clients.producer_settings), written out.
 BASELINE_PRODUCER = {
@@ -52,94 +42,6 @@ BASELINE_CONSUMER = {
     "auto.offset.reset": "earliest",
     "fetch.wait.max.ms": 10,  # as the project: the end of a partition is seen after an empty fetch
 }
-
-
-def admin(bootstrap: str) -> AdminClient:
-    return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
-
-
-def create_topics(
-    bootstrap: str, topics: Mapping[str, int], timeout: float = 60.0, replication_factor: int = 1
-) -> None:
-    """Create topics (name -> partitions) in one request and wait until every partition has a leader."""
-    client = admin(bootstrap)
-    new = [NewTopic(n, p, replication_factor) for n, p in topics.items()]
-    futures = client.create_topics(new, operation_timeout=30)
-    for future in futures.values():
-        future.result(timeout=timeout)
-    deadline = time.monotonic() + timeout
-    pending = set(topics)
-    while pending:
-        metadata = client.list_topics(timeout=15)
-        pending = {
-            n
-            for n in pending
-            if n not in metadata.topics
-            or metadata.topics[n].error is not None
-            or len(metadata.topics[n].partitions) < topics[n]
-            or any(p.leader < 0 for p in metadata.topics[n].partitions.values())
-        }
-        if pending and time.monotonic() > deadline:
-            raise RuntimeError(f"topics without leader after {timeout}s: {sorted(pending)[:5]}")
-        if pending:
-            time.sleep(0.05)
-
-
-def seed_topics(
-    bootstrap: str,
-    topics: Mapping[str, int],
-    records: int,
-    size: int = 200,
-    rng_seed: int = 11,
-    replication_factor: int = 1,
-) -> float:
-    """Create ``topics`` (on ``replication_factor`` replicas) and fill each with ``records`` records of ``size``
-    bytes (key + value), round-robin over its partitions, with explicit timestamps. Returns the seconds taken."""
-    started = time.monotonic()
-    create_topics(bootstrap, topics, replication_factor=replication_factor)
-    rng = random.Random(rng_seed)
-    pool = [rng.randbytes(size - KEY_BYTES) for _ in range(4096)]
-    p = Producer(
-        client_settings(
-            {
-                "bootstrap.servers": bootstrap,
-                "linger.ms": 100,
-                "batch.size": 1024 * 1024,
-                "compression.type": "lz4",
-                "queue.buffering.max.messages": 500000,
-                "queue.buffering.max.kbytes": 262144,
-                "enable.idempotence": True,
-            }
-        )
-    )
-    produce = p.produce
-    for topic, partitions in topics.items():
-        for i in range(records):
-            args = (topic, pool[i & 4095], b"k%09d" % i)
-            kwargs = {"partition": i % partitions, "timestamp": TIMESTAMP_BASE + i}
-            while True:
-                try:
-                    produce(*args, **kwargs)
-                    break
-                except BufferError:
-                    p.poll(0.05)
-            if not i & 0xFFFF:
-                p.poll(0)
-    if p.flush(300):
-        raise RuntimeError("seeding: records left unsent after 300 s")
-    return time.monotonic() - started
-
-
-def end_offsets(bootstrap: str, topics: Mapping[str, int]) -> dict[tuple[str, int], int]:
-    consumer = Consumer(client_settings({"bootstrap.servers": bootstrap, **BASELINE_CONSUMER}))
-    try:
-        return {
-            (t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=15, cached=False)[1]
-            for t, n in topics.items()
-            for p in range(n)
-        }
-    finally:
-        consumer.close()
 
 
 @dataclass
@@ -297,69 +199,3 @@ def plain_verify(
                 mismatches.append(f"{t}[{p}]: source {src_n} records, target {tgt_n}")
     seconds = time.monotonic() - started
     return LoopResult(total, size, seconds, seconds), mismatches
-
-
-WORKER_MARKERS = ("pyspark.daemon", "pyspark.worker", "pyspark/daemon.py", "pyspark/worker.py")
-
-
-class WorkerRssSampler:
-    """Every ``interval`` seconds, the RSS of each process whose command line names a PySpark Python worker.
-
-    Keeps the largest single-process RSS seen, the largest sum over those processes,
-    and how many distinct worker processes were seen.
-    """
-
-    def __init__(self, interval: float = 0.2, markers: Iterable[str] = WORKER_MARKERS) -> None:
-        self.interval = interval
-        self.markers = tuple(markers)
-        self.max_single = 0
-        self.max_total = 0
-        self.samples = 0
-        self.pids: set[int] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-        # pid -> (psutil.Process, or None when not a worker; when first seen). A process is
-        # looked at again during its first seconds: between fork and exec it still shows
-        # its parent's command line.
-        self._known: dict[int, tuple[Any, float]] = {}
-
-    def __enter__(self) -> WorkerRssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        import psutil
-
-        while not self._stop.is_set():
-            now = time.monotonic()
-            total = 0
-            live = set(psutil.pids())
-            for pid in list(self._known):
-                if pid not in live:
-                    del self._known[pid]
-            for pid in live:
-                proc, first_seen = self._known.get(pid, (None, now))
-                if proc is None and now - first_seen < 3.0:
-                    try:
-                        candidate = psutil.Process(pid)
-                        cmdline = " ".join(candidate.cmdline())
-                    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                        continue
-                    proc = candidate if any(m in cmdline for m in self.markers) else None
-                    self._known[pid] = (proc, first_seen)
-                if proc is None:
-                    continue
-                try:
-                    rss = proc.memory_info().rss
-                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                    continue
-                self.pids.add(pid)
-                total += rss
-                self.max_single = max(self.max_single, rss)
-            self.max_total = max(self.max_total, total)
-            self.samples += 1
-            self._stop.wait(self.interval)

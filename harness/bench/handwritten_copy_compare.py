@@ -12,7 +12,7 @@ kafka_migration (this file imports neither):
 
 Exit 0 when every partition matches, 1 on a mismatch or a failed copy.
 
-    python harness/handwritten_copy_compare.py --source HOST:PORT --target HOST:PORT --topic T [--json]
+    python harness/bench/handwritten_copy_compare.py --source HOST:PORT --target HOST:PORT --topic T [--json]
 """
 
 from __future__ import annotations

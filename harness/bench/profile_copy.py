@@ -5,13 +5,13 @@ then:
 
 1. runs ``kafka_migration.run.copy.copy_partition`` under cProfile and prints the top
    functions by cumulative and by total (own) time;
-2. times ``copy_partition`` alone against the baseline loop (harness/bench_kafka.py)
+2. times ``copy_partition`` alone against the baseline loop (harness/bench/baselines.py)
    on the same partition, alternating, each into a fresh target topic, single
    process each, and prints the medians;
 3. the same for ``kafka_migration.run.verify.verify_partition`` against the plain
    verification loop, on one of those copies.
 
-    python -m harness.bench_profile [--records N] [--repeat N] [--top N]
+    python -m harness.bench.profile_copy [--records N] [--repeat N] [--top N]
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.bench.baselines import baseline_copy, plain_verify
 from harness.bench.common import start_broker
-from harness.bench_kafka import baseline_copy, create_topics, end_offsets, plain_verify, seed_topics
+from harness.bench.seeding import create_topics, end_offsets, seed_topics
 from harness.kafka import stop_all
 
 TOPIC = "profile.one"
