@@ -18,7 +18,7 @@ from harness.bench.copy_verify import project_copy, project_verify
 from harness.bench.seeding import end_offsets, seed_topics
 
 if TYPE_CHECKING:
-    from harness.bench.runner import Session
+    from harness.bench.session import Session
 
 NAME = "large"
 TOPIC = "bench.large"

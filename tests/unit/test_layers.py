@@ -16,11 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Breaks the real tree still has, by Problem key, each with the issue-38 item that removes it. The list is the
 # to-do: a known exception that no longer occurs fails the test, so delete it here when its fix lands.
-KNOWN = {
-    # issue 38, harness/ reorganized: bench/large.py takes Session from bench/runner.py (under TYPE_CHECKING),
-    # which runs large; taking it from bench/session.py, as the other benchmarks do, removes the circle.
-    "circle harness.bench.large harness.bench.runner",
-}
+KNOWN: set[str] = set()
 
 
 def test_the_real_tree_keeps_its_layers_and_has_no_circle() -> None:
