@@ -44,6 +44,7 @@ LAYERS = {
     "reports": 2,
     "run": 3,
     "groups": 3,
+    "access": 3,
     "cutover": 4,
     "spark": 4,
     "cli": 5,

@@ -1,0 +1,133 @@
+"""Access control as plain values: an ACL binding, an action an authorizer decides, and its decision.
+
+The names are Apache Kafka's own (``kafka-acls.sh``, ``AclBinding``), upper case, so that a binding reads the
+same here, in the report and in Kafka's tools. Shared by the rules that translate, plan and decide
+(``access.rules``), the Kafka calls that read and write bindings, the ledger and the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_migration.exceptions import ConfigurationError
+
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = (
+    "TOPIC",
+    "GROUP",
+    "CLUSTER",
+    "TRANSACTIONAL_ID",
+    "DELEGATION_TOKEN",
+    "USER",
+)
+RESOURCE_TYPES = (TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER)
+LITERAL, PREFIXED = "LITERAL", "PREFIXED"
+PATTERN_TYPES = (LITERAL, PREFIXED)
+ALLOW, DENY = "ALLOW", "DENY"
+PERMISSIONS = (ALLOW, DENY)
+ALL = "ALL"
+# Every operation a binding may name (Kafka's AclOperation without the filter-only ANY and UNKNOWN).
+OPERATIONS = (
+    ALL,
+    "READ",
+    "WRITE",
+    "CREATE",
+    "DELETE",
+    "ALTER",
+    "DESCRIBE",
+    "CLUSTER_ACTION",
+    "DESCRIBE_CONFIGS",
+    "ALTER_CONFIGS",
+    "IDEMPOTENT_WRITE",
+    "CREATE_TOKENS",
+    "DESCRIBE_TOKENS",
+)
+# The operations an action asks for, per resource type (Kafka's ACL documentation, "Operations and Resources").
+ACTIONS: dict[str, tuple[str, ...]] = {
+    TOPIC: ("READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"),
+    GROUP: ("READ", "DELETE", "DESCRIBE"),
+    CLUSTER: (
+        "CREATE",
+        "ALTER",
+        "DESCRIBE",
+        "CLUSTER_ACTION",
+        "DESCRIBE_CONFIGS",
+        "ALTER_CONFIGS",
+        "IDEMPOTENT_WRITE",
+        "CREATE_TOKENS",
+        "DESCRIBE_TOKENS",
+    ),
+    TRANSACTIONAL_ID: ("WRITE", "DESCRIBE"),
+    DELEGATION_TOKEN: ("DESCRIBE",),
+    USER: ("CREATE_TOKENS", "DESCRIBE_TOKENS"),
+}
+WILDCARD = "*"  # a LITERAL resource name matching every name, a host matching every host
+WILDCARD_PRINCIPAL = "User:*"
+CLUSTER_NAME = "kafka-cluster"  # the one CLUSTER resource's name
+
+
+@dataclass(frozen=True, order=True)
+class AclBinding:
+    """One ACL binding: who (principal, from host) may or may not (permission) do what (operation) on which
+    resources (type, name, and whether the name is the whole name or a prefix)."""
+
+    resource_type: str
+    resource_name: str
+    pattern_type: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+    def __post_init__(self) -> None:
+        for field_name, value, allowed in (
+            ("resource type", self.resource_type, RESOURCE_TYPES),
+            ("pattern type", self.pattern_type, PATTERN_TYPES),
+            ("operation", self.operation, OPERATIONS),
+            ("permission", self.permission, PERMISSIONS),
+        ):
+            if value not in allowed:
+                raise ConfigurationError(
+                    f"ACL binding {self.describe()}: {field_name} {value!r} is not one of {', '.join(allowed)}."
+                )
+        if not self.resource_name or ":" not in self.principal or not self.host:
+            raise ConfigurationError(
+                f"ACL binding {self.describe()} needs a resource name, a principal TYPE:NAME (User:alice) and a "
+                "host ('*' for every host)."
+            )
+
+    def describe(self) -> str:
+        """As ``kafka-acls.sh --list`` would make a reader say it: ALLOW User:app WRITE on TOPIC orders."""
+        pattern = "" if self.pattern_type == LITERAL else f" ({self.pattern_type.lower()})"
+        host = "" if self.host == WILDCARD else f" from {self.host}"
+        return (
+            f"{self.permission} {self.principal} {self.operation} on {self.resource_type} "
+            f"{self.resource_name}{pattern}{host}"
+        )
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    """What an authorizer is asked: may ``principal``, connecting from ``host``, do ``operation`` on the
+    resource ``resource_type`` ``resource_name``?"""
+
+    principal: str
+    host: str
+    resource_type: str
+    resource_name: str
+    operation: str
+
+    def describe(self) -> str:
+        return f"{self.principal} {self.operation} on {self.resource_type} {self.resource_name} from {self.host}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The authorizer's answer and why: the binding that decided it, else ``super user`` or the default
+    (no binding on the resource: ``allow.everyone.if.no.acl.found``; bindings, none matching: denied)."""
+
+    allowed: bool
+    by: AclBinding | str
+
+    def describe(self) -> str:
+        verdict = "allowed" if self.allowed else "denied"
+        return f"{verdict} by {self.by.describe() if isinstance(self.by, AclBinding) else self.by}"

@@ -1,0 +1,180 @@
+"""access/rules.py: ACL bindings carried to the target, the sync's plan, and the authorizer's decisions computed
+with Apache Kafka's rules (StandardAuthorizer), on data alone."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kafka_migration.access.rules import (
+    NO_BINDING_ALLOWED,
+    NO_BINDING_DENIED,
+    NONE_MATCHING,
+    SUPER_USER,
+    Authorizer,
+    Refused,
+    carrier,
+    decision_differences,
+    plan_bindings,
+    selection,
+    translate,
+)
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.access import (
+    ALLOW,
+    DENY,
+    GROUP,
+    LITERAL,
+    PREFIXED,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    AclBinding,
+    Action,
+)
+
+
+def acl(
+    name: str,
+    operation: str,
+    permission: str = ALLOW,
+    principal: str = "User:app",
+    pattern: str = LITERAL,
+    kind: str = TOPIC,
+    host: str = "*",
+) -> AclBinding:
+    return AclBinding(kind, name, pattern, principal, host, operation, permission)
+
+
+def ask(name: str, operation: str, principal: str = "User:app", kind: str = TOPIC, host: str = "10.0.0.1") -> Action:
+    return Action(principal, host, kind, name, operation)
+
+
+# -- the authorizer's decision -----------------------------------------------------------------------------------
+
+
+def test_a_literal_allow_allows_its_operation_only() -> None:
+    authorizer = Authorizer([acl("orders", "WRITE")])
+    assert authorizer.decide(ask("orders", "WRITE")).allowed
+    assert not authorizer.decide(ask("orders", "READ")).allowed
+    assert authorizer.decide(ask("orders", "READ")).by == NONE_MATCHING
+    assert not authorizer.decide(ask("orders", "WRITE", principal="User:other")).allowed
+
+
+def test_deny_wins_over_allow_whatever_the_order() -> None:
+    bindings = [acl("orders", "ALL"), acl("ord", "WRITE", DENY, pattern=PREFIXED)]
+    for ordered in (bindings, bindings[::-1]):
+        decision = Authorizer(ordered).decide(ask("orders", "WRITE"))
+        assert not decision.allowed and decision.by == bindings[1]
+
+
+def test_prefixed_and_wildcard_patterns_and_principals() -> None:
+    authorizer = Authorizer(
+        [
+            acl("pay.", "READ", pattern=PREFIXED),
+            acl("*", "DESCRIBE", principal="User:*"),
+            acl("audit", "READ", principal="User:*", kind=GROUP),
+        ]
+    )
+    assert authorizer.decide(ask("pay.eu", "READ")).allowed
+    assert not authorizer.decide(ask("pa", "READ")).allowed  # shorter than the prefix
+    assert authorizer.decide(ask("anything", "DESCRIBE", principal="User:nobody")).allowed
+    assert authorizer.decide(ask("audit", "READ", principal="User:x", kind=GROUP)).allowed
+    assert not authorizer.decide(ask("audit", "READ", principal="User:x")).allowed  # a TOPIC named audit: none
+
+
+def test_implied_describe_for_allow_only() -> None:
+    """READ, WRITE, DELETE and ALTER allow DESCRIBE; ALTER_CONFIGS allows DESCRIBE_CONFIGS; a DENY of READ does
+    not deny DESCRIBE (Kafka's StandardAuthorizerData.findResult)."""
+    for operation in ("READ", "WRITE", "DELETE", "ALTER"):
+        assert Authorizer([acl("t", operation)]).decide(ask("t", "DESCRIBE")).allowed, operation
+    assert not Authorizer([acl("t", "CREATE")]).decide(ask("t", "DESCRIBE")).allowed
+    assert Authorizer([acl("t", "ALTER_CONFIGS")]).decide(ask("t", "DESCRIBE_CONFIGS")).allowed
+    both = Authorizer([acl("t", "ALL"), acl("t", "READ", DENY)])
+    assert both.decide(ask("t", "DESCRIBE")).allowed and not both.decide(ask("t", "READ")).allowed
+    assert not Authorizer([acl("t", "ALL"), acl("t", "ALL", DENY)]).decide(ask("t", "DESCRIBE")).allowed
+
+
+def test_hosts_super_users_and_the_default() -> None:
+    authorizer = Authorizer([acl("t", "READ", host="10.0.0.1")], super_users={"User:admin"})
+    assert authorizer.decide(ask("t", "READ", host="10.0.0.1")).allowed
+    assert not authorizer.decide(ask("t", "READ", host="10.0.0.2")).allowed
+    assert authorizer.decide(ask("t", "DELETE", principal="User:admin")).by == SUPER_USER
+    assert Authorizer([]).decide(ask("t", "READ")).by == NO_BINDING_DENIED
+    open_cluster = Authorizer([acl("t", "READ")], allow_if_no_acl=True)
+    assert open_cluster.decide(ask("u", "READ")).by == NO_BINDING_ALLOWED  # no binding on u at all
+    assert not open_cluster.decide(ask("t", "WRITE")).allowed  # t has bindings, none for WRITE
+
+
+# -- carrying bindings to the target -----------------------------------------------------------------------------
+
+
+def test_rename_and_principal_mapping() -> None:
+    principals = {"User:app": "User:app-dc2"}
+    assert translate(acl("orders", "WRITE"), "dc1.{topic}", principals) == acl(
+        "dc1.orders", "WRITE", principal="User:app-dc2"
+    )
+    prefixed = acl("pay.", "READ", pattern=PREFIXED)
+    assert translate(prefixed, "dc1.{topic}") == acl("dc1.pay.", "READ", pattern=PREFIXED)
+    assert translate(acl("*", "DESCRIBE"), "dc1.{topic}") == acl("*", "DESCRIBE")  # every topic, on either side
+    group = acl("billing", "READ", kind=GROUP)
+    assert translate(group, "dc1.{topic}") == group  # groups keep their names
+    refused = translate(prefixed, "{topic}.copy")
+    assert isinstance(refused, Refused) and "adds '.copy' after the topic name" in refused.reason
+
+
+def test_the_plan_adds_keeps_refuses_names_conflicts_and_removes_only_its_own() -> None:
+    source = [acl("orders", "WRITE"), acl("orders", "READ"), acl("pay.", "READ", pattern=PREFIXED)]
+    created_earlier = acl("gone", "READ")  # this tool wrote it; the source no longer has it
+    foreign = acl("theirs", "READ")  # someone else's: never touched
+    deny = acl("orders", "WRITE", DENY, principal="User:intern")
+    target = [acl("orders", "READ"), created_earlier, foreign, deny]
+    plan = plan_bindings(source, target, "{topic}.copy", created_before=[created_earlier], remove_stale=True)
+    assert plan.add == (acl("orders.copy", "READ"), acl("orders.copy", "WRITE"))
+    assert plan.present == ()  # orders READ is on the target under the old name, not the renamed one
+    assert [r.binding for r in plan.refused] == [acl("pay.", "READ", pattern=PREFIXED)]
+    assert plan.conflicts == (deny,) and plan.remove == (created_earlier,)
+    same_names = plan_bindings(source[:2], target, created_before=[created_earlier])
+    assert same_names.present == (acl("orders", "READ"),) and same_names.remove == ()  # add-only by default
+
+
+def test_a_binding_of_an_unknown_kind_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigurationError, match="operation 'WRTIE' is not one of ALL, READ, WRITE"):
+        acl("orders", "WRTIE")
+
+
+# -- proving the two clusters decide alike -----------------------------------------------------------------------
+
+
+def test_after_a_sync_the_clusters_decide_alike_and_a_planted_difference_is_found() -> None:
+    source = [
+        acl("orders", "WRITE"),
+        acl("orders", "READ", principal="User:reader"),
+        acl("pay.", "READ", pattern=PREFIXED, principal="User:reader"),
+        acl("billing", "READ", kind=GROUP, principal="User:reader"),
+        acl("tx-", "WRITE", pattern=PREFIXED, kind=TRANSACTIONAL_ID),
+        acl("orders", "READ", DENY, principal="User:intern"),
+        acl("*", "DESCRIBE", principal="User:*"),
+    ]
+    rename, principals = "dc1.{topic}", {"User:reader": "User:reader-dc2"}
+    plan = plan_bindings(source, [], rename, principals)
+    synced = Authorizer(plan.add + plan.present)
+    actions = selection(source)
+    carry = carrier(rename, principals)
+    assert len(actions) > 40
+    assert decision_differences(Authorizer(source), synced, actions, carry) == []
+    planted = Authorizer([*plan.add, acl("dc1.orders", "WRITE", DENY)])  # a DENY the source lacks
+    found = decision_differences(Authorizer(source), planted, actions, carry)
+    assert [d.source_action for d in found] == [ask("orders", "WRITE", host="203.0.113.7")]
+    assert "target (User:app WRITE on TOPIC dc1.orders from 203.0.113.7) denied by DENY" in found[0].describe()
+
+
+def test_ten_thousand_bindings_decide_their_selection_quickly() -> None:
+    """The scale the issue names (10,000 bindings); not a timing assertion of the product's speed, a bound that
+    catches a decision that scans every binding (quadratic: minutes)."""
+    bindings = [acl(f"topic-{i}", op, principal=f"User:u{i % 1000}") for i in range(5000) for op in ("READ", "WRITE")]
+    authorizer = Authorizer(bindings)
+    actions = selection(bindings)
+    started = time.monotonic()
+    assert decision_differences(authorizer, authorizer, actions, carrier()) == []
+    assert len(actions) == 5000 * 8 and time.monotonic() - started < 60
