@@ -1,0 +1,105 @@
+"""access/: ACL bindings read from one Apache Kafka cluster that enforces ACLs, carried to another (rename,
+principal mapping), written idempotently, and proven by the authorizer's decisions computed on both clusters.
+
+Each test's principals and resource names are its own (``unique``), and it deletes what it created, so the
+session's ACL-enforcing pair stays as tests/integration/test_acls.py expects it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness.kafka import KafkaCluster
+from kafka_migration.access.admin import AccessCluster
+from kafka_migration.access.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
+from kafka_migration.model.access import (
+    ALLOW,
+    CLUSTER,
+    CLUSTER_NAME,
+    DENY,
+    GROUP,
+    LITERAL,
+    PREFIXED,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    AclBinding,
+)
+from kafka_migration.model.config import ClusterConfig
+
+pytestmark = pytest.mark.integration
+
+SUPER_USERS = {"User:admin", "User:ANONYMOUS"}  # harness/kafka/security.py: super.users of the pair
+
+
+def _admin(cluster: KafkaCluster, role: str) -> AccessCluster:
+    return AccessCluster(ClusterConfig(role, cluster.client_config()))
+
+
+def _mine(cluster: AccessCluster, marker: str) -> list[AclBinding]:
+    """The cluster's bindings of this test (its principals carry the marker)."""
+    read = cluster.bindings()
+    assert read.unreadable == 0
+    return [b for b in read.bindings if marker in b.principal]
+
+
+@pytest.fixture
+def pair(acl_clusters: list[KafkaCluster], unique: str) -> Iterator[tuple[AccessCluster, AccessCluster, str]]:
+    source, target = _admin(acl_clusters[0], "source"), _admin(acl_clusters[1], "target")
+    yield source, target, unique
+    for cluster in (source, target):
+        cluster.delete(_mine(cluster, unique))
+
+
+def test_every_supported_kind_moves_renamed_and_mapped_and_both_clusters_decide_alike(pair) -> None:  # type: ignore[no-untyped-def]
+    source, target, unique = pair
+    app, reader = f"User:app-{unique}", f"User:reader-{unique}"
+    bindings = [
+        AclBinding(TOPIC, f"orders-{unique}", LITERAL, app, "*", "WRITE", ALLOW),
+        AclBinding(TOPIC, f"pay-{unique}.", PREFIXED, reader, "*", "READ", ALLOW),
+        AclBinding(TOPIC, f"pay-{unique}.secret", LITERAL, reader, "*", "READ", DENY),
+        AclBinding(GROUP, f"billing-{unique}", LITERAL, reader, "10.1.2.3", "READ", ALLOW),
+        AclBinding(TRANSACTIONAL_ID, f"tx-{unique}-", PREFIXED, app, "*", "WRITE", ALLOW),
+        AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, app, "*", "IDEMPOTENT_WRITE", ALLOW),
+        AclBinding(TOPIC, "*", LITERAL, reader, "*", "DESCRIBE", ALLOW),
+    ]
+    source.create(bindings)
+    read = _mine(source, unique)
+    assert sorted(read) == sorted(bindings)  # every field read back as written
+
+    rename, principals = "dc1.{topic}", {reader: f"User:reader2-{unique}"}
+    plan = plan_bindings(read, _mine(target, unique), rename, principals)
+    assert len(plan.add) == len(bindings) and plan.refused == () and plan.present == ()
+    target.create(plan.add)
+    again = plan_bindings(read, _mine(target, unique), rename, principals)
+    assert again.add == () and len(again.present) == len(bindings)  # a second sync changes nothing
+    target.create(plan.add)  # nor does writing them twice
+    assert len(_mine(target, unique)) == len(bindings)
+
+    decide = {side: Authorizer(_mine(side, unique), SUPER_USERS) for side in (source, target)}
+    actions = selection(read)
+    assert decision_differences(decide[source], decide[target], actions, carrier(rename, principals)) == []
+
+    planted = AclBinding(TOPIC, f"dc1.orders-{unique}", LITERAL, app, "*", "WRITE", DENY)
+    target.create([planted])
+    found = decision_differences(
+        decide[source], Authorizer(_mine(target, unique), SUPER_USERS), actions, carrier(rename, principals)
+    )
+    assert {(d.source_action.operation, d.target.by) for d in found} == {("WRITE", planted)}
+
+
+def test_only_what_the_tool_created_is_removed(pair) -> None:  # type: ignore[no-untyped-def]
+    source, target, unique = pair
+    kept = AclBinding(TOPIC, f"kept-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
+    gone = AclBinding(TOPIC, f"gone-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
+    theirs = AclBinding(TOPIC, f"theirs-{unique}", LITERAL, f"User:b-{unique}", "*", "READ", ALLOW)
+    source.create([kept, gone])
+    target.create(plan_bindings(_mine(source, unique), [], created_before=()).add)
+    target.create([theirs])  # made on the target by someone else
+    created = {kept, gone}  # what the ledger recorded of the first sync
+    source.delete([gone])
+    plan = plan_bindings(_mine(source, unique), _mine(target, unique), created_before=created, remove_stale=True)
+    assert plan.remove == (gone,) and plan.add == ()
+    assert target.delete(plan.remove) == 1
+    assert sorted(_mine(target, unique)) == sorted([kept, theirs])
