@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=Path(".bench/profile.txt"))
     args = parser.parse_args(argv)
 
+    from kafka_migration.model.config import ClusterPair
     from kafka_migration.run.copy import copy_partition
 
     report: list[str] = []
@@ -71,18 +72,17 @@ def main(argv: list[str] | None = None) -> int:
         seconds = seed_topics(src.bootstrap, {TOPIC: 1}, args.records)
         end = end_offsets(src.bootstrap, {TOPIC: 1})[(TOPIC, 0)]
         out(f"seeded {end:,} records in one partition in {seconds:.1f} s")
-        source = {"bootstrap.servers": src.bootstrap}
-        target = {"bootstrap.servers": tgt.bootstrap}
+        pair = ClusterPair.of_settings({"bootstrap.servers": src.bootstrap}, {"bootstrap.servers": tgt.bootstrap})
         names = ["prof.cprofile"] + [f"prof.copy{i}" for i in range(args.repeat)] + ["prof.warm"]
         create_topics(tgt.bootstrap, dict.fromkeys(names, 1))
 
         # Warm-up (producer creation, imports), not measured.
-        copy_partition(_slice(src.bootstrap, tgt.bootstrap, "prof.warm", end), source, target)
+        copy_partition(_slice(src.bootstrap, tgt.bootstrap, "prof.warm", end), pair)
 
         profiler = cProfile.Profile()
         started = time.monotonic()
         profiler.enable()
-        result = copy_partition(_slice(src.bootstrap, tgt.bootstrap, "prof.cprofile", end), source, target)
+        result = copy_partition(_slice(src.bootstrap, tgt.bootstrap, "prof.cprofile", end), pair)
         profiler.disable()
         out(
             f"copy_partition under cProfile: {result.records:,} records in {time.monotonic() - started:.2f} s "
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         base: list[float] = []
         for i in range(args.repeat):
             started = time.monotonic()
-            result = copy_partition(_slice(src.bootstrap, tgt.bootstrap, f"prof.copy{i}", end), source, target)
+            result = copy_partition(_slice(src.bootstrap, tgt.bootstrap, f"prof.copy{i}", end), pair)
             project.append(time.monotonic() - started)
             if result.records != end:
                 raise RuntimeError(f"copy_partition copied {result.records}, expected {end}")
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         profiler = cProfile.Profile()
         started = time.monotonic()
         profiler.enable()
-        checked = verify_partition(task, source, target)
+        checked = verify_partition(task, pair)
         profiler.disable()
         out(
             f"\nverify_partition under cProfile: {checked.source_records:,} records, match {checked.match}, "
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         base = []
         for i in range(args.repeat):
             started = time.monotonic()
-            checked = verify_partition(task, source, target)
+            checked = verify_partition(task, pair)
             project.append(time.monotonic() - started)
             if not checked.match:
                 raise RuntimeError(f"verify_partition: {checked.first_difference}")
