@@ -8,7 +8,18 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from kafka_migration import __version__
-from kafka_migration.cli import checkpoints, cutover, failback, groups, history, offsets, package_env, report, run
+from kafka_migration.cli import (
+    access,
+    checkpoints,
+    cutover,
+    failback,
+    groups,
+    history,
+    offsets,
+    package_env,
+    report,
+    run,
+)
 from kafka_migration.cli.options import EXIT_BAD_INPUT
 
 # In the order ``kafka-migrate --help`` lists them.
@@ -22,8 +33,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "checkpoints": checkpoints.checkpoints,
     "offsets": offsets.offsets,
     "groups": groups.groups,
+    "access": access.access,
 }
-_MODULES = (run, report, package_env, history, cutover, failback, checkpoints, offsets, groups)
+_MODULES = (run, report, package_env, history, cutover, failback, checkpoints, offsets, groups, access)
 
 
 class _Parser(argparse.ArgumentParser):

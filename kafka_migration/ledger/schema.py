@@ -221,6 +221,31 @@ target_losses = Table(
     Index("ix_km_target_losses_clusters", "source_cluster_id", "target_cluster_id"),
 )
 
+# 0008_access_syncs: one row per ACL binding an access sync looked at, and what it did with it.
+access_syncs = Table(
+    "km_access_syncs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sync_id", String(250), nullable=False),  # one `access sync` invocation or DAG task
+    Column("run_id", String(250)),  # the migration run it was part of, else null
+    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("dry_run", Integer, nullable=False, default=0),
+    # the binding as the target holds it (or would): Kafka's names
+    Column("resource_type", String(30), nullable=False),
+    Column("resource_name", String(255), nullable=False),
+    Column("pattern_type", String(20), nullable=False),
+    Column("principal", String(255), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("operation", String(30), nullable=False),
+    Column("permission", String(10), nullable=False),
+    Column("action", String(20), nullable=False),  # added, present, refused, conflict, removed
+    Column("reason", Text),
+    Index("ix_km_access_syncs_sync", "sync_id"),
+    Index("ix_km_access_syncs_clusters", "source_cluster_id", "target_cluster_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

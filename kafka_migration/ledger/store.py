@@ -26,6 +26,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.ledger.access_syncs import AccessSyncRecords
 from kafka_migration.ledger.checkpoints import CheckpointRecords
 from kafka_migration.ledger.cutovers import CutoverRecords
 from kafka_migration.ledger.group_syncs import GroupSyncRecords
@@ -42,7 +43,9 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
 
 
-class Ledger(RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords, LedgerViews):
+class Ledger(
+    RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords, AccessSyncRecords, LedgerViews
+):
     """The ledger's one entry point: ``Ledger.open(url)``, then the methods of its parts."""
 
     def __init__(self, engine: Engine) -> None:

@@ -8,6 +8,7 @@ same here, in the report and in Kafka's tools. Shared by the rules that translat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from kafka_migration.exceptions import ConfigurationError
 
@@ -131,3 +132,23 @@ class Decision:
     def describe(self) -> str:
         verdict = "allowed" if self.allowed else "denied"
         return f"{verdict} by {self.by.describe() if isinstance(self.by, AclBinding) else self.by}"
+
+
+# What an access sync did with a binding (as the ledger records it and the report shows it).
+ADDED, PRESENT, REFUSED, CONFLICT, REMOVED = "added", "present", "refused", "conflict", "removed"
+WOULD_ADD, WOULD_REMOVE = "would_add", "would_remove"  # a dry run's
+
+
+@dataclass(frozen=True)
+class RecordedBinding:
+    """One binding of a recorded access sync: the sync, the binding as the target holds it (or would; a refused
+    one as the source holds it), what the sync did with it and why."""
+
+    sync_id: str
+    run_id: str | None
+    synced_at: datetime
+    source_cluster_id: str
+    target_cluster_id: str
+    binding: AclBinding
+    action: str
+    reason: str | None = None

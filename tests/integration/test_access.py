@@ -7,11 +7,15 @@ session's ACL-enforcing pair stays as tests/integration/test_acls.py expects it.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from harness.kafka import KafkaCluster
+from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from kafka_migration.access.admin import AccessCluster
 from kafka_migration.access.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
 from kafka_migration.model.access import (
@@ -103,3 +107,67 @@ def test_only_what_the_tool_created_is_removed(pair) -> None:  # type: ignore[no
     assert plan.remove == (gone,) and plan.add == ()
     assert target.delete(plan.remove) == 1
     assert sorted(_mine(target, unique)) == sorted([kept, theirs])
+
+
+# -- kafka-migrate access, as a user runs it ----------------------------------------------------------------------
+
+
+def _cli(*args: str, state_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_migration.cli", "access", *args, "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A pair of its own (an access sync copies every binding of the source, which the session's pair must
+    not get): dry run, sync, a second sync that changes nothing, show, a conflict (exit 1), a refusal (exit 2)."""
+    security = SaslSsl(test_pki, acls=True)
+    specs = (ClusterSpec("access-src", security), ClusterSpec("access-dst", security))
+    source_cluster, target_cluster = kafka_factory(*specs)
+    configs = {}
+    for name, cluster in (("src", source_cluster), ("dst", target_cluster)):
+        configs[name] = tmp_path / f"{name}.json"
+        configs[name].write_text(json.dumps(cluster.client_config()))
+    (tmp_path / "principals.json").write_text(json.dumps({"User:reader": "User:reader-dc2"}))
+    source = _admin(source_cluster, "source")
+    source.create(
+        [
+            AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW),
+            AclBinding(TOPIC, "pay.", PREFIXED, "User:reader", "*", "READ", ALLOW),
+            AclBinding(GROUP, "billing", LITERAL, "User:reader", "*", "READ", ALLOW),
+        ]
+    )
+    clusters = ["--source-config", str(configs["src"]), "--target-config", str(configs["dst"])]
+    common = [*clusters, "--rename", "dc1.{topic}", "--principal-map", str(tmp_path / "principals.json")]
+    common += ["--super-user", "User:admin", "--super-user", "User:ANONYMOUS"]
+
+    planned = _cli("sync", *common, "--dry-run", state_dir=tmp_path)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "would add 3 bindings" in planned.stdout
+    assert "+ ALLOW User:reader-dc2 READ on TOPIC dc1.pay. (prefixed)" in planned.stdout
+    assert _mine(_admin(target_cluster, "target"), "User:") == []  # a dry run writes no binding
+
+    synced = _cli("sync", *common, "--output", "json", state_dir=tmp_path)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    doc = json.loads(synced.stdout)
+    assert doc["verdict"] == "proven" and doc["totals"]["add"] == 3 and doc["totals"]["differences"] == 0
+    again = _cli("sync", *common, state_dir=tmp_path)
+    assert again.returncode == 0 and "added 0 bindings, 3 already present" in again.stdout, again.stdout
+    shown = _cli("show", doc["sync_id"], state_dir=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.count("added ") == 3, shown.stdout
+
+    planted = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:intern", "*", "WRITE", DENY)
+    _admin(target_cluster, "target").create([planted])
+    conflict = _cli("sync", *common, state_dir=tmp_path)
+    assert conflict.returncode == 1, conflict.stdout + conflict.stderr
+    assert f"conflict: {planted.describe()} is on the target only" in conflict.stdout
+
+    before = _mine(_admin(target_cluster, "target"), "User:")
+    refused = _cli("sync", *clusters, "--rename", "{topic}.copy", state_dir=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "ALLOW User:reader READ on TOPIC pay. (prefixed): rename '{topic}.copy' adds '.copy'" in refused.stderr
+    assert _mine(_admin(target_cluster, "target"), "User:") == before  # nothing written

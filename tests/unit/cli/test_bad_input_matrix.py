@@ -45,6 +45,8 @@ BASE: dict[str, tuple[str, ...]] = {
     "offsets translate": ("offsets", "translate", "--topic", "a", "--partition", "0", "--offset", "1"),
     "groups sync": ("groups", "sync", "--source", S, "--target", T),
     "groups show": ("groups", "show", "sync-1"),
+    "access sync": ("access", "sync", "--source", S, "--target", T),
+    "access show": ("access", "show", "sync-1"),
     "checkpoints forget": ("checkpoints", "forget", "--topic", "a"),
     "cutover": ("cutover", "--source", S, "--target", T),
     "failback": ("failback", "--cutover", "c-1", "--source", S, "--target", T),
@@ -249,6 +251,7 @@ def cmd(option: str, *argv: str, expect: str, ledger: bool = False, **files: str
 
 TRANSLATE = BASE["offsets translate"]
 GROUPS = BASE["groups sync"]
+ACCESS = BASE["access sync"]
 
 # Refusals particular to one subcommand.
 SPECIFIC: list[Case] = [
@@ -320,6 +323,27 @@ SPECIFIC: list[Case] = [
     cmd("--exclude-group", *GROUPS, "--exclude-group", "[a-", expect="pattern '[a-' is not a valid regular"),
     cmd("--exclude-group", *GROUPS, "--exclude-group", "", expect="argument --exclude-group: must not be empty"),
     cmd("--ledger", *GROUPS, expect="There is no ledger at"),
+    cmd(
+        "--principal-map",
+        *ACCESS,
+        "--principal-map",
+        "{tmp}/none.json",
+        expect="none.json cannot be read ([Errno 2] No such file or directory",
+    ),
+    cmd("--principal-map", *ACCESS, "--principal-map", "", expect="argument --principal-map: must not be empty"),
+    cmd("--principal-map", *ACCESS, "--principal-map", "{tmp}/c.json", expect="is not valid JSON (line 1)", c_json="{"),
+    cmd("--principal-map", *ACCESS, "--principal-map", "{tmp}/c.json", expect="holds a JSON list", c_json="[]"),
+    cmd(
+        "--principal-map",
+        *ACCESS,
+        "--principal-map",
+        "{tmp}/c.json",
+        expect="maps 'app': 'User:b', not a principal TYPE:NAME to another",
+        c_json='{"app": "User:b"}',
+    ),
+    cmd("--super-user", *ACCESS, "--super-user", "admin", expect="--super-user 'admin' is not a principal TYPE:NAME"),
+    cmd("sync_id", "access", "show", "", expect="argument SYNC_ID: must not be empty"),
+    cmd("sync_id", "access", "show", "sync-1", expect="The ledger has no access sync 'sync-1'", ledger=True),
     cmd("sync_id", "groups", "show", "", expect="argument SYNC_ID: must not be empty"),
     cmd("sync_id", "groups", "show", "sync-1", expect="The ledger has no group sync 'sync-1'", ledger=True),
     cmd("(usage)", "groups", expect="required: COMMAND (see 'kafka-migrate groups --help')"),
@@ -379,6 +403,7 @@ CLI_CASES: list[Case] = _shared_cases() + SPECIFIC
 # Options whose every value is valid: flags without a value, and --help / --version.
 NO_BAD_VALUE = {
     "--dry-run",
+    "--remove-stale",
     "--show-plan",
     "--allow-gaps",
     "--accept-target-retention",

@@ -1,0 +1,151 @@
+"""An access sync end to end: read both clusters' ACL bindings, plan with ``rules``, write with ``admin``
+(add-only unless asked to remove this tool's own stale bindings), prove that both clusters decide alike, and
+record every binding and what became of it in the ledger.
+
+Bindings that cannot be carried exactly refuse the whole sync before anything is written (exit 2): a partial
+copy of a cluster's access control would decide differently without saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kafka_migration.access.admin import AccessCluster
+from kafka_migration.access.rules import (
+    AclPlan,
+    Authorizer,
+    DecisionDifference,
+    carrier,
+    decision_differences,
+    plan_bindings,
+    selection,
+)
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.access import (
+    ADDED,
+    CONFLICT,
+    PRESENT,
+    REFUSED,
+    REMOVED,
+    WOULD_ADD,
+    WOULD_REMOVE,
+    AclBinding,
+)
+from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.text import plural, some
+
+EXIT_OK, EXIT_DIFFERENT = 0, 1
+
+
+@dataclass(frozen=True)
+class AccessSyncResult:
+    """What a sync found, did and proved. ``differences``: actions the clusters decide differently afterwards
+    (a dry run: as they would once the plan is applied); none, and no conflict, is the verdict."""
+
+    sync_id: str
+    dry_run: bool
+    source_cluster_id: str
+    target_cluster_id: str
+    plan: AclPlan
+    unreadable: tuple[int, int]  # bindings each cluster holds that the client cannot name
+    actions_checked: int
+    differences: tuple[DecisionDifference, ...]
+
+    @property
+    def proven(self) -> bool:
+        return not self.differences and not self.plan.conflicts and not any(self.unreadable)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.proven else EXIT_DIFFERENT
+
+
+def load_principal_map(path: str | Path | None) -> dict[str, str]:
+    """The optional principal mapping file: one JSON object, ``{"User:old": "User:new", ...}``."""
+    if path is None:
+        return {}
+    where = Path(path)
+    try:
+        data = json.loads(where.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(
+            f"The principal map {where} cannot be read ({exc}); give a readable JSON file."
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"The principal map {where} is not valid JSON (line {exc.lineno}): give an object such as "
+            '{"User:app": "User:app-dc2"}.'
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            f"The principal map {where} holds a JSON {type(data).__name__}; give an object such as "
+            '{"User:app": "User:app-dc2"}.'
+        )
+    bad = [f"{k!r}: {v!r}" for k, v in data.items() if not isinstance(v, str) or ":" not in k or ":" not in v]
+    if bad:
+        raise ConfigurationError(
+            f"The principal map {where} maps {some(bad, most=3)}, not a principal TYPE:NAME to another "
+            "(User:app to User:app-dc2)."
+        )
+    return dict(data)
+
+
+def sync_access(
+    source: ClusterConfig,
+    target: ClusterConfig,
+    ledger: Any,
+    sync_id: str,
+    rename: str = "{topic}",
+    principals: Mapping[str, str] | None = None,
+    super_users: Collection[str] = (),
+    dry_run: bool = False,
+    remove_stale: bool = False,
+    run_id: str | None = None,
+) -> AccessSyncResult:
+    """Plan (and unless ``dry_run`` apply) the ACL bindings of ``source`` on ``target``, prove, record."""
+    src, tgt = AccessCluster(source), AccessCluster(target)
+    src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
+    read_source, read_target = src.bindings(), tgt.bindings()
+    created = ledger.access_bindings_created(src_id, tgt_id)
+    plan = plan_bindings(read_source.bindings, read_target.bindings, rename, principals, created, remove_stale)
+    if plan.refused:
+        raise ConfigurationError(
+            f"{plural(len(plan.refused), 'ACL binding')} of the source cannot be carried to the target exactly, "
+            f"nothing was written: {some([r.describe() for r in plan.refused], most=3)}."
+        )
+    if not dry_run:
+        tgt.create(plan.add)
+        tgt.delete(plan.remove)
+        after: tuple[AclBinding, ...] = tgt.bindings().bindings
+    else:
+        after = tuple(sorted((set(read_target.bindings) | set(plan.add)) - set(plan.remove)))
+    actions = selection(read_source.bindings)
+    differences = decision_differences(
+        Authorizer(read_source.bindings, super_users),
+        Authorizer(after, super_users),
+        actions,
+        carrier(rename, principals),
+    )
+    added, removed = (WOULD_ADD, WOULD_REMOVE) if dry_run else (ADDED, REMOVED)
+    rows = [
+        *((b, added, None) for b in plan.add),
+        *((b, PRESENT, None) for b in plan.present),
+        *((r.binding, REFUSED, r.reason) for r in plan.refused),
+        *((b, CONFLICT, "a DENY on the target that the source lacks") for b in plan.conflicts),
+        *((b, removed, "created by this tool; the source no longer has it") for b in plan.remove),
+    ]
+    ledger.record_access_sync(sync_id, run_id, src_id, tgt_id, rows, dry_run=dry_run)
+    return AccessSyncResult(
+        sync_id,
+        dry_run,
+        src_id,
+        tgt_id,
+        plan,
+        (read_source.unreadable, read_target.unreadable),
+        len(actions),
+        tuple(differences),
+    )

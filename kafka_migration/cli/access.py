@@ -1,0 +1,225 @@
+"""``kafka-migrate access``: carry the source's ACL bindings to the target and prove both decide alike, or show a
+recorded sync."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kafka_migration.cli.helptext import subcommand
+from kafka_migration.cli.options import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    add_ledger_options,
+    add_output,
+    json_wanted,
+    ledger_url,
+    nonempty,
+    nonempty_path,
+    open_ledger,
+    print_document,
+)
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import DEFAULT_RENAME, ClusterConfig
+
+SYNC_CODES = {
+    EXIT_OK: "every binding on the target (or, a dry run, planned) and both clusters decide every action alike",
+    EXIT_MISMATCH: "a difference: an action decided differently, a DENY on the target the source lacks, or "
+    "bindings the client cannot read",
+}
+SYNC_EXAMPLES = [
+    "# what a sync would add, keep and remove, and whether both clusters would then decide alike",
+    "kafka-migrate access sync --source-config src.json --target-config dst.json --dry-run",
+    "# carry the bindings, renamed as the topics were, principals mapped, and prove them",
+    "kafka-migrate access sync --source-config src.json --target-config dst.json --rename 'dc1.{topic}' "
+    "--principal-map principals.json --super-user User:admin",
+]
+SHOW_CODES = {EXIT_OK: "the sync added, kept or removed every binding", EXIT_MISMATCH: "it refused or found some"}
+SHOW_EXAMPLES = ["kafka-migrate access show access-20261127T160000Z-1a2b3c"]
+
+
+def add_parser(sub: Any) -> None:
+    """The ``access`` subcommand: ``access sync`` and ``access show``."""
+    parser = subcommand(
+        sub,
+        "access",
+        "ACL bindings on the target, proven by the authorizer's decisions: access sync, access show",
+        SYNC_CODES,
+        [*SYNC_EXAMPLES[:2], *SHOW_EXAMPLES],
+    )
+    access_sub = parser.add_subparsers(dest="access_command", required=True, metavar="COMMAND")
+    sync = subcommand(
+        access_sub,
+        "sync",
+        "carry every ACL binding of the source to the target (add-only), then prove both clusters decide alike",
+        SYNC_CODES,
+        SYNC_EXAMPLES,
+    )
+    sync.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
+    sync.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
+    sync.add_argument("--source-config", type=nonempty_path, help="JSON file of librdkafka settings for the source")
+    sync.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    sync.add_argument(
+        "--rename", type=nonempty, default=DEFAULT_RENAME, help="the runs' topic rename template (default {topic})"
+    )
+    sync.add_argument(
+        "--principal-map",
+        type=nonempty_path,
+        help='JSON object mapping source principals to target ones, e.g. {"User:app": "User:app-dc2"}',
+    )
+    sync.add_argument(
+        "--super-user",
+        action="append",
+        default=[],
+        metavar="PRINCIPAL",
+        help="a super user of the clusters (super.users), for the decisions; repeat for several",
+    )
+    sync.add_argument("--dry-run", action="store_true", help="plan and prove on paper, write no binding")
+    sync.add_argument(
+        "--remove-stale",
+        action="store_true",
+        help="also delete bindings this tool created earlier that the source no longer has (never any other)",
+    )
+    add_ledger_options(sync)
+    add_output(sync)
+    show = subcommand(access_sub, "show", "what a recorded access sync did, from the ledger", SHOW_CODES, SHOW_EXAMPLES)
+    show.add_argument("sync_id", type=nonempty, metavar="SYNC_ID", help="a sync id printed by 'access sync'")
+    add_ledger_options(show)
+    add_output(show)
+
+
+def access(args: argparse.Namespace) -> int:
+    if args.access_command == "show":
+        return _show(args)
+    from kafka_migration.access.sync import load_principal_map, sync_access
+    from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.kafka.reach import check_reachable
+    from kafka_migration.model.naming import validate_rename_template
+    from kafka_migration.run.files import new_run_id
+
+    validate_rename_template(args.rename)
+    principals = load_principal_map(args.principal_map)
+    bad = [p for p in args.super_user if ":" not in p]
+    if bad:
+        raise ConfigurationError(f"--super-user {bad[0]!r} is not a principal TYPE:NAME, e.g. User:admin.")
+    source = ClusterConfig.build("source", args.source, args.source_config)
+    target = ClusterConfig.build("target", args.target, args.target_config)
+    check_client_settings(source)
+    check_client_settings(target)
+    url = ledger_url(args)
+    check_reachable(source)  # before the ledger is created: an unreachable cluster writes nothing
+    check_reachable(target)
+    from kafka_migration.ledger import Ledger
+
+    result = sync_access(
+        source,
+        target,
+        Ledger.open(url),  # created when absent: access may move before any run
+        f"access-{new_run_id()}",
+        rename=args.rename,
+        principals=principals,
+        super_users=set(args.super_user),
+        dry_run=args.dry_run,
+        remove_stale=args.remove_stale,
+    )
+    if json_wanted(args):
+        print_document(args, _document(result))
+        return result.exit_code
+    print(_text(result))
+    return result.exit_code
+
+
+def _document(result: Any) -> dict[str, Any]:
+    from kafka_migration.cli.output import document
+
+    plan = result.plan
+    return document(
+        "access sync",
+        sync_id=result.sync_id,
+        dry_run=result.dry_run,
+        source_cluster_id=result.source_cluster_id,
+        target_cluster_id=result.target_cluster_id,
+        verdict="proven" if result.proven else "different",
+        exit_code=result.exit_code,
+        totals={
+            "add": len(plan.add),
+            "present": len(plan.present),
+            "conflicts": len(plan.conflicts),
+            "remove": len(plan.remove),
+            "unreadable_source": result.unreadable[0],
+            "unreadable_target": result.unreadable[1],
+            "actions_checked": result.actions_checked,
+            "differences": len(result.differences),
+        },
+        add=[b.describe() for b in plan.add],
+        conflicts=[b.describe() for b in plan.conflicts],
+        remove=[b.describe() for b in plan.remove],
+        differences=[d.describe() for d in result.differences],
+    )
+
+
+def _text(result: Any) -> str:
+    from kafka_migration.model.text import plural, some
+
+    plan = result.plan
+    verb = ("would add", "would remove") if result.dry_run else ("added", "removed")
+    lines = [
+        f"Access sync {result.sync_id}: {result.source_cluster_id} -> {result.target_cluster_id}"
+        + (" (dry run: nothing written)" if result.dry_run else ""),
+        f"  {verb[0]} {plural(len(plan.add), 'binding')}, {len(plan.present)} already present, {verb[1]} "
+        f"{len(plan.remove)}",
+    ]
+    lines += [f"  + {b.describe()}" for b in plan.add[:20]]
+    lines += [f"  - {b.describe()}" for b in plan.remove[:20]]
+    for binding in plan.conflicts:
+        lines.append(f"  conflict: {binding.describe()} is on the target only; remove it there or add it to the source")
+    for side, count in zip(("source", "target"), result.unreadable, strict=True):
+        if count:
+            lines.append(
+                f"  {plural(count, 'binding')} on the {side} this client cannot read (DELEGATION_TOKEN or USER "
+                "resources, token operations): move them with kafka-acls.sh"
+            )
+    if result.differences:
+        shown = some([d.describe() for d in result.differences], most=5)
+        lines.append(
+            f"NOT proven: {plural(len(result.differences), 'action')} of {result.actions_checked:,} decided "
+            f"differently: {shown}"
+        )
+    elif result.proven:
+        lines.append(f"Proven: both clusters decide all {result.actions_checked:,} actions of the bindings alike.")
+    else:
+        lines.append("NOT proven: see the conflicts and unreadable bindings above.")
+    if not result.dry_run:
+        lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from kafka_migration.model.access import CONFLICT, REFUSED
+
+    rows = open_ledger(args).access_sync_rows(args.sync_id)
+    if not rows:
+        raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
+    code = EXIT_MISMATCH if any(r.action in (CONFLICT, REFUSED) for r in rows) else EXIT_OK
+    if json_wanted(args):
+        from kafka_migration.cli.output import document, when
+
+        print_document(
+            args,
+            document(
+                "access show",
+                sync_id=args.sync_id,
+                synced_at=when(rows[0].synced_at),
+                exit_code=code,
+                bindings=[{"binding": r.binding.describe(), "action": r.action, "reason": r.reason} for r in rows],
+            ),
+        )
+        return code
+    first = rows[0]
+    print(
+        f"Access sync {args.sync_id}, {first.synced_at:%Y-%m-%d %H:%M:%S} UTC, {first.source_cluster_id} -> "
+        f"{first.target_cluster_id}"
+    )
+    for row in rows:
+        print(f"  {row.action:<12} {row.binding.describe()}" + (f" ({row.reason})" if row.reason else ""))
+    return code
