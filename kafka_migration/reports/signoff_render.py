@@ -194,7 +194,10 @@ def _timings_markdown(stored: Mapping[str, Any] | None) -> list[str]:
     lines = ["## Where the time went", ""]
     timings = RunTimings.from_dict(stored)
     if timings is None:
-        return [*lines, "No timings were recorded for this run (it ended before its verdict, or was recorded by a version that kept none)."]
+        return [
+            *lines,
+            "No timings were recorded for this run (it ended before its verdict, or was recorded by a version that kept none).",
+        ]
     lines += [
         f"Wall time {timings.wall:.1f} s, from the start of the run to its verdict. Copy and verification may "
         "overlap, so the parts need not add up to the wall time.",
