@@ -8,19 +8,22 @@ it could not read, never drops them silently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.clients import KafkaCluster
-from kafka_migration.model.access import CLUSTER, AclBinding
+from kafka_migration.model.access import CLUSTER, AclBinding, Password, ScramCredential
 
 # Kafka's names <-> confluent-kafka's enum member names, where they differ.
 _TO_CLIENT = {CLUSTER: "BROKER"}
 _FROM_CLIENT = {"BROKER": CLUSTER}
 DESCRIBE_ACLS = Permission("Describe", "cluster", (), "to read its ACL bindings")
 ALTER_ACLS = Permission("Alter", "cluster", (), "to create and delete ACL bindings")
+DESCRIBE_USERS = Permission("Describe", "cluster", (), "to read its SCRAM users")
+ALTER_USERS = Permission("Alter", "cluster", (), "to create SCRAM credentials")
+PROVEN, FAILED, NOT_PROVABLE = "proven", "failed", "not_provable"  # a login check's outcome
 
 
 @dataclass(frozen=True)
@@ -123,3 +126,63 @@ class AccessCluster(KafkaCluster):
             return 0
         futures = self.admin.delete_acls(filters, request_timeout=self.timeout)
         return sum(len(self._result(f, "delete ACL bindings", ALTER_ACLS)) for f in futures.values())
+
+    def scram_credentials(self) -> tuple[ScramCredential, ...]:
+        """Every SCRAM credential of the cluster: user, mechanism, iterations (the secret cannot be read)."""
+        future = self.admin.describe_user_scram_credentials(request_timeout=self.timeout)
+        found = self._result(future, "describe SCRAM users", DESCRIBE_USERS)
+        return tuple(
+            sorted(
+                ScramCredential(user, info.mechanism.name.replace("_", "-"), info.iterations)
+                for user, description in found.items()
+                for info in description.scram_credential_infos
+            )
+        )
+
+    def upsert_scram(self, credentials: Sequence[ScramCredential], passwords: Mapping[str, Password]) -> None:
+        """Create (or replace) the credentials with the operator's passwords; the client salts and hashes them,
+        only the derived keys reach the broker."""
+        from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+        if not credentials:
+            return
+        alterations = [
+            UserScramCredentialUpsertion(
+                c.user,
+                ScramCredentialInfo(ScramMechanism[c.mechanism.replace("-", "_")], c.iterations),
+                passwords[c.user].password.encode(),
+                passwords[c.user].salt,
+            )
+            for c in credentials
+        ]
+        futures = self.admin.alter_user_scram_credentials(alterations, request_timeout=self.timeout)
+        for future in futures.values():
+            self._result(future, "create SCRAM credentials", ALTER_USERS)
+
+    def login(self, credential: ScramCredential, password: Password) -> tuple[str, str | None]:
+        """Log in as the user with its password and mechanism (a metadata request): PROVEN, FAILED with the
+        broker's reason, or NOT_PROVABLE when the cluster's listener does not use SASL."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        from kafka_migration.kafka.clients import client_settings
+
+        protocol = str(self.config.settings.get("security.protocol", "PLAINTEXT")).upper()
+        if not protocol.startswith("SASL"):
+            return NOT_PROVABLE, f"the {self.config.role} cluster's listener is {protocol}, not SASL"
+        settings = {
+            **self.config.settings,
+            "sasl.mechanism": credential.mechanism,
+            "sasl.username": credential.user,
+            "sasl.password": password.password,
+        }
+        try:
+            AdminClient(client_settings(settings)).list_topics(timeout=self.timeout)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else exc
+            reason = error.str() if hasattr(error, "str") else str(error)
+            reason = reason.replace(password.password, "***")
+            if "transport failure" in reason.lower():  # the broker closed the handshake: often the mechanism
+                reason += f" (does the listener enable {credential.mechanism}? see sasl.enabled.mechanisms)"
+            return FAILED, reason
+        return PROVEN, None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.access.admin import AccessCluster
+from kafka_migration.access.admin import FAILED, AccessCluster
 from kafka_migration.access.rules import (
     AclPlan,
     Authorizer,
@@ -24,16 +24,19 @@ from kafka_migration.access.rules import (
     plan_bindings,
     selection,
 )
+from kafka_migration.access.users import UsersPlan, load_passwords, plan_users
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.access import (
     ADDED,
     CONFLICT,
+    NEEDS_PASSWORD,
     PRESENT,
     REFUSED,
     REMOVED,
     WOULD_ADD,
     WOULD_REMOVE,
     AclBinding,
+    Password,
 )
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
@@ -54,10 +57,17 @@ class AccessSyncResult:
     unreadable: tuple[int, int]  # bindings each cluster holds that the client cannot name
     actions_checked: int
     differences: tuple[DecisionDifference, ...]
+    users: UsersPlan
+    logins: Mapping[str, tuple[str, str | None]]  # user -> (proven | failed | not_provable, why)
+
+    @property
+    def failed_logins(self) -> list[str]:
+        return sorted(user for user, (outcome, _) in self.logins.items() if outcome == FAILED)
 
     @property
     def proven(self) -> bool:
-        return not self.differences and not self.plan.conflicts and not any(self.unreadable)
+        access = not self.differences and not self.plan.conflicts and not any(self.unreadable)
+        return access and not self.users.needs_password and not self.failed_logins
 
     @property
     def exit_code(self) -> int:
@@ -94,6 +104,20 @@ def load_principal_map(path: str | Path | None) -> dict[str, str]:
     return dict(data)
 
 
+def load_credentials(path: str | Path | None) -> dict[str, Password]:
+    """The operator's SCRAM passwords, from a JSON file (see access/users.load_passwords); none without one."""
+    if path is None:
+        return {}
+    where = Path(path)
+    try:
+        data = json.loads(where.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"The credentials file {where} cannot be read ({type(exc).__name__}).") from None
+    except json.JSONDecodeError as exc:  # the message quotes no content: the file holds secrets
+        raise ConfigurationError(f"The credentials file {where} is not valid JSON (line {exc.lineno}).") from None
+    return load_passwords(data, str(where))
+
+
 def sync_access(
     source: ClusterConfig,
     target: ClusterConfig,
@@ -105,21 +129,30 @@ def sync_access(
     dry_run: bool = False,
     remove_stale: bool = False,
     run_id: str | None = None,
+    passwords: Mapping[str, Password] | None = None,
 ) -> AccessSyncResult:
-    """Plan (and unless ``dry_run`` apply) the ACL bindings of ``source`` on ``target``, prove, record."""
+    """Plan (and unless ``dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on ``target``,
+    prove (decisions; each user with a password logs in to the target), record."""
     src, tgt = AccessCluster(source), AccessCluster(target)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
     read_source, read_target = src.bindings(), tgt.bindings()
     created = ledger.access_bindings_created(src_id, tgt_id)
     plan = plan_bindings(read_source.bindings, read_target.bindings, rename, principals, created, remove_stale)
+    passwords = dict(passwords or {})
+    users = plan_users(src.scram_credentials(), tgt.scram_credentials(), passwords)
     if plan.refused:
         raise ConfigurationError(
             f"{plural(len(plan.refused), 'ACL binding')} of the source cannot be carried to the target exactly, "
             f"nothing was written: {some([r.describe() for r in plan.refused], most=3)}."
         )
+    logins: dict[str, tuple[str, str | None]] = {}
     if not dry_run:
         tgt.create(plan.add)
         tgt.delete(plan.remove)
+        tgt.upsert_scram(users.add, passwords)
+        for credential in (*users.add, *users.present):
+            if credential.user in passwords and credential.user not in logins:
+                logins[credential.user] = tgt.login(credential, passwords[credential.user])
         after: tuple[AclBinding, ...] = tgt.bindings().bindings
     else:
         after = tuple(sorted((set(read_target.bindings) | set(plan.add)) - set(plan.remove)))
@@ -139,6 +172,14 @@ def sync_access(
         *((b, removed, "created by this tool; the source no longer has it") for b in plan.remove),
     ]
     ledger.record_access_sync(sync_id, run_id, src_id, tgt_id, rows, dry_run=dry_run)
+    ledger.record_access_users(
+        sync_id,
+        [
+            *((c, added, *logins.get(c.user, (None, None))) for c in users.add),
+            *((c, PRESENT, *logins.get(c.user, (None, None))) for c in users.present),
+            *((c, NEEDS_PASSWORD, None, "no password given for it") for c in users.needs_password),
+        ],
+    )
     return AccessSyncResult(
         sync_id,
         dry_run,
@@ -148,4 +189,6 @@ def sync_access(
         (read_source.unreadable, read_target.unreadable),
         len(actions),
         tuple(differences),
+        users,
+        logins,
     )

@@ -74,6 +74,12 @@ def add_parser(sub: Any) -> None:
         metavar="PRINCIPAL",
         help="a super user of the clusters (super.users), for the decisions; repeat for several",
     )
+    sync.add_argument(
+        "--credentials",
+        type=nonempty_path,
+        help='JSON file of SCRAM passwords by user, {"alice": "..."} (a cluster never gives them out); users without '
+        "one are listed as needing a password",
+    )
     sync.add_argument("--dry-run", action="store_true", help="plan and prove on paper, write no binding")
     sync.add_argument(
         "--remove-stale",
@@ -91,7 +97,7 @@ def add_parser(sub: Any) -> None:
 def access(args: argparse.Namespace) -> int:
     if args.access_command == "show":
         return _show(args)
-    from kafka_migration.access.sync import load_principal_map, sync_access
+    from kafka_migration.access.sync import load_credentials, load_principal_map, sync_access
     from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.model.naming import validate_rename_template
@@ -99,6 +105,7 @@ def access(args: argparse.Namespace) -> int:
 
     validate_rename_template(args.rename)
     principals = load_principal_map(args.principal_map)
+    passwords = load_credentials(args.credentials)
     bad = [p for p in args.super_user if ":" not in p]
     if bad:
         raise ConfigurationError(f"--super-user {bad[0]!r} is not a principal TYPE:NAME, e.g. User:admin.")
@@ -121,6 +128,7 @@ def access(args: argparse.Namespace) -> int:
         super_users=set(args.super_user),
         dry_run=args.dry_run,
         remove_stale=args.remove_stale,
+        passwords=passwords,
     )
     if json_wanted(args):
         print_document(args, _document(result))
@@ -150,7 +158,13 @@ def _document(result: Any) -> dict[str, Any]:
             "unreadable_target": result.unreadable[1],
             "actions_checked": result.actions_checked,
             "differences": len(result.differences),
+            "users_add": len(result.users.add),
+            "users_present": len(result.users.present),
+            "users_needing_a_password": len(result.users.users_needing_a_password),
+            "logins_failed": len(result.failed_logins),
         },
+        users_needing_a_password=result.users.users_needing_a_password,
+        logins={user: {"outcome": outcome, "reason": why} for user, (outcome, why) in result.logins.items()},
         add=[b.describe() for b in plan.add],
         conflicts=[b.describe() for b in plan.conflicts],
         remove=[b.describe() for b in plan.remove],
@@ -173,6 +187,14 @@ def _text(result: Any) -> str:
     lines += [f"  - {b.describe()}" for b in plan.remove[:20]]
     for binding in plan.conflicts:
         lines.append(f"  conflict: {binding.describe()} is on the target only; remove it there or add it to the source")
+    users = result.users
+    user_verb = "would create" if result.dry_run else "created"
+    lines.append(
+        f"  SCRAM: {user_verb} {plural(len(users.add), 'credential')}, {len(users.present)} already present"
+        + (f"; needs a password: {some(users.users_needing_a_password, most=10)}" if users.needs_password else "")
+    )
+    for user, (outcome, why) in sorted(result.logins.items()):
+        lines.append(f"  login as {user} on the target: {outcome}" + (f" ({why})" if why else ""))
     for side, count in zip(("source", "target"), result.unreadable, strict=True):
         if count:
             lines.append(
@@ -188,7 +210,7 @@ def _text(result: Any) -> str:
     elif result.proven:
         lines.append(f"Proven: both clusters decide all {result.actions_checked:,} actions of the bindings alike.")
     else:
-        lines.append("NOT proven: see the conflicts and unreadable bindings above.")
+        lines.append("NOT proven: see the conflicts, unreadable bindings, users and logins above.")
     if not result.dry_run:
         lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
     return "\n".join(lines)
@@ -197,7 +219,8 @@ def _text(result: Any) -> str:
 def _show(args: argparse.Namespace) -> int:
     from kafka_migration.model.access import CONFLICT, REFUSED
 
-    rows = open_ledger(args).access_sync_rows(args.sync_id)
+    ledger = open_ledger(args)
+    rows = ledger.access_sync_rows(args.sync_id)
     if not rows:
         raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
     code = EXIT_MISMATCH if any(r.action in (CONFLICT, REFUSED) for r in rows) else EXIT_OK
@@ -222,4 +245,10 @@ def _show(args: argparse.Namespace) -> int:
     )
     for row in rows:
         print(f"  {row.action:<12} {row.binding.describe()}" + (f" ({row.reason})" if row.reason else ""))
+    for credential, action, login, reason in ledger.access_user_rows(args.sync_id):
+        login_text = f", login {login}" if login else ""
+        print(
+            f"  {action:<12} SCRAM {credential.mechanism} user {credential.user}{login_text}"
+            + (f" ({reason})" if reason else "")
+        )
     return code

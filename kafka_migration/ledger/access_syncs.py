@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy import Engine, delete, insert, select
 
-from kafka_migration.ledger.schema import access_syncs, utc_now
-from kafka_migration.model.access import ADDED, REMOVED, AclBinding, RecordedBinding
+from kafka_migration.ledger.schema import access_syncs, access_users, utc_now
+from kafka_migration.model.access import ADDED, REMOVED, AclBinding, RecordedBinding, ScramCredential
 
 _BINDING = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 
@@ -47,6 +47,33 @@ class AccessSyncRecords:
             c.execute(delete(access_syncs).where(access_syncs.c.sync_id == sync_id))
             if values:
                 c.execute(insert(access_syncs), values)
+
+    def record_access_users(
+        self, sync_id: str, rows: Sequence[tuple[ScramCredential, str, str | None, str | None]]
+    ) -> None:
+        """Store a sync's SCRAM credentials (credential, action, login, reason): names, never secrets."""
+        values = [
+            {
+                "sync_id": sync_id,
+                "user": c.user,
+                "mechanism": c.mechanism,
+                "iterations": c.iterations,
+                "action": action,
+                "login": login,
+                "reason": reason,
+            }
+            for c, action, login, reason in rows
+        ]
+        with self.engine.begin() as c:
+            c.execute(delete(access_users).where(access_users.c.sync_id == sync_id))
+            if values:
+                c.execute(insert(access_users), values)
+
+    def access_user_rows(self, sync_id: str) -> list[tuple[ScramCredential, str, str | None, str | None]]:
+        with self.engine.connect() as c:
+            query = select(access_users).where(access_users.c.sync_id == sync_id).order_by(access_users.c.id)
+            result = c.execute(query)
+            return [(ScramCredential(r.user, r.mechanism, r.iterations), r.action, r.login, r.reason) for r in result]
 
     def access_sync_rows(self, sync_id: str) -> list[RecordedBinding]:
         with self.engine.connect() as c:

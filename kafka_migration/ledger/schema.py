@@ -246,6 +246,21 @@ access_syncs = Table(
     Index("ix_km_access_syncs_clusters", "source_cluster_id", "target_cluster_id"),
 )
 
+# 0008_access_syncs: the SCRAM credentials an access sync looked at (never a secret: user, mechanism, iterations).
+access_users = Table(
+    "km_access_users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sync_id", String(250), nullable=False),
+    Column("user", String(255), nullable=False),
+    Column("mechanism", String(20), nullable=False),
+    Column("iterations", Integer, nullable=False),
+    Column("action", String(20), nullable=False),  # added, present, needs_password (would_add in a dry run)
+    Column("login", String(20)),  # proven, failed, not_provable; null when not tried
+    Column("reason", Text),
+    Index("ix_km_access_users_sync", "sync_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

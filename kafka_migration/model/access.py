@@ -137,6 +137,7 @@ class Decision:
 # What an access sync did with a binding (as the ledger records it and the report shows it).
 ADDED, PRESENT, REFUSED, CONFLICT, REMOVED = "added", "present", "refused", "conflict", "removed"
 WOULD_ADD, WOULD_REMOVE = "would_add", "would_remove"  # a dry run's
+NEEDS_PASSWORD = "needs_password"  # a SCRAM credential missing on the target, for which no password was given
 
 
 @dataclass(frozen=True)
@@ -152,3 +153,26 @@ class RecordedBinding:
     binding: AclBinding
     action: str
     reason: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class ScramCredential:
+    """A SCRAM credential as a cluster describes it: the user, the mechanism and its iterations. The secret is
+    never readable from a cluster (brokers keep only derived keys): a copy needs the operator's password."""
+
+    user: str
+    mechanism: str  # SCRAM-SHA-256 or SCRAM-SHA-512
+    iterations: int
+
+
+@dataclass(frozen=True)
+class Password:
+    """An operator's password for a SCRAM user (and optionally the salt to use). Never shown: its repr hides it,
+    and nothing of the package logs, records or reports it."""
+
+    user: str
+    password: str
+    salt: bytes | None = None
+
+    def __repr__(self) -> str:
+        return f"Password(user={self.user!r}, password='***')"

@@ -29,6 +29,8 @@ from kafka_migration.model.access import (
     TOPIC,
     TRANSACTIONAL_ID,
     AclBinding,
+    Password,
+    ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
 
@@ -134,6 +136,10 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
         configs[name].write_text(json.dumps(cluster.client_config()))
     (tmp_path / "principals.json").write_text(json.dumps({"User:reader": "User:reader-dc2"}))
     source = _admin(source_cluster, "source")
+    carol, dave = ScramCredential("carol", "SCRAM-SHA-512", 4096), ScramCredential("dave", "SCRAM-SHA-512", 8192)
+    passwords = {"carol": Password("carol", "carol-s3cret"), "dave": Password("dave", "dave-s3cret")}
+    source.upsert_scram([carol, dave], passwords)  # users of the source's own (the operator knows their passwords)
+    (tmp_path / "passwords.json").write_text(json.dumps({"carol": "carol-s3cret", "dave": "dave-s3cret"}))
     source.create(
         [
             AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW),
@@ -144,6 +150,7 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     clusters = ["--source-config", str(configs["src"]), "--target-config", str(configs["dst"])]
     common = [*clusters, "--rename", "dc1.{topic}", "--principal-map", str(tmp_path / "principals.json")]
     common += ["--super-user", "User:admin", "--super-user", "User:ANONYMOUS"]
+    common += ["--credentials", str(tmp_path / "passwords.json")]
 
     planned = _cli("sync", *common, "--dry-run", state_dir=tmp_path)
     assert planned.returncode == 0, planned.stdout + planned.stderr
@@ -155,16 +162,33 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     assert synced.returncode == 0, synced.stdout + synced.stderr
     doc = json.loads(synced.stdout)
     assert doc["verdict"] == "proven" and doc["totals"]["add"] == 3 and doc["totals"]["differences"] == 0
+    assert doc["totals"]["users_add"] == 2 and doc["logins"] == {  # each user logged in to the target
+        "carol": {"outcome": "proven", "reason": None},
+        "dave": {"outcome": "proven", "reason": None},
+    }
+    assert set(_admin(target_cluster, "target").scram_credentials()) >= {carol, dave}
+    assert "s3cret" not in synced.stdout + synced.stderr
+    assert b"s3cret" not in (tmp_path / "ledger.db").read_bytes()  # the ledger keeps users, never passwords
     again = _cli("sync", *common, state_dir=tmp_path)
     assert again.returncode == 0 and "added 0 bindings, 3 already present" in again.stdout, again.stdout
     shown = _cli("show", doc["sync_id"], state_dir=tmp_path)
-    assert shown.returncode == 0 and shown.stdout.count("added ") == 3, shown.stdout
+    assert shown.returncode == 0 and shown.stdout.count("added        ALLOW ") == 3, shown.stdout
+    assert "added        SCRAM SCRAM-SHA-512 user carol, login proven" in shown.stdout
 
     planted = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:intern", "*", "WRITE", DENY)
     _admin(target_cluster, "target").create([planted])
     conflict = _cli("sync", *common, state_dir=tmp_path)
     assert conflict.returncode == 1, conflict.stdout + conflict.stderr
     assert f"conflict: {planted.describe()} is on the target only" in conflict.stdout
+
+    erin = ScramCredential("erin", "SCRAM-SHA-512", 4096)
+    source.upsert_scram([erin], {"erin": Password("erin", "erin-s3cret")})
+    no_password = _cli("sync", *common, state_dir=tmp_path)
+    assert no_password.returncode == 1 and "needs a password: erin" in no_password.stdout, no_password.stdout
+    assert erin not in _admin(target_cluster, "target").scram_credentials()  # never created without one
+    (tmp_path / "typo.json").write_text(json.dumps({"frank": "x"}))
+    typo = _cli("sync", *clusters, "--credentials", str(tmp_path / "typo.json"), state_dir=tmp_path)
+    assert typo.returncode == 2 and "has no SCRAM credential for: frank" in typo.stderr, typo.stderr
 
     before = _mine(_admin(target_cluster, "target"), "User:")
     refused = _cli("sync", *clusters, "--rename", "{topic}.copy", state_dir=tmp_path)

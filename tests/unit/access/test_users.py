@@ -1,0 +1,41 @@
+"""access/users.py: which SCRAM credentials move, which need a password, and the credentials file."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_migration.access.users import load_passwords, plan_users
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.access import Password, ScramCredential
+
+ALICE = ScramCredential("alice", "SCRAM-SHA-512", 4096)
+ALICE_256 = ScramCredential("alice", "SCRAM-SHA-256", 4096)
+BOB = ScramCredential("bob", "SCRAM-SHA-512", 8192)
+
+
+def test_a_user_moves_with_every_mechanism_only_with_a_password() -> None:
+    target = [ScramCredential("bob", "SCRAM-SHA-512", 4096)]  # other iterations: not the same credential
+    plan = plan_users([ALICE, ALICE_256, BOB], target, {"alice": Password("alice", "s3cret")})
+    assert plan.add == (ALICE_256, ALICE) and plan.present == ()
+    assert plan.needs_password == (BOB,) and plan.users_needing_a_password == ["bob"]
+    assert plan_users([ALICE], [ALICE], {}).present == (ALICE,)
+
+
+def test_a_password_for_a_user_the_source_lacks_is_refused_naming_it_not_its_secret() -> None:
+    with pytest.raises(ConfigurationError, match="has no SCRAM credential for: alcie") as refused:
+        plan_users([ALICE], [], {"alcie": Password("alcie", "hunter2")})
+    assert "hunter2" not in str(refused.value)
+
+
+def test_the_credentials_file_forms_and_refusals() -> None:
+    found = load_passwords({"alice": "s3cret", "bob": {"password": "pw", "salt": "00ff"}}, "p.json")
+    assert found["alice"] == Password("alice", "s3cret") and found["bob"].salt == b"\x00\xff"
+    assert "s3cret" not in repr(found["alice"])
+    for data, expect in (
+        ([], "holds a JSON list"),
+        ({"alice": ""}, "user 'alice' needs a non-empty password"),
+        ({"alice": {"pass": "x"}}, "user 'alice' needs a non-empty password"),
+        ({"alice": {"password": "x", "salt": "zz"}}, "the salt of user 'alice' is not hex"),
+    ):
+        with pytest.raises(ConfigurationError, match=expect):
+            load_passwords(data, "p.json")
