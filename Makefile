@@ -11,7 +11,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv kafka-jars console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -109,6 +109,15 @@ test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spa
 
 test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
+
+CLUSTERS_KIND = $(or $(KIND),plaintext)
+CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)
+comma := ,
+clusters: venv kafka-jars ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T)
+	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)
+
+clusters-stop: ## stop the clusters 'make clusters' started
+	$(PY) -m harness.kafka down
 
 bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
 	$(PY) -m harness.bench $(ARGS)

@@ -1,9 +1,15 @@
 """``python -m harness.kafka``: fetch the jar set, or start clusters by hand.
 
     python -m harness.kafka jars                 # make kafka-jars: fetch once, then a no-op
+    python -m harness.kafka up                   # make clusters: a source and target in the background
+    python -m harness.kafka down                 # make clusters-stop
     python -m harness.kafka start                # a PLAINTEXT source and target until Ctrl-C
     python -m harness.kafka start --kind sasl    # SASL_SSL/SCRAM (also: plaintext, mtls, acl)
     python -m harness.kafka start --names a b c  # any number of clusters, started in parallel
+
+``up`` starts the source on 127.0.0.1:19092 and the target on 127.0.0.1:29092 (``--ports`` to change them), so
+that the tutorial's commands work as written; it returns once both serve, with their addresses (and, for the
+secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``.
 
 Prints each cluster's bootstrap address and librdkafka settings (JSON, one line each), then
 waits; Ctrl-C stops the brokers and removes their folder (unless --dir was given).
@@ -26,6 +32,8 @@ from harness.kafka.node import ClusterSpec, kafka_clusters
 from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security, Tls
 
 KINDS = ("plaintext", "mtls", "sasl", "acl")
+STATE = Path(".clusters")
+DEFAULT_PORTS = "19092,29092"
 
 
 def security_of(kind: str, directory: Path) -> Security:
@@ -39,14 +47,26 @@ def security_of(kind: str, directory: Path) -> Security:
     return SaslSsl(pki, users=(ScramUser("migrator", "migrator-secret"),), acls=kind == "acl")
 
 
+def _ports(text: str | None, count: int) -> list[int | None]:
+    if not text:
+        return [None] * count
+    ports = [int(p) for p in text.split(",")]
+    if len(ports) != count:
+        raise SystemExit(f"--ports gives {len(ports)} ports for {count} clusters")
+    return ports  # type: ignore[return-value]
+
+
 def _start(args: argparse.Namespace) -> int:
     fetch.ensure()
-    directory = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kafka-clusters-"))
+    directory = Path(args.dir).resolve() if args.dir else Path(tempfile.mkdtemp(prefix="kafka-clusters-"))
     directory.mkdir(parents=True, exist_ok=True)
     security = security_of(args.kind, directory)
     began = time.monotonic()
+    specs = [
+        ClusterSpec(n, security, port=p) for n, p in zip(args.names, _ports(args.ports, len(args.names)), strict=True)
+    ]
     try:
-        with kafka_clusters(*(ClusterSpec(name, security) for name in args.names), directory=directory) as clusters:
+        with kafka_clusters(*specs, directory=directory) as clusters:
             print(f"{len(clusters)} {args.kind} cluster(s) ready in {time.monotonic() - began:.1f} s", flush=True)
             for cluster in clusters:
                 line = {"name": cluster.name, "cluster_id": cluster.cluster_id, **cluster.client_config()}
@@ -70,10 +90,27 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--kind", choices=KINDS, default="plaintext")
     start.add_argument("--names", nargs="+", default=["source", "target"])
     start.add_argument("--dir", help="keep logs and data here (default: a temporary folder, removed)")
+    start.add_argument("--ports", help="fixed client ports, one per cluster, comma-separated (default: free ones)")
+    up = commands.add_parser(
+        "up", help="start a source and a target in the background and return once both serve (make clusters)"
+    )
+    up.add_argument("--kind", choices=KINDS, default="plaintext", help="plaintext (default), mtls, sasl or acl")
+    up.add_argument("--ports", default=DEFAULT_PORTS, help=f"the source's and target's ports (default {DEFAULT_PORTS})")
+    up.add_argument("--dir", default=str(STATE), help=f"their logs, data and settings files (default {STATE})")
+    down = commands.add_parser("down", help="stop the clusters 'up' started (make clusters-stop)")
+    down.add_argument("--dir", default=str(STATE), help=f"where 'up' put them (default {STATE})")
     args = parser.parse_args(argv)
     if args.command == "jars":
         fetch.ensure()
         return 0
+    if args.command == "up":
+        from harness.kafka.background import up as start_up
+
+        return start_up(Path(args.dir), args.kind, args.ports)
+    if args.command == "down":
+        from harness.kafka.background import down as stop
+
+        return stop(Path(args.dir))
     return _start(args)
 
 

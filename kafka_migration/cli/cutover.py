@@ -125,7 +125,10 @@ def cutover(args: argparse.Namespace) -> int:
     ledger = Ledger.open(ledger_url(args))  # the final run may be the first one: like run, it may create it
     cutover_id = new_run_id("cutover")
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a cutover that stopped
-    print(f"Cutover {cutover_id}: checking that the source topics stay quiet for {args.quiet_seconds:g}s ...")
+    print(
+        f"Cutover {cutover_id}: checking that no consumer of the groups runs, then that the source topics stay "
+        f"quiet for {args.quiet_seconds:g}s ..."
+    )
     try:
         checked = prepare_cutover(
             source,

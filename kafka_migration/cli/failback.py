@@ -66,8 +66,8 @@ def failback(args: argparse.Namespace) -> int:
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
     target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
     print(
-        f"Failback of cutover {cutover.cutover_id}: checking that the target topics stay quiet for "
-        f"{args.quiet_seconds:g}s ..."
+        f"Failback of cutover {cutover.cutover_id}: checking that no consumer of the groups runs, then that the "
+        f"target topics stay quiet for {args.quiet_seconds:g}s ..."
     )
     cutover_id = cutover.cutover_id
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a failback that stopped

@@ -1,0 +1,117 @@
+"""``make clusters`` / ``make clusters-stop``: a local source and target in the background, for the tutorial and
+for trying the tool by hand. ``up`` runs ``python -m harness.kafka start`` detached, waits until it prints that
+both clusters serve, writes their settings files, and prints what to pass to kafka-migrate; ``down`` stops it
+(SIGTERM: the brokers shut down cleanly) and keeps nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+READY_TIMEOUT = 180.0  # seconds; two brokers start in 10-30 s here
+
+
+def _pid(directory: Path) -> int | None:
+    try:
+        pid = int((directory / "pid").read_text())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def up(directory: Path, kind: str, ports: str) -> int:
+    """Start both clusters unless they run already; print their addresses. Exit 0 once both serve."""
+    if _pid(directory) is not None:
+        print(f"The clusters of {directory} already run:")
+        print((directory / "clusters.txt").read_text(), end="")
+        return 0
+    busy = [p for p in ports.split(",") if _in_use(int(p))]
+    if busy:
+        print(f"error: port {', '.join(busy)} is in use; stop what listens there, or give other ports (PORTS=...)")
+        return 2
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    log = (directory / "clusters.log").open("w")
+    command = [sys.executable, "-m", "harness.kafka", "start", "--kind", kind, "--ports", ports]
+    process = subprocess.Popen(
+        [*command, "--dir", str(directory / "data")], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    (directory / "pid").write_text(str(process.pid))
+    lines = _wait_ready(directory / "clusters.log", process)
+    if lines is None:
+        print(f"error: the clusters did not start; their log is {directory / 'clusters.log'}")
+        _stop(process.pid)
+        return 3
+    text = []
+    for cluster in lines:
+        name = cluster.pop("name")
+        cluster.pop("cluster_id", None)
+        (directory / f"{name}.json").write_text(json.dumps(cluster, indent=2) + "\n")
+        text.append(f"{name}: {cluster['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
+    (directory / "clusters.txt").write_text("\n".join(text) + "\n")
+    print(f"A {kind} source and target run in the background:")
+    print("\n".join(text))
+    if kind != "plaintext":
+        print(f"Pass --source-config {directory / 'source.json'} --target-config {directory / 'target.json'}.")
+    print("Stop them with: make clusters-stop")
+    return 0
+
+
+def _in_use(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _wait_ready(log: Path, process: subprocess.Popen[bytes]) -> list[dict] | None:  # type: ignore[type-arg]
+    """The clusters' JSON lines once ``start`` printed them all, or None when it exited or took too long."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None:
+        lines = log.read_text().splitlines()
+        if any(line.startswith("logs and data in ") for line in lines):
+            return [json.loads(line) for line in lines if line.startswith("{")]
+        time.sleep(0.5)
+    return None
+
+
+def down(directory: Path, quiet: bool = False) -> int:
+    """Stop the clusters (their brokers shut down cleanly) and remove their folder."""
+    pid = _pid(directory)
+    if pid is None:
+        if not quiet:
+            print(f"No clusters of {directory} run.")
+        shutil.rmtree(directory, ignore_errors=True)
+        return 0
+    _stop(pid)
+    shutil.rmtree(directory, ignore_errors=True)
+    if not quiet:
+        print("Stopped the source and target.")
+    return 0
+
+
+def _stop(pid: int) -> None:
+    """SIGTERM to the process group (its brokers stop cleanly), SIGKILL after a minute."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
