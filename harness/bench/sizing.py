@@ -11,6 +11,7 @@ executor core they are lower bounds.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import statistics
@@ -144,8 +145,11 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]) if args else DEFAULT
+    parser = argparse.ArgumentParser(prog="python -m harness.bench.sizing", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "results", nargs="?", type=Path, default=DEFAULT, help=f"a make bench results file (default {DEFAULT})"
+    )
+    path = parser.parse_args(argv).results
     if not path.is_file():
         print(f"{path}: no bench results; run `make bench` first.", file=sys.stderr)
         return 2
