@@ -54,10 +54,10 @@ def test_the_report_and_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "| copy, 200 B records (scenario 1) | 50,000 | 10.00 | `copy.project.records_per_second`" in out
     assert sizing.main([str(tmp_path / "none.json")]) == 2
+    assert "run `make bench` first" in capsys.readouterr().err
 
 
 def test_help_is_help_not_a_file_name(capsys) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as ended:
         sizing.main(["--help"])
     assert ended.value.code == 0 and "usage: python -m harness.bench.sizing" in capsys.readouterr().out
-    assert "run `make bench` first" in capsys.readouterr().err
