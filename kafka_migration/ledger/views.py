@@ -15,14 +15,16 @@ from sqlalchemy import Engine, case, func, or_, select
 from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
 from kafka_migration.model.groups import GOOD_OUTCOMES
 
-# The run columns a list shows: everything but the plan (large) and the bootstrap addresses.
+# The run columns a list shows: everything but the plan (large).
 RUN_COLUMNS = (
     runs.c.run_id,
     runs.c.trigger,
     runs.c.dag_id,
     runs.c.dag_run_id,
     runs.c.source_cluster_id,
+    runs.c.source_bootstrap,
     runs.c.target_cluster_id,
+    runs.c.target_bootstrap,
     runs.c.started_at,
     runs.c.ended_at,
     runs.c.status,

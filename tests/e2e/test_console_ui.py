@@ -336,7 +336,10 @@ def test_run_view_shows_partitions_checksums_and_where_the_time_went(
     timings = page.get_by_test_id("timings").inner_text()
     for part in ("planning", "Spark start-up", "copy", "verification"):
         assert part in timings
-    assert "VERIFIED" in page.get_by_test_id("run-view").inner_text()
+    view = page.get_by_test_id("run-view").inner_text()
+    assert "VERIFIED" in view
+    # each cluster's id beside where it was reached, as `kafka-migrate history` shows it
+    assert re.search(r"\S+ \(127\.0\.0\.1:\d+\) → \S+ \(127\.0\.0\.1:\d+\)", view), view[:300]
     shot(page, "console-run.png")
 
 

@@ -90,7 +90,9 @@ class RunView(ApiView):
     dag_id: str | None
     dag_run_id: str | None
     source_cluster_id: str
+    source_bootstrap: str | None = Field(description="where the source was reached (its bootstrap addresses)")
     target_cluster_id: str
+    target_bootstrap: str | None = Field(description="where the target was reached")
     started_at: str | None
     ended_at: str | None
     status: str

@@ -6,6 +6,14 @@ export const count = (value: number | null | undefined): string =>
 
 export const plural = (n: number, word: string, many = `${word}s`): string => `${count(n)} ${n === 1 ? word : many}`;
 
+// A cluster as a reader finds it: its id and where it was reached (the first bootstrap address, and how many
+// more), as `kafka-migrate history` shows it.
+export const cluster = (id: string, bootstrap: string | null | undefined): string => {
+  const addresses = (bootstrap ?? "").split(",").map((a) => a.trim()).filter((a) => a);
+  if (addresses.length === 0) return id;
+  return `${id} (${addresses[0]}${addresses.length > 1 ? ` +${addresses.length - 1}` : ""})`;
+};
+
 export const seconds = (value: number | null | undefined): string => {
   if (value === null || value === undefined) return "–";
   if (value < 60) return `${value.toFixed(value < 10 ? 1 : 0)} s`;

@@ -560,8 +560,18 @@ export interface components {
             dag_run_id: string | null;
             /** Source Cluster Id */
             source_cluster_id: string;
+            /**
+             * Source Bootstrap
+             * @description where the source was reached (its bootstrap addresses)
+             */
+            source_bootstrap: string | null;
             /** Target Cluster Id */
             target_cluster_id: string;
+            /**
+             * Target Bootstrap
+             * @description where the target was reached
+             */
+            target_bootstrap: string | null;
             /** Started At */
             started_at: string | null;
             /** Ended At */

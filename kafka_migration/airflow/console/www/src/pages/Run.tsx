@@ -4,7 +4,7 @@ import { Link, useParams } from "react-router-dom";
 import { ApiError } from "../api/client";
 import type { RunDetailView, TimingsView } from "../api/types";
 import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
-import { count, plural, range, rate, seconds, shortChecksum, time } from "../format";
+import { cluster, count, plural, range, rate, seconds, shortChecksum, time } from "../format";
 import { CONSOLE } from "../links";
 import { useDagRunRun, useRun } from "../queries";
 import { RunLinks, RunState } from "./Runs";
@@ -77,7 +77,7 @@ const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
         <RunState run={run} />
       </HStack>
       <Text fontSize="sm" mb={1}>
-        {run.kind} · {run.source_cluster_id} → {run.target_cluster_id} · started {time(run.started_at)}
+        {run.kind} · {cluster(run.source_cluster_id, run.source_bootstrap)} → {cluster(run.target_cluster_id, run.target_bootstrap)} · started {time(run.started_at)}
         {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {plural(run.topics, "topic")}, {plural(run.records, "record")} copied
       </Text>
       {run.cutover_id ? <Text fontSize="sm">Part of cutover {run.cutover_id} (<ChakraLink asChild><Link to={`${CONSOLE}/cutover`}>Cutover view</Link></ChakraLink>)</Text> : undefined}

@@ -6,7 +6,7 @@ import { reportUrl } from "../api/client";
 import type { RunView } from "../api/types";
 import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
-import { count, plural, rate, seconds, time } from "../format";
+import { cluster, count, plural, rate, seconds, time } from "../format";
 import { consoleRun, dagRun, taskLogs } from "../links";
 import { POLL, useRunFacets, useRuns } from "../queries";
 
@@ -133,7 +133,7 @@ export const RunsPage = () => {
                   </Table.Cell>
                   <Table.Cell textAlign="end">{run.topics}</Table.Cell>
                   <Table.Cell textAlign="end">{count(run.records)}</Table.Cell>
-                  <Table.Cell>{`${run.source_cluster_id} → ${run.target_cluster_id}`}</Table.Cell>
+                  <Table.Cell>{`${cluster(run.source_cluster_id, run.source_bootstrap)} → ${cluster(run.target_cluster_id, run.target_bootstrap)}`}</Table.Cell>
                   <Table.Cell>
                     <RunLinks run={run} />
                   </Table.Cell>
