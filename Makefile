@@ -20,7 +20,9 @@ $(STAMP): requirements-lock.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-deps -r requirements-lock.txt
-	$(PY) -m pip install --quiet --no-deps -e . 2>&1 | grep -v Warning || true
+	@# setuptools prints a notice about folders named like the package on every editable install of a flat
+	@# layout: kept in a log, shown (with the error) only when the install fails.
+	$(PY) -m pip install --quiet --no-deps -e . > $(VENV)/editable-install.log 2>&1 || { cat $(VENV)/editable-install.log; exit 1; }
 	$(PY) -c 'import kafka_migration, spark_jobs'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
