@@ -74,26 +74,30 @@ class AccessSyncResult:
         return EXIT_OK if self.proven else EXIT_DIFFERENT
 
 
+def _json_file(path: Path, what: str, example: str) -> object:
+    """A JSON file's content; a refusal names the file and the line, never its content (it may hold secrets)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(
+            f"The {what} {path} cannot be read ({exc}); give a readable JSON file such as {example}."
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"The {what} {path} is not valid JSON (line {exc.lineno}): give an object such as {example}."
+        ) from None
+
+
 def load_principal_map(path: str | Path | None) -> dict[str, str]:
     """The optional principal mapping file: one JSON object, ``{"User:old": "User:new", ...}``."""
     if path is None:
         return {}
     where = Path(path)
-    try:
-        data = json.loads(where.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(
-            f"The principal map {where} cannot be read ({exc}); give a readable JSON file."
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(
-            f"The principal map {where} is not valid JSON (line {exc.lineno}): give an object such as "
-            '{"User:app": "User:app-dc2"}.'
-        ) from None
+    example = '{"User:app": "User:app-dc2"}'
+    data = _json_file(where, "principal map", example)
     if not isinstance(data, dict):
         raise ConfigurationError(
-            f"The principal map {where} holds a JSON {type(data).__name__}; give an object such as "
-            '{"User:app": "User:app-dc2"}.'
+            f"The principal map {where} holds a JSON {type(data).__name__}; give an object such as {example}."
         )
     bad = [f"{k!r}: {v!r}" for k, v in data.items() if not isinstance(v, str) or ":" not in k or ":" not in v]
     if bad:
@@ -109,13 +113,7 @@ def load_credentials(path: str | Path | None) -> dict[str, Password]:
     if path is None:
         return {}
     where = Path(path)
-    try:
-        data = json.loads(where.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"The credentials file {where} cannot be read ({type(exc).__name__}).") from None
-    except json.JSONDecodeError as exc:  # the message quotes no content: the file holds secrets
-        raise ConfigurationError(f"The credentials file {where} is not valid JSON (line {exc.lineno}).") from None
-    return load_passwords(data, str(where))
+    return load_passwords(_json_file(where, "credentials file", '{"alice": "..."}'), str(where))
 
 
 def sync_access(

@@ -10,6 +10,7 @@ from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
     EXIT_MISMATCH,
     EXIT_OK,
+    add_cluster_options,
     add_ledger_options,
     add_output,
     json_wanted,
@@ -55,10 +56,7 @@ def add_parser(sub: Any) -> None:
         SYNC_CODES,
         SYNC_EXAMPLES,
     )
-    sync.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
-    sync.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
-    sync.add_argument("--source-config", type=nonempty_path, help="JSON file of librdkafka settings for the source")
-    sync.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    add_cluster_options(sync)
     sync.add_argument(
         "--rename", type=nonempty, default=DEFAULT_RENAME, help="the runs' topic rename template (default {topic})"
     )

@@ -17,6 +17,7 @@ from kafka_migration.cli.options import (
     LEDGER_HELP,
     REPORT_DIR_HELP,
     STATE_DIR_HELP,
+    add_cluster_options,
     add_output,
     add_spark_conf,
     default_state_dir,
@@ -79,10 +80,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
-    parser.add_argument("--source", type=nonempty, required=required, help="source bootstrap servers HOST:PORT[,...]")
-    parser.add_argument("--target", type=nonempty, required=required, help="target bootstrap servers HOST:PORT[,...]")
-    parser.add_argument("--source-config", type=nonempty_path, help="JSON file of librdkafka settings for the source")
-    parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    add_cluster_options(parser, required)
     parser.add_argument(
         "--quiet-seconds",
         type=seconds,

@@ -9,11 +9,11 @@ from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
     EXIT_MISMATCH,
     EXIT_OK,
+    add_cluster_options,
     add_ledger_options,
     add_output,
     json_wanted,
     nonempty,
-    nonempty_path,
     open_ledger,
     print_document,
 )
@@ -55,10 +55,7 @@ def add_parser(sub: Any) -> None:
         SYNC_CODES,
         SYNC_EXAMPLES,
     )
-    sync.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
-    sync.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
-    sync.add_argument("--source-config", type=nonempty_path, help="JSON file of librdkafka settings for the source")
-    sync.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    add_cluster_options(sync)
     sync.add_argument("--group", type=nonempty, default=".*", help="regex a group id must fully match (default: all)")
     sync.add_argument("--exclude-group", type=nonempty, help="regex of group ids to leave out")
     sync.add_argument("--dry-run", action="store_true", help="translate and prove, write nothing")

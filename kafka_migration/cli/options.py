@@ -68,6 +68,18 @@ def not_negative(value: str) -> int:
     return _whole(value, 0)
 
 
+def add_cluster_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """The two clusters as every command that reads them takes them: bootstrap servers and settings files."""
+    parser.add_argument("--source", type=nonempty, required=required, help="source bootstrap servers HOST:PORT[,...]")
+    parser.add_argument("--target", type=nonempty, required=required, help="target bootstrap servers HOST:PORT[,...]")
+    parser.add_argument(
+        "--source-config",
+        type=nonempty_path,
+        help="JSON file of librdkafka settings for the source (security goes here)",
+    )
+    parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+
+
 def add_output(parser: argparse.ArgumentParser) -> None:
     """``--output text|json`` of a command that prints results."""
     parser.add_argument("--output", choices=("text", "json"), default="text", help=OUTPUT_HELP)

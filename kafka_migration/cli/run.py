@@ -16,6 +16,7 @@ from kafka_migration.cli.options import (
     LEDGER_HELP,
     REPORT_DIR_HELP,
     STATE_DIR_HELP,
+    add_cluster_options,
     add_output,
     add_spark_conf,
     default_state_dir,
@@ -62,14 +63,7 @@ def add_parser(sub: Any) -> None:
             "kafka-migrate run --source src-kafka:9092 --target dst-kafka:9092 --dry-run --output json",
         ],
     )
-    parser.add_argument("--source", type=nonempty, help="source bootstrap servers HOST:PORT[,...]")
-    parser.add_argument("--target", type=nonempty, help="target bootstrap servers HOST:PORT[,...]")
-    parser.add_argument(
-        "--source-config",
-        type=nonempty_path,
-        help="JSON file of librdkafka settings for the source (security goes here)",
-    )
-    parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+    add_cluster_options(parser)
     parser.add_argument(
         "--include", type=nonempty, default=DEFAULT_INCLUDE, help="regex a topic name must fully match (default: all)"
     )

@@ -49,36 +49,30 @@ class GroupCluster(KafkaCluster):
 
     def states(self, group_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
         """Group id -> (state name, member count). A group the cluster does not know is DEAD."""
-        ids = sorted(set(group_ids))
-        if not ids:
-            return {}
-        answers = self._per_group(
-            lambda wanted: self.admin.describe_consumer_groups(wanted, request_timeout=self.timeout),
-            ids,
-            "describe consumer group",
-            lambda group_id: Permission("Describe", "group", (group_id,), "to read its state; Read implies it"),
-        )
         return {
             group_id: (_state_name(description.state), len(description.members or []))
-            for group_id, description in answers.items()
+            for group_id, description in self._describe(group_ids, "to read its state; Read implies it").items()
         }
 
     def members(self, group_ids: Iterable[str]) -> dict[str, list[str]]:
         """Group id -> its members as the cluster names them ("client id on host"), for a refusal to name the
         consumers that still hold a group (one killed without closing stays until its session timeout)."""
+        return {
+            group_id: sorted(f"{m.client_id or m.member_id} on {m.host.lstrip('/')}" for m in description.members or [])
+            for group_id, description in self._describe(group_ids, "to read its members; Read implies it").items()
+        }
+
+    def _describe(self, group_ids: Iterable[str], purpose: str) -> dict[str, Any]:
+        """Each group's description (DescribeGroups), retried per group as ``_per_group`` does."""
         ids = sorted(set(group_ids))
         if not ids:
             return {}
-        answers = self._per_group(
+        return self._per_group(
             lambda wanted: self.admin.describe_consumer_groups(wanted, request_timeout=self.timeout),
             ids,
             "describe consumer group",
-            lambda group_id: Permission("Describe", "group", (group_id,), "to read its members; Read implies it"),
+            lambda group_id: Permission("Describe", "group", (group_id,), purpose),
         )
-        return {
-            group_id: sorted(f"{m.client_id or m.member_id} on {m.host.lstrip('/')}" for m in description.members or [])
-            for group_id, description in answers.items()
-        }
 
     def _per_group(self, request: Any, ids: list[str], what: str, needs: Any) -> dict[str, Any]:
         """``request(ids)`` ({group id: future}) answered per group. A group whose coordinator is loading or
