@@ -114,4 +114,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
-
