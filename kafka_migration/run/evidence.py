@@ -100,11 +100,11 @@ def store_topics(ledger: Any, evidence: RunEvidence) -> None:
         )
     except SQLAlchemyError as exc:
         raise LedgerUnavailableError(
-            f"Run {plan.run_id} copied and verified, but its evidence could not be stored in the ledger at "
-            f"{redact_url(str(ledger.engine.url))} ({type(exc).__name__}: {str(exc).splitlines()[0]}). It is NOT "
-            "reported verified and no checkpoint moved. Run it again once the ledger is back: the new run resumes "
-            "these partitions, finds the records already on the target (copying nothing twice), verifies them "
-            "and records the evidence."
+            f"Run {plan.run_id} copied and verified in Spark, but its evidence could not be stored in the ledger "
+            f"at {redact_url(str(ledger.engine.url))} ({type(exc).__name__}: {str(exc).splitlines()[0]}). It is NOT "
+            "reported verified and no checkpoint moved. Run the same command again (or trigger the DAG again) once "
+            "the ledger is back: the new run resumes these partitions, finds the records already on the target "
+            "(copying nothing twice), verifies them and records the evidence."
         ) from None
 
 
