@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,9 @@ class RunEvidence:
         """Nothing to copy and no topic to create: no Spark work, the run only records that it looked."""
         return self.plan.offset_span == 0 and not any(t.create for t in self.plan.topics)
 
-    @property
+    @cached_property
     def rows(self) -> list[TopicSummary]:
+        """Each topic's summary, worked out once: the status, the count and the verdict all read it."""
         return summarize(self.plan, self.copy, self.verify)
 
     @property
