@@ -26,22 +26,10 @@ import time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-PRODUCER = {  # kafka_migration.kafka.clients.producer_settings, written out
-    "linger.ms": 20,
-    "batch.size": 1024 * 1024,
-    "compression.type": "lz4",
-    "queue.buffering.max.kbytes": 32768,
-    "queue.buffering.max.messages": 100000,
-    "enable.idempotence": True,
-    "acks": "all",
-}
-CONSUMER = {
-    "group.id": "handwritten-copy-compare",
-    "enable.auto.commit": False,
-    "enable.partition.eof": True,  # the end of a partition is the high watermark of a fetch
-    "auto.offset.reset": "earliest",
-    "fetch.wait.max.ms": 10,
-}
+from harness.bench.baselines import BASELINE_CONSUMER, BASELINE_PRODUCER
+
+PRODUCER = BASELINE_PRODUCER  # the project's producer defaults, as the baseline copy uses them
+CONSUMER = {**BASELINE_CONSUMER, "group.id": "handwritten-copy-compare"}
 
 
 def partition_count(bootstrap: str, topic: str) -> int:
