@@ -40,7 +40,7 @@ def run(session: Session, repeat: int) -> None:
     raw = session.raw.setdefault(NAME, [])
     expected = sum(end_offsets(session.source, {TOPIC: PARTITIONS}).values())
     for i in range(repeat):
-        say(f"scenario 7 (large records), repetition {i + 1}/{repeat}")
+        say(f"scenario 8 (large records), repetition {i + 1}/{repeat}")
         tgt = session.target.fresh()
         directory = session.run_dir()
         copy = project_copy(session.source, tgt, TOPIC, directory, session.verbose)

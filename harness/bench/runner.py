@@ -1,6 +1,6 @@
 """The one runner behind ``make bench``: a session of Apache Kafka clusters, the scenarios, the table and
 ``.bench/results.json``. Each scenario lives in its own module (copy, many, cluster, whole, scale, mm2, large,
-replicated) with the same functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary),
+replicated, access) with the same functions: seed(session), run(session, repeat), summarize(raw, sizes), table(summary),
 notes(summary)."""
 
 from __future__ import annotations
@@ -18,16 +18,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import cluster, copy_verify, large, many, mirrormaker, replicated, scale, whole
+from harness.bench import access, cluster, copy_verify, large, many, mirrormaker, replicated, scale, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.seeding import KEY_BYTES, seed_topics
 from harness.bench.session import Session
 from kafka_migration.spark.startup import archive_path
 
 SCENARIOS: dict[str, ModuleType] = {
-    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large, replicated)
+    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large, replicated, access)
 }
-# replicated (scenario 9) starts six broker JVMs of its own: opt-in (--scenarios replicated)
+# replicated (scenario 9) starts six broker JVMs of its own, access (10) two ACL-enforcing ones: opt-in
+# (--scenarios replicated,access)
 DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2,large"
 WARMUP_TOPIC = "bench.warmup"
 
@@ -52,7 +53,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--records", type=int, help="records in scenario 1 (default 2,000,000; --quick 200,000)")
     parser.add_argument("--topics", type=int, help="topics in scenario 2 (default 100; --quick 20)")
     parser.add_argument("--cluster-records", type=int, help="records in scenario 4 (default 500,000; --quick 100,000)")
-    parser.add_argument("--large-records", type=int, help="10 KB records in scenario 7 (default 20,000; --quick 4,000)")
+    parser.add_argument("--large-records", type=int, help="10 KB records in scenario 8 (default 20,000; --quick 4,000)")
     parser.add_argument(
         "--whole-records", type=int, help="records in scenario 5, 8 partitions (default 1,000,000; --quick 100,000)"
     )
@@ -78,13 +79,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="records in scenario 9 (replicated clusters), 8 partitions (default 1,000,000; --quick 100,000)",
     )
     parser.add_argument(
+        "--access-users",
+        type=int,
+        help="services in scenario 10 (access control), 10 ACL bindings and one SCRAM user each "
+        "(default 1,000; --quick 100)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
         "whole (5: whole verified run, hand-written script vs CLI vs DAG), "
         "scale (6: planning and whole runs at many topics, with the requests sent), mm2 (7: vs MirrorMaker 2), "
         "large (8: copy and verify of 10 KB records), replicated (9: on three-broker clusters, RF 3, acks=all: "
-        "ours vs MM2 vs Kafka's perf tools; not in the default list)",
+        "ours vs MM2 vs Kafka's perf tools; not in the default list), access (10: 10,000 ACL bindings and 1,000 "
+        "SCRAM users moved and proven by kafka-migrate access sync; not in the default list)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -140,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "scale_topics": args.scale_topics or (500 if args.quick else 10_000),
         "mm2_records": args.mm2_records or (100_000 if args.quick else 1_000_000),
         "replicated_records": args.replicated_records or (100_000 if args.quick else 1_000_000),
+        "access_users": args.access_users or (100 if args.quick else 1_000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]

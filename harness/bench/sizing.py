@@ -43,8 +43,8 @@ def rates(results: dict[str, Any]) -> Iterator[tuple[str, str, float | None, flo
     for what, prefix in (
         ("copy, 200 B records (scenario 1)", "copy.project"),
         ("verify, 200 B records (scenario 3)", "verify.project"),
-        ("copy, 10 KB records (scenario 7)", "large_records.copy"),
-        ("verify, 10 KB records (scenario 7)", "large_records.verify"),
+        ("copy, 10 KB records (scenario 8)", "large_records.copy"),
+        ("verify, 10 KB records (scenario 8)", "large_records.verify"),
         ("copy, 200 B, standalone cluster (scenario 4)", "cluster.standalone.copy"),
         ("verify, 200 B, standalone cluster (scenario 4)", "cluster.standalone.verify"),
     ):
