@@ -48,7 +48,7 @@ def _label(topics: list[str]) -> str:
 def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
     """The run's plan file, checked against the plan the ledger recorded (a resumed task must not trust less)."""
     recorded = ledger.run(run_id)
-    return read_plan(Path(plan_path), run_id, recorded.get("plan") if recorded else None)
+    return read_plan(Path(plan_path), run_id, recorded.plan if recorded else None)
 
 
 def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
@@ -433,8 +433,8 @@ def _timings(
 ) -> RunTimings | None:
     """The DAG run's timings; never fails the summary (the verdict matters more than its timing)."""
     try:
-        run = ledger.run(plan.run_id) or {}
-        started, planned = _airflow_stamps(path, run.get("started_at"))
+        run = ledger.run(plan.run_id)
+        started, planned = _airflow_stamps(path, run.started_at if run else None)
         return results_timings(started, planned, copy, verify, time.time())
     except Exception as exc:
         log.warning("Could not work out where the run's time went: %s", exc)

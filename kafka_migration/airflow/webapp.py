@@ -22,6 +22,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, RedirectResponse
 
 from kafka_migration.airflow.console.clusters import Clusters
+from kafka_migration.model.recorded import RecordedRun
 
 _MEDIA = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 BUNDLE_DIR = Path(__file__).parent / "console" / "www" / "dist"
@@ -75,7 +76,7 @@ def create_app(
         create_router(lambda: ledger().engine, get_state, clusters or Clusters()), prefix="/api", tags=["console"]
     )
 
-    def run_or_404(run_id: str) -> dict[str, Any]:
+    def run_or_404(run_id: str) -> RecordedRun:
         run = ledger().run(run_id)
         if run is None:
             raise HTTPException(status_code=404, detail=f"No run {run_id!r} in the ledger")
@@ -108,7 +109,7 @@ def create_app(
         run = run_or_404(run_id)
         path = Path(get_reports()) / run_id / f"report.{fmt}"
         if not path.exists():
-            if run["status"] == "running":
+            if run.status == "running":
                 raise HTTPException(
                     status_code=404, detail=f"Run {run_id} is still running; its report comes at the end"
                 )

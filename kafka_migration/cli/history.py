@@ -17,6 +17,7 @@ from kafka_migration.cli.options import (
     print_table,
 )
 from kafka_migration.cli.output import cutover_history_document, history_document
+from kafka_migration.model.recorded import RecordedRun
 from kafka_migration.model.text import plural
 
 
@@ -49,8 +50,7 @@ def history(args: argparse.Namespace) -> int:
     rows = ledger.runs(limit=args.limit)
     syncs = ledger.group_syncs_page(limit=args.limit).rows
     if json_wanted(args):
-        walls = [wall.wall if wall is not None else None for wall in _walls(rows)]
-        print_document(args, history_document(rows, walls, syncs, ledger.leases.active()))
+        print_document(args, history_document(rows, syncs, ledger.leases.active()))
         return EXIT_OK
     if not rows and not syncs:
         print("The ledger holds no runs yet.")
@@ -84,13 +84,6 @@ def history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _walls(rows: list[dict]) -> list:  # type: ignore[type-arg]
-    """Each run's recorded timings (None when it has none)."""
-    from kafka_migration.model.timings import RunTimings
-
-    return [RunTimings.from_dict(r.get("timings") if isinstance(r.get("timings"), dict) else None) for r in rows]
-
-
 def cluster(cluster_id: str, bootstrap: str | None) -> str:
     """A cluster as a reader finds it: its id (what ``offsets translate`` and the console take) and where it was
     reached (its first bootstrap address, and how many more)."""
@@ -101,22 +94,20 @@ def cluster(cluster_id: str, bootstrap: str | None) -> str:
     return f"{cluster_id} ({addresses[0]}{more})"
 
 
-def _runs_table(rows: list[dict]) -> None:  # type: ignore[type-arg]
+def _runs_table(rows: list[RecordedRun]) -> None:
     header = ("run id", "trigger", "started (UTC)", "status", "topics", "records", "wall s", "source -> target")
-    walls = _walls(rows)
     body = [
         (
-            r["run_id"],
-            r["trigger"],
-            r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "",
-            r["status"],
-            str(r["topics"]),
-            f"{r['records']:,}",
-            f"{wall.wall:.1f}" if wall is not None else "-",
-            f"{cluster(r['source_cluster_id'], r.get('source_bootstrap'))} -> "
-            f"{cluster(r['target_cluster_id'], r.get('target_bootstrap'))}",
+            r.run_id,
+            r.trigger,
+            r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "",
+            r.status,
+            str(r.topics),
+            f"{r.records:,}",
+            f"{r.wall_seconds:.1f}" if r.wall_seconds is not None else "-",
+            f"{cluster(r.source_cluster_id, r.source_bootstrap)} -> {cluster(r.target_cluster_id, r.target_bootstrap)}",
         )
-        for r, wall in zip(rows, walls, strict=True)
+        for r in rows
     ]
     print_table(header, body)
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from kafka_migration.model.groups import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.model.plan import MigrationPlan, PartitionPlan
+from kafka_migration.model.recorded import RecordedRun
 from kafka_migration.model.text import offset_range
 from kafka_migration.reports.signoff import ReportFiles
 from kafka_migration.reports.summary import TopicSummary
@@ -142,25 +143,25 @@ def run_document(
     )
 
 
-def run_row(row: Mapping[str, Any], wall: float | None) -> dict[str, Any]:
-    """One run of ``history``, from the ledger's row."""
+def run_row(run: RecordedRun) -> dict[str, Any]:
+    """One run of ``history``, as the ledger recorded it."""
     return {
-        "run_id": row["run_id"],
-        "trigger": row["trigger"],
-        "dag_id": row.get("dag_id"),
-        "dag_run_id": row.get("dag_run_id"),
-        "started_at": when(row["started_at"]),
-        "ended_at": when(row.get("ended_at")),
-        "status": row["status"],
-        "topics": row["topics"],
-        "records": row["records"],
-        "wall_seconds": wall,
-        "source_cluster_id": row["source_cluster_id"],
-        "source_bootstrap": row.get("source_bootstrap"),
-        "target_cluster_id": row["target_cluster_id"],
-        "target_bootstrap": row.get("target_bootstrap"),
-        "report_sha256": row.get("report_sha256"),
-        "message": row.get("message"),
+        "run_id": run.run_id,
+        "trigger": run.trigger,
+        "dag_id": run.dag_id,
+        "dag_run_id": run.dag_run_id,
+        "started_at": when(run.started_at),
+        "ended_at": when(run.ended_at),
+        "status": run.status,
+        "topics": run.topics,
+        "records": run.records,
+        "wall_seconds": run.wall_seconds,
+        "source_cluster_id": run.source_cluster_id,
+        "source_bootstrap": run.source_bootstrap,
+        "target_cluster_id": run.target_cluster_id,
+        "target_bootstrap": run.target_bootstrap,
+        "report_sha256": run.report_sha256,
+        "message": run.message,
     }
 
 
@@ -179,15 +180,14 @@ def sync_summary(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def history_document(
-    runs: Iterable[Mapping[str, Any]],
-    walls: Iterable[float | None],
+    runs: Iterable[RecordedRun],
     syncs: Iterable[Mapping[str, Any]],
     leases: Iterable[Any],
 ) -> dict[str, Any]:
     """``history``: runs (newest first), group syncs, and the leases of runs writing now."""
     return document(
         "history",
-        runs=[run_row(r, w) for r, w in zip(runs, walls, strict=True)],
+        runs=[run_row(r) for r in runs],
         group_syncs=[sync_summary(s) for s in syncs],
         leases=[
             {

@@ -70,13 +70,15 @@ def report(args: argparse.Namespace) -> int:
         try:
             data = json.loads(path.read_text())
             if data.get("kind") == "cutover":  # a cutover report: its digest is recorded on the cutover
-                found = ledger.cutover(data["cutover"]["cutover_id"])
+                cutover = ledger.cutover(data["cutover"]["cutover_id"])
+                recorded = cutover["report_sha256"] if cutover else None
             else:
-                found = ledger.run(data["run"]["run_id"])
+                run = ledger.run(data["run"]["run_id"])
+                recorded = run.report_sha256 if run else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             ok, message = False, f"{path} is not a kafka-migration report.json ({exc})"
         else:
-            ok, message = verify_report(path, found["report_sha256"] if found else None)
+            ok, message = verify_report(path, recorded)
         if json_wanted(args):
             print_document(args, report_verify_document(path, ok, message))
         else:

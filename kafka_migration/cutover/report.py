@@ -287,8 +287,8 @@ def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str,
     run = ledger.run(run_id) if run_id else None
     if run is None:
         return None
-    generate_report(ledger, run["run_id"], reports_dir)
-    return build_report(ledger.run(run["run_id"]), ledger.run_segments(run_id), _sync_rows(ledger, run_id))
+    generate_report(ledger, run.run_id, reports_dir)
+    return build_report(run, ledger.run_segments(run.run_id), _sync_rows(ledger, run.run_id))
 
 
 def _sync_rows(ledger: Any, run_id: str | None) -> list[dict[str, Any]]:

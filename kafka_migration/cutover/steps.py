@@ -147,8 +147,8 @@ def _fail(
 def _run_problems(ledger: Ledger, run_id: str) -> tuple[list[str], type[MigrationError]]:
     """Problems of the final run, and the error class (a mismatch is exit 1, like ``run``)."""
     run = ledger.run(run_id)
-    if run is None or run["status"] not in GOOD_RUN_STATUSES:
-        status = run["status"] if run else "missing"
+    if run is None or run.status not in GOOD_RUN_STATUSES:
+        status = run.status if run else "missing"
         problem = f"the final run {run_id} is {status}, not verified; see its report, fix the cause and run again"
         return [problem], VerificationError if status == "mismatch" else MigrationError
     return [], MigrationError

@@ -1,5 +1,7 @@
 """The ledger's runs and their evidence: a run's plan and segments, each partition's copy and verification.
 
+Runs and segments come back as ``model/recorded`` values (``RecordedRun``, ``RecordedSegment``).
+
 Storing a topic's verified partitions also advances their checkpoints (``ledger.checkpoints``), in the
 same transaction.
 """
@@ -20,6 +22,7 @@ from kafka_migration.ledger.schema import (
     utc_now,
 )
 from kafka_migration.model.plan import MigrationPlan, TopicPlan
+from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 from kafka_migration.model.results import TopicOutcome
 from kafka_migration.model.timings import RunTimings
 
@@ -105,24 +108,26 @@ class RunRecords:
         with self.engine.begin() as c:
             c.execute(update(runs).where(runs.c.run_id == run_id).values(report_sha256=sha256))
 
-    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+    def runs(self, limit: int = 50) -> list[RecordedRun]:
+        """The newest runs, each whole (its plan too); the console's paged list is ``runs_page``."""
         with self.engine.connect() as c:
             result = c.execute(select(runs).order_by(runs.c.started_at.desc()).limit(limit))
-            return [dict(r._mapping) for r in result]
+            return [RecordedRun.from_row(r._mapping) for r in result]
 
-    def run(self, run_id: str) -> dict[str, Any] | None:
+    def run(self, run_id: str) -> RecordedRun | None:
         with self.engine.connect() as c:
             row = c.execute(select(runs).where(runs.c.run_id == run_id)).first()
-            return dict(row._mapping) if row else None
+            return RecordedRun.from_row(row._mapping) if row else None
 
-    def run_segments(self, run_id: str) -> list[dict[str, Any]]:
+    def run_segments(self, run_id: str) -> list[RecordedSegment]:
+        """The run's partitions, by source topic and partition."""
         with self.engine.connect() as c:
             result = c.execute(
                 select(segments)
                 .where(segments.c.run_id == run_id)
                 .order_by(segments.c.source_topic, segments.c.partition)
             )
-            return [dict(r._mapping) for r in result]
+            return [RecordedSegment.from_row(r._mapping) for r in result]
 
     # -- evidence -------------------------------------------------------------------------------------
 

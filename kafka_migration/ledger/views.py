@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine, case, func, or_, select
 
 from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
 from kafka_migration.model.groups import GOOD_OUTCOMES
+from kafka_migration.model.recorded import RecordedRun
 
 # The run columns a list shows: everything but the plan (large).
 RUN_COLUMNS = (
@@ -49,10 +50,15 @@ class RunFilter:
     until: datetime | None = None  # started before
 
 
+RowT = TypeVar("RowT")
+
+
 @dataclass(frozen=True)
-class Page:
+class Page(Generic[RowT]):
+    """One page of a list, and how many rows match in all."""
+
     total: int
-    rows: list[dict[str, Any]]
+    rows: list[RowT]
 
 
 def _run_conditions(f: RunFilter) -> list[Any]:
@@ -85,8 +91,8 @@ class LedgerViews:
 
     engine: Engine
 
-    def runs_page(self, run_filter: RunFilter = RunFilter(), limit: int = 25, offset: int = 0) -> Page:
-        """One page of runs, newest first, and how many match the filter in all."""
+    def runs_page(self, run_filter: RunFilter = RunFilter(), limit: int = 25, offset: int = 0) -> Page[RecordedRun]:
+        """One page of runs, newest first (without their params, warnings and plan), and how many match."""
         conditions = _run_conditions(run_filter)
         with self.engine.connect() as c:
             total = c.execute(select(func.count()).select_from(runs).where(*conditions)).scalar_one()
@@ -97,9 +103,9 @@ class LedgerViews:
                 .limit(limit)
                 .offset(offset)
             )
-            return Page(int(total), [dict(r._mapping) for r in rows])
+            return Page(int(total), [RecordedRun.from_row(r._mapping) for r in rows])
 
-    def run_for_dag_run(self, dag_id: str, dag_run_id: str) -> dict[str, Any] | None:
+    def run_for_dag_run(self, dag_id: str, dag_run_id: str) -> RecordedRun | None:
         """The run a DAG run made (each DAG run makes at most one; a cleared plan task replans under the same id)."""
         with self.engine.connect() as c:
             row = c.execute(
@@ -107,7 +113,7 @@ class LedgerViews:
                 .where(runs.c.dag_id == dag_id, runs.c.dag_run_id == dag_run_id)
                 .order_by(runs.c.started_at.desc())
             ).first()
-            return dict(row._mapping) if row else None
+            return RecordedRun.from_row(row._mapping) if row else None
 
     def running_runs(self) -> int:
         with self.engine.connect() as c:
@@ -196,7 +202,7 @@ class LedgerViews:
 
     def group_syncs_page(
         self, limit: int = 25, offset: int = 0, group_id: str | None = None, run_id: str | None = None
-    ) -> Page:
+    ) -> Page[dict[str, Any]]:
         """One summary per sync, newest first: when, clusters, groups, partitions, and how many are not ok."""
         conditions = []
         if group_id:
@@ -217,7 +223,7 @@ class LedgerViews:
 
     # -- cutovers ------------------------------------------------------------------------------------
 
-    def cutovers_page(self, limit: int = 25, offset: int = 0) -> Page:
+    def cutovers_page(self, limit: int = 25, offset: int = 0) -> Page[dict[str, Any]]:
         with self.engine.connect() as c:
             total = c.execute(select(func.count()).select_from(cutovers)).scalar_one()
             result = c.execute(

@@ -18,8 +18,8 @@ from typing import Any
 
 from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.groups import GOOD_OUTCOMES
+from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 from kafka_migration.model.text import plural
-from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.signoff_render import render_html, render_markdown, shared_job_note
 
 __all__ = ["render_html", "render_markdown", "shared_job_note"]  # rendering lives in signoff_render
@@ -61,75 +61,75 @@ def _topic_verdict(statuses: Sequence[str]) -> str:
 
 
 def build_report(
-    run: Mapping[str, Any],
-    segments: Sequence[Mapping[str, Any]],
+    run: RecordedRun,
+    segments: Sequence[RecordedSegment],
     group_syncs: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The report's content: scope, per-topic and per-partition evidence, differences, warnings, verdict,
     and the consumer groups synced as part of the run (a section only when there are any)."""
-    plan = run.get("plan") or {}
+    plan = run.plan or {}
     topic_plans = {t["source_topic"]: t for t in plan.get("topics", [])}
     partition_plans = {
         (t["source_topic"], p["partition"]): p for t in plan.get("topics", []) for p in t.get("partitions", [])
     }
     # Runs before ledger 0006 did not record job_topics: their plan's jobs (Spark applications) stand in.
     plan_jobs = {name: len(job) for job in plan.get("jobs", []) for name in job}
-    by_topic: dict[str, list[Mapping[str, Any]]] = {}
+    by_topic: dict[str, list[RecordedSegment]] = {}
     for seg in segments:
-        by_topic.setdefault(seg["source_topic"], []).append(seg)
+        by_topic.setdefault(seg.source_topic, []).append(seg)
 
     topics = []
     differences = []
     warnings = list(plan.get("warnings", []))
     for name in sorted(set(topic_plans) | set(by_topic)):
         tp = topic_plans.get(name, {})
-        rows = sorted(by_topic.get(name, []), key=lambda s: s["partition"])
+        rows = sorted(by_topic.get(name, []), key=lambda s: s.partition)
         partitions = []
         for seg in rows:
-            pp = partition_plans.get((name, seg["partition"]), {})
+            pp = partition_plans.get((name, seg.partition), {})
             row = {
-                "partition": seg["partition"],
+                "partition": seg.partition,
                 "origin": pp.get("origin"),
-                "source_start": seg["source_start"],
-                "source_end": seg["source_end"],
-                "target_start": seg["target_start"],
-                "target_end": seg["target_end"],
-                "expired_offsets": seg["expired_offsets"] or 0,
+                "source_start": seg.source_start,
+                "source_end": seg.source_end,
+                "target_start": seg.target_start,
+                "target_end": seg.target_end,
+                "expired_offsets": seg.expired_offsets or 0,
                 # Offsets older than the target keeps: not copied, the target would delete them (run/retention.py).
                 "aged_offsets": pp.get("aged", 0),
-                "copied_records": seg["copied_records"],
-                "resumed_records": seg["resumed_records"],
-                "copied_bytes": seg.get("copied_bytes"),
-                "source_records": seg["source_records"],
-                "target_records": seg["target_records"],
-                "source_checksum": seg["source_checksum"],
-                "target_checksum": seg["target_checksum"],
-                "status": seg["status"],
-                "first_difference": seg["first_difference"],
-                "first_source_offset": seg["first_source_offset"],
-                "first_target_offset": seg["first_target_offset"],
-                "error": seg["error"],
-                "copy_seconds": seg["copy_seconds"],
-                "verify_seconds": seg["verify_seconds"],
+                "copied_records": seg.copied_records,
+                "resumed_records": seg.resumed_records,
+                "copied_bytes": seg.copied_bytes,
+                "source_records": seg.source_records,
+                "target_records": seg.target_records,
+                "source_checksum": seg.source_checksum,
+                "target_checksum": seg.target_checksum,
+                "status": seg.status,
+                "first_difference": seg.first_difference,
+                "first_source_offset": seg.first_source_offset,
+                "first_target_offset": seg.first_target_offset,
+                "error": seg.error,
+                "copy_seconds": seg.copy_seconds,
+                "verify_seconds": seg.verify_seconds,
             }
             partitions.append(row)
-            if seg["status"] in ("mismatch", "failed", "unverified"):
+            if seg.status in ("mismatch", "failed", "unverified"):
                 differences.append(
                     {
                         "source_topic": name,
-                        "target_topic": seg["target_topic"],
-                        "partition": seg["partition"],
-                        "status": seg["status"],
-                        "first_difference": seg["first_difference"] or seg["error"],
-                        "first_source_offset": seg["first_source_offset"],
-                        "first_target_offset": seg["first_target_offset"],
-                        "source_records": seg["source_records"],
-                        "target_records": seg["target_records"],
+                        "target_topic": seg.target_topic,
+                        "partition": seg.partition,
+                        "status": seg.status,
+                        "first_difference": seg.first_difference or seg.error,
+                        "first_source_offset": seg.first_source_offset,
+                        "first_target_offset": seg.first_target_offset,
+                        "source_records": seg.source_records,
+                        "target_records": seg.target_records,
                     }
                 )
-            if seg["expired_offsets"]:
+            if seg.expired_offsets:
                 warnings.append(
-                    f"{name}[{seg['partition']}]: {plural(seg['expired_offsets'], 'offset')} expired from the source before "
+                    f"{name}[{seg.partition}]: {plural(seg.expired_offsets, 'offset')} expired from the source before "
                     "they were copied (gap accepted)"
                 )
         warnings.extend(f"{name}: {w}" for w in tp.get("warnings", []))
@@ -138,12 +138,12 @@ def build_report(
         # The topic's own work: the sum of its partitions' task times. A job's or the slowest task's time
         # would give a small topic that shared a Spark job with a big one the big one's time.
         seconds = sum(p["copy_seconds"] or 0.0 for p in partitions)
-        recorded = [seg["job_topics"] for seg in rows if seg.get("job_topics")]
+        recorded = [seg.job_topics for seg in rows if seg.job_topics]
         job_topics = max(recorded) if recorded else plan_jobs.get(name, 1)
         topics.append(
             {
                 "source_topic": name,
-                "target_topic": tp.get("target_topic") or (rows[0]["target_topic"] if rows else None),
+                "target_topic": tp.get("target_topic") or (rows[0].target_topic if rows else None),
                 "created": bool(tp.get("create")),
                 "partitions": len(rows) or len(tp.get("partitions", [])),
                 "replication_factor": tp.get("replication_factor"),
@@ -164,23 +164,23 @@ def build_report(
         )
 
     all_parts = [p for t in topics for p in t["partition_details"]]
-    options = run.get("params") or plan.get("options", {})
+    options = run.params or plan.get("options", {})
     report = {
         "report_version": REPORT_VERSION,
         "run": {
-            "run_id": run["run_id"],
-            "trigger": run["trigger"],
-            "dag_id": run.get("dag_id"),
-            "dag_run_id": run.get("dag_run_id"),
-            "status": run["status"],
-            "started_at": _iso(run.get("started_at")),
-            "ended_at": _iso(run.get("ended_at")),
-            "message": run.get("message"),
+            "run_id": run.run_id,
+            "trigger": run.trigger,
+            "dag_id": run.dag_id,
+            "dag_run_id": run.dag_run_id,
+            "status": run.status,
+            "started_at": _iso(run.started_at),
+            "ended_at": _iso(run.ended_at),
+            "message": run.message,
         },
-        "verdict": VERDICTS.get(run["status"], run["status"].upper()),
+        "verdict": VERDICTS.get(run.status, run.status.upper()),
         "scope": {
-            "source": {"cluster_id": run["source_cluster_id"], "bootstrap": run["source_bootstrap"]},
-            "target": {"cluster_id": run["target_cluster_id"], "bootstrap": run["target_bootstrap"]},
+            "source": {"cluster_id": run.source_cluster_id, "bootstrap": run.source_bootstrap},
+            "target": {"cluster_id": run.target_cluster_id, "bootstrap": run.target_bootstrap},
             "include": options.get("include"),
             "exclude": options.get("exclude"),
             "rename": options.get("rename"),
@@ -202,7 +202,7 @@ def build_report(
         },
         "topics": topics,
         # Where the run's wall time went (seconds; kafka_migration.model.timings); None: not recorded.
-        "timings": _timings(run.get("timings")),
+        "timings": run.timings.to_dict() if run.timings is not None else None,
         "differences": differences,
         "warnings": warnings,
         "skipped_topics": dict(sorted(plan.get("skipped_topics", {}).items())),
@@ -218,11 +218,6 @@ def build_report(
     if group_syncs:
         report["consumer_groups"] = consumer_groups_section(group_syncs)
     return report
-
-
-def _timings(stored: Any) -> dict[str, float] | None:
-    timings = RunTimings.from_dict(stored if isinstance(stored, Mapping) else None)
-    return timings.to_dict() if timings is not None else None
 
 
 def consumer_groups_section(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -108,7 +108,7 @@ def test_cutover_and_failback_dags_round_trip(dags, clusters, kafka_connections,
     run = failback_dag.test(run_conf={"cutover_id": done["cutover_id"], "quiet_seconds": 1})
     assert str(run.state) == "success"
     row = ledger.cutover(done["cutover_id"])
-    assert row["failback_status"] == "completed" and ledger.run(row["failback_run_id"])["status"] == "verified"
+    assert row["failback_status"] == "completed" and ledger.run(row["failback_run_id"]).status == "verified"  # type: ignore[union-attr]
     for q in range(2):
         after_cutover = read_partition(clusters.target, topic, q, start=ends[q]["target_end"])
         appended = read_partition(clusters.source, topic, q, start=ends[q]["source_end"])

@@ -115,10 +115,9 @@ def test_migration_dag_copies_and_verifies(migration_dag, clusters, kafka_connec
 
     # Where the DAG run's time went, from Airflow's own stamps: in the ledger, comparable with the CLI's.
     from kafka_migration.airflow.hooks import LedgerHook
-    from kafka_migration.model.timings import RunTimings
 
-    (recorded,) = [r for r in LedgerHook().get_conn().runs(limit=20) if r["dag_run_id"] == run.run_id]
-    timings = RunTimings.from_dict(recorded["timings"])
+    (recorded,) = [r for r in LedgerHook().get_conn().runs(limit=20) if r.dag_run_id == run.run_id]
+    timings = recorded.timings
     assert timings is not None and timings.wall > 0 and 0 < timings.plan < timings.wall
 
 
@@ -155,7 +154,7 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
     prefix = f"typo{unique}"
     _seed(clusters.source, prefix)
     before = _topics(clusters.target)
-    runs_before = {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)}
+    runs_before = {r.run_id for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)}
     run_dirs_before = set((task_state_dir() / "runs").glob("*"))
 
     run = migration_dag.test(run_conf={"inclde": f"{prefix}\\..*"})
@@ -168,7 +167,7 @@ def test_dag_run_refuses_an_undeclared_param_before_writing(  # type: ignore[no-
     assert states["summary"] == "skipped", states
     assert "Unknown Param 'inclde' in the run configuration" in capfd.readouterr().out
     assert _topics(clusters.target) == before
-    assert {r["run_id"] for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)} == runs_before
+    assert {r.run_id for r in Ledger.open(LedgerHook().get_uri()).runs(limit=1000)} == runs_before
     assert set((task_state_dir() / "runs").glob("*")) == run_dirs_before
 
 
@@ -200,11 +199,11 @@ def test_a_plan_task_that_failed_after_opening_its_run_leaves_it_closed(
     _seed(clusters.source, prefix)
     planned = run_tasks.plan_run({"include": f"{prefix}\\.orders"}, f"manual__{unique}")["plan"]
     ledger = LedgerHook().get_conn()
-    assert ledger.run(planned["run_id"])["status"] == "running"  # type: ignore[index]
+    assert ledger.run(planned["run_id"]).status == "running"  # type: ignore[union-attr]
     assert ledger.leases.active(), "the plan took the leases of its target topics"
     with _pytest.raises(run_tasks.PlanFailed, match=f"Run {planned['run_id']} closed as failed: the plan task failed"):
         run_tasks.summarize_run(planned, topics_created=False)
     recorded = ledger.run(planned["run_id"])
-    assert recorded is not None and recorded["status"] == "failed"
+    assert recorded is not None and recorded.status == "failed"
     assert (reports_dir() / planned["run_id"] / "report.html").is_file()
     assert [lease for lease in ledger.leases.active() if lease.run_id == planned["run_id"]] == []

@@ -105,8 +105,8 @@ def test_dag_run_holds_its_leases_and_a_cli_run_beside_it_refuses(  # type: igno
     _exact(clusters, topic)  # the DAG run copied everything once; the CLI run wrote nothing
     ledger = Ledger.open(ledger_url)
     assert ledger.leases.active() == []  # the summary task released the DAG run's lease
-    runs = [r for r in ledger.runs() if r["params"].get("include") == topic]
-    assert [(r["trigger"], r["status"]) for r in runs] == [("airflow", "verified")]
+    runs = [r for r in ledger.runs() if (r.params or {}).get("include") == topic]
+    assert [(r.trigger, r.status) for r in runs] == [("airflow", "verified")]
 
     _resumed_tasks_refuse_damaged_run_files(clusters, topic, lease.run_id, ledger)
 
@@ -161,10 +161,10 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
 
     assert [read_partition(clusters.target, topic, p) for p in range(2)] == target_before  # nothing written
     assert ledger.run_segments(run_id) == segments_before  # nothing recorded
-    assert ledger.run(run_id)["status"] == "verified"  # type: ignore[index]
+    assert ledger.run(run_id).status == "verified"  # type: ignore[union-attr]
 
     # A failed copy is no missing file: without verify results the verdict is the copy's own error.
-    plan_path.write_text(json.dumps(ledger.run(run_id)["plan"]))  # type: ignore[index]
+    plan_path.write_text(json.dumps(ledger.run(run_id).plan))  # type: ignore[union-attr]
     failed = {"source_topic": topic, "target_topic": topic, "status": "failed", "seconds": 1.0,
               "error": "partition 0: target broker down"}  # fmt: skip
     results = {"step": "copy", "run_id": run_id, "jobs": [0], "topics": {topic: failed}, "started_at": "", "seconds": 1}
@@ -183,7 +183,7 @@ def _resumed_tasks_refuse_damaged_run_files(clusters, topic: str, run_id: str, l
     with pytest.raises(LeaseLostError, match=f"Run {run_id} lost the lease on 1 target topic"):
         run_tasks.summarize_run(planned)
     assert ledger.run_segments(run_id) == segments_before  # no evidence of the failed copy stored
-    assert ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+    assert ledger.run(run_id).status == "failed"  # type: ignore[union-attr]
     assert [x.run_id for x in ledger.leases.active()] == ["another-run"]  # the other run's lease is kept
     ledger.leases.release("another-run")
 
@@ -214,6 +214,6 @@ def test_dag_run_refuses_a_target_topic_a_cli_run_holds(  # type: ignore[no-unty
     assert (
         topic not in AdminClient(client_settings({"bootstrap.servers": clusters.target})).list_topics(timeout=10).topics
     )
-    assert [r for r in ledger.runs() if r["params"].get("include") == topic] == []  # nothing recorded
+    assert [r for r in ledger.runs() if (r.params or {}).get("include") == topic] == []  # nothing recorded
     logged = capfd.readouterr()
     assert f"target topic {topic} is held by run {holder.run_id} (cli process" in logged.out + logged.err

@@ -87,20 +87,20 @@ def test_nightly_sync_copies_only_what_is_new(nightly_dag, clusters, kafka_conne
     runs = [
         r
         for r in ledger.runs()
-        if r["dag_id"] == "kafka_nightly_sync" and r["params"].get("include") == conf["include"]
+        if r.dag_id == "kafka_nightly_sync" and (r.params or {}).get("include") == conf["include"]
     ]
-    assert [r["status"] for r in runs] == ["verified", "up_to_date", "verified"]
-    assert runs[0]["records"] == 40 + 30  # 40 new on a, 30 on b; nothing doubled
-    assert any(f"{prefix}.gone" in w and "no longer exists" in w for w in runs[0]["warnings"])
-    synced = ledger.group_sync_rows(run_id=runs[1]["run_id"])
+    assert [r.status for r in runs] == ["verified", "up_to_date", "verified"]
+    assert runs[0].records == 40 + 30  # 40 new on a, 30 on b; nothing doubled
+    assert any(f"{prefix}.gone" in w and "no longer exists" in w for w in runs[0].warnings or ())
+    synced = ledger.group_sync_rows(run_id=runs[1].run_id)
     assert [(r.group_id, r.partition, r.outcome, r.proof) for r in synced] == [
         (group, 0, "synced", "same_record"),
         (group, 1, "synced", "both_at_end"),
     ]
     report = json.loads(
-        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[1]["run_id"] / "report.json").read_text()
+        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[1].run_id / "report.json").read_text()
     )
     assert report["consumer_groups"]["partitions"] == 2 and report["consumer_groups"]["partitions_not_synced"] == 0
     assert "consumer_groups" not in json.loads(
-        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[0]["run_id"] / "report.json").read_text()
+        (Path(os.environ["KAFKA_MIGRATION_STATE_DIR"]) / "reports" / runs[0].run_id / "report.json").read_text()
     )

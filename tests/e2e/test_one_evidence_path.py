@@ -81,7 +81,8 @@ def _record(ledger: Ledger, run_id: str, reports: Path) -> dict[str, Any]:
     run = ledger.run(run_id)
     assert run is not None, run_id
     report = json.loads((reports / run_id / "report.json").read_text())
-    return {"run": run, "segments": ledger.run_segments(run_id), "report": report}
+    segments = [s.to_dict() for s in ledger.run_segments(run_id)]
+    return {"run": run.to_dict(), "segments": segments, "report": report}
 
 
 def _differences(a: Any, b: Any, path: str = "") -> list[str]:
@@ -122,7 +123,7 @@ def test_the_cli_and_the_dag_record_one_plan_alike(  # type: ignore[no-untyped-d
     from kafka_migration.airflow.hooks import LedgerHook
 
     dag_ledger = LedgerHook().get_conn()
-    (dag_run_id,) = [r["run_id"] for r in dag_ledger.runs(limit=50) if r["dag_run_id"] == dag_run.run_id]
+    (dag_run_id,) = [r.run_id for r in dag_ledger.runs(limit=50) if r.dag_run_id == dag_run.run_id]
 
     cli_raw = _record(Ledger.open(cli_ledger), cli_run_id, cli_state / "reports")
     dag_raw = _record(dag_ledger, dag_run_id, settings.reports_dir())

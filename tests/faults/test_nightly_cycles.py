@@ -92,6 +92,6 @@ def test_nightly_cycles_ride_through_a_target_broker_restarted_in_each(
         copied = without_offsets(read_partition(target.bootstrap, topic, partition))
         assert copied == expected, f"partition {partition}: {len(copied)} target vs {len(expected)} source"
     ledger = Ledger.open(default_ledger_url(Path(os.environ["KAFKA_MIGRATION_STATE_DIR"])))
-    runs = [r for r in ledger.runs() if r["dag_id"] == "kafka_nightly_sync" and r["params"].get("include") == topic]
-    assert len(runs) == len(target.nodes) + 1 and {r["status"] for r in runs} <= {"verified", "up_to_date"}
-    assert sum(r["records"] for r in runs) == PARTITIONS * 500 + trickled  # each record copied once
+    runs = [r for r in ledger.runs() if r.dag_id == "kafka_nightly_sync" and (r.params or {}).get("include") == topic]
+    assert len(runs) == len(target.nodes) + 1 and {r.status for r in runs} <= {"verified", "up_to_date"}
+    assert sum(r.records for r in runs) == PARTITIONS * 500 + trickled  # each record copied once

@@ -159,6 +159,6 @@ def test_cli_cutover_refuses_then_switches_and_fails_back_exactly(clusters, tmp_
     on_source = resume_records(clusters.source, group, topic, [0, 1])
     assert {q: _fields(r) for q, r in on_source.items()} == {q: _fields(r) for q, r in expected.items()}
     row = ledger.cutover(cutover_id)
-    assert row["failback_status"] == "completed" and ledger.run(row["failback_run_id"])["status"] == "verified"
+    assert row["failback_status"] == "completed" and ledger.run(row["failback_run_id"]).status == "verified"  # type: ignore[union-attr]
     listed = kafka_migrate("history", "--cutovers", "--ledger", ledger_url, state_dir=tmp_path)
     assert f"{cutover_id}  " in listed.stdout and f"completed ({row['failback_run_id']})" in listed.stdout

@@ -185,7 +185,7 @@ def test_target_cut_for_good_fails_in_bounded_time_and_a_rerun_resumes_exactly(p
     assert "partition 0:" in run.output or "partition 1:" in run.output  # ... and the partitions
     assert "message.timeout.ms" in run.output
     (record,) = run.ledger().runs()
-    assert record["status"] == "failed"
+    assert record.status == "failed"
 
     target.proxy.restore()
     source.proxy.set_latency(0)
@@ -193,7 +193,7 @@ def test_target_cut_for_good_fails_in_bounded_time_and_a_rerun_resumes_exactly(p
     assert rerun.process.returncode == 0, rerun.output[-3000:]
     assert "from resume -> target offset" in rerun.output  # started where the failed run's segments began
     assert_exact(source, target, topic)
-    assert [r["status"] for r in rerun.ledger().runs()] == ["verified", "failed"]
+    assert [r.status for r in rerun.ledger().runs()] == ["verified", "failed"]
 
 
 def _unchanged_for(seconds: float, value: Callable[[], int]) -> bool:
@@ -229,8 +229,8 @@ def test_cut_during_verification_could_not_verify_and_a_rerun_verifies(pair: Pai
     assert f"source cluster {source.bootstrap}" in run.output
     ledger = run.ledger()
     (record,) = ledger.runs()
-    assert record["status"] == "unverified"
-    assert {s["status"] for s in ledger.run_segments(record["run_id"])} == {"unverified"}
+    assert record.status == "unverified"
+    assert {s.status for s in ledger.run_segments(record.run_id)} == {"unverified"}
     (report,) = state.glob("reports/*/report.json")
     assert json.loads(report.read_text())["verdict"] == "COULD NOT VERIFY"
 
@@ -240,4 +240,4 @@ def test_cut_during_verification_could_not_verify_and_a_rerun_verifies(pair: Pai
     assert rerun.process.returncode == 0, rerun.output[-3000:]
     assert "0 records copied" in rerun.output  # everything was already there: found, not written again
     assert_exact(source, target, topic)
-    assert [r["status"] for r in rerun.ledger().runs()] == ["verified", "unverified"]
+    assert [r.status for r in rerun.ledger().runs()] == ["verified", "unverified"]

@@ -156,13 +156,13 @@ def test_records_the_target_lost_after_a_verified_run_are_reported_by_the_next_r
     assert "nothing new on the source since the last verified run" in out
     assert "NOT verified: the target LOST 40 records that earlier runs verified, in 1 partition" in out
     runs = _ledger(tmp_path).runs()
-    assert runs[0]["status"] == "target_lost" and "TARGET LOST" in runs[0]["message"]
-    report = json.loads(next((tmp_path / "reports" / runs[0]["run_id"]).glob("report.json")).read_text())
+    assert runs[0].status == "target_lost" and "TARGET LOST" in (runs[0].message or "")
+    report = json.loads(next((tmp_path / "reports" / runs[0].run_id).glob("report.json")).read_text())
     assert report["verdict"] == "TARGET LOST VERIFIED RECORDS"
     assert [(x["partition"], x["target_start"], x["target_end"], x["records"]) for x in report["target_losses"]] == [
         (0, 0, 40, 40)
     ]
-    assert "Verified records the target lost" in (tmp_path / "reports" / runs[0]["run_id"] / "report.md").read_text()
+    assert "Verified records the target lost" in (tmp_path / "reports" / runs[0].run_id / "report.md").read_text()
 
     accepted = _cli(tmp_path, source, target, topic, "--accept-target-loss")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr

@@ -49,9 +49,9 @@ def test_two_cli_runs_at_the_same_moment_one_copies_the_other_refuses(  # type: 
 
     ledger = Ledger.open(ledger_url)
     (run,) = ledger.runs()  # the refused run wrote nothing, not even a run row
-    assert run["status"] == "verified" and run["run_id"] in won[0]
+    assert run.status == "verified" and run.run_id in won[0]
     message = lost[1]
-    assert f"target topic {topic} is held by run {run['run_id']} (cli process" in message
+    assert f"target topic {topic} is held by run {run.run_id} (cli process" in message
     assert " since 20" in message and "stops before writing anything" in message
     assert "Traceback" not in message
     _assert_exact_copy(clusters, topic, 2)  # every record exactly once
@@ -102,22 +102,22 @@ def test_ledger_lost_at_the_end_is_never_reported_verified_and_a_rerun_finishes(
     assert "NOT reported verified and no checkpoint moved" in message and "Run the same command again" in message
     ledger = Ledger.open(ledger_url)
     (first,) = ledger.runs()
-    assert first["status"] == "running"  # never "verified" without the evidence
-    assert ledger.checkpoints(*_cluster_ids(ledger, first["run_id"])) == {}
+    assert first.status == "running"  # never "verified" without the evidence
+    assert ledger.checkpoints(*_cluster_ids(ledger, first.run_id)) == {}
 
     # The lost ledger could not release the lease either: it expires after its time to live (10 s here).
-    wait_until_expired(ledger, first["run_id"])
+    wait_until_expired(ledger, first.run_id)
     outcome = run()  # the rerun resumes the same partitions, copies nothing twice and records the evidence
     assert outcome.verified
     assert any(f"took over the lease on target topic {topic}" in w for w in outcome.plan.warnings)
     copied = outcome.copy[topic]
     assert copied.records == 0 and sum(p["resumed_records"] for p in copied.partitions) == 200
     _assert_exact_copy(clusters, topic, 2)
-    assert [r["status"] for r in ledger.runs()] == ["verified", "running"]
-    assert len(ledger.checkpoints(*_cluster_ids(ledger, first["run_id"]))) == 2
+    assert [r.status for r in ledger.runs()] == ["verified", "running"]
+    assert len(ledger.checkpoints(*_cluster_ids(ledger, first.run_id))) == 2
 
 
 def _cluster_ids(ledger: Ledger, run_id: str) -> tuple[str, str]:
     run = ledger.run(run_id)
     assert run is not None
-    return run["source_cluster_id"], run["target_cluster_id"]
+    return run.source_cluster_id, run.target_cluster_id

@@ -105,20 +105,20 @@ def test_killed_copy_resumes_without_loss_or_duplicates(
     assert 0 < partial < total + 2
     ledger = Ledger.open(ledger_url)
     (killed,) = ledger.runs()
-    assert killed["status"] == "running", f"the killed run is {killed['status']!r}: it ended before it was killed"
-    leases = ledger.leases.held_by(killed["run_id"])  # the killed holder could not release its lease
+    assert killed.status == "running", f"the killed run is {killed.status!r}: it ended before it was killed"
+    leases = ledger.leases.held_by(killed.run_id)  # the killed holder could not release its lease
     assert [lease.key.target_topic for lease in leases] == [topic], leases
-    wait_until_expired(ledger, killed["run_id"])  # nobody renews it: it expires after its time to live
+    wait_until_expired(ledger, killed.run_id)  # nobody renews it: it expires after its time to live
 
     source.proxy.set_latency(0)  # the rerun reads at full speed
     result = _run(_cli(clusters, topic, tmp_path, ledger_url))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "from resume -> target offset" in result.stdout
-    assert f"took over the lease on target topic {topic}" in result.stdout and killed["run_id"] in result.stdout
+    assert f"took over the lease on target topic {topic}" in result.stdout and killed.run_id in result.stdout
     _assert_exact_copy(clusters, topic, 2)
     runs = ledger.runs()
-    assert [r["status"] for r in runs] == ["verified", "running"]  # the killed run never finished
-    assert any("took over the lease" in w and killed["run_id"] in w for w in runs[0]["warnings"])  # recorded
+    assert [r.status for r in runs] == ["verified", "running"]  # the killed run never finished
+    assert any("took over the lease" in w and killed.run_id in w for w in runs[0].warnings or ())  # recorded
     assert ledger.leases.active() == []
 
 
@@ -139,7 +139,7 @@ def test_runs_are_incremental_and_never_double(clusters, unique, tmp_path: Path,
     assert "from checkpoint -> target offset" in third.stdout
     assert "900 records copied" in third.stdout  # only the new records
     _assert_exact_copy(clusters, topic, 3)
-    statuses = [r["status"] for r in Ledger.open(ledger_url).runs()]
+    statuses = [r.status for r in Ledger.open(ledger_url).runs()]
     assert statuses == ["verified", "up_to_date", "verified"]
 
 

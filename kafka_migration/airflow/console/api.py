@@ -30,6 +30,7 @@ from kafka_migration.airflow.console.models import (
 )
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.views import RunFilter
+from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 
 KINDS = {
     "kafka_migration": "migration",
@@ -77,8 +78,8 @@ def _parse_time(value: str | None, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def kind_of(run: Mapping[str, Any]) -> str:
-    return KINDS.get(run.get("dag_id") or "", "CLI run" if run.get("trigger") == "cli" else "run")
+def kind_of(run: RecordedRun) -> str:
+    return KINDS.get(run.dag_id or "", "CLI run" if run.trigger == "cli" else "run")
 
 
 class Reader:
@@ -96,45 +97,41 @@ class Reader:
         """The ledger's one read API (its views and the parts that record), over the configured engine."""
         return Ledger(self.engine())
 
-    def progress(self, run_id: str, segments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def progress(self, run_id: str, segments: list[RecordedSegment] | None = None) -> dict[str, Any]:
         from kafka_migration.run.files import run_dir
         from kafka_migration.run.progress import read_snapshots
 
         rows = self.ledger().run_segments(run_id) if segments is None else segments
         return live.progress_by_partition(rows, read_snapshots(run_dir(self.state_dir(), run_id)))
 
-    def run(self, row: Mapping[str, Any], with_progress: bool = True) -> dict[str, Any]:
-        started, ended = row.get("started_at"), row.get("ended_at")
-        timings = row.get("timings") if isinstance(row.get("timings"), dict) else None
-        duration = None
-        if timings and timings.get("wall") is not None:
-            duration = float(timings["wall"])
-        elif started is not None and ended is not None:
-            duration = round((ended - started).total_seconds(), 1)
+    def run(self, run: RecordedRun, with_progress: bool = True) -> dict[str, Any]:
+        duration = run.wall_seconds
+        if duration is None and run.started_at is not None and run.ended_at is not None:
+            duration = round((run.ended_at - run.started_at).total_seconds(), 1)
         out = {
-            "run_id": row["run_id"],
-            "kind": kind_of(row),
-            "trigger": row["trigger"],
-            "dag_id": row.get("dag_id"),
-            "dag_run_id": row.get("dag_run_id"),
-            "source_cluster_id": row["source_cluster_id"],
-            "source_bootstrap": row.get("source_bootstrap"),
-            "target_cluster_id": row["target_cluster_id"],
-            "target_bootstrap": row.get("target_bootstrap"),
-            "started_at": _iso(started),
-            "ended_at": _iso(ended),
-            "status": row["status"],
-            "verdict": VERDICTS.get(row["status"], str(row["status"]).upper()),
-            "topics": row.get("topics") or 0,
-            "records": row.get("records") or 0,
-            "report_sha256": row.get("report_sha256"),
-            "message": row.get("message"),
-            "timings": timings if timings and "wall" in timings else None,
+            "run_id": run.run_id,
+            "kind": kind_of(run),
+            "trigger": run.trigger,
+            "dag_id": run.dag_id,
+            "dag_run_id": run.dag_run_id,
+            "source_cluster_id": run.source_cluster_id,
+            "source_bootstrap": run.source_bootstrap,
+            "target_cluster_id": run.target_cluster_id,
+            "target_bootstrap": run.target_bootstrap,
+            "started_at": _iso(run.started_at),
+            "ended_at": _iso(run.ended_at),
+            "status": run.status,
+            "verdict": VERDICTS.get(run.status, run.status.upper()),
+            "topics": run.topics or 0,
+            "records": run.records or 0,
+            "report_sha256": run.report_sha256,
+            "message": run.message,
+            "timings": run.timings.to_dict() if run.timings is not None else None,
             "duration_seconds": duration,
             "progress": None,
         }
-        if with_progress and row["status"] == "running":
-            out["progress"] = live.summary(self.progress(row["run_id"]))
+        if with_progress and run.status == "running":
+            out["progress"] = live.summary(self.progress(run.run_id))
         return out
 
     def pair(self, pair: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -299,34 +296,34 @@ def create_router(
 
     @router.get("/runs/by-dag-run", response_model=RunDetailView, summary="The run a DAG run made")
     def by_dag_run(dag_id: str, dag_run_id: str) -> dict[str, Any]:
-        row = read.ledger().run_for_dag_run(dag_id, dag_run_id)
-        if row is None:
+        run = read.ledger().run_for_dag_run(dag_id, dag_run_id)
+        if run is None:
             raise HTTPException(
                 404,
                 f"DAG run {dag_run_id} of {dag_id} has no migration run in the ledger (yet): its plan task records "
                 "it when it starts, or the DAG is not one of kafka-migration's.",
             )
-        return run_detail(row["run_id"])
+        return run_detail(run.run_id)
 
     @router.get("/runs/{run_id}", response_model=RunDetailView, summary="A run: its partitions, timings and progress")
     def run_detail(run_id: str) -> dict[str, Any]:
         ledger = read.ledger()
-        row = ledger.run(run_id)
-        if row is None:
+        run = ledger.run(run_id)
+        if run is None:
             raise HTTPException(404, f"No run {run_id!r} in the ledger")
         segments = ledger.run_segments(run_id)
-        detail = read.run(row, with_progress=False)
+        detail = read.run(run, with_progress=False)
         cutover = ledger.cutover_for_run(run_id)
         detail["cutover_id"] = cutover["cutover_id"] if cutover else None
-        progress = read.progress(run_id, segments) if row["status"] == "running" else None
+        progress = read.progress(run_id, segments) if run.status == "running" else None
         if progress is not None:
             detail["progress"] = live.summary(progress)
         syncs = ledger.group_syncs_page(limit=MAX_PAGE, run_id=run_id)
         return {
             "run": detail,
-            "options": dict(row.get("params") or {}),
-            "warnings": list(row.get("warnings") or []),
-            "segments": segments,
+            "options": dict(run.params or {}),
+            "warnings": list(run.warnings or []),
+            "segments": [s.to_dict() for s in segments],
             "progress": progress,
             "group_syncs": [s["sync_id"] for s in syncs.rows],
         }

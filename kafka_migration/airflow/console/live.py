@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from kafka_migration.model.recorded import RecordedSegment
+
 STEPS = ("copy", "verify")
 STALE_AFTER = 30.0  # seconds without a new snapshot: the driver may be gone (or Spark is stopping)
 
@@ -20,14 +22,11 @@ def _eta(remaining: int, rate: float) -> float | None:
 
 
 def progress_by_partition(
-    segments: Sequence[Mapping[str, Any]], snapshots: Iterable[Mapping[str, Any]], now: float | None = None
+    segments: Sequence[RecordedSegment], snapshots: Iterable[Mapping[str, Any]], now: float | None = None
 ) -> dict[str, Any]:
     """Per partition: planned offsets, copied and verified so far, rate and time left; and the run's totals."""
     now = datetime.now(UTC).timestamp() if now is None else now
-    planned = {
-        (s["source_topic"], int(s["partition"])): max(0, int(s["source_end"]) - int(s["source_start"]))
-        for s in segments
-    }
+    planned = {(s.source_topic, s.partition): s.planned_offsets for s in segments}
     done: dict[str, dict[tuple[str, int], int]] = {step: {} for step in STEPS}
     seconds: dict[str, dict[tuple[str, int], float]] = {step: {} for step in STEPS}
     finished: dict[str, set[str]] = {step: set() for step in STEPS}

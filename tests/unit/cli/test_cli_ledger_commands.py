@@ -37,7 +37,7 @@ def test_forget_drops_checkpoints_topic_ids_and_interrupted_segments(ledger_url:
     assert ledger.pending_segments("src-cluster", "tgt-cluster") == {}  # the interrupted copy is not resumed
     ids = ledger.topic_ids("src-cluster", "tgt-cluster")["orders", "copy.orders"]
     assert (ids.source_topic_id, ids.target_topic_id) == (None, None)
-    assert [s["status"] for s in ledger.run_segments("run-1")] == ["verified", "mismatch"]  # evidence stays
+    assert [s.status for s in ledger.run_segments("run-1")] == ["verified", "mismatch"]  # evidence stays
 
     second = plan("run-3", 0, 40, 0)  # a fresh copy afterwards counts again
     ledger.start_run(second, trigger="cli")

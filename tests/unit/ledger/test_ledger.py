@@ -79,8 +79,8 @@ def test_checkpoints_advance_only_for_verified_partitions(ledger_url: str) -> No
     assert ledger.translate("orders", 0, 51).target_offset == 50  # after the gap at 50
     assert ledger.translate("orders", 0, 100).target_offset == 99  # the end: where a caught-up consumer resumes
     (run,) = ledger.runs()
-    assert run["status"] == "mismatch" and run["records"] == 200 and run["ended_at"] is not None
-    statuses = {s["partition"]: s["status"] for s in ledger.run_segments("run-1")}
+    assert run.status == "mismatch" and run.records == 200 and run.ended_at is not None
+    statuses = {s.partition: s.status for s in ledger.run_segments("run-1")}
     assert statuses == {0: "verified", 1: "mismatch"}
 
 
@@ -96,7 +96,7 @@ def test_second_run_continues_and_checkpoints_never_move_back(ledger_url: str) -
     ledger.record_topic(first, first.topics[0], *outcomes(first, {0: True, 1: True}))  # replayed late: ignored
     assert ledger.checkpoints("src-cluster", "tgt-cluster")["orders", 1, "copy.orders"].source_offset == 150
     assert ledger.translate("orders", 1, 120).run_id == "run-2"
-    assert [r["run_id"] for r in ledger.runs()] == ["run-2", "run-1"]
+    assert [r.run_id for r in ledger.runs()] == ["run-2", "run-1"]
     assert ledger.pending_segments("src-cluster", "tgt-cluster") == {}
     Ledger.open(ledger_url)  # reopening runs the migrations again: a no-op
 
@@ -119,7 +119,7 @@ def test_record_topics_stores_many_topics_at_once_like_one_by_one(ledger_url: st
 
     cps = ledger.checkpoints("src-cluster", "tgt-cluster")
     assert set(cps) == {(f"t{i}", p, f"copy.t{i}") for i in range(3) for p in (0, 1)} - {("t1", 1, "copy.t1")}
-    statuses = {(s["source_topic"], s["partition"]): s["status"] for s in ledger.run_segments("run-1")}
+    statuses = {(s.source_topic, s.partition): s.status for s in ledger.run_segments("run-1")}
     assert statuses[("t1", 1)] == "mismatch" and statuses[("t2", 1)] == "verified"
     ids = ledger.topic_ids("src-cluster", "tgt-cluster")
     assert ids[("t2", "copy.t2")].source_topic_id == "id2" and ids[("t2", "copy.t2")].target_topic_id == "target-id2"

@@ -27,16 +27,19 @@ def _ledger(url: str) -> Ledger:
 def test_runs_page_filters_pages_and_counts(ledger_url: str) -> None:
     ledger = _ledger(ledger_url)
     page = ledger.runs_page(limit=1)
-    assert page.total == 2 and [r["run_id"] for r in page.rows] == ["run-b"]
-    assert "plan" not in page.rows[0]  # a list does not carry every run's plan
-    assert [r["run_id"] for r in ledger.runs_page(limit=1, offset=1).rows] == ["run-a"]
-    assert [r["run_id"] for r in ledger.runs_page(RunFilter(dag_id="cli")).rows] == ["run-b"]
+    assert page.total == 2 and [r.run_id for r in page.rows] == ["run-b"]
+    assert page.rows[0].plan is None and page.rows[0].params is None  # a list does not carry every run's plan
+    assert page.rows[0].trigger == "cli" and page.rows[0].records == 100
+    assert [r.run_id for r in ledger.runs_page(limit=1, offset=1).rows] == ["run-a"]
+    assert [r.run_id for r in ledger.runs_page(RunFilter(dag_id="cli")).rows] == ["run-b"]
     assert ledger.runs_page(RunFilter(status="verified", topic="copy.orders")).total == 1
     assert ledger.runs_page(RunFilter(topic="payments")).total == 0
     later = datetime.now(UTC) + timedelta(hours=1)
     assert ledger.runs_page(RunFilter(since=later)).total == 0
     assert ledger.runs_page(RunFilter(until=later)).total == 2
-    assert ledger.run_for_dag_run("kafka_migration", "manual_a")["run_id"] == "run-a"  # type: ignore[index]
+    found = ledger.run_for_dag_run("kafka_migration", "manual_a")
+    assert found is not None and (found.run_id, found.dag_run_id) == ("run-a", "manual_a")
+    assert ledger.run_for_dag_run("kafka_migration", "manual_b") is None
     assert ledger.running_runs() == 0
     assert ledger.run_facets()["dag_ids"] == ["kafka_migration", None]
 

@@ -39,7 +39,7 @@ def test_regenerated_report_is_byte_identical_and_tampering_is_caught(tmp_path: 
     original = first.json.read_bytes()
     second = generate_report(ledger, "run-<1>", tmp_path / "again")
     assert second.json.read_bytes() == original and second.sha256 == first.sha256
-    recorded = ledger.run("run-<1>")["report_sha256"]
+    recorded = ledger.run("run-<1>").report_sha256  # type: ignore[union-attr]
     assert verify_report(first.json, recorded)[0]
 
     tampered = json.loads(original)

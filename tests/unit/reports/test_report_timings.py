@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def recorded_ledger(url: str, timings: RunTimings | None = TIMINGS, job_topics: 
     ledger.start_run(p, trigger="cli")
     copy, verify = step_outcomes(p, job_topics)
     record_run(ledger, RunEvidence(p, copy, verify), timings, Path(tempfile.mkdtemp(prefix="reports-")))
-    assert ledger.run(p.run_id)["status"] == "verified"
+    assert ledger.run(p.run_id).status == "verified"  # type: ignore[union-attr]
     return ledger, p.run_id
 
 
@@ -111,23 +112,24 @@ def recorded_ledger(url: str, timings: RunTimings | None = TIMINGS, job_topics: 
 def test_timings_and_shared_jobs_round_trip(ledger_url: str) -> None:
     ledger, run_id = recorded_ledger(ledger_url)
     run = ledger.run(run_id)
-    assert RunTimings.from_dict(run["timings"]) == TIMINGS
-    assert {(s["source_topic"], s["partition"]): s["job_topics"] for s in ledger.run_segments(run_id)} == {
+    assert run is not None and run.timings == TIMINGS and run.wall_seconds == TIMINGS.wall
+    assert {(s.source_topic, s.partition): s.job_topics for s in ledger.run_segments(run_id)} == {
         ("big", 0): 2,
         ("big", 1): 2,
         ("small", 0): 2,
     }
     later = RunTimings(wall=12.0, plan=1.0)
     ledger.set_run_timings(run_id, later)
-    assert RunTimings.from_dict(ledger.runs()[0]["timings"]) == later
+    assert ledger.runs()[0].timings == later
     ledger.set_run_timings(run_id, None)  # nothing measured: what is stored stays
-    assert RunTimings.from_dict(ledger.run(run_id)["timings"]) == later
+    assert ledger.run(run_id).timings == later  # type: ignore[union-attr]
 
 
 def test_a_run_without_timings_stores_none(ledger_url: str) -> None:
     ledger, run_id = recorded_ledger(ledger_url, timings=None, job_topics=1)
-    assert ledger.run(run_id)["timings"] is None
-    report = build_report(ledger.run(run_id), ledger.run_segments(run_id))
+    run = ledger.run(run_id)
+    assert run is not None and run.timings is None and run.wall_seconds is None
+    report = build_report(run, ledger.run_segments(run_id))
     assert report["timings"] is None
     assert "No timings were recorded for this run" in render_markdown(report)
 
@@ -159,7 +161,7 @@ def test_upgrade_from_0005_keeps_runs_and_adds_the_columns(ledger_url: str) -> N
 
     ledger = Ledger.open(ledger_url)  # upgrades to head
     old = ledger.run("old-run")
-    assert old is not None and old["timings"] is None
+    assert old is not None and old.timings is None
     report = build_report(old, ledger.run_segments("old-run"))
     assert report["timings"] is None and "Where the time went" in render_html(report)
 
@@ -169,7 +171,7 @@ def test_upgrade_from_0005_keeps_runs_and_adds_the_columns(ledger_url: str) -> N
         assert "timings" not in {c["name"] for c in _columns(connection, "km_runs")}
         assert "job_topics" not in {c["name"] for c in _columns(connection, "km_segments")}
         command.upgrade(config, "head")
-    assert ledger.run("old-run")["timings"] is None
+    assert ledger.run("old-run").timings is None  # type: ignore[union-attr]
     ledger.engine.dispose()
 
 
@@ -209,7 +211,7 @@ def test_topics_with_their_own_job_are_not_marked(tmp_path: Path) -> None:
 
 def test_older_runs_take_the_shared_job_from_their_plan(tmp_path: Path) -> None:
     ledger, run_id = recorded_ledger(f"sqlite:///{tmp_path / 'ledger.db'}")
-    segments = [{**s, "job_topics": None} for s in ledger.run_segments(run_id)]  # recorded before 0006
+    segments = [replace(s, job_topics=None) for s in ledger.run_segments(run_id)]  # recorded before 0006
     report = build_report(ledger.run(run_id), segments)
     assert {t["job_topics"] for t in report["topics"]} == {2}
 
@@ -239,7 +241,7 @@ def test_where_the_time_went_in_json_markdown_and_html(tmp_path: Path) -> None:
     # The digest mechanism still holds: regenerated from the ledger, byte for byte the recorded report.
     again = generate_report(ledger, run_id, tmp_path / "again")
     assert again.json.read_bytes() == files.json.read_bytes()
-    assert verify_report(files.json, ledger.run(run_id)["report_sha256"])[0]
+    assert verify_report(files.json, ledger.run(run_id).report_sha256)[0]  # type: ignore[union-attr]
 
 
 def test_cli_report_regenerates_the_timings_from_the_ledger(tmp_path: Path) -> None:
