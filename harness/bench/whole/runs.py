@@ -65,7 +65,8 @@ def project_sample(state_dir: Path, wall: float, load: float) -> dict[str, Any]:
 
         ledger = Ledger.open(default_ledger_url(state_dir))
         try:
-            timings = find_timings({"run": ledger.run(report["run"]["run_id"]) or {}})
+            run = ledger.run(report["run"]["run_id"])
+            timings = find_timings({"run": run.to_dict() if run else {}})
         finally:
             ledger.engine.dispose()
     return {
