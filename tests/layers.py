@@ -42,6 +42,7 @@ LAYERS = {
     "kafka": 2,
     "ledger": 2,
     "reports": 2,
+    "lineage": 2,
     "run": 3,
     "groups": 3,
     "access": 3,

@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from kafka_migration.exceptions import LedgerUnavailableError
 from kafka_migration.ledger.urls import redact_url
+from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome
@@ -114,7 +115,9 @@ def close_run(ledger: Any, evidence: RunEvidence, timings: RunTimings | None, re
     """Close the run in the ledger (status, records copied, message, timings) and write its sign-off report."""
     plan = evidence.plan
     ledger.finish_run(plan.run_id, evidence.status, evidence.copied, evidence.message, timings=timings)
-    return generate_report(ledger, plan.run_id, reports_dir)
+    files = generate_report(ledger, plan.run_id, reports_dir)
+    lineage.run_ended(files.json, files.sha256)  # COMPLETE or FAIL, from the report just written
+    return files
 
 
 def record_run(
@@ -132,6 +135,12 @@ def record_run(
     return close_run(ledger, evidence, timings, reports_dir)
 
 
+def run_opened(plan: MigrationPlan) -> None:
+    """A run open in the ledger (planned, not a dry run): its lineage START (lineage/emit.py; off unless
+    configured, and never failing the run)."""
+    lineage.run_started(plan)
+
+
 def record_dry_run(ledger: Any, plan: MigrationPlan) -> None:
     """A dry run ends once planned: nothing was created or copied, and it has no report."""
     ledger.finish_run(plan.run_id, "dry_run", 0, DRY_RUN)
@@ -142,7 +151,10 @@ def record_failure(ledger: Any, run_id: str, error: str, reports_dir: Path | Non
     so; a ledger that cannot take it only logs (the run's own error is the one to show)."""
     try:
         ledger.finish_run(run_id, "failed", 0, error[:2000] or "failed")
-        return generate_report(ledger, run_id, reports_dir) if reports_dir is not None else None
+        files = generate_report(ledger, run_id, reports_dir) if reports_dir is not None else None
+        if files is not None:
+            lineage.run_ended(files.json, files.sha256, error[:2000] or "failed")  # FAIL
+        return files
     except (SQLAlchemyError, OSError) as exc:
         log.warning("Could not record run %s as failed: %s", run_id, exc)
         return None

@@ -28,7 +28,14 @@ from kafka_migration.model.timings import RunTimings, run_timings, task_interval
 from kafka_migration.reports.signoff import ReportFiles
 from kafka_migration.reports.summary import TopicSummary, results_timings
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
-from kafka_migration.run.evidence import RunEvidence, close_run, record_dry_run, record_failure, store_topics
+from kafka_migration.run.evidence import (
+    RunEvidence,
+    close_run,
+    record_dry_run,
+    record_failure,
+    run_opened,
+    store_topics,
+)
 from kafka_migration.run.files import new_run_id, run_dir
 from kafka_migration.run.planner import Claim, build_plan
 from kafka_migration.run.topics import create_target_topics
@@ -226,6 +233,7 @@ def _plan(
         plan = build_plan(source, target, options, run_id=run_id, ledger=ledger, claim=claim)
         plan.write(run_dir(state_dir, plan.run_id) / "plan.json")
         ledger.start_run(plan, trigger="cli")
+        run_opened(plan)
     except BaseException:
         if claim is not None:
             release_leases(ledger, run_id)

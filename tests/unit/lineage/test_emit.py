@@ -1,0 +1,91 @@
+"""Sending: off without openlineage-python's configuration, its standard configuration when given, and an
+endpoint that cannot be reached costs one warning line and never an exception."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_migration.lineage import emit
+from kafka_migration.model.plan import MigrationPlan
+from tests.unit.ledger.test_ledger import plan
+from tests.unit.lineage.schemas import validate_event
+
+
+@pytest.fixture
+def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No OpenLineage configuration anywhere: no variables, no openlineage.yml here or in ~/.openlineage."""
+    for key in list(os.environ):
+        if key.startswith("OPENLINEAGE"):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(emit, "_client_sink", None)
+    emit.route(None)
+    yield tmp_path
+    emit.route(None)
+
+
+def _plan() -> MigrationPlan:
+    return plan("run-e", 0, 10, 0)
+
+
+def test_off_by_default_and_on_with_each_standard_setting(no_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not emit.configured()
+    emit.run_started(_plan())  # nothing to send to, nothing built
+    assert emit._client_sink is None
+    (no_config / "openlineage.yml").write_text("transport:\n  type: console\n")
+    assert emit.configured()
+    monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
+    assert not emit.configured()
+    monkeypatch.delenv("OPENLINEAGE_DISABLED")
+    (no_config / "openlineage.yml").unlink()
+    for key, value in (
+        ("OPENLINEAGE_URL", "http://lineage:5000"),
+        ("OPENLINEAGE_CONFIG", str(no_config / "elsewhere.yml")),
+        ("OPENLINEAGE__TRANSPORT__TYPE", "console"),
+    ):
+        if key == "OPENLINEAGE_CONFIG":
+            (no_config / "elsewhere.yml").write_text("transport:\n  type: console\n")
+        monkeypatch.setenv(key, value)
+        assert emit.configured(), key
+        monkeypatch.delenv(key)
+
+
+def test_the_file_transport_receives_valid_events(no_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = no_config / "events.jsonl"
+    (no_config / "openlineage.yml").write_text(f"transport:\n  type: file\n  log_file_path: {events}\n  append: true\n")
+    monkeypatch.setenv("OPENLINEAGE_NAMESPACE", "platform")
+    emit.run_started(_plan())
+    (event,) = [json.loads(line) for line in events.read_text().splitlines()]
+    validate_event(event)
+    assert event["eventType"] == "START" and event["job"]["namespace"] == "platform"
+
+
+def test_an_unreachable_endpoint_is_one_warning(
+    no_config: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (no_config / "openlineage.yml").write_text(
+        f"transport:\n  type: http\n  url: http://127.0.0.1:{port}\n  timeout: 1\n  retry:\n    total: 0\n"
+    )
+    with caplog.at_level(logging.WARNING, logger="kafka_migration.lineage.emit"):
+        emit.run_started(_plan())
+        emit.run_started(_plan())  # the sink is off after the first failure: no second attempt, no second line
+    (record,) = [r for r in caplog.records if r.name == "kafka_migration.lineage.emit"]
+    assert "could not send the START event" in record.getMessage()
+
+
+def test_a_bad_configuration_is_one_warning(no_config: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (no_config / "openlineage.yml").write_text("transport:\n  type: no-such-transport\n")
+    with caplog.at_level(logging.WARNING, logger="kafka_migration.lineage.emit"):
+        emit.run_started(_plan())
+    assert len([r for r in caplog.records if r.name == "kafka_migration.lineage.emit"]) == 1
