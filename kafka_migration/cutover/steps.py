@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kafka_migration.cutover.point import (
     COMPLETED,
@@ -23,6 +24,7 @@ from kafka_migration.cutover.point import (
     REFUSED,
     RUNNING,
     Cutover,
+    CutoverTopic,
     combine_segments,
     cutover_topics,
 )
@@ -32,6 +34,7 @@ from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, 
 from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
+from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_group_pattern
 from kafka_migration.model.offsets import MappedSegment
@@ -164,6 +167,7 @@ def finish_cutover(
     reports_dir: Path,
 ) -> CutoverOutcome:
     """After the final run: still quiet, verified, groups synced and proven; record the ends; write the report."""
+    started = lineage.now()
     ledger.update_cutover(cutover_id, run_id=plan.run_id)
     problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(source), checked)
@@ -189,6 +193,7 @@ def finish_cutover(
     message = "; ".join(problems) if problems else "consumers may start on the target"
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
     files = _write_report(ledger, cutover_id, reports_dir)
+    _lineage("cutover", cutover_id, plan.run_id, (source, target), topics, ledger, problems, message, started)
     if problems:
         raise VerificationError(
             f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
@@ -307,6 +312,7 @@ def finish_failback(
     reports_dir: Path,
 ) -> CutoverOutcome:
     """After the reverse run: target still quiet, verified, groups translated back with proof; report."""
+    started = lineage.now()
     ledger.update_cutover(cutover.cutover_id, failback_run_id=plan.run_id)
     problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(target), checked)
@@ -319,12 +325,37 @@ def finish_failback(
         cutover.cutover_id, failback_status=FAILED if problems else COMPLETED, failback_message=message[:4000]
     )
     files = _write_report(ledger, cutover.cutover_id, reports_dir)
+    moved = (target, source)  # records moved target -> source
+    _lineage("failback", cutover.cutover_id, plan.run_id, moved, cutover.topics, ledger, problems, message, started)
     if problems:
         raise VerificationError(
             f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
             f"Report: {files}"
         )
     return CutoverOutcome(cutover.cutover_id, plan.run_id, True, message, files)
+
+
+def _lineage(
+    kind: str,
+    cutover_id: str,
+    run_id: str,
+    moved: tuple[ClusterConfig, ClusterConfig],
+    topics: Iterable[CutoverTopic],
+    ledger: Ledger,
+    problems: list[str],
+    message: str,
+    started: str,
+) -> None:
+    """The cutover's (or failback's) lineage: each partition's ends and where each group starts (lineage/emit.py;
+    off unless configured, never failing the cutover). ``moved``: (from, to) clusters, as the records moved."""
+
+    def rows() -> list[dict[str, Any]]:
+        return [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)]
+
+    ends = [t.to_dict() for t in topics]
+    lineage.cutover_done(
+        kind, cutover_id, run_id, moved[0].bootstrap, moved[1].bootstrap, ends, rows, not problems, message, started
+    )
 
 
 def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[MappedSegment]]:

@@ -21,6 +21,7 @@ from kafka_migration.kafka.acls import unlisted_groups_hint
 from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url
+from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, ClusterPair
 from kafka_migration.model.groups import PENDING, UNREADABLE, WRITE, GroupSync, GroupSyncResult, PartitionSync
@@ -72,6 +73,7 @@ def sync_groups(
         proven, 1 otherwise (``result.failures()`` names them). Other failures raise MigrationError (exit 3).
     """
     select_groups((), groups, exclude_groups)  # bad patterns fail first, before any connection
+    started = lineage.now()
     source_cluster = GroupCluster(source)
     target_cluster = GroupCluster(target)
     source_info = source_cluster.describe()
@@ -127,6 +129,7 @@ def sync_groups(
     )
     if not dry_run:
         ledger.record_group_sync(result)
+        lineage.group_sync_done(result, source.bootstrap, target.bootstrap, started)  # the translated positions
     return result
 
 

@@ -174,16 +174,17 @@ def cutover_done(
     source: str,
     target: str,
     topics: Sequence[Mapping[str, Any]],
-    group_rows: Sequence[Mapping[str, Any]],
+    group_rows: Callable[[], Sequence[Mapping[str, Any]]],
     ok: bool,
     message: str | None,
     started: str,
 ) -> None:
-    """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets."""
+    """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets
+    (``group_rows`` reads them, only when something takes the events)."""
     from kafka_migration.lineage.events import cutover_events
 
     send(
         lambda: cutover_events(
-            kind, cutover_id, run_id, source, target, topics, group_rows, ok, message, started, job_namespace()
+            kind, cutover_id, run_id, source, target, topics, group_rows(), ok, message, started, job_namespace()
         )
     )
