@@ -12,7 +12,9 @@ kafka_migration (this file imports neither):
 
 Exit 0 when every partition matches, 1 on a mismatch or a failed copy.
 
-    python harness/bench/handwritten_copy_compare.py --source HOST:PORT --target HOST:PORT --topic T [--json]
+    python -m harness.bench.handwritten_copy_compare --source HOST:PORT --target HOST:PORT --topic T [--json]
+
+(from the repository's root: its producer and consumer settings come from harness/bench/baselines.py)
 """
 
 from __future__ import annotations

@@ -146,3 +146,13 @@ def test_the_notes_say_which_metadata_database_the_deployed_airflow_ran_on() -> 
     assert "metadata on PostgreSQL, as docker-compose.yaml" in note("postgresql")
     assert "SQLite: a triggered run waits for the next whole second" in note("sqlite")
     assert "SQLite" in note(None)  # results of a version that did not record it ran on SQLite
+
+
+def test_the_hand_written_script_starts_as_the_bench_launches_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Its --help, launched exactly as scenario 5 launches the script (from the repository, this venv): an
+    import the script cannot resolve fails here, not minutes into a bench run."""
+    from harness.bench.whole import runs
+
+    command = [*runs.script_command("127.0.0.1:1", "127.0.0.1:2", "t")[:3], "--help"]
+    code, _, output = runs.launch(command, tmp_path / "script.log", runs.child_env())
+    assert code == 0 and "--topic" in output, output

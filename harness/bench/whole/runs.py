@@ -17,7 +17,7 @@ from harness.bench.common import cli_run_command, load1
 from harness.bench.whole.metadata import find_timings
 
 REPO = Path(__file__).resolve().parents[3]
-SCRIPT = REPO / "harness" / "bench" / "handwritten_copy_compare.py"
+SCRIPT = "harness.bench.handwritten_copy_compare"  # run as a module from the repository (it imports the baselines)
 BIN = Path(sys.executable).parent
 
 
@@ -37,9 +37,14 @@ def launch(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, float, 
     return code, round(wall, 3), log.read_text(errors="replace")
 
 
+def script_command(source: str, target: str, topic: str) -> list[str]:
+    """The hand-written script as the bench launches it (``launch`` runs it from the repository)."""
+    return [sys.executable, "-m", SCRIPT, "--source", source, "--target", target, "--topic", topic, "--json"]
+
+
 def script_run(source: str, target: str, topic: str, run_dir: Path) -> dict[str, Any]:
     load = load1()
-    cmd = [sys.executable, str(SCRIPT), "--source", source, "--target", target, "--topic", topic, "--json"]
+    cmd = script_command(source, target, topic)
     code, wall, output = launch(cmd, run_dir / "script.log", child_env())
     if code != 0:
         raise RuntimeError(f"hand-written script exited {code}:\n{output[-3000:]}")
