@@ -2,8 +2,10 @@
 
 confluent-kafka (librdkafka) knows the TOPIC, GROUP, CLUSTER (its BROKER) and TRANSACTIONAL_ID resource types and
 every operation but CREATE_TOKENS and DESCRIBE_TOKENS. Bindings it cannot name (DELEGATION_TOKEN and USER
-resources, the token operations) come back as UNKNOWN: they are counted, so that a plan says how many bindings
-it could not read, never drops them silently.
+resources, the token operations) come back as UNKNOWN: when there are any, they are read again, and written and
+deleted, through kafka-python's public ACL methods (``kafka.kafka_python``), which name every resource type and
+operation. One binding model (``model.access.AclBinding``) for both clients; a binding neither can read is
+counted, never dropped silently.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.kafka_python import KafkaPythonClient
 from kafka_migration.model.access import CLUSTER, AclBinding, Password, ScramCredential
 
 # Kafka's names <-> confluent-kafka's enum member names, where they differ.
@@ -64,6 +67,36 @@ def _client_binding(binding: AclBinding) -> Any:
     )
 
 
+def _python_binding(found: Any) -> AclBinding | None:
+    pattern = found.resource_pattern
+    names = (pattern.resource_type, pattern.pattern_type, found.operation, found.permission_type)
+    if any(n.name == "UNKNOWN" for n in names):
+        return None
+    return AclBinding(
+        pattern.resource_type.name,
+        pattern.resource_name,
+        pattern.pattern_type.name,
+        found.principal,
+        found.host,
+        found.operation.name,
+        found.permission_type.name,
+    )
+
+
+def _python_acl(binding: AclBinding) -> Any:
+    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern, ResourceType
+
+    return ACL(
+        binding.principal,
+        binding.host,
+        ACLOperation[binding.operation],
+        ACLPermissionType[binding.permission],
+        ResourcePattern(
+            ResourceType[binding.resource_type], binding.resource_name, ACLResourcePatternType[binding.pattern_type]
+        ),
+    )
+
+
 def client_supports(binding: AclBinding) -> bool:
     """Whether confluent-kafka can write this binding (see the module)."""
     from confluent_kafka.admin import AclOperation, ResourceType
@@ -73,7 +106,43 @@ def client_supports(binding: AclBinding) -> bool:
 
 
 class AccessCluster(KafkaCluster):
-    """A cluster's access control, read and written through the admin client."""
+    """A cluster's access control, read and written through the admin client (kafka-python's for what
+    confluent-kafka cannot name; see the module)."""
+
+    _python: KafkaPythonClient | None = None
+
+    @property
+    def python(self) -> KafkaPythonClient:
+        if self._python is None:
+            self._python = KafkaPythonClient(self.config, self.timeout)
+        return self._python
+
+    def close(self) -> None:
+        """Close kafka-python's connections, if any were opened."""
+        if self._python is not None:
+            self._python.close()
+            self._python = None
+
+    def _python_bindings(self) -> list[AclBinding]:
+        """Every binding, read with kafka-python (one DescribeAcls with a match-all filter)."""
+        from kafka.admin import (
+            ACLFilter,
+            ACLOperation,
+            ACLPermissionType,
+            ACLResourcePatternType,
+            ResourcePatternFilter,
+            ResourceType,
+        )
+
+        everything = ACLFilter(
+            None,
+            None,
+            ACLOperation.ANY,
+            ACLPermissionType.ANY,
+            ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
+        )
+        found, _ = self.python.call(lambda: self.python.admin.describe_acls(everything), "describe ACLs", DESCRIBE_ACLS)
+        return [b for b in (_python_binding(acl) for acl in found) if b is not None]
 
     def bindings(self) -> ReadBindings:
         """Every ACL binding of the cluster (one DescribeAcls request with a match-all filter)."""
@@ -92,24 +161,38 @@ class AccessCluster(KafkaCluster):
             self.admin.describe_acls(everything, request_timeout=self.timeout), "describe ACLs", DESCRIBE_ACLS
         )
         read = [_binding(b) for b in found]
-        known = tuple(sorted(b for b in read if b is not None))
-        return ReadBindings(known, len(read) - len(known))
+        known = [b for b in read if b is not None]
+        unknown = len(read) - len(known)
+        if unknown:  # DELEGATION_TOKEN or USER resources, token operations: kafka-python names them
+            beyond = {b for b in self._python_bindings() if not client_supports(b)}
+            known += beyond
+            unknown = max(0, unknown - len(beyond))
+        return ReadBindings(tuple(sorted(set(known))), unknown)
 
     def create(self, bindings: Sequence[AclBinding]) -> None:
         """Create the bindings (creating one that exists is a no-op in Kafka: a retried sync is safe)."""
-        if not bindings:
-            return
-        futures = self.admin.create_acls([_client_binding(b) for b in bindings], request_timeout=self.timeout)
-        for future in futures.values():
-            self._result(future, "create ACL bindings", ALTER_ACLS)
+        ours = [b for b in bindings if client_supports(b)]
+        beyond = [b for b in bindings if not client_supports(b)]
+        if ours:
+            futures = self.admin.create_acls([_client_binding(b) for b in ours], request_timeout=self.timeout)
+            for future in futures.values():
+                self._result(future, "create ACL bindings", ALTER_ACLS)
+        if beyond:
+            acls = [_python_acl(b) for b in beyond]
+            done = self.python.call(lambda: self.python.admin.create_acls(acls), "create ACL bindings", ALTER_ACLS)
+            for error in done["failed"]:  # kafka-python's error classes
+                raise self.python.refused(error(), "create ACL bindings", ALTER_ACLS)
 
     def delete(self, bindings: Iterable[AclBinding]) -> int:
         """Delete exactly these bindings (each filter names every field: nothing else matches); returns how many
         the cluster deleted."""
         from confluent_kafka.admin import AclBindingFilter
 
+        wanted = list(bindings)
+        beyond = [b for b in wanted if not client_supports(b)]
+        deleted = self._python_delete(beyond) if beyond else 0
         filters = []
-        for binding in bindings:
+        for binding in (b for b in wanted if client_supports(b)):
             exact = _client_binding(binding)
             filters.append(
                 AclBindingFilter(
@@ -123,9 +206,20 @@ class AccessCluster(KafkaCluster):
                 )
             )
         if not filters:
-            return 0
+            return deleted
         futures = self.admin.delete_acls(filters, request_timeout=self.timeout)
-        return sum(len(self._result(f, "delete ACL bindings", ALTER_ACLS)) for f in futures.values())
+        return deleted + sum(len(self._result(f, "delete ACL bindings", ALTER_ACLS)) for f in futures.values())
+
+    def _python_delete(self, bindings: Sequence[AclBinding]) -> int:
+        """Delete exactly these bindings with kafka-python (an exact binding is its own filter)."""
+        acls = [_python_acl(b) for b in bindings]
+        results = self.python.call(lambda: self.python.admin.delete_acls(acls), "delete ACL bindings", ALTER_ACLS)
+        count = 0
+        for _, matched, error in results:
+            if error.errno:
+                raise self.python.refused(error(), "delete ACL bindings", ALTER_ACLS)
+            count += len(matched)
+        return count
 
     def scram_credentials(self) -> tuple[ScramCredential, ...]:
         """Every SCRAM credential of the cluster: user, mechanism, iterations (the secret cannot be read)."""

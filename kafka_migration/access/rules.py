@@ -24,6 +24,7 @@ from kafka_migration.model.access import (
     LITERAL,
     PREFIXED,
     TOPIC,
+    USER,
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AclBinding,
@@ -125,7 +126,10 @@ def translate(
     the mapping (unmapped ones unchanged). A PREFIXED topic binding is carried exactly only when the template
     adds nothing after ``{topic}``: ``pre.{topic}`` turns prefix ``orders`` into ``pre.orders``, which matches
     exactly the renamed topics, while ``{topic}.copy`` has no prefix that does."""
-    principal = (principals or {}).get(binding.principal, binding.principal)
+    mapping = principals or {}
+    principal = mapping.get(binding.principal, binding.principal)
+    if binding.resource_type == USER:  # the resource is a principal (User:name): it follows the mapping too
+        return _carry_user_resource(binding, principal, mapping)
     every_topic = binding.pattern_type == LITERAL and binding.resource_name == WILDCARD  # on either side
     if binding.resource_type != TOPIC or rename == "{topic}" or every_topic:
         return replace(binding, principal=principal)
@@ -138,6 +142,23 @@ def translate(
             "moved), or migrate with a rename that only prepends",
         )
     return replace(binding, resource_name=f"{before}{binding.resource_name}{after}", principal=principal)
+
+
+def _carry_user_resource(binding: AclBinding, principal: str, mapping: Mapping[str, str]) -> AclBinding | Refused:
+    """A binding on USER resources (CREATE_TOKENS, DESCRIBE_TOKENS for other users): a literal name is mapped like
+    a principal; a prefix stays, unless it covers a mapped principal whose new name it does not cover."""
+    name = binding.resource_name
+    if binding.pattern_type == LITERAL:
+        return replace(binding, principal=principal, resource_name=mapping.get(name, name))
+    broken = sorted(old for old, new in mapping.items() if old.startswith(name) and not new.startswith(name))
+    if broken:
+        return Refused(
+            binding,
+            f"the principal map moves {', '.join(broken[:3])} out of the prefix {name!r}, so no prefix on the target "
+            "matches exactly the same users; grant it on the target by hand (it is not moved), or map them within "
+            "the prefix",
+        )
+    return replace(binding, principal=principal)
 
 
 # -- what a sync does ------------------------------------------------------------------------------------------
@@ -259,6 +280,8 @@ def carrier(rename: str = "{topic}", principals: Mapping[str, str] | None = None
         if action.resource_type == TOPIC and rename != "{topic}":
             before, after = split_template(rename)
             name = f"{before}{name}{after}"
+        elif action.resource_type == USER:
+            name = mapping.get(name, name)
         return replace(action, principal=mapping.get(action.principal, action.principal), resource_name=name)
 
     return carry

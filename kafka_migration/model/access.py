@@ -176,3 +176,94 @@ class Password:
 
     def __repr__(self) -> str:
         return f"Password(user={self.user!r}, password='***')"
+
+
+# -- client quotas ---------------------------------------------------------------------------------------------
+
+QUOTA_USER, QUOTA_CLIENT_ID, QUOTA_IP = "user", "client-id", "ip"  # Kafka's entity types (kafka-configs.sh)
+QUOTA_ENTITY_TYPES = (QUOTA_USER, QUOTA_CLIENT_ID, QUOTA_IP)
+DEFAULT_NAME = "<default>"  # how kafka-configs.sh shows the default entity (the protocol's null name)
+# The quota keys Apache Kafka knows (QuotaConfig); a cluster's own keys are carried too, by name.
+QUOTA_KEYS = (
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+    "connection_creation_rate",
+)
+# What a sync did with a quota, besides ADDED, PRESENT, REMOVED and the dry run's WOULD_ADD and WOULD_REMOVE.
+UPDATED, WOULD_UPDATE = "updated", "would_update"  # a value this tool set earlier, changed on the source since
+DIFFERENT = "different"  # the target holds another value, not set by this tool: left alone
+TARGET_ONLY = "target_only"  # on the target only: left alone unless this tool set it (then removed when asked)
+
+
+@dataclass(frozen=True)
+class QuotaEntity:
+    """Who a quota applies to: one or two (type, name) parts in Kafka's order (user before client-id), a name of
+    None meaning the type's default entity (``<default>``)."""
+
+    parts: tuple[tuple[str, str | None], ...]
+
+    def __post_init__(self) -> None:
+        kinds = [kind for kind, _ in self.parts]
+        if not kinds or len(set(kinds)) != len(kinds) or any(k not in QUOTA_ENTITY_TYPES for k in kinds):
+            raise ConfigurationError(
+                f"Quota entity {self.parts!r}: give each of the types {', '.join(QUOTA_ENTITY_TYPES)} at most once."
+            )
+        ordered = tuple(sorted(self.parts, key=lambda p: QUOTA_ENTITY_TYPES.index(p[0])))
+        object.__setattr__(self, "parts", ordered)
+
+    @classmethod
+    def of(cls, **names: str | None) -> QuotaEntity:
+        """``QuotaEntity.of(user="alice", client_id=None)``: user alice with the default client id."""
+        return cls(tuple((kind.replace("_", "-"), name) for kind, name in names.items()))
+
+    def name(self, kind: str) -> str | None:
+        return dict(self.parts).get(kind)
+
+    def sort_key(self) -> tuple[tuple[int, bool, str], ...]:
+        """Users, then client ids, then ips; each type's default first."""
+        return tuple((QUOTA_ENTITY_TYPES.index(kind), name is not None, name or "") for kind, name in self.parts)
+
+    def __lt__(self, other: QuotaEntity) -> bool:
+        return self.sort_key() < other.sort_key()
+
+    def describe(self) -> str:
+        """As kafka-configs.sh names it: ``user alice, client-id <default>``."""
+        return ", ".join(f"{kind} {DEFAULT_NAME if name is None else name}" for kind, name in self.parts)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One quota: an entity, a key (producer_byte_rate, ...) and its value."""
+
+    entity: QuotaEntity
+    key: str
+    value: float
+
+    @property
+    def slot(self) -> tuple[QuotaEntity, str]:
+        """What the quota is set on: a cluster holds one value per entity and key."""
+        return self.entity, self.key
+
+    def __lt__(self, other: Quota) -> bool:
+        return (self.entity.sort_key(), self.key, self.value) < (other.entity.sort_key(), other.key, other.value)
+
+    def describe(self) -> str:
+        value = int(self.value) if float(self.value).is_integer() else self.value
+        return f"{self.key}={value} for {self.entity.describe()}"
+
+
+@dataclass(frozen=True)
+class RecordedQuota:
+    """One quota of a recorded access sync: the quota as the source has it (carried: user names mapped), the
+    target's value before the sync (None: absent), what the sync did with it and why."""
+
+    sync_id: str
+    synced_at: datetime
+    source_cluster_id: str
+    target_cluster_id: str
+    quota: Quota
+    target_value: float | None
+    action: str
+    reason: str | None = None

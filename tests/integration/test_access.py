@@ -22,12 +22,14 @@ from kafka_migration.model.access import (
     ALLOW,
     CLUSTER,
     CLUSTER_NAME,
+    DELEGATION_TOKEN,
     DENY,
     GROUP,
     LITERAL,
     PREFIXED,
     TOPIC,
     TRANSACTIONAL_ID,
+    USER,
     AclBinding,
     Password,
     ScramCredential,
@@ -109,6 +111,48 @@ def test_only_what_the_tool_created_is_removed(pair) -> None:  # type: ignore[no
     assert plan.remove == (gone,) and plan.add == ()
     assert target.delete(plan.remove) == 1
     assert sorted(_mine(target, unique)) == sorted([kept, theirs])
+
+
+def test_token_and_user_bindings_are_read_written_and_decided_alike(pair) -> None:  # type: ignore[no-untyped-def]
+    """Bindings confluent-kafka cannot name (DELEGATION_TOKEN and USER resources, the token operations) are read,
+    created and deleted through kafka-python, mapped, and both clusters decide their actions alike."""
+    source, target, unique = pair
+    ops, bob = f"User:ops-{unique}", f"User:bob-{unique}"
+    bindings = [
+        AclBinding(USER, bob, LITERAL, ops, "*", "CREATE_TOKENS", ALLOW),
+        AclBinding(USER, f"User:team-{unique}-", PREFIXED, ops, "*", "DESCRIBE_TOKENS", ALLOW),
+        AclBinding(USER, f"User:team-{unique}-x", LITERAL, ops, "10.1.2.3", "DESCRIBE_TOKENS", DENY),
+        AclBinding(DELEGATION_TOKEN, f"token-{unique}", LITERAL, bob, "*", "DESCRIBE", ALLOW),
+        AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, ops, "*", "CREATE_TOKENS", ALLOW),
+        AclBinding(TOPIC, f"orders-{unique}", LITERAL, ops, "*", "READ", ALLOW),  # beside them, through confluent
+    ]
+    source.create(bindings)
+    read = _mine(source, unique)  # asserts that nothing is left unreadable
+    assert sorted(read) == sorted(bindings)
+
+    principals = {ops: f"User:ops2-{unique}", bob: f"User:bob2-{unique}"}
+    plan = plan_bindings(read, _mine(target, unique), principals=principals)
+    assert len(plan.add) == len(bindings) and plan.refused == ()
+    assert (
+        AclBinding(USER, f"User:bob2-{unique}", LITERAL, f"User:ops2-{unique}", "*", "CREATE_TOKENS", ALLOW) in plan.add
+    )
+    target.create(plan.add)
+    assert sorted(_mine(target, unique)) == sorted(plan.add)
+    assert plan_bindings(read, _mine(target, unique), principals=principals).add == ()
+
+    decide = {side: Authorizer(_mine(side, unique), SUPER_USERS) for side in (source, target)}
+    actions = selection(read)
+    assert {a.resource_type for a in actions} >= {USER, DELEGATION_TOKEN, CLUSTER}
+    assert decision_differences(decide[source], decide[target], actions, carrier(principals=principals)) == []
+
+    planted = AclBinding(USER, f"User:bob2-{unique}", LITERAL, f"User:ops2-{unique}", "*", "CREATE_TOKENS", DENY)
+    target.create([planted])
+    found = decision_differences(
+        decide[source], Authorizer(_mine(target, unique), SUPER_USERS), actions, carrier(principals=principals)
+    )
+    assert {(d.source_action.operation, d.target.by) for d in found} == {("CREATE_TOKENS", planted)}
+    assert target.delete([planted]) == 1  # an exact delete, through kafka-python
+    assert planted not in _mine(target, unique)
 
 
 # -- kafka-migrate access, as a user runs it ----------------------------------------------------------------------

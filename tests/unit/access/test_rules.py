@@ -178,3 +178,60 @@ def test_ten_thousand_bindings_decide_their_selection_quickly() -> None:
     started = time.monotonic()
     assert decision_differences(authorizer, authorizer, actions, carrier()) == []
     assert len(actions) == 5000 * 8 and time.monotonic() - started < 60
+
+
+# -- DELEGATION_TOKEN and USER resources -------------------------------------------------------------------------
+
+
+def test_token_and_user_resources_are_decided_with_their_own_operations() -> None:
+    from kafka_migration.model.access import DELEGATION_TOKEN, USER
+
+    authorizer = Authorizer(
+        [
+            acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=USER),
+            acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED),
+            acl("User:team-secret", "DESCRIBE_TOKENS", DENY, principal="User:ops", kind=USER),
+            acl("token-1", "DESCRIBE", principal="User:ops", kind=DELEGATION_TOKEN),
+        ]
+    )
+    assert authorizer.decide(ask("User:bob", "CREATE_TOKENS", "User:ops", USER)).allowed
+    assert not authorizer.decide(ask("User:bob", "DESCRIBE_TOKENS", "User:ops", USER)).allowed  # nothing implied
+    assert authorizer.decide(ask("User:team-a", "DESCRIBE_TOKENS", "User:ops", USER)).allowed
+    assert not authorizer.decide(ask("User:team-secret", "DESCRIBE_TOKENS", "User:ops", USER)).allowed  # DENY wins
+    assert authorizer.decide(ask("token-1", "DESCRIBE", "User:ops", DELEGATION_TOKEN)).allowed
+    assert not authorizer.decide(ask("token-2", "DESCRIBE", "User:ops", DELEGATION_TOKEN)).allowed
+
+
+def test_a_user_resource_follows_the_principal_map_and_decides_alike() -> None:
+    from kafka_migration.model.access import DELEGATION_TOKEN, USER
+
+    principals = {"User:bob": "User:bob-dc2", "User:ops": "User:ops-dc2"}
+    source = [
+        acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=USER),
+        acl("*", "DESCRIBE_TOKENS", principal="User:ops", kind=USER),
+        acl("token-1", "DESCRIBE", principal="User:bob", kind=DELEGATION_TOKEN),
+    ]
+    carried = [translate(b, "dc1.{topic}", principals) for b in source]
+    assert carried == [
+        acl("User:bob-dc2", "CREATE_TOKENS", principal="User:ops-dc2", kind=USER),
+        acl("*", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=USER),
+        acl("token-1", "DESCRIBE", principal="User:bob-dc2", kind=DELEGATION_TOKEN),  # a token id is not renamed
+    ]
+    plan = plan_bindings(source, [], "dc1.{topic}", principals)
+    check = carrier("dc1.{topic}", principals)
+    assert decision_differences(Authorizer(source), Authorizer(plan.add), selection(source), check) == []
+    unmapped = [acl("User:bob", "CREATE_TOKENS", principal="User:ops-dc2", kind=USER)]  # the name left as it was
+    found = decision_differences(Authorizer(source), Authorizer(unmapped), selection(source), check)
+    assert {(d.target_action.resource_name, d.target_action.operation) for d in found} >= {
+        ("User:bob-dc2", "CREATE_TOKENS")
+    }
+
+
+def test_a_user_prefix_that_the_principal_map_breaks_is_refused() -> None:
+    from kafka_migration.model.access import USER
+
+    prefix = acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED)
+    kept = translate(prefix, principals={"User:team-a": "User:team-a2", "User:other": "User:x"})
+    assert kept == prefix  # every mapped user inside the prefix stays inside it
+    refused = translate(prefix, principals={"User:team-a": "User:a-dc2"})
+    assert isinstance(refused, Refused) and "moves User:team-a out of the prefix 'User:team-'" in refused.reason
