@@ -4,7 +4,7 @@ plan (plans the run and creates the target topics it needs)
   -> copy_verify (a Spark application per job of topics: it copies, and verifies each partition right
      after its copy, from fresh reads of both clusters)
   -> summary (records every topic's evidence, syncs the consumer groups when Param sync_groups asks,
-     closes the run and writes the report)
+     closes the run and writes the report; after a verified run, an asset event per verified target topic)
   -> and beside it topic_result (one per topic: its verdict, read from the job's results files;
      list_topics, beside copy_verify, lists the topics for it)
 
@@ -21,7 +21,8 @@ from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import run_tasks
-from kafka_migration.airflow.operators import MigrationSparkOperator
+from kafka_migration.airflow.lineage import use_provider
+from kafka_migration.airflow.operators import MigrationSparkOperator, MigrationSummaryOperator
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import MigrationOptions
 
@@ -29,6 +30,10 @@ from kafka_migration.model.config import MigrationOptions
 # or the form keeps its Trigger button disabled while the field holds its default.
 OPTIONAL_TEXT = ["null", "string"]
 TOPICS = "topics"  # XCom key of the plan task: one entry per planned topic, for the per-topic results
+
+# Inside Airflow a run's lineage goes through apache-airflow-providers-openlineage, not openlineage-python's
+# client: one emitter per DAG run (kafka_migration/airflow/lineage.py).
+use_provider()
 
 
 def skipped_after_a_failed_plan(finish: Callable[..., dict], *args: Any, **kwargs: Any) -> dict:  # type: ignore[type-arg]
@@ -227,19 +232,6 @@ def migration_steps(
         get_current_context()["topic"] = topic  # type: ignore[typeddict-unknown-key]
         return run_tasks.topic_result(plan_path, topic)
 
-    # ALL_DONE: also after a failed copy, so that the run is closed, its evidence stored and its report written.
-    # After a failed plan it closes what the plan opened and is skipped: the plan's error is the one to read.
-    @task(trigger_rule=TriggerRule.ALL_DONE)
-    def summary(params: dict | None = None, ti=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-        requested = group_sync and bool((params or {}).get("sync_groups"))
-        return skipped_after_a_failed_plan(
-            run_tasks.summarize_run,
-            ti.xcom_pull(task_ids="plan", key="plan"),
-            target_topic_ids=ti.xcom_pull(task_ids="plan", key=run_tasks.TARGET_TOPIC_IDS),
-            group_params=params if requested else None,
-            topics_created=ti.xcom_pull(task_ids="plan", key=TOPICS) is not None,
-        )
-
     jobs = plan()
     spark_step = {
         "source_conn_id": source_conn_id,
@@ -250,7 +242,10 @@ def migration_steps(
     # One Spark application per job copies and verifies: one start-up, verification overlapping the copy.
     copy_verify = MigrationSparkOperator.partial(task_id="copy_verify", step="migrate", **spark_step).expand(job=jobs)
     results = topic_result.expand_kwargs(list_topics(jobs))
-    done = summary()
+    # ALL_DONE: also after a failed copy, so that the run is closed, its evidence stored and its report written.
+    # After a failed plan it closes what the plan opened and is skipped: the plan's error is the one to read.
+    # After a verified run, an asset event per verified target topic; its lineage through the provider.
+    done = MigrationSummaryOperator(task_id="summary", group_sync=group_sync)
     # The per-topic verdicts and the summary read the same results files: side by side, not one after the other.
     copy_verify >> [results, done]
     return jobs, done

@@ -123,6 +123,15 @@ class MigrationSparkOperator(BaseOperator):
                 raise
         heartbeat.check()
 
+    def get_openlineage_facets_on_start(self) -> Any:
+        """For apache-airflow-providers-openlineage: this job's source topics in, their target topics out."""
+        from kafka_migration.airflow.lineage import job_lineage
+
+        return job_lineage(self.job["plan_path"], list(self.job["topics"]))
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_start()
+
     def on_kill(self) -> None:
         """Stop spark-submit (and, through the provider, a driver running on the cluster)."""
         self._killed.set()
@@ -336,6 +345,73 @@ class MigrationSparkOperator(BaseOperator):
                 f"{noun_for(len(bad), 'is')} not OK: {', '.join(bad)} "
                 "(see the topic_result tasks)."
             )
+
+
+class MigrationSummaryOperator(BaseOperator):
+    """The task that closes a run: stores its evidence and closes it through run/evidence.py (``run_tasks.
+    summarize_run``), and syncs the consumer groups when asked; skipped after a failed plan (whose error is the
+    one to read), failed unless every topic is verified.
+
+    After a verified run, one asset event per target topic copied and verified, through the outlet alias
+    ``kafka_migration.verified_topics`` (named as the Kafka provider names a topic: ``kafka://host:port/topic``):
+    a DAG scheduled on such an asset runs after a verified migration, never after one that failed or found
+    differences (a failed task's asset events are not recorded, and none is added). Its OpenLineage (inputs,
+    outputs, the ``kafkaMigration`` run facet) is what run/evidence.py built (kafka_migration/airflow/lineage.py).
+    """
+
+    ui_color = "#e8f5e9"
+
+    def __init__(self, *, group_sync: bool = False, **kwargs: Any) -> None:
+        from airflow.sdk import AssetAlias
+        from airflow.task.trigger_rule import TriggerRule
+
+        from kafka_migration.airflow.lineage import VERIFIED_TOPICS_ALIAS
+
+        kwargs.setdefault("trigger_rule", TriggerRule.ALL_DONE)  # also after a failed copy: the run is closed
+        super().__init__(outlets=[AssetAlias(VERIFIED_TOPICS_ALIAS)], **kwargs)
+        self.group_sync = group_sync
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        from kafka_migration.airflow import run_tasks
+        from kafka_migration.airflow.lineage import TASK
+
+        TASK.runs.clear()
+        ti, params = context["ti"], context.get("params") or {}
+        requested = self.group_sync and bool(params.get("sync_groups"))
+        try:
+            result = run_tasks.summarize_run(
+                ti.xcom_pull(task_ids="plan", key="plan"),
+                target_topic_ids=ti.xcom_pull(task_ids="plan", key=run_tasks.TARGET_TOPIC_IDS),
+                group_params=params if requested else None,
+                topics_created=ti.xcom_pull(task_ids="plan", key="topics") is not None,
+            )
+        except run_tasks.PlanFailed as exc:  # the plan's error is the run's one red task
+            raise AirflowSkipException(str(exc)) from None
+        if result.get("verified"):
+            self._verified_assets(context, result["run_id"])
+        return result
+
+    def _verified_assets(self, context: Any, run_id: str) -> None:
+        from airflow.sdk import Asset, AssetAlias
+
+        from kafka_migration.airflow import settings
+        from kafka_migration.airflow.lineage import VERIFIED_TOPICS_ALIAS, verified_assets
+
+        events = context["outlet_events"][AssetAlias(VERIFIED_TOPICS_ALIAS)]
+        for uri, extra in verified_assets(settings.reports_dir() / run_id / "report.json"):
+            events.add(Asset(uri), extra=extra)
+            self.log.info("Asset event: %s verified", uri)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """For apache-airflow-providers-openlineage: the run's topics and its evidence as run facets."""
+        from kafka_migration.airflow.lineage import run_lineage
+
+        return run_lineage()
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        return self.get_openlineage_facets_on_complete(task_instance)
 
 
 @contextlib.contextmanager
