@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafka_migration.access.admin import FAILED, AccessCluster
+from kafka_migration.access.quota_sync import QuotaOutcome, QuotaSync
 from kafka_migration.access.rules import (
     AclPlan,
     Authorizer,
@@ -59,6 +60,7 @@ class AccessSyncResult:
     differences: tuple[DecisionDifference, ...]
     users: UsersPlan
     logins: Mapping[str, tuple[str, str | None]]  # user -> (proven | failed | not_provable, why)
+    quotas: QuotaOutcome = field(default_factory=QuotaOutcome)  # client quotas (access/quota_sync.py)
 
     @property
     def failed_logins(self) -> list[str]:
@@ -66,7 +68,7 @@ class AccessSyncResult:
 
     @property
     def proven(self) -> bool:
-        access = not self.differences and not self.plan.conflicts and not any(self.unreadable)
+        access = not self.differences and not self.plan.conflicts and not any(self.unreadable) and self.quotas.proven
         return access and not self.users.needs_password and not self.failed_logins
 
     @property
@@ -143,11 +145,13 @@ def sync_access(
             f"{plural(len(plan.refused), 'ACL binding')} of the source cannot be carried to the target exactly, "
             f"nothing was written: {some([r.describe() for r in plan.refused], most=3)}."
         )
+    quotas = QuotaSync.read_and_plan(source, target, ledger.access_quotas_set(src_id, tgt_id), principals, remove_stale)
     logins: dict[str, tuple[str, str | None]] = {}
     if not dry_run:
         tgt.create(plan.add)
         tgt.delete(plan.remove)
         tgt.upsert_scram(users.add, passwords)
+        quotas.apply()
         for credential in (*users.add, *users.present):
             if credential.user in passwords and credential.user not in logins:
                 logins[credential.user] = tgt.login(credential, passwords[credential.user])
@@ -178,6 +182,10 @@ def sync_access(
             *((c, NEEDS_PASSWORD, None, "no password given for it") for c in users.needs_password),
         ],
     )
+    quota_outcome = quotas.prove(dry_run)  # both clusters described again
+    quotas.record(ledger, sync_id, run_id, (src_id, tgt_id), dry_run)
+    for cluster in (src, tgt):  # kafka-python's connections, if token/user bindings were read
+        cluster.close()
     return AccessSyncResult(
         sync_id,
         dry_run,
@@ -189,4 +197,5 @@ def sync_access(
         tuple(differences),
         users,
         logins,
+        quota_outcome,
     )

@@ -1,5 +1,5 @@
-"""``kafka-migrate access``: carry the source's ACL bindings to the target and prove both decide alike, or show a
-recorded sync."""
+"""``kafka-migrate access``: carry the source's ACL bindings, SCRAM users and client quotas to the target and prove
+both decide and limit alike, or show a recorded sync."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import DEFAULT_RENAME, ClusterConfig
 
 SYNC_CODES = {
-    EXIT_OK: "every binding on the target (or, a dry run, planned) and both clusters decide every action alike",
-    EXIT_MISMATCH: "a difference: an action decided differently, a DENY on the target the source lacks, or "
-    "bindings the client cannot read",
+    EXIT_OK: "every binding and quota on the target (or, a dry run, planned), both clusters decide every action "
+    "alike and hold the same quotas",
+    EXIT_MISMATCH: "a difference: an action decided differently, a DENY on the target the source lacks, "
+    "bindings the client cannot read, or a quota the clusters hold differently",
 }
 SYNC_EXAMPLES = [
     "# what a sync would add, keep and remove, and whether both clusters would then decide alike",
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
     parser = subcommand(
         sub,
         "access",
-        "ACL bindings on the target, proven by the authorizer's decisions: access sync, access show",
+        "ACL bindings, SCRAM users and client quotas on the target, proven: access sync, access show",
         SYNC_CODES,
         [*SYNC_EXAMPLES[:2], *SHOW_EXAMPLES],
     )
@@ -52,7 +53,8 @@ def add_parser(sub: Any) -> None:
     sync = subcommand(
         access_sub,
         "sync",
-        "carry every ACL binding of the source to the target (add-only), then prove both clusters decide alike",
+        "carry every ACL binding, SCRAM user and client quota of the source to the target (add-only), then prove "
+        "both clusters decide and limit alike",
         SYNC_CODES,
         SYNC_EXAMPLES,
     )
@@ -78,11 +80,12 @@ def add_parser(sub: Any) -> None:
         help='JSON file of SCRAM passwords by user, {"alice": "..."} (a cluster never gives them out); users without '
         "one are listed as needing a password",
     )
-    sync.add_argument("--dry-run", action="store_true", help="plan and prove on paper, write no binding")
+    sync.add_argument("--dry-run", action="store_true", help="plan and prove on paper, write no binding or quota")
     sync.add_argument(
         "--remove-stale",
         action="store_true",
-        help="also delete bindings this tool created earlier that the source no longer has (never any other)",
+        help="also delete bindings and quotas this tool created earlier that the source no longer has (never any "
+        "other)",
     )
     add_ledger_options(sync)
     add_output(sync)
@@ -97,6 +100,7 @@ def access(args: argparse.Namespace) -> int:
         return _show(args)
     from kafka_migration.access.sync import load_credentials, load_principal_map, sync_access
     from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.kafka.kafka_python import kafka_python_settings
     from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.model.naming import validate_rename_template
     from kafka_migration.run.files import new_run_id
@@ -111,6 +115,8 @@ def access(args: argparse.Namespace) -> int:
     target = ClusterConfig.build("target", args.target, args.target_config)
     check_client_settings(source)
     check_client_settings(target)
+    for config in (source, target):  # quotas and token/user ACLs go through kafka-python: its settings too
+        kafka_python_settings(config, timeout=15.0)
     url = ledger_url(args)
     check_reachable(source)  # before the ledger is created: an unreachable cluster writes nothing
     check_reachable(target)
@@ -161,6 +167,7 @@ def _document(result: Any) -> dict[str, Any]:
             "users_needing_a_password": len(result.users.users_needing_a_password),
             "logins_failed": len(result.failed_logins),
         },
+        quotas=_quota_document(result.quotas),
         users_needing_a_password=result.users.users_needing_a_password,
         logins={user: {"outcome": outcome, "reason": why} for user, (outcome, why) in result.logins.items()},
         add=[b.describe() for b in plan.add],
@@ -193,6 +200,7 @@ def _text(result: Any) -> str:
     )
     for user, (outcome, why) in sorted(result.logins.items()):
         lines.append(f"  login as {user} on the target: {outcome}" + (f" ({why})" if why else ""))
+    lines += _quota_text(result.quotas, result.dry_run)
     for side, count in zip(("source", "target"), result.unreadable, strict=True):
         if count:
             lines.append(
@@ -206,22 +214,28 @@ def _text(result: Any) -> str:
             f"differently: {shown}"
         )
     elif result.proven:
-        lines.append(f"Proven: both clusters decide all {result.actions_checked:,} actions of the bindings alike.")
+        lines.append(
+            f"Proven: both clusters decide all {result.actions_checked:,} actions of the bindings alike and hold the "
+            f"same {plural(result.quotas.target_count, 'client quota')}."
+        )
     else:
-        lines.append("NOT proven: see the conflicts, unreadable bindings, users and logins above.")
+        lines.append("NOT proven: see the conflicts, unreadable bindings, users, logins and quotas above.")
     if not result.dry_run:
         lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
     return "\n".join(lines)
 
 
 def _show(args: argparse.Namespace) -> int:
-    from kafka_migration.model.access import CONFLICT, REFUSED
+    from kafka_migration.model.access import CONFLICT, DIFFERENT, REFUSED, TARGET_ONLY
 
     ledger = open_ledger(args)
     rows = ledger.access_sync_rows(args.sync_id)
-    if not rows:
+    quotas = ledger.access_quota_rows(args.sync_id)
+    if not rows and not quotas:
         raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
-    code = EXIT_MISMATCH if any(r.action in (CONFLICT, REFUSED) for r in rows) else EXIT_OK
+    different = any(r.action in (CONFLICT, REFUSED) for r in rows)
+    different = different or any(q.action in (DIFFERENT, TARGET_ONLY) for q in quotas)
+    code = EXIT_MISMATCH if different else EXIT_OK
     if json_wanted(args):
         from kafka_migration.cli.output import document, when
 
@@ -230,13 +244,22 @@ def _show(args: argparse.Namespace) -> int:
             document(
                 "access show",
                 sync_id=args.sync_id,
-                synced_at=when(rows[0].synced_at),
+                synced_at=when((rows or quotas)[0].synced_at),
                 exit_code=code,
                 bindings=[{"binding": r.binding.describe(), "action": r.action, "reason": r.reason} for r in rows],
+                quotas=[
+                    {
+                        "quota": q.quota.describe(),
+                        "target_value": q.target_value,
+                        "action": q.action,
+                        "reason": q.reason,
+                    }
+                    for q in quotas
+                ],
             ),
         )
         return code
-    first = rows[0]
+    first = (rows or quotas)[0]
     print(
         f"Access sync {args.sync_id}, {first.synced_at:%Y-%m-%d %H:%M:%S} UTC, {first.source_cluster_id} -> "
         f"{first.target_cluster_id}"
@@ -249,4 +272,57 @@ def _show(args: argparse.Namespace) -> int:
             f"  {action:<12} SCRAM {credential.mechanism} user {credential.user}{login_text}"
             + (f" ({reason})" if reason else "")
         )
+    for recorded in quotas:
+        before = (
+            "" if recorded.target_value in (None, recorded.quota.value) else f", target had {recorded.target_value:g}"
+        )
+        reason = f" ({recorded.reason})" if recorded.reason else ""
+        print(f"  {recorded.action:<12} quota {recorded.quota.describe()}{before}{reason}")
     return code
+
+
+def _quota_document(outcome: Any) -> dict[str, Any]:
+    plan = outcome.plan
+    return {
+        "totals": {
+            "add": len(plan.add),
+            "present": len(plan.present),
+            "update": len(plan.update),
+            "different": len(plan.different),
+            "target_only": len(plan.target_only),
+            "remove": len(plan.remove),
+            "source": outcome.source_count,
+            "target": outcome.target_count,
+            "differences": len(outcome.differences),
+        },
+        "add": [q.describe() for q in plan.add],
+        "update": [c.describe() for c in plan.update],
+        "different": [c.describe() for c in plan.different],
+        "target_only": [q.describe() for q in plan.target_only],
+        "remove": [q.describe() for q in plan.remove],
+        "differences": [d.describe() for d in outcome.differences],
+    }
+
+
+def _quota_text(outcome: Any, dry_run: bool) -> list[str]:
+    from kafka_migration.model.text import plural, some
+
+    plan = outcome.plan
+    verbs = ("would set", "would update", "would remove") if dry_run else ("set", "updated", "removed")
+    lines = [
+        f"  Quotas: {verbs[0]} {plural(len(plan.add), 'quota')}, {len(plan.present)} already present, {verbs[1]} "
+        f"{len(plan.update)}, {verbs[2]} {len(plan.remove)}"
+    ]
+    lines += [f"  + quota {q.describe()}" for q in plan.add[:20]]
+    lines += [f"  ~ quota {c.describe()}" for c in plan.update[:20]]
+    lines += [f"  - quota {q.describe()}" for q in plan.remove[:20]]
+    for change in plan.different:
+        lines.append(
+            f"  quota different: {change.describe()}; not set by this tool, left alone: change it on the target"
+        )
+    for quota in plan.target_only:
+        lines.append(f"  quota on the target only: {quota.describe()}; left alone")
+    if outcome.differences:
+        shown = some([d.describe() for d in outcome.differences], most=5)
+        lines.append(f"  NOT the same quotas: {plural(len(outcome.differences), 'difference')}: {shown}")
+    return lines

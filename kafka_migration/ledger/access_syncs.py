@@ -1,20 +1,112 @@
-"""The ledger's access syncs: every ACL binding a sync looked at and what it did with it, and the bindings this
-tool created on a target (the only ones a later sync may remove)."""
+"""The ledger's access syncs: every ACL binding and client quota a sync looked at and what it did with it, the
+bindings this tool created on a target (the only ones a later sync may remove) and the quotas it set there (the
+only ones a later sync may change or remove)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from sqlalchemy import Engine, delete, insert, select
 
-from kafka_migration.ledger.schema import access_syncs, access_users, utc_now
-from kafka_migration.model.access import ADDED, REMOVED, AclBinding, RecordedBinding, ScramCredential
+from kafka_migration.ledger.schema import access_quotas, access_syncs, access_users, utc_now
+from kafka_migration.model.access import (
+    ADDED,
+    REMOVED,
+    UPDATED,
+    AclBinding,
+    Quota,
+    QuotaEntity,
+    RecordedBinding,
+    RecordedQuota,
+    ScramCredential,
+)
 
 _BINDING = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 
 
-class AccessSyncRecords:
-    """Access syncs, a part of ``Ledger``."""
+class AccessQuotaRecords:
+    """Access syncs' client quotas, a part of ``Ledger``."""
+
+    engine: Engine
+
+    def record_access_quotas(
+        self,
+        sync_id: str,
+        run_id: str | None,
+        source_cluster_id: str,
+        target_cluster_id: str,
+        rows: Sequence[tuple[Quota, float | None, str, str | None]],
+        dry_run: bool = False,
+    ) -> None:
+        """Store a sync's quotas (quota, the target's value before, action, reason), replacing an earlier record of
+        the same sync id."""
+        now = utc_now()
+        values = [
+            {
+                "sync_id": sync_id,
+                "run_id": run_id,
+                "synced_at": now,
+                "source_cluster_id": source_cluster_id,
+                "target_cluster_id": target_cluster_id,
+                "dry_run": int(dry_run),
+                "entity": json.dumps([list(part) for part in quota.entity.parts]),
+                "quota_key": quota.key,
+                "value": quota.value,
+                "target_value": target_value,
+                "action": action,
+                "reason": reason,
+            }
+            for quota, target_value, action, reason in rows
+        ]
+        with self.engine.begin() as c:
+            c.execute(delete(access_quotas).where(access_quotas.c.sync_id == sync_id))
+            if values:
+                c.execute(insert(access_quotas), values)
+
+    def access_quota_rows(self, sync_id: str) -> list[RecordedQuota]:
+        with self.engine.connect() as c:
+            query = select(access_quotas).where(access_quotas.c.sync_id == sync_id).order_by(access_quotas.c.id)
+            return [
+                RecordedQuota(
+                    r.sync_id,
+                    r.synced_at,
+                    r.source_cluster_id,
+                    r.target_cluster_id,
+                    _quota(r),
+                    r.target_value,
+                    r.action,
+                    r.reason,
+                )
+                for r in c.execute(query)
+            ]
+
+    def access_quotas_set(self, source_cluster_id: str, target_cluster_id: str) -> set[Quota]:
+        """The quotas (entity, key, value) this tool set on the target for this pair and has not removed or
+        replaced since (dry runs aside)."""
+        ours: dict[tuple[QuotaEntity, str], Quota] = {}
+        with self.engine.connect() as c:
+            result = c.execute(
+                select(access_quotas)
+                .where(
+                    access_quotas.c.source_cluster_id == source_cluster_id,
+                    access_quotas.c.target_cluster_id == target_cluster_id,
+                    access_quotas.c.dry_run == 0,
+                    access_quotas.c.action.in_([ADDED, UPDATED, REMOVED]),
+                )
+                .order_by(access_quotas.c.synced_at, access_quotas.c.id)
+            )
+            for row in result:
+                quota = _quota(row)
+                if row.action == REMOVED:
+                    ours.pop(quota.slot, None)
+                else:
+                    ours[quota.slot] = quota
+        return set(ours.values())
+
+
+class AccessSyncRecords(AccessQuotaRecords):
+    """Access syncs, a part of ``Ledger`` (their quotas: ``AccessQuotaRecords``)."""
 
     engine: Engine
 
@@ -103,6 +195,11 @@ class AccessSyncRecords:
                 else:
                     created.discard(binding)
         return created
+
+
+def _quota(row: object) -> Quota:
+    entity = QuotaEntity(tuple((kind, name) for kind, name in json.loads(row.entity)))  # type: ignore[attr-defined]
+    return Quota(entity, row.quota_key, float(row.value))  # type: ignore[attr-defined]
 
 
 def _binding(row: object) -> AclBinding:

@@ -261,6 +261,27 @@ access_users = Table(
     Index("ix_km_access_users_sync", "sync_id"),
 )
 
+# 0009_access_quotas: the client quotas an access sync looked at, and what it did with each.
+access_quotas = Table(
+    "km_access_quotas",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sync_id", String(250), nullable=False),
+    Column("run_id", String(250)),
+    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("dry_run", Integer, nullable=False, default=0),
+    Column("entity", Text, nullable=False),  # JSON: [[type, name or null for the default], ...]
+    Column("quota_key", String(100), nullable=False),
+    Column("value", Float, nullable=False),  # the source's (carried); a target_only row: the target's
+    Column("target_value", Float),  # the target's before the sync; null: none
+    Column("action", String(20), nullable=False),  # added, present, updated, different, target_only, removed
+    Column("reason", Text),
+    Index("ix_km_access_quotas_sync", "sync_id"),
+    Index("ix_km_access_quotas_clusters", "source_cluster_id", "target_cluster_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

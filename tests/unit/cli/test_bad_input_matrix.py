@@ -342,6 +342,15 @@ SPECIFIC: list[Case] = [
         c_json='{"app": "User:b"}',
     ),
     cmd("--super-user", *ACCESS, "--super-user", "admin", expect="--super-user 'admin' is not a principal TYPE:NAME"),
+    cmd(
+        "--target-config",
+        *ACCESS,
+        "--target-config",
+        "{tmp}/c.json",
+        expect="The target cluster's setting sasl.oauthbearer.scope cannot be used for client quotas",
+        c_json='{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", '
+        '"sasl.password": "p", "sasl.oauthbearer.scope": "x"}',
+    ),
     cmd("--credentials", *ACCESS, "--credentials", "", expect="argument --credentials: must not be empty"),
     cmd("--credentials", *ACCESS, "--credentials", "{tmp}/c.json", expect="is not valid JSON (line 1)", c_json="{"),
     cmd(
