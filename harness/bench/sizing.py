@@ -45,8 +45,10 @@ def rates(results: dict[str, Any]) -> Iterator[tuple[str, str, float | None, flo
         ("verify, 200 B records (scenario 3)", "verify.project"),
         ("copy, 10 KB records (scenario 8)", "large_records.copy"),
         ("verify, 10 KB records (scenario 8)", "large_records.verify"),
-        ("copy, 200 B, standalone cluster (scenario 4)", "cluster.standalone.copy"),
-        ("verify, 200 B, standalone cluster (scenario 4)", "cluster.standalone.verify"),
+        ("copy, 200 B, standalone cluster, executors' archive (scenario 4)", "cluster.archived.copy"),
+        ("verify, 200 B, standalone cluster, executors' archive (scenario 4)", "cluster.archived.verify"),
+        ("copy, 200 B, local mode beside it (scenario 4)", "cluster.local.copy"),
+        ("verify, 200 B, local mode beside it (scenario 4)", "cluster.local.verify"),
     ):
         records = _number(get(results, f"{prefix}.records_per_second"))
         mb = _number(get(results, f"{prefix}.mb_per_second"))

@@ -28,7 +28,7 @@ def test_rates_are_per_core_and_name_their_keys() -> None:
     rows = {prefix: (records, mb) for _, prefix, records, mb in sizing.rates(RESULTS)}
     assert rows["copy.project"] == (50_000.0, 10.0)
     assert rows["large_records.verify"] == (2_000.0, None)  # NaN (no data) is no figure
-    assert rows["cluster.standalone.copy"] == (None, None)  # the run lacks the scenario
+    assert rows["cluster.archived.copy"] == (None, None)  # the run lacks the scenario
     assert sizing.task_rate(RESULTS) == pytest.approx(20_000.0)  # median of 20k, 10k, 50k per task-second
 
 
