@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.access.admin import FAILED, AccessCluster
+from kafka_migration.access.admin import FAILED, PROVEN, AccessCluster
+from kafka_migration.access.permissions import check_access_permissions
+from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ledger_rows, probe_users
 from kafka_migration.access.quota_sync import QuotaOutcome, QuotaSync
 from kafka_migration.access.rules import (
     AclPlan,
@@ -60,6 +62,7 @@ class AccessSyncResult:
     differences: tuple[DecisionDifference, ...]
     users: UsersPlan
     logins: Mapping[str, tuple[str, str | None]]  # user -> (proven | failed | not_provable, why)
+    probes: ProbeReport = field(default_factory=ProbeReport)  # the users' live probes (access/probe.py)
     quotas: QuotaOutcome = field(default_factory=QuotaOutcome)  # client quotas (access/quota_sync.py)
 
     @property
@@ -69,7 +72,7 @@ class AccessSyncResult:
     @property
     def proven(self) -> bool:
         access = not self.differences and not self.plan.conflicts and not any(self.unreadable) and self.quotas.proven
-        return access and not self.users.needs_password and not self.failed_logins
+        return access and not self.users.needs_password and not self.failed_logins and self.probes.proven
 
     @property
     def exit_code(self) -> int:
@@ -95,17 +98,22 @@ def load_principal_map(path: str | Path | None) -> dict[str, str]:
     if path is None:
         return {}
     where = Path(path)
-    example = '{"User:app": "User:app-dc2"}'
-    data = _json_file(where, "principal map", example)
+    return principal_map(_json_file(where, "principal map", PRINCIPAL_MAP_EXAMPLE), f"The principal map {where}")
+
+
+PRINCIPAL_MAP_EXAMPLE = '{"User:app": "User:app-dc2"}'
+
+
+def principal_map(data: object, where: str) -> dict[str, str]:
+    """A principal map's content (a file's, or a DAG's Param), checked: ``where`` begins the refusal."""
     if not isinstance(data, dict):
         raise ConfigurationError(
-            f"The principal map {where} holds a JSON {type(data).__name__}; give an object such as {example}."
+            f"{where} holds a JSON {type(data).__name__}; give an object such as {PRINCIPAL_MAP_EXAMPLE}."
         )
     bad = [f"{k!r}: {v!r}" for k, v in data.items() if not isinstance(v, str) or ":" not in k or ":" not in v]
     if bad:
         raise ConfigurationError(
-            f"The principal map {where} maps {some(bad, most=3)}, not a principal TYPE:NAME to another "
-            "(User:app to User:app-dc2)."
+            f"{where} maps {some(bad, most=3)}, not a principal TYPE:NAME to another (User:app to User:app-dc2)."
         )
     return dict(data)
 
@@ -130,10 +138,12 @@ def sync_access(
     remove_stale: bool = False,
     run_id: str | None = None,
     passwords: Mapping[str, Password] | None = None,
+    probe_users_most: int = DEFAULT_USERS,
 ) -> AccessSyncResult:
     """Plan (and unless ``dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on ``target``,
     prove (decisions; each user with a password logs in to the target), record."""
     src, tgt = AccessCluster(source), AccessCluster(target)
+    check_access_permissions(src, tgt, dry_run)  # before anything is read or written (exit 2)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
     read_source, read_target = src.bindings(), tgt.bindings()
     created = ledger.access_bindings_created(src_id, tgt_id)
@@ -156,8 +166,22 @@ def sync_access(
             if credential.user in passwords and credential.user not in logins:
                 logins[credential.user] = tgt.login(credential, passwords[credential.user])
         after: tuple[AclBinding, ...] = tgt.bindings().bindings
+        logged_in = {u: passwords[u] for u, (outcome, _) in logins.items() if outcome == PROVEN}
+        mechanisms = {c.user: c.mechanism for c in reversed((*users.add, *users.present))}
+        probes = probe_users(
+            source,
+            target,
+            read_source.bindings,
+            logged_in,
+            mechanisms,
+            (src.topic_names(), tgt.topic_names()),
+            rename,
+            principals,
+            most_users=probe_users_most,
+        )
     else:
         after = tuple(sorted((set(read_target.bindings) | set(plan.add)) - set(plan.remove)))
+        probes = ProbeReport()
     actions = selection(read_source.bindings)
     differences = decision_differences(
         Authorizer(read_source.bindings, super_users),
@@ -182,6 +206,7 @@ def sync_access(
             *((c, NEEDS_PASSWORD, None, "no password given for it") for c in users.needs_password),
         ],
     )
+    ledger.record_access_probes(sync_id, ledger_rows(probes))
     quota_outcome = quotas.prove(dry_run)  # both clusters described again
     quotas.record(ledger, sync_id, run_id, (src_id, tgt_id), dry_run)
     for cluster in (src, tgt):  # kafka-python's connections, if token/user bindings were read
@@ -197,5 +222,6 @@ def sync_access(
         tuple(differences),
         users,
         logins,
+        probes,
         quota_outcome,
     )

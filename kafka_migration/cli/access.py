@@ -17,6 +17,7 @@ from kafka_migration.cli.options import (
     ledger_url,
     nonempty,
     nonempty_path,
+    not_negative,
     open_ledger,
     print_document,
 )
@@ -82,6 +83,14 @@ def add_parser(sub: Any) -> None:
     )
     sync.add_argument("--dry-run", action="store_true", help="plan and prove on paper, write no binding or quota")
     sync.add_argument(
+        "--probe-users",
+        type=not_negative,
+        default=20,
+        metavar="N",
+        help="after writing, the first N users given a password (by name) log in to both clusters and try what "
+        "their bindings allow and deny; both must answer alike (default 20, 0: none)",
+    )
+    sync.add_argument(
         "--remove-stale",
         action="store_true",
         help="also delete bindings and quotas this tool created earlier that the source no longer has (never any "
@@ -133,6 +142,7 @@ def access(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         remove_stale=args.remove_stale,
         passwords=passwords,
+        probe_users_most=args.probe_users,
     )
     if json_wanted(args):
         print_document(args, _document(result))
@@ -166,7 +176,13 @@ def _document(result: Any) -> dict[str, Any]:
             "users_present": len(result.users.present),
             "users_needing_a_password": len(result.users.users_needing_a_password),
             "logins_failed": len(result.failed_logins),
+            "probes": len(result.probes.outcomes),
+            "probes_different": len(result.probes.mismatches),
         },
+        probes=[
+            {"probe": o.probe.describe(), "source": o.source, "target": o.target, "matched": o.matched}
+            for o in result.probes.outcomes
+        ],
         quotas=_quota_document(result.quotas),
         users_needing_a_password=result.users.users_needing_a_password,
         logins={user: {"outcome": outcome, "reason": why} for user, (outcome, why) in result.logins.items()},
@@ -200,6 +216,9 @@ def _text(result: Any) -> str:
     )
     for user, (outcome, why) in sorted(result.logins.items()):
         lines.append(f"  login as {user} on the target: {outcome}" + (f" ({why})" if why else ""))
+    from kafka_migration.access.probe import render_probes
+
+    lines += render_probes(result.probes)
     lines += _quota_text(result.quotas, result.dry_run)
     for side, count in zip(("source", "target"), result.unreadable, strict=True):
         if count:
@@ -219,7 +238,7 @@ def _text(result: Any) -> str:
             f"same {plural(result.quotas.target_count, 'client quota')}."
         )
     else:
-        lines.append("NOT proven: see the conflicts, unreadable bindings, users, logins and quotas above.")
+        lines.append("NOT proven: see the conflicts, unreadable bindings, users, logins, probes and quotas above.")
     if not result.dry_run:
         lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
     return "\n".join(lines)
@@ -233,7 +252,10 @@ def _show(args: argparse.Namespace) -> int:
     quotas = ledger.access_quota_rows(args.sync_id)
     if not rows and not quotas:
         raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
-    different = any(r.action in (CONFLICT, REFUSED) for r in rows)
+    from kafka_migration.access.probe import outcome_from_row
+
+    probes = [outcome_from_row(r) for r in ledger.access_probe_rows(args.sync_id)]
+    different = any(r.action in (CONFLICT, REFUSED) for r in rows) or any(not o.matched for o in probes)
     different = different or any(q.action in (DIFFERENT, TARGET_ONLY) for q in quotas)
     code = EXIT_MISMATCH if different else EXIT_OK
     if json_wanted(args):
@@ -247,6 +269,7 @@ def _show(args: argparse.Namespace) -> int:
                 synced_at=when((rows or quotas)[0].synced_at),
                 exit_code=code,
                 bindings=[{"binding": r.binding.describe(), "action": r.action, "reason": r.reason} for r in rows],
+                probes=[{"probe": o.probe.describe(), "source": o.source, "target": o.target} for o in probes],
                 quotas=[
                     {
                         "quota": q.quota.describe(),
@@ -272,6 +295,8 @@ def _show(args: argparse.Namespace) -> int:
             f"  {action:<12} SCRAM {credential.mechanism} user {credential.user}{login_text}"
             + (f" ({reason})" if reason else "")
         )
+    for outcome in probes:
+        print(f"  {'probe':<12} {outcome.describe()}")
     for recorded in quotas:
         before = (
             "" if recorded.target_value in (None, recorded.quota.value) else f", target had {recorded.target_value:g}"

@@ -5,11 +5,12 @@ only ones a later sync may change or remove)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select
 
-from kafka_migration.ledger.schema import access_quotas, access_syncs, access_users, utc_now
+from kafka_migration.ledger.schema import access_probes, access_quotas, access_syncs, access_users, utc_now
 from kafka_migration.model.access import (
     ADDED,
     REMOVED,
@@ -160,6 +161,19 @@ class AccessSyncRecords(AccessQuotaRecords):
             c.execute(delete(access_users).where(access_users.c.sync_id == sync_id))
             if values:
                 c.execute(insert(access_users), values)
+
+    def record_access_probes(self, sync_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Store a sync's live probes (the columns of km_access_probes but the id): outcomes, never secrets."""
+        values = [{"sync_id": sync_id, **row} for row in rows]
+        with self.engine.begin() as c:
+            c.execute(delete(access_probes).where(access_probes.c.sync_id == sync_id))
+            if values:
+                c.execute(insert(access_probes), values)
+
+    def access_probe_rows(self, sync_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            query = select(access_probes).where(access_probes.c.sync_id == sync_id).order_by(access_probes.c.id)
+            return [dict(r._mapping) for r in c.execute(query)]
 
     def access_user_rows(self, sync_id: str) -> list[tuple[ScramCredential, str, str | None, str | None]]:
         with self.engine.connect() as c:

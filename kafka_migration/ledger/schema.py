@@ -282,6 +282,25 @@ access_quotas = Table(
     Index("ix_km_access_quotas_clusters", "source_cluster_id", "target_cluster_id"),
 )
 
+# 0010_access_probes: what each cluster answered an access sync's live probes (a user trying an operation as its
+# bindings allow or deny it); outcomes and names only, never a secret.
+access_probes = Table(
+    "km_access_probes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sync_id", String(250), nullable=False),
+    Column("user", String(255), nullable=False),  # as it logged in to the source
+    Column("target_user", String(255), nullable=False),  # as it logged in to the target (the principal map)
+    Column("probe", String(20), nullable=False),  # produce, consume, commit, describe, transaction
+    Column("resource", String(255), nullable=False),  # the topic, group or transactional id on the source
+    Column("target_resource", String(255), nullable=False),  # the same on the target (the rename)
+    Column("topic", String(255)),  # a commit's topic on the source
+    Column("source_outcome", Text, nullable=False),  # allowed, denied (ERROR) or inconclusive: why
+    Column("target_outcome", Text, nullable=False),
+    Column("matched", Integer, nullable=False),
+    Index("ix_km_access_probes_sync", "sync_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

@@ -342,6 +342,7 @@ SPECIFIC: list[Case] = [
         c_json='{"app": "User:b"}',
     ),
     cmd("--super-user", *ACCESS, "--super-user", "admin", expect="--super-user 'admin' is not a principal TYPE:NAME"),
+    cmd("--probe-users", *ACCESS, "--probe-users", "-1", expect="argument --probe-users: must be at least 0"),
     cmd(
         "--target-config",
         *ACCESS,
