@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-DAG_IDS = ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback")
+DAG_IDS = ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback", "kafka_migration_access")
 NEEDS_INPUT = {("kafka_failback", "cutover_id")}  # no default can name the cutover to reverse
 
 
