@@ -9,6 +9,7 @@ anything is read or written, naming the cluster and the permission.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,9 +139,9 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     assert [r["matched"] for r in ledger.access_probe_rows("access-probe-2")].count(0) == 2
 
 
-def _cli(*args: str, state_dir: Path) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, state_dir: Path, command: str = "sync") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kafka_migration.cli", "access", "sync", *args, "--state-dir", str(state_dir)],
+        [sys.executable, "-m", "kafka_migration.cli", "access", command, *args, "--state-dir", str(state_dir)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -174,6 +175,12 @@ def test_the_cli_prints_and_records_the_probes(pair, tmp_path: Path) -> None:  #
         "probe DIFFERENT: alice: produce to topic orders (dc1.orders on the target): source allowed, target "
         f"{DENIED} (DIFFERENT)" in different.stdout
     )
+    (sync_id,) = re.findall(r"kafka-migrate access show (\S+)", different.stdout)
+    shown = _cli(sync_id, state_dir=tmp_path, command="show")
+    assert shown.returncode == 1, shown.stdout + shown.stderr  # as the sync: the conflict, the probe
+    assert shown.stdout.count("  probe        alice: ") == 8, shown.stdout
+    planted = "produce to topic orders (dc1.orders on the target): source allowed, target"
+    assert f"probe        alice: {planted} {DENIED} (DIFFERENT)" in shown.stdout
     skipped = _cli(*common, "--probe-users", "0", state_dir=tmp_path)
     assert "live probes" not in skipped.stdout and skipped.returncode == 1  # the conflict is still named
 
