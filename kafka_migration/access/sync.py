@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,14 @@ from kafka_migration.model.access import (
     ADDED,
     CONFLICT,
     NEEDS_PASSWORD,
+    NOT_PROVEN_VERDICT,
     PRESENT,
+    PROVEN_VERDICT,
     REFUSED,
     REMOVED,
     WOULD_ADD,
     WOULD_REMOVE,
+    AccessCheck,
     AclBinding,
     Password,
 )
@@ -64,6 +68,7 @@ class AccessSyncResult:
     logins: Mapping[str, tuple[str, str | None]]  # user -> (proven | failed | not_provable, why)
     probes: ProbeReport = field(default_factory=ProbeReport)  # the users' live probes (access/probe.py)
     quotas: QuotaOutcome = field(default_factory=QuotaOutcome)  # client quotas (access/quota_sync.py)
+    report: Path | None = None  # the sync's report.html (a dry run writes none)
 
     @property
     def failed_logins(self) -> list[str]:
@@ -139,9 +144,11 @@ def sync_access(
     run_id: str | None = None,
     passwords: Mapping[str, Password] | None = None,
     probe_users_most: int = DEFAULT_USERS,
+    reports_dir: Path | None = None,
 ) -> AccessSyncResult:
     """Plan (and unless ``dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on ``target``,
-    prove (decisions; each user with a password logs in to the target), record."""
+    prove (decisions; each user with a password logs in to the target), record, and (not for a dry run) write
+    the sync's report into ``reports_dir``/<sync_id> with its digest in the ledger."""
     src, tgt = AccessCluster(source), AccessCluster(target)
     check_access_permissions(src, tgt, dry_run)  # before anything is read or written (exit 2)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
@@ -211,7 +218,7 @@ def sync_access(
     quotas.record(ledger, sync_id, run_id, (src_id, tgt_id), dry_run)
     for cluster in (src, tgt):  # kafka-python's connections, if token/user bindings were read
         cluster.close()
-    return AccessSyncResult(
+    result = AccessSyncResult(
         sync_id,
         dry_run,
         src_id,
@@ -225,3 +232,36 @@ def sync_access(
         probes,
         quota_outcome,
     )
+    return _record_verdict(ledger, result, run_id, (source, target), reports_dir)
+
+
+def _record_verdict(
+    ledger: Any,
+    result: AccessSyncResult,
+    run_id: str | None,
+    pair: tuple[ClusterConfig, ClusterConfig],
+    reports_dir: Path | None,
+) -> AccessSyncResult:
+    """The sync's verdict into the ledger beside its rows, then (not for a dry run) its report from the ledger."""
+    from kafka_migration.reports.security import generate_access_report
+
+    ledger.record_access_check(
+        AccessCheck(
+            sync_id=result.sync_id,
+            run_id=run_id,
+            synced_at=datetime.now(UTC),
+            source_cluster_id=result.source_cluster_id,
+            target_cluster_id=result.target_cluster_id,
+            source_bootstrap=str(pair[0].settings.get("bootstrap.servers", "")),
+            target_bootstrap=str(pair[1].settings.get("bootstrap.servers", "")),
+            dry_run=result.dry_run,
+            verdict=PROVEN_VERDICT if result.proven else NOT_PROVEN_VERDICT,
+            actions_checked=result.actions_checked,
+            differences=tuple(d.describe() for d in result.differences),
+            unreadable=result.unreadable,
+        )
+    )
+    if result.dry_run or reports_dir is None:
+        return result
+    files = generate_access_report(ledger, result.sync_id, reports_dir)
+    return replace(result, report=files.html)

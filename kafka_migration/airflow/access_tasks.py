@@ -125,6 +125,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
     from kafka_migration.access.probe import render_probes
     from kafka_migration.access.sync import principal_map, sync_access
     from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
+    from kafka_migration.airflow.settings import reports_dir
     from kafka_migration.model.config import param_count, param_flag, param_text
     from kafka_migration.model.naming import validate_rename_template
     from kafka_migration.run.files import new_run_id
@@ -158,6 +159,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
         remove_stale=param_flag(params, "remove_stale"),
         passwords=passwords,
         probe_users_most=20 if probes is None else probes,
+        reports_dir=reports_dir(),
     )
     plan = result.plan
     lines = [
@@ -172,6 +174,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
         *render_probes(result.probes),
         *(f"  conflict: {b.describe()}" for b in plan.conflicts),
         *(f"  different: {d.describe()}" for d in result.differences[:10]),
+        *([f"  Report: {result.report}"] if result.report else []),
     ]
     log.info("\n%s", "\n".join(lines))
     summary = {
@@ -182,6 +185,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
         "differences": len(result.differences),
         "probes": len(result.probes.outcomes),
         "probes_different": len(result.probes.mismatches),
+        "report": str(result.report) if result.report else None,
     }
     if not result.proven:
         raise RuntimeError(

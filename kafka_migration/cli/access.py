@@ -10,6 +10,7 @@ from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
     EXIT_MISMATCH,
     EXIT_OK,
+    REPORT_DIR_HELP,
     add_cluster_options,
     add_ledger_options,
     add_output,
@@ -20,6 +21,7 @@ from kafka_migration.cli.options import (
     not_negative,
     open_ledger,
     print_document,
+    reports_dir_of,
 )
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import DEFAULT_RENAME, ClusterConfig
@@ -97,6 +99,7 @@ def add_parser(sub: Any) -> None:
         "other)",
     )
     add_ledger_options(sync)
+    sync.add_argument("--report-dir", type=nonempty_path, help=REPORT_DIR_HELP)
     add_output(sync)
     show = subcommand(access_sub, "show", "what a recorded access sync did, from the ledger", SHOW_CODES, SHOW_EXAMPLES)
     show.add_argument("sync_id", type=nonempty, metavar="SYNC_ID", help="a sync id printed by 'access sync'")
@@ -143,6 +146,7 @@ def access(args: argparse.Namespace) -> int:
         remove_stale=args.remove_stale,
         passwords=passwords,
         probe_users_most=args.probe_users,
+        reports_dir=reports_dir_of(args),
     )
     if json_wanted(args):
         print_document(args, _document(result))
@@ -163,6 +167,7 @@ def _document(result: Any) -> dict[str, Any]:
         target_cluster_id=result.target_cluster_id,
         verdict="proven" if result.proven else "different",
         exit_code=result.exit_code,
+        report=str(result.report) if result.report else None,
         totals={
             "add": len(plan.add),
             "present": len(plan.present),
@@ -241,6 +246,8 @@ def _text(result: Any) -> str:
         lines.append("NOT proven: see the conflicts, unreadable bindings, users, logins, probes and quotas above.")
     if not result.dry_run:
         lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
+    if result.report:
+        lines.append(f"Report: {result.report}")
     return "\n".join(lines)
 
 

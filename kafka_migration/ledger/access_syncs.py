@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select
 
+from kafka_migration.ledger.access_checks import AccessCheckRecords
 from kafka_migration.ledger.schema import access_probes, access_quotas, access_syncs, access_users, utc_now
 from kafka_migration.model.access import (
     ADDED,
@@ -106,8 +107,9 @@ class AccessQuotaRecords:
         return set(ours.values())
 
 
-class AccessSyncRecords(AccessQuotaRecords):
-    """Access syncs, a part of ``Ledger`` (their quotas: ``AccessQuotaRecords``)."""
+class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
+    """Access syncs, a part of ``Ledger`` (their quotas: ``AccessQuotaRecords``; their verdicts:
+    ``AccessCheckRecords``)."""
 
     engine: Engine
 

@@ -301,6 +301,27 @@ access_probes = Table(
     Index("ix_km_access_probes_sync", "sync_id"),
 )
 
+# 0011_access_checks: one row per access sync: its verdict, the decision check's result, its report's digest.
+access_checks = Table(
+    "km_access_checks",
+    metadata,
+    Column("sync_id", String(250), primary_key=True),
+    Column("run_id", String(250)),
+    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("source_cluster_id", String(250), nullable=False),
+    Column("target_cluster_id", String(250), nullable=False),
+    Column("source_bootstrap", Text, nullable=False),
+    Column("target_bootstrap", Text, nullable=False),
+    Column("dry_run", Integer, nullable=False, default=0),
+    Column("verdict", String(20), nullable=False),  # proven or different
+    Column("actions_checked", Integer, nullable=False),
+    Column("differences", JSON, nullable=False),  # descriptions of the actions decided differently
+    Column("unreadable_source", Integer, nullable=False, default=0),
+    Column("unreadable_target", Integer, nullable=False, default=0),
+    Column("report_sha256", String(80)),
+    Index("ix_km_access_checks_time", "synced_at"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

@@ -267,3 +267,26 @@ class RecordedQuota:
     target_value: float | None
     action: str
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AccessCheck:
+    """An access sync's verdict as recorded: what was decided on both clusters and with what outcome. The
+    bindings, users, quotas and probes it looked at are recorded beside it, under the same ``sync_id``."""
+
+    sync_id: str
+    run_id: str | None
+    synced_at: datetime
+    source_cluster_id: str
+    target_cluster_id: str
+    source_bootstrap: str
+    target_bootstrap: str
+    dry_run: bool
+    verdict: str  # PROVEN or NOT_PROVEN
+    actions_checked: int
+    differences: tuple[str, ...]  # actions decided differently on the two clusters, described
+    unreadable: tuple[int, int]  # bindings the source and the target hold that could not be read
+    report_sha256: str | None = None  # of the sync's report.json (a dry run writes none)
+
+
+PROVEN_VERDICT, NOT_PROVEN_VERDICT = "proven", "different"  # as `access sync --output json` says it

@@ -212,6 +212,10 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     }
     assert set(_admin(target_cluster, "target").scram_credentials()) >= {carol, dave}
     assert "s3cret" not in synced.stdout + synced.stderr
+    report = json.loads(Path(doc["report"]).with_name("report.json").read_text())  # the sync's own sign-off
+    assert report["verdict"] == "PROVEN" and report["security"]["decision_check"]["differences"] == []
+    assert {u["user"] for u in report["security"]["users"]} >= {"carol", "dave"}
+    assert "s3cret" not in "".join(p.read_text() for p in Path(doc["report"]).parent.iterdir())
     assert b"s3cret" not in (tmp_path / "ledger.db").read_bytes()  # the ledger keeps users, never passwords
     again = _cli("sync", *common, state_dir=tmp_path)
     assert again.returncode == 0 and "added 0 bindings, 3 already present" in again.stdout, again.stdout
