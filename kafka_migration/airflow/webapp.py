@@ -73,7 +73,9 @@ def create_app(
         return ledger_for(get_url())
 
     app.include_router(
-        create_router(lambda: ledger().engine, get_state, clusters or Clusters()), prefix="/api", tags=["console"]
+        create_router(lambda: ledger().engine, get_state, clusters or Clusters(), get_reports),
+        prefix="/api",
+        tags=["console"],
     )
 
     def run_or_404(run_id: str) -> RecordedRun:

@@ -1,4 +1,5 @@
-"""The console's JSON API: overview, runs, a run, consumer group syncs, cutovers and the read-only pre-flight.
+"""The console's JSON API: overview, runs, a run, consumer group syncs, cutovers, the read-only pre-flight and
+access syncs (``console.access``).
 
 An ``APIRouter`` from a factory; ``kafka_migration.airflow.webapp`` mounts it under ``/api`` in the
 plugin's FastAPI app, behind Airflow's authentication. Ledger reads go through the ledger's one read API (``Ledger``);
@@ -241,12 +242,22 @@ def _topic_lag(
     }
 
 
+def _configured_reports_dir() -> Path:
+    from kafka_migration.airflow import settings
+
+    return settings.reports_dir()
+
+
 def create_router(
     engine: Callable[[], Engine],
     state_dir: Callable[[], Path],
     clusters: Clusters,
+    reports_dir: Callable[[], Path] | None = None,
 ) -> APIRouter:
-    """``engine`` and ``state_dir`` are called per request (the configuration may change without a restart)."""
+    """``engine``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
+    a restart); ``reports_dir`` defaults to the configured one."""
+    from kafka_migration.airflow.console.access import create_access_router
+
     router = APIRouter()
     read = Reader(engine, state_dir, clusters)
 
@@ -376,4 +387,5 @@ def create_router(
         except MigrationError as exc:  # bad patterns, unknown connections, an unreachable cluster
             raise HTTPException(422, " ".join(str(exc).split())) from None
 
+    router.include_router(create_access_router(read.ledger, reports_dir or _configured_reports_dir))
     return router

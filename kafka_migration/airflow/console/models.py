@@ -297,3 +297,122 @@ class PreflightView(ApiView):
     groups: list[PreflightGroupView]
     problems: list[str]
     ready: bool
+
+
+# -- access syncs (ACL bindings, SCRAM users, client quotas), as the sign-off report's security section --------
+
+
+class AccessClusterView(ApiView):
+    cluster_id: str
+    bootstrap: str
+
+
+class AccessTotalsView(ApiView):
+    """What an access sync did with the source's bindings, summed over every resource type and pattern."""
+
+    added: int = Field(description="bindings written to the target (a dry run: would write)")
+    present: int = Field(description="bindings the target already had")
+    removed: int = Field(description="bindings this tool had created and the source no longer has")
+    refused: int = Field(description="bindings not carried (e.g. a name the rename cannot map)")
+    conflict: int = Field(description="target-only bindings that change what the source allows")
+
+
+class AccessSyncView(ApiView):
+    """One access sync in the list: its verdict and what needs a person's attention."""
+
+    sync_id: str
+    run_id: str | None
+    synced_at: str | None
+    dry_run: bool
+    verdict: str = Field(description="proven: both clusters decide alike; different: they do not")
+    source: AccessClusterView
+    target: AccessClusterView
+    totals: AccessTotalsView
+    needs_password: list[str] = Field(description="SCRAM users not created: the operator gave no password")
+    quota_differences: int
+    probe_mismatches: int = Field(description="live probes the target answered otherwise than the source")
+    report_sha256: str | None
+
+
+class AccessSyncsPageView(ApiView):
+    total: int
+    limit: int
+    offset: int
+    syncs: list[AccessSyncView]
+
+
+class AccessCountView(ApiView):
+    resource_type: str
+    pattern_type: str
+    added: int
+    present: int
+    removed: int
+    refused: int
+    conflict: int
+
+
+class AccessBindingView(ApiView):
+    action: str
+    binding: str = Field(description="the binding as the CLI describes it, e.g. ALLOW User:a READ on TOPIC t")
+    resource_type: str
+    pattern_type: str
+    reason: str | None
+
+
+class AccessUserView(ApiView):
+    user: str
+    mechanism: str
+    iterations: int
+    action: str
+    login: str | None = Field(description="the user's login to the target (proven, failed), never a secret")
+    reason: str | None
+
+
+class AccessQuotaView(ApiView):
+    entity: str
+    key: str
+    value: float | None
+    target_value: float | None
+    action: str
+    reason: str | None
+
+
+class AccessProbesView(ApiView):
+    total: int
+    matched: int
+    mismatches: list[str]
+
+
+class AccessDecisionCheckView(ApiView):
+    """Every (principal, operation, resource) the bindings name, decided by each cluster's rules."""
+
+    actions_checked: int
+    differences: list[str]
+    unreadable: list[int] = Field(description="bindings neither cluster could read: [source, target]")
+
+
+class AccessReportView(ApiView):
+    directory: str = Field(description="where the sync's report files are (or would be)")
+    files: list[str] = Field(description="the formats written (html, json, md); none for a dry run")
+
+
+class AccessSyncDetailView(ApiView):
+    """An access sync as the sign-off report's security section shows it."""
+
+    sync_id: str
+    synced_at: str | None
+    dry_run: bool
+    verdict: str
+    source: AccessClusterView
+    target: AccessClusterView
+    counts: list[AccessCountView]
+    bindings: list[AccessBindingView]
+    users: list[AccessUserView]
+    needs_password: list[str]
+    quotas: list[AccessQuotaView]
+    quota_differences: int
+    probes: AccessProbesView
+    run_id: str | None
+    decision_check: AccessDecisionCheckView
+    report_sha256: str | None
+    report: AccessReportView

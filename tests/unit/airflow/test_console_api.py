@@ -345,6 +345,6 @@ def test_every_route_refuses_an_unauthenticated_caller(ledger: Ledger, tmp_path:
     routes = [r.path for r in client.app.routes if hasattr(r, "methods")]  # type: ignore[attr-defined]
     assert "/api/runs" in routes and "/static/{name}" in routes and "/openapi.json" in routes
     for path in routes:
-        url = path.format(run_id=RUN_1, cutover_id="c", fmt="html", name="console.umd.cjs")
+        url = path.format(run_id=RUN_1, cutover_id="c", sync_id="s", fmt="html", name="console.umd.cjs")
         assert client.get(url).status_code == 401, path
     assert client.get("/api/runs", headers={"Authorization": "Bearer good"}).status_code == 200

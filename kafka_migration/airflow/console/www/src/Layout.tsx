@@ -8,13 +8,14 @@ const TABS: Array<[string, string]> = [
   ["Runs", `${CONSOLE}/runs`],
   ["Consumer groups", `${CONSOLE}/groups`],
   ["Cutover", `${CONSOLE}/cutover`],
+  ["Access", `${CONSOLE}/access`],
 ];
 
 export const Layout = () => (
   <Box p={4} data-testid="kafka-console">
     <Heading size="xl">Kafka migrations</Heading>
     <Text color="fg.muted" fontSize="sm" mb={3}>
-      Runs, checkpoints, consumer groups and cutovers from the migration ledger. An offset range gives its first
+      Runs, checkpoints, consumer groups, cutovers and access syncs from the migration ledger. An offset range gives its first
       and last offset, both included, and how many offsets it holds: 0–1469 (1,470 offsets).
     </Text>
     <HStack as="nav" aria-label="Console views" borderBottomWidth="1px" gap={5} mb={4} pb={2}>

@@ -2,6 +2,7 @@
 export const CONSOLE = "/plugin/kafka-migrations";
 
 export const consoleRun = (runId: string): string => `${CONSOLE}/runs/${encodeURIComponent(runId)}`;
+export const consoleAccessSync = (syncId: string): string => `${CONSOLE}/access/${encodeURIComponent(syncId)}`;
 export const dagRun = (dagId: string, dagRunId: string): string =>
   `/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(dagRunId)}`;
 export const taskLogs = (dagId: string, dagRunId: string, taskId: string, mapped = false): string =>

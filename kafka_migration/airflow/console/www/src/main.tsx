@@ -6,6 +6,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { Route, Routes } from "react-router-dom";
 
 import { Layout } from "./Layout";
+import { AccessPage, AccessSyncPage } from "./pages/Access";
 import { CutoverPage } from "./pages/Cutover";
 import { GroupsPage } from "./pages/Groups";
 import { OverviewPage } from "./pages/Overview";
@@ -38,6 +39,8 @@ const PluginComponent = ({ dagId, runId }: PluginComponentProps) => {
               <Route element={<RunPage />} path="runs/:migrationRunId" />
               <Route element={<GroupsPage />} path="groups" />
               <Route element={<CutoverPage />} path="cutover" />
+              <Route element={<AccessPage />} path="access" />
+              <Route element={<AccessSyncPage />} path="access/:syncId" />
             </Route>
           </Routes>
         )}

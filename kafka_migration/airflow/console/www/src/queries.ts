@@ -6,7 +6,7 @@ import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import { ApiError, dagDetails, get, triggerDag, type ApiQuery, type ApiResponse } from "./api/client";
 
 /** Milliseconds between refreshes: fast while a run runs (its progress moves), slow otherwise. */
-export const POLL = { cutovers: 10_000, groupSyncs: 15_000, overview: 30_000, running: 2000, runs: 15_000 } as const;
+export const POLL = { accessSyncs: 15_000, cutovers: 10_000, groupSyncs: 15_000, overview: 30_000, running: 2000, runs: 15_000 } as const;
 
 export const useOverview = () =>
   useQuery({ queryFn: () => get("/api/overview"), queryKey: ["overview"], refetchInterval: POLL.overview });
@@ -68,6 +68,23 @@ export const usePreflight = (query: ApiQuery<"/api/cutover-preflight"> | null) =
     queryFn: () => get("/api/cutover-preflight", { query: query ?? {} }),
     queryKey: ["preflight", query],
     retry: false,
+  });
+
+/** A page of access syncs (ACL bindings, SCRAM users, client quotas), newest first. */
+export const useAccessSyncs = (query: ApiQuery<"/api/access-syncs">) =>
+  useQuery({
+    placeholderData: keepPreviousData,
+    queryFn: () => get("/api/access-syncs", { query }),
+    queryKey: ["access-syncs", query],
+    refetchInterval: POLL.accessSyncs,
+  });
+
+/** One access sync as the sign-off report's security section tells it (recorded once: no polling; 404 is an answer). */
+export const useAccessSync = (syncId: string) =>
+  useQuery({
+    queryFn: () => get("/api/access-syncs/{sync_id}", { path: { sync_id: syncId } }),
+    queryKey: ["access-sync", syncId],
+    retry: (failures: number, error: Error) => !(error instanceof ApiError && error.status === 404) && failures < 1,
   });
 
 /** A DAG's details from Airflow's REST API: its Params, for a trigger form. */

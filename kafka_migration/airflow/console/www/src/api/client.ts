@@ -45,7 +45,7 @@ const queryString = (params: object): string => {
 };
 
 /** The JSON API's GET routes (the reports are files, opened by their URL). */
-export type ApiPath = Extract<keyof paths, `/api/${string}`>;
+export type ApiPath = Exclude<Extract<keyof paths, `/api/${string}`>, `${string}/report.{fmt}`>;
 type Operation<P extends ApiPath> = paths[P]["get"];
 export type ApiResponse<P extends ApiPath> = Operation<P>["responses"][200]["content"]["application/json"];
 export type ApiQuery<P extends ApiPath> = NonNullable<Operation<P>["parameters"]["query"]>;
@@ -62,6 +62,8 @@ export const get = <P extends ApiPath>(route: P, ...[params]: ParamsArg<P>): Pro
 
 export const reportUrl = (runId: string, format = "html"): string =>
   `${apiBase()}/runs/${encodeURIComponent(runId)}/report.${format}`;
+export const accessReportUrl = (syncId: string, format = "html"): string =>
+  `${apiBase()}/api/access-syncs/${encodeURIComponent(syncId)}/report.${format}`;
 export const cutoverReportUrl = (cutoverId: string): string =>
   `${apiBase()}/cutovers/${encodeURIComponent(cutoverId)}/report.html`;
 

@@ -165,6 +165,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/access-syncs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Access syncs, newest first, paged
+         * @description Each access sync (ACL bindings, SCRAM users, client quotas): its verdict, its clusters, what it added,
+         *     found, removed, refused or found in conflict, the users that need a password, quota differences and the
+         *     live probes the target answered otherwise.
+         */
+        get: operations["access_syncs_api_access_syncs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/access-syncs/{sync_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An access sync's security section
+         * @description Everything the sign-off report's security section says of one sync.
+         */
+        get: operations["access_sync_api_access_syncs__sync_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/access-syncs/{sync_id}/report.{fmt}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An access sync's report file (html, json, md) */
+        get: operations["access_report_api_access_syncs__sync_id__report__fmt__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{run_id}/report.{fmt}": {
         parameters: {
             query?: never;
@@ -203,6 +262,229 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AccessBindingView */
+        AccessBindingView: {
+            /** Action */
+            action: string;
+            /**
+             * Binding
+             * @description the binding as the CLI describes it, e.g. ALLOW User:a READ on TOPIC t
+             */
+            binding: string;
+            /** Resource Type */
+            resource_type: string;
+            /** Pattern Type */
+            pattern_type: string;
+            /** Reason */
+            reason: string | null;
+        };
+        /** AccessClusterView */
+        AccessClusterView: {
+            /** Cluster Id */
+            cluster_id: string;
+            /** Bootstrap */
+            bootstrap: string;
+        };
+        /** AccessCountView */
+        AccessCountView: {
+            /** Resource Type */
+            resource_type: string;
+            /** Pattern Type */
+            pattern_type: string;
+            /** Added */
+            added: number;
+            /** Present */
+            present: number;
+            /** Removed */
+            removed: number;
+            /** Refused */
+            refused: number;
+            /** Conflict */
+            conflict: number;
+        };
+        /**
+         * AccessDecisionCheckView
+         * @description Every (principal, operation, resource) the bindings name, decided by each cluster's rules.
+         */
+        AccessDecisionCheckView: {
+            /** Actions Checked */
+            actions_checked: number;
+            /** Differences */
+            differences: string[];
+            /**
+             * Unreadable
+             * @description bindings neither cluster could read: [source, target]
+             */
+            unreadable: number[];
+        };
+        /** AccessProbesView */
+        AccessProbesView: {
+            /** Total */
+            total: number;
+            /** Matched */
+            matched: number;
+            /** Mismatches */
+            mismatches: string[];
+        };
+        /** AccessQuotaView */
+        AccessQuotaView: {
+            /** Entity */
+            entity: string;
+            /** Key */
+            key: string;
+            /** Value */
+            value: number | null;
+            /** Target Value */
+            target_value: number | null;
+            /** Action */
+            action: string;
+            /** Reason */
+            reason: string | null;
+        };
+        /** AccessReportView */
+        AccessReportView: {
+            /**
+             * Directory
+             * @description where the sync's report files are (or would be)
+             */
+            directory: string;
+            /**
+             * Files
+             * @description the formats written (html, json, md); none for a dry run
+             */
+            files: string[];
+        };
+        /**
+         * AccessSyncDetailView
+         * @description An access sync as the sign-off report's security section shows it.
+         */
+        AccessSyncDetailView: {
+            /** Sync Id */
+            sync_id: string;
+            /** Synced At */
+            synced_at: string | null;
+            /** Dry Run */
+            dry_run: boolean;
+            /** Verdict */
+            verdict: string;
+            source: components["schemas"]["AccessClusterView"];
+            target: components["schemas"]["AccessClusterView"];
+            /** Counts */
+            counts: components["schemas"]["AccessCountView"][];
+            /** Bindings */
+            bindings: components["schemas"]["AccessBindingView"][];
+            /** Users */
+            users: components["schemas"]["AccessUserView"][];
+            /** Needs Password */
+            needs_password: string[];
+            /** Quotas */
+            quotas: components["schemas"]["AccessQuotaView"][];
+            /** Quota Differences */
+            quota_differences: number;
+            probes: components["schemas"]["AccessProbesView"];
+            /** Run Id */
+            run_id: string | null;
+            decision_check: components["schemas"]["AccessDecisionCheckView"];
+            /** Report Sha256 */
+            report_sha256: string | null;
+            report: components["schemas"]["AccessReportView"];
+        };
+        /**
+         * AccessSyncView
+         * @description One access sync in the list: its verdict and what needs a person's attention.
+         */
+        AccessSyncView: {
+            /** Sync Id */
+            sync_id: string;
+            /** Run Id */
+            run_id: string | null;
+            /** Synced At */
+            synced_at: string | null;
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Verdict
+             * @description proven: both clusters decide alike; different: they do not
+             */
+            verdict: string;
+            source: components["schemas"]["AccessClusterView"];
+            target: components["schemas"]["AccessClusterView"];
+            totals: components["schemas"]["AccessTotalsView"];
+            /**
+             * Needs Password
+             * @description SCRAM users not created: the operator gave no password
+             */
+            needs_password: string[];
+            /** Quota Differences */
+            quota_differences: number;
+            /**
+             * Probe Mismatches
+             * @description live probes the target answered otherwise than the source
+             */
+            probe_mismatches: number;
+            /** Report Sha256 */
+            report_sha256: string | null;
+        };
+        /** AccessSyncsPageView */
+        AccessSyncsPageView: {
+            /** Total */
+            total: number;
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
+            /** Syncs */
+            syncs: components["schemas"]["AccessSyncView"][];
+        };
+        /**
+         * AccessTotalsView
+         * @description What an access sync did with the source's bindings, summed over every resource type and pattern.
+         */
+        AccessTotalsView: {
+            /**
+             * Added
+             * @description bindings written to the target (a dry run: would write)
+             */
+            added: number;
+            /**
+             * Present
+             * @description bindings the target already had
+             */
+            present: number;
+            /**
+             * Removed
+             * @description bindings this tool had created and the source no longer has
+             */
+            removed: number;
+            /**
+             * Refused
+             * @description bindings not carried (e.g. a name the rename cannot map)
+             */
+            refused: number;
+            /**
+             * Conflict
+             * @description target-only bindings that change what the source allows
+             */
+            conflict: number;
+        };
+        /** AccessUserView */
+        AccessUserView: {
+            /** User */
+            user: string;
+            /** Mechanism */
+            mechanism: string;
+            /** Iterations */
+            iterations: number;
+            /** Action */
+            action: string;
+            /**
+             * Login
+             * @description the user's login to the target (proven, failed), never a secret
+             */
+            login: string | null;
+            /** Reason */
+            reason: string | null;
+        };
         /** ChecklistItemView */
         ChecklistItemView: {
             /** Step */
@@ -1062,6 +1344,99 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PreflightView"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    access_syncs_api_access_syncs_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessSyncsPageView"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    access_sync_api_access_syncs__sync_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sync_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessSyncDetailView"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    access_report_api_access_syncs__sync_id__report__fmt__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sync_id: string;
+                fmt: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {

@@ -21,3 +21,6 @@ export type GroupSyncView = Schemas["GroupSyncView"];
 export type CutoversPageView = Schemas["CutoversPageView"];
 export type CutoverView = Schemas["CutoverView"];
 export type PreflightView = Schemas["PreflightView"];
+export type AccessSyncsPageView = Schemas["AccessSyncsPageView"];
+export type AccessSyncView = Schemas["AccessSyncView"];
+export type AccessSyncDetailView = Schemas["AccessSyncDetailView"];

@@ -1,0 +1,120 @@
+"""The console's access syncs: each sync's verdict in a list, and one sync as its sign-off security section.
+
+Both read the ledger through the report's own ``security_section`` (``kafka_migration.reports.security``), so the
+console and the report files cannot tell a sync differently. The list is the ledger's decision checks
+(``km_access_checks``, one per sync), newest first; its counts come from each sync's section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import FileResponse
+
+from kafka_migration.airflow.console.models import AccessSyncDetailView, AccessSyncsPageView
+from kafka_migration.ledger import Ledger
+
+MAX_PAGE = 200
+REPORT_FORMATS = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
+TOTALS = ("added", "present", "removed", "refused", "conflict")
+
+
+def report_files(reports: Path, sync_id: str) -> dict[str, Any]:
+    """Where a sync's report files are and which formats exist (a dry run writes none)."""
+    directory = reports / sync_id
+    return {
+        "directory": str(directory),
+        "files": [fmt for fmt in REPORT_FORMATS if (directory / f"report.{fmt}").is_file()],
+    }
+
+
+def _utc(iso: str | None) -> str | None:
+    """SQLite hands back naive times (the ledger writes UTC): say so, or a browser reads them as local time."""
+    if iso is None or datetime.fromisoformat(iso).tzinfo is not None:
+        return iso
+    return f"{iso}+00:00"
+
+
+def detail(section: dict[str, Any], reports: Path) -> dict[str, Any]:
+    """The security section as the sync page shows it, with where its report files are."""
+    return {**section, "synced_at": _utc(section["synced_at"]), "report": report_files(reports, section["sync_id"])}
+
+
+def summary(section: dict[str, Any]) -> dict[str, Any]:
+    """One line of the list: the section's counts summed, what needs a person's attention counted."""
+    return {
+        "sync_id": section["sync_id"],
+        "run_id": section["run_id"],
+        "synced_at": _utc(section["synced_at"]),
+        "dry_run": section["dry_run"],
+        "verdict": section["verdict"],
+        "source": section["source"],
+        "target": section["target"],
+        "totals": {name: sum(int(c[name]) for c in section["counts"]) for name in TOTALS},
+        "needs_password": list(section["needs_password"]),
+        "quota_differences": section["quota_differences"],
+        "probe_mismatches": len(section["probes"]["mismatches"]),
+        "report_sha256": section["report_sha256"],
+    }
+
+
+def _section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:
+    from kafka_migration.reports.security import security_section
+
+    return security_section(ledger, sync_id)
+
+
+def create_access_router(ledger: Callable[[], Ledger], reports_dir: Callable[[], Path]) -> APIRouter:
+    """``ledger`` and ``reports_dir`` are called per request (the configuration may change without a restart)."""
+    router = APIRouter()
+
+    @router.get("/access-syncs", response_model=AccessSyncsPageView, summary="Access syncs, newest first, paged")
+    def access_syncs(limit: int = Query(20, ge=1, le=MAX_PAGE), offset: int = Query(0, ge=0)) -> dict[str, Any]:
+        """Each access sync (ACL bindings, SCRAM users, client quotas): its verdict, its clusters, what it added,
+        found, removed, refused or found in conflict, the users that need a password, quota differences and the
+        live probes the target answered otherwise."""
+        read = ledger()
+        total, checks = read.access_checks(limit=limit, offset=offset)
+        syncs = []
+        for check in checks:
+            section = _section(read, check.sync_id)
+            if section is not None:
+                syncs.append(summary(section))
+        return {"total": total, "limit": limit, "offset": offset, "syncs": syncs}
+
+    @router.get(
+        "/access-syncs/{sync_id}", response_model=AccessSyncDetailView, summary="An access sync's security section"
+    )
+    def access_sync(sync_id: str) -> dict[str, Any]:
+        """Everything the sign-off report's security section says of one sync."""
+        section = _section(ledger(), sync_id)
+        if section is None:
+            raise HTTPException(
+                404,
+                f"No access sync {sync_id!r} in the ledger: kafka-migrate access sync (or the "
+                "kafka_migration_access DAG) records one; kafka-migrate access show lists the recorded ones.",
+            )
+        return detail(section, reports_dir())
+
+    @router.get(
+        "/access-syncs/{sync_id}/report.{fmt}",
+        response_class=FileResponse,
+        summary="An access sync's report file (html, json, md)",
+    )
+    def access_report(sync_id: str, fmt: str) -> FileResponse:
+        if fmt not in REPORT_FORMATS:
+            raise HTTPException(404, "report formats: html, json, md")
+        path = reports_dir() / sync_id / f"report.{fmt}"
+        if sync_id in {".", ".."} or "/" in sync_id or "\\" in sync_id or not path.is_file():
+            raise HTTPException(
+                404,
+                f"No report file for access sync {sync_id!r} at {path}: a dry run writes none, and each sync that "
+                "writes writes its own.",
+            )
+        return FileResponse(path, media_type=REPORT_FORMATS[fmt])
+
+    return router
