@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +45,7 @@ from kafka_migration.model.access import (
     AccessCheck,
     AclBinding,
     Password,
+    ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
@@ -169,9 +171,7 @@ def sync_access(
         tgt.delete(plan.remove)
         tgt.upsert_scram(users.add, passwords)
         quotas.apply()
-        for credential in (*users.add, *users.present):
-            if credential.user in passwords and credential.user not in logins:
-                logins[credential.user] = tgt.login(credential, passwords[credential.user])
+        logins = _log_in(tgt, (*users.add, *users.present), passwords)
         after: tuple[AclBinding, ...] = tgt.bindings().bindings
         logged_in = {u: passwords[u] for u, (outcome, _) in logins.items() if outcome == PROVEN}
         mechanisms = {c.user: c.mechanism for c in reversed((*users.add, *users.present))}
@@ -233,6 +233,23 @@ def sync_access(
         quota_outcome,
     )
     return _record_verdict(ledger, result, run_id, (source, target), reports_dir)
+
+
+LOGINS_AT_ONCE = 16  # a login is a TLS and SASL handshake, mostly waiting on the broker
+
+
+def _log_in(
+    cluster: AccessCluster, credentials: Collection[ScramCredential], passwords: Mapping[str, Password]
+) -> dict[str, tuple[str, str | None]]:
+    """Each user given a password logs in to ``cluster`` once (its first credential's mechanism), several users at
+    a time: a thousand users log in within seconds, not one after another."""
+    first: dict[str, ScramCredential] = {}
+    for credential in credentials:
+        if credential.user in passwords:
+            first.setdefault(credential.user, credential)
+    with ThreadPoolExecutor(max_workers=LOGINS_AT_ONCE, thread_name_prefix="access-login") as pool:
+        outcomes = pool.map(lambda c: cluster.login(c, passwords[c.user]), first.values())
+        return dict(zip(first, outcomes, strict=True))
 
 
 def _record_verdict(

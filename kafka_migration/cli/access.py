@@ -114,6 +114,7 @@ def access(args: argparse.Namespace) -> int:
     from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.kafka.kafka_python import kafka_python_settings
     from kafka_migration.kafka.reach import check_reachable
+    from kafka_migration.model.config import writable_dir
     from kafka_migration.model.naming import validate_rename_template
     from kafka_migration.run.files import new_run_id
 
@@ -130,6 +131,8 @@ def access(args: argparse.Namespace) -> int:
     for config in (source, target):  # quotas and token/user ACLs go through kafka-python: its settings too
         kafka_python_settings(config, timeout=15.0)
     url = ledger_url(args)
+    if not args.dry_run:  # a sync writes its report there: refused before anything is read or written
+        writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     check_reachable(source)  # before the ledger is created: an unreachable cluster writes nothing
     check_reachable(target)
     from kafka_migration.ledger import Ledger
@@ -252,18 +255,20 @@ def _text(result: Any) -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from kafka_migration.model.access import CONFLICT, DIFFERENT, REFUSED, TARGET_ONLY
+    from kafka_migration.model.access import CONFLICT, DIFFERENT, PROVEN_VERDICT, REFUSED, TARGET_ONLY
 
     ledger = open_ledger(args)
     rows = ledger.access_sync_rows(args.sync_id)
     quotas = ledger.access_quota_rows(args.sync_id)
-    if not rows and not quotas:
+    check = ledger.access_check(args.sync_id)  # None: recorded before ledger 0011
+    if not rows and not quotas and check is None:
         raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
     from kafka_migration.access.probe import outcome_from_row
 
     probes = [outcome_from_row(r) for r in ledger.access_probe_rows(args.sync_id)]
     different = any(r.action in (CONFLICT, REFUSED) for r in rows) or any(not o.matched for o in probes)
     different = different or any(q.action in (DIFFERENT, TARGET_ONLY) for q in quotas)
+    different = different or (check is not None and check.verdict != PROVEN_VERDICT)
     code = EXIT_MISMATCH if different else EXIT_OK
     if json_wanted(args):
         from kafka_migration.cli.output import document, when
@@ -273,8 +278,13 @@ def _show(args: argparse.Namespace) -> int:
             document(
                 "access show",
                 sync_id=args.sync_id,
-                synced_at=when((rows or quotas)[0].synced_at),
+                synced_at=when(check.synced_at if check else (rows or quotas)[0].synced_at),
                 exit_code=code,
+                verdict=check.verdict if check else None,
+                decision_check=None
+                if check is None
+                else {"actions_checked": check.actions_checked, "differences": list(check.differences)},
+                report_sha256=check.report_sha256 if check else None,
                 bindings=[{"binding": r.binding.describe(), "action": r.action, "reason": r.reason} for r in rows],
                 probes=[{"probe": o.probe.describe(), "source": o.source, "target": o.target} for o in probes],
                 quotas=[
@@ -289,7 +299,7 @@ def _show(args: argparse.Namespace) -> int:
             ),
         )
         return code
-    first = (rows or quotas)[0]
+    first = check or (rows or quotas)[0]
     print(
         f"Access sync {args.sync_id}, {first.synced_at:%Y-%m-%d %H:%M:%S} UTC, {first.source_cluster_id} -> "
         f"{first.target_cluster_id}"
@@ -310,6 +320,12 @@ def _show(args: argparse.Namespace) -> int:
         )
         reason = f" ({recorded.reason})" if recorded.reason else ""
         print(f"  {recorded.action:<12} quota {recorded.quota.describe()}{before}{reason}")
+    if check is not None:
+        print(
+            f"Verdict: {check.verdict}; {check.actions_checked:,} actions decided on both clusters, "
+            f"{len(check.differences)} differently"
+            + (f"; report.json {check.report_sha256}" if check.report_sha256 else "")
+        )
     return code
 
 

@@ -7,6 +7,7 @@ session's ACL-enforcing pair stays as tests/integration/test_acls.py expects it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -222,6 +223,8 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     shown = _cli("show", doc["sync_id"], state_dir=tmp_path)
     assert shown.returncode == 0 and shown.stdout.count("added        ALLOW ") == 3, shown.stdout
     assert "added        SCRAM SCRAM-SHA-512 user carol, login proven" in shown.stdout
+    digest = "sha256:" + hashlib.sha256(Path(doc["report"]).with_name("report.json").read_bytes()).hexdigest()
+    assert shown.stdout.rstrip().endswith(f"0 differently; report.json {digest}"), shown.stdout
 
     planted = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:intern", "*", "WRITE", DENY)
     _admin(target_cluster, "target").create([planted])
