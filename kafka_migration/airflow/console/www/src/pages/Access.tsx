@@ -13,12 +13,13 @@ import { useAccessSync, useAccessSyncs } from "../queries";
 
 const LIMIT = 20;
 
-// The verdict as the CLI and the report word it: both clusters decide alike (proven), or not.
-const VERDICT_LABEL: Record<string, string> = { different: "DIFFERENT", proven: "PROVEN" };
+// The verdict as the sync's report words it: both clusters decide alike (proven), or not.
+const VERDICT_LABEL: Record<string, string> = { different: "NOT PROVEN", proven: "PROVEN" };
 const VERDICT_STATUS: Record<string, string> = { different: "failed", proven: "verified" };
 const ACTION_STATUS: Record<string, string> = {
   added: "completed",
   conflict: "failed",
+  needs_password: "refused",
   different: "failed",
   present: "unchanged",
   refused: "refused",
@@ -55,17 +56,20 @@ export const AccessPage = () => {
         </Notice>
       ) : undefined}
       {data && data.syncs.length > 0 ? (
-        <SimpleTable headers={["Sync", "Synced", "Verdict", "Clusters", "Added", "Present", "Removed", "Refused", "Conflicts", "Needs a password", "Quota differences", "Probe mismatches"]} label="Access syncs">
+        <SimpleTable headers={["Sync", "Synced", "Verdict", "Clusters", "Added", "Present", "Removed", "Refused", "Conflicts", "No password", "Quotas differ", "Probes differ"]} label="Access syncs">
           {data.syncs.map((s) => (
             <Table.Row data-sync-id={s.sync_id} key={s.sync_id}>
-              <Table.Cell maxW="240px" whiteSpace="normal" wordBreak="break-all">
+              <Table.Cell minW="230px" whiteSpace="normal" wordBreak="break-all">
                 <ChakraLink asChild>
                   <Link to={consoleAccessSync(s.sync_id)}>{s.sync_id}</Link>
                 </ChakraLink>
               </Table.Cell>
               <Table.Cell whiteSpace="nowrap">{time(s.synced_at)}</Table.Cell>
               <Table.Cell><AccessVerdict dryRun={s.dry_run} verdict={s.verdict} /></Table.Cell>
-              <Table.Cell>{`${cluster(s.source.cluster_id, s.source.bootstrap)} → ${cluster(s.target.cluster_id, s.target.bootstrap)}`}</Table.Cell>
+              <Table.Cell fontSize="xs">
+                <Text>{cluster(s.source.cluster_id, s.source.bootstrap)}</Text>
+                <Text>{`→ ${cluster(s.target.cluster_id, s.target.bootstrap)}`}</Text>
+              </Table.Cell>
               <Table.Cell textAlign="end">{count(s.totals.added)}</Table.Cell>
               <Table.Cell textAlign="end">{count(s.totals.present)}</Table.Cell>
               <Table.Cell textAlign="end">{count(s.totals.removed)}</Table.Cell>
@@ -83,16 +87,33 @@ export const AccessPage = () => {
   );
 };
 
+// What a reader should look at, from the section itself (the sync's own verdict weighs these).
+const attention = (sync: AccessSyncDetailView): Array<string> => {
+  const conflicts = sync.counts.reduce((n, c) => n + c.conflict, 0);
+  const failedLogins = sync.users.filter((u) => u.login !== null && u.login !== "proven").map((u) => u.user);
+  const [unreadableSource, unreadableTarget] = sync.decision_check.unreadable;
+  return [
+    sync.decision_check.differences.length ? plural(sync.decision_check.differences.length, "decision differs", "decisions differ") : "",
+    conflicts ? plural(conflicts, "binding on the target only conflicts", "bindings on the target only conflict") : "",
+    unreadableSource + unreadableTarget ? `${count(unreadableSource + unreadableTarget)} bindings could not be read` : "",
+    sync.needs_password.length ? `${plural(sync.needs_password.length, "user needs", "users need")} a password` : "",
+    failedLogins.length ? `login to the target failed: ${failedLogins.join(", ")}` : "",
+    sync.probes.mismatches.length ? plural(sync.probes.mismatches.length, "live probe answered", "live probes answered") + " differently" : "",
+    sync.quota_differences ? plural(sync.quota_differences, "client quota differs", "client quotas differ") : "",
+  ].filter((line) => line);
+};
+
 const Banner = ({ sync }: { readonly sync: AccessSyncDetailView }) => {
   const check = sync.decision_check;
   const proven = sync.verdict === "proven";
-  const title = `${proven ? "PROVEN" : "DIFFERENT"}${sync.dry_run ? " (dry run: nothing was written)" : ""}`;
+  const label = VERDICT_LABEL[sync.verdict] ?? sync.verdict.toUpperCase();
+  const title = `${label}${sync.dry_run ? " (dry run: nothing was written)" : ""}`;
+  const look = attention(sync);
   return (
     <Box data-testid="access-verdict">
       <Notice status={proven ? "success" : "error"} title={title}>
-        {check
-          ? `Decision check: ${plural(check.actions_checked, "action")} decided by both clusters' rules, ${plural(check.differences.length, "difference")}; bindings neither could read: ${check.unreadable[0]} on the source, ${check.unreadable[1]} on the target.`
-          : "This sync was recorded before the decision check was kept."}
+        {`Decision check: ${plural(check.actions_checked, "action")} decided by both clusters' rules, ${plural(check.differences.length, "difference")}; bindings neither could read: ${check.unreadable[0]} on the source, ${check.unreadable[1]} on the target.`}
+        {look.length ? ` To look at: ${look.join("; ")}.` : ""}
       </Notice>
     </Box>
   );
