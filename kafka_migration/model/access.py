@@ -282,7 +282,7 @@ class AccessCheck:
     source_bootstrap: str
     target_bootstrap: str
     dry_run: bool
-    verdict: str  # PROVEN or NOT_PROVEN
+    verdict: str  # PROVEN_VERDICT ("proven") or NOT_PROVEN_VERDICT ("different")
     actions_checked: int
     differences: tuple[str, ...]  # actions decided differently on the two clusters, described
     unreadable: tuple[int, int]  # bindings the source and the target hold that could not be read
