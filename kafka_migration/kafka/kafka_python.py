@@ -20,6 +20,7 @@ import contextlib
 import logging
 import ssl
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -179,9 +180,13 @@ class KafkaPythonClient:
         _quiet_configuration_log()
         arguments = self._arguments()
         try:
-            return make(arguments)
+            client = make(arguments)
         except Exception as exc:  # kafka-python raises many kinds while connecting
             raise self.unreachable(exc) from None
+        # A client nobody closed is closed when this object goes: its background thread would otherwise keep
+        # reconnecting (and logging) to a cluster long gone, until the process ends.
+        weakref.finalize(self, _close_quietly, client)
+        return client
 
     @property
     def admin(self) -> Any:
@@ -251,6 +256,11 @@ class KafkaPythonClient:
     def close(self) -> None:
         for client in (self._admin, self._net):
             if client is not None:
-                with contextlib.suppress(Exception):  # closing after use: nothing left to report
-                    client.close()
+                _close_quietly(client)
         self._admin = self._net = None
+
+
+def _close_quietly(client: Any) -> None:
+    """Close a kafka-python client after use (twice is harmless): nothing is left to report then."""
+    with contextlib.suppress(Exception):
+        client.close()
