@@ -50,10 +50,22 @@ def seed(cluster: ReplicatedCluster, topic: str, count: int) -> None:
     p.flush(60)
 
 
+def read_settled(bootstrap: str, topic: str, partition: int, expected: int, within: float = 30.0) -> list[dict]:
+    """The partition's records, read again while it shows fewer than ``expected``: a leader just elected (these
+    clusters move leaders back every 5 s) reports a high watermark behind the records it holds until its followers
+    fetch again, so one read can end early. Records that are really missing still fail after ``within``."""
+    deadline = time.monotonic() + within
+    records = read_partition(bootstrap, topic, partition)
+    while len(records) < expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+        records = read_partition(bootstrap, topic, partition)
+    return records
+
+
 def assert_exact(source: ReplicatedCluster, target: ReplicatedCluster, topic: str, per_partition: int) -> None:
     for partition in range(PARTITIONS):
-        expected = without_offsets(read_partition(source.bootstrap, topic, partition))
-        copied = without_offsets(read_partition(target.bootstrap, topic, partition))
+        expected = without_offsets(read_settled(source.bootstrap, topic, partition, per_partition))
+        copied = without_offsets(read_settled(target.bootstrap, topic, partition, len(expected)))
         assert len(expected) == per_partition
         assert len(copied) == len(expected), f"partition {partition}: {len(copied)} target vs {len(expected)} source"
         assert copied == expected, f"partition {partition} differs"
