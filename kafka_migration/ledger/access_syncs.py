@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select
+from sqlalchemy import Engine, Table, delete, insert, select
 
 from kafka_migration.ledger.access_checks import AccessCheckRecords
 from kafka_migration.ledger.schema import access_probes, access_quotas, access_syncs, access_users, utc_now
@@ -61,10 +61,7 @@ class AccessQuotaRecords:
             }
             for quota, target_value, action, reason in rows
         ]
-        with self.engine.begin() as c:
-            c.execute(delete(access_quotas).where(access_quotas.c.sync_id == sync_id))
-            if values:
-                c.execute(insert(access_quotas), values)
+        _replace_rows(self.engine, access_quotas, sync_id, values)
 
     def access_quota_rows(self, sync_id: str) -> list[RecordedQuota]:
         with self.engine.connect() as c:
@@ -138,10 +135,7 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
             }
             for binding, action, reason in rows
         ]
-        with self.engine.begin() as c:
-            c.execute(delete(access_syncs).where(access_syncs.c.sync_id == sync_id))
-            if values:
-                c.execute(insert(access_syncs), values)
+        _replace_rows(self.engine, access_syncs, sync_id, values)
 
     def record_access_users(
         self, sync_id: str, rows: Sequence[tuple[ScramCredential, str, str | None, str | None]]
@@ -159,18 +153,12 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
             }
             for c, action, login, reason in rows
         ]
-        with self.engine.begin() as c:
-            c.execute(delete(access_users).where(access_users.c.sync_id == sync_id))
-            if values:
-                c.execute(insert(access_users), values)
+        _replace_rows(self.engine, access_users, sync_id, values)
 
     def record_access_probes(self, sync_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Store a sync's live probes (the columns of km_access_probes but the id): outcomes, never secrets."""
         values = [{"sync_id": sync_id, **row} for row in rows]
-        with self.engine.begin() as c:
-            c.execute(delete(access_probes).where(access_probes.c.sync_id == sync_id))
-            if values:
-                c.execute(insert(access_probes), values)
+        _replace_rows(self.engine, access_probes, sync_id, values)
 
     def access_probe_rows(self, sync_id: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
@@ -211,6 +199,15 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
                 else:
                     created.discard(binding)
         return created
+
+
+def _replace_rows(engine: Engine, table: Table, sync_id: str, values: Sequence[Mapping[str, Any]]) -> None:
+    """A sync's rows of ``table``, replacing an earlier record of the same sync id (a retried sync), in one
+    transaction."""
+    with engine.begin() as c:
+        c.execute(delete(table).where(table.c.sync_id == sync_id))
+        if values:
+            c.execute(insert(table), list(values))
 
 
 def _quota(row: object) -> Quota:
