@@ -6,16 +6,18 @@ tested on plain data and the settings that correctness depends on live in one pl
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refusal
+from kafka_migration.kafka.batches import chunks, pipelined
 from kafka_migration.kafka.creation import TopicCreation, described_topic_id
+from kafka_migration.kafka.offsets import OffsetLookups
 from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
     DEFAULT_MESSAGE_TIMEOUT_MS,
     DEFAULT_SOCKET_TIMEOUT_MS,
@@ -41,7 +43,6 @@ log = logging.getLogger(__name__)
 
 # ConfigSource.DYNAMIC_TOPIC_CONFIG: the entry was set on the topic itself.
 _DYNAMIC_TOPIC_CONFIG = 1
-OFFSET_INVALID = -1001  # librdkafka's RD_KAFKA_OFFSET_INVALID: no offset was answered
 # Apache Kafka's ConfigSource, by its number in DescribeConfigs answers.
 _CONFIG_SOURCES = {
     0: "UNKNOWN",
@@ -56,7 +57,7 @@ _CONFIG_SOURCES = {
 }
 
 
-class KafkaCluster(TopicCreation):
+class KafkaCluster(TopicCreation, OffsetLookups):
     """Admin operations on one cluster, with errors that name the cluster and the fix."""
 
     def __init__(self, config: ClusterConfig, timeout: float = 15.0) -> None:
@@ -253,9 +254,9 @@ class KafkaCluster(TopicCreation):
         """
         from confluent_kafka.admin import ConfigResource, ResourceType
 
-        batches = [names[i : i + self.DESCRIBE_BATCH] for i in range(0, len(names), self.DESCRIBE_BATCH)]
+        batches = chunks(names, self.DESCRIBE_BATCH)
 
-        def send(batch: list[str]) -> dict[Any, Any]:
+        def send(batch: Sequence[str]) -> dict[Any, Any]:
             resources = [ConfigResource(ResourceType.TOPIC, n) for n in batch]
             return self.admin.describe_configs(resources, request_timeout=self.timeout)
 
@@ -285,11 +286,7 @@ class KafkaCluster(TopicCreation):
                     for name, entry in entries.items()
                 }
 
-        pending = send(batches[0])
-        for batch in batches[1:]:
-            answered, pending = pending, send(batch)
-            read(answered)
-        read(pending)
+        pipelined(deque(batches), send, lambda _batch, answered: read(answered), in_flight=2)
         if waited:
             read(self._configs_via_a_broker(waited), retried=True)
         return configs
@@ -321,20 +318,7 @@ class KafkaCluster(TopicCreation):
         self, metadata: Any, names: list[str]
     ) -> tuple[dict[tuple[str, str], dict[int, int]], dict[str, str]]:
         """Earliest and latest offsets per partition ({(kind, topic): {partition: offset}}), and the topic ids."""
-        from confluent_kafka import IsolationLevel, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        partitions = [TopicPartition(n, p) for n in names for p in metadata.topics[n].partitions]
-        found: dict[tuple[str, str], dict[int, int]] = {}
-        for kind, spec in (("earliest", OffsetSpec.earliest()), ("latest", OffsetSpec.latest())):
-            answers = self._list_offsets(
-                {tp: spec for tp in partitions},
-                IsolationLevel.READ_COMMITTED,
-                f"list {kind} offsets",
-                lambda tp: Permission("Describe", "topic", (tp.topic,), "to read its offsets; Read implies it"),
-            )
-            for tp, info in answers.items():
-                found.setdefault((kind, tp.topic), {})[tp.partition] = int(info.offset)
+        found = self.offsets_at_ends({n: len(metadata.topics[n].partitions) for n in names})
         return found, self.topic_ids(names)
 
     def _settled(self, futures: dict[Any, Any]) -> dict[Any, Any]:
@@ -343,110 +327,33 @@ class KafkaCluster(TopicCreation):
         return futures
 
     def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
-        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
+        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out.
+        DESCRIBE_BATCH topics a request, two in flight."""
         from confluent_kafka import KafkaException, TopicCollection
 
-        wanted = list(names)
-        if not wanted:
-            return {}
         ids: dict[str, str] = {}
-        try:
-            futures = self.admin.describe_topics(TopicCollection(wanted), request_timeout=self.timeout)
-        except (KafkaException, NotImplementedError, TypeError):
-            return {}
-        for name, future in futures.items():
+        queue: deque[Sequence[str]] = deque(chunks(dict.fromkeys(names), self.DESCRIBE_BATCH))
+        if not queue:
+            return ids
+
+        def send(batch: Sequence[str]) -> dict[str, Any] | None:
             try:
-                description = future.result(timeout=self.timeout + 5)
-            except (KafkaException, TimeoutError):
-                continue  # deleted meanwhile, or describe_topics not supported: no id
-            topic_id = described_topic_id(description)
-            if topic_id is not None:
-                ids[name] = topic_id
-        return ids
+                return self.admin.describe_topics(TopicCollection(list(batch)), request_timeout=self.timeout)
+            except (KafkaException, NotImplementedError, TypeError):
+                return None  # describe_topics not supported: no ids
 
-    def offsets_for_time(self, topic: str, partitions: int, timestamp_ms: int) -> dict[int, int]:
-        """First offset per partition whose timestamp is at or after ``timestamp_ms`` (-1: none yet)."""
-        from confluent_kafka import IsolationLevel, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        answers = self._list_offsets(
-            {TopicPartition(topic, p): OffsetSpec.for_timestamp(timestamp_ms) for p in range(partitions)},
-            IsolationLevel.READ_COMMITTED,
-            f"find offsets at {timestamp_ms}",
-        )
-        return {tp.partition: int(info.offset) for tp, info in answers.items()}
-
-    def offsets_for_times(self, wanted: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]:
-        """For many partitions at once: (topic, partition) -> timestamp ms gives the first offset whose timestamp
-        is at or after it (-1: none, every record is older). One batch of ListOffsets requests."""
-        from confluent_kafka import IsolationLevel, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        if not wanted:
-            return {}
-        answers = self._list_offsets(
-            {TopicPartition(t, p): OffsetSpec.for_timestamp(ts) for (t, p), ts in wanted.items()},
-            IsolationLevel.READ_COMMITTED,
-            "find offsets by time",
-        )
-        return {(tp.topic, tp.partition): int(info.offset) for tp, info in answers.items()}
-
-    def _list_offsets(self, specs: Mapping[Any, Any], isolation: Any, what: str, needs: Any = None) -> dict[Any, Any]:
-        """ListOffsets for ``specs`` ({TopicPartition: OffsetSpec}). A partition whose leader is being elected
-        (a topic or partition created a moment ago, a broker restarting) answers NOT_LEADER or
-        LEADER_NOT_AVAILABLE for a while, and a new leader OFFSET_NOT_AVAILABLE until its high watermark has
-        caught up with its followers; one whose leader crashed does not answer at all (a timeout, or the
-        invalid offset -1001 in place of an answer) until the cluster fences that broker and elects another.
-        Those partitions are asked again, for up to twice the client's timeout; never is an offset guessed."""
-        from confluent_kafka import KafkaError, KafkaException
-
-        electing = {
-            KafkaError.NOT_LEADER_FOR_PARTITION,
-            KafkaError.LEADER_NOT_AVAILABLE,
-            KafkaError.OFFSET_NOT_AVAILABLE,  # a new leader whose high watermark has not caught up yet
-            KafkaError._TIMED_OUT,
-            KafkaError._TRANSPORT,
-        }
-        deadline = time.monotonic() + 2 * self.timeout
-        answers: dict[Any, Any] = {}
-        pending = dict(specs)
-        while pending:
-            futures = self.admin.list_offsets(pending, isolation_level=isolation, request_timeout=self.timeout)
-            retry = {}
-            for tp, future in futures.items():
-                label = f"{what}: {tp.topic}[{tp.partition}]"
+        def read(_batch: Sequence[str], futures: dict[str, Any] | None) -> None:
+            for name, future in (futures or {}).items():
                 try:
-                    answer = self._result(future, label, needs(tp) if needs else None)
-                except MigrationError as exc:
-                    cause = exc.__context__
-                    code = cause.args[0].code() if isinstance(cause, KafkaException) and cause.args else None
-                    if code not in electing or time.monotonic() >= deadline:
-                        raise
-                    retry[tp] = pending[tp]
-                    continue
-                if int(answer.offset) != OFFSET_INVALID:
-                    answers[tp] = answer
-                elif time.monotonic() < deadline:
-                    retry[tp] = pending[tp]
-                else:
-                    raise MigrationError(
-                        f"{self.config.role} cluster {self.config.bootstrap}: could not {label}: its leader gave no "
-                        f"offset for {2 * self.timeout:.0f}s (a broker down and not yet replaced?); try again."
-                    )
-            if retry:
-                time.sleep(0.2)
-                self._refresh_metadata({tp.topic for tp in retry})
-            pending = retry
-        return answers
+                    description = future.result(timeout=self.timeout + 5)
+                except (KafkaException, TimeoutError):
+                    continue  # deleted meanwhile: no id
+                topic_id = described_topic_id(description)
+                if topic_id is not None:
+                    ids[name] = topic_id
 
-    def _refresh_metadata(self, topics: Iterable[str]) -> None:
-        """Ask for the topics' metadata, so that the client learns a partition's new leader (it keeps asking the
-        old one otherwise, also after that broker crashed and the cluster elected another)."""
-        from confluent_kafka import KafkaException
-
-        for topic in sorted(topics):
-            with contextlib.suppress(KafkaException):
-                self.admin.list_topics(topic=topic, timeout=self.timeout)
+        pipelined(queue, send, read, in_flight=2)
+        return ids
 
     def _result(self, future: Any, what: str, needs: Permission | None = None) -> Any:
         """A request's answer; a refusal by the cluster's ACLs names ``needs``, the permission it lacked."""
@@ -463,50 +370,6 @@ class KafkaCluster(TopicCreation):
             ) from None
         except TimeoutError:
             raise self._unreachable(TimeoutError(f"no answer to: {what}")) from None
-
-    # -- cutover checks ---------------------------------------------------------------------------
-
-    def log_starts(self, names: Iterable[str]) -> dict[tuple[str, int], int]:
-        """Per partition of the named topics that exist: the log start offset (retention and DeleteRecords move it)."""
-        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
-        partitions = [
-            TopicPartition(n, p) for n in set(names) if n in metadata.topics for p in metadata.topics[n].partitions
-        ]
-        if not partitions:
-            return {}
-        answers = self._list_offsets(
-            {tp: OffsetSpec.earliest() for tp in partitions}, IsolationLevel.READ_UNCOMMITTED, "list start offsets"
-        )
-        return {(tp.topic, tp.partition): int(info.offset) for tp, info in answers.items()}
-
-    def log_ends(self, names: Iterable[str]) -> dict[tuple[str, int], tuple[int, int]]:
-        """Per partition of the named topics (high watermark, last stable offset): where the next record
-        lands, and the end of what read_committed consumers see (lower while a transaction is open)."""
-        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        wanted = list(names)
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
-        partitions = [
-            TopicPartition(n, p) for n in wanted if n in metadata.topics for p in metadata.topics[n].partitions
-        ]
-        if not partitions:
-            return {}
-        found: dict[tuple[str, int], list[int]] = {}
-        for isolation in (IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED):
-            answers = self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, isolation, "list end offsets")
-            for tp, info in answers.items():
-                found.setdefault((tp.topic, tp.partition), []).append(int(info.offset))
-        return {key: (values[0], values[1]) for key, values in sorted(found.items())}
 
 
 def _timed_out(future: Any) -> bool:

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.kafka.acls import operation_names
+from kafka_migration.kafka.batches import chunks, pipelined
+from kafka_migration.kafka.offsets import OffsetLookups
 from kafka_migration.kafka.settings import READER_GROUP
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.state import TopicDescription
@@ -178,22 +181,34 @@ class TopicCreation:
             KafkaError.UNKNOWN_TOPIC_OR_PART,
             KafkaError.REPLICA_NOT_AVAILABLE,
         }
-        specs = {TopicPartition(n, p): OffsetSpec.latest() for n, d in described.items() for p in range(d.partitions)}
-        try:
-            futures = self.admin.list_offsets(
-                specs, isolation_level=IsolationLevel.READ_UNCOMMITTED, request_timeout=self.timeout
-            )
-        except KafkaException:
-            return {}  # asked again at the next poll
-        unserved = set()
-        for tp, future in futures.items():
+        partitions = [TopicPartition(n, p) for n, d in described.items() for p in range(d.partitions)]
+        unserved: set[str] = set()
+
+        def send(batch: Sequence[Any]) -> dict[Any, Any] | None:
             try:
-                future.result(timeout=self.timeout + 5)
-            except KafkaException as exc:
-                if exc.args and exc.args[0].code() in waiting:
+                return self.admin.list_offsets(
+                    {tp: OffsetSpec.latest() for tp in batch},
+                    isolation_level=IsolationLevel.READ_UNCOMMITTED,
+                    request_timeout=self.timeout,
+                )
+            except KafkaException:
+                return None  # asked again at the next poll
+
+        def read(batch: Sequence[Any], futures: dict[Any, Any] | None) -> None:
+            if futures is None:
+                unserved.update(tp.topic for tp in batch)
+                return
+            for tp, future in futures.items():
+                try:
+                    future.result(timeout=self.timeout + 5)
+                except KafkaException as exc:
+                    if exc.args and exc.args[0].code() in waiting:
+                        unserved.add(tp.topic)
+                except (FutureTimeout, TimeoutError):
                     unserved.add(tp.topic)
-            except (FutureTimeout, TimeoutError):
-                unserved.add(tp.topic)
+
+        batch_size, in_flight = OffsetLookups.LOOKUP_BATCH, OffsetLookups.LOOKUP_IN_FLIGHT
+        pipelined(deque(chunks(partitions, batch_size)), send, read, in_flight)
         return {n: d for n, d in described.items() if n not in unserved}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -25,9 +25,11 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_run_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.bulk import collector_paused
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
+from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import plural
 from kafka_migration.run.direction import Failback
 from kafka_migration.run.discovery import select_topics
@@ -79,6 +81,31 @@ Claim = Callable[[str, str, Sequence[tuple[str, str]]], list[str]]
 
 
 @collector_paused()
+def _offsets_at_start(
+    source: KafkaCluster,
+    states: Mapping[str, TopicState],
+    names: Mapping[str, str],
+    checkpoints: Mapping[Key, Checkpoint],
+    pending: Mapping[Key, PendingSegment],
+    first_start: str | int,
+) -> dict[str, dict[int, int]]:
+    """With ``--start`` a time: per topic and partition, the first offset at or after it (-1: none), asked in one
+    batched lookup for the partitions that start there (those without a checkpoint or an interrupted run)."""
+    if not isinstance(first_start, int):
+        return {}
+    wanted = {
+        (topic, p): first_start
+        for topic, state in states.items()
+        if topic in names
+        for p in range(state.partitions)
+        if (topic, p, names[topic]) not in checkpoints and (topic, p, names[topic]) not in pending
+    }
+    found: dict[str, dict[int, int]] = {}
+    for (topic, p), offset in source.offsets_for_times(wanted).items():
+        found.setdefault(topic, {})[p] = offset
+    return found
+
+
 def build_plan(
     source: KafkaCluster,
     target: KafkaCluster,
@@ -152,6 +179,7 @@ def build_plan(
     failback = (
         Failback(options.failback_of, source_info.bootstrap, target_info.bootstrap) if options.failback_of else None
     )
+    starts_at_time = _offsets_at_start(source, source_states, names, checkpoints, pending, first_start)
     skipped = dict(selection.skipped)
     stale: list[str] = []
     gaps: list[str] = []
@@ -175,9 +203,7 @@ def build_plan(
                 failback,
             )
         )
-        at_time = (
-            source.offsets_for_time(topic, state.partitions, first_start) if isinstance(first_start, int) else None
-        )
+        at_time = starts_at_time.get(topic) if isinstance(first_start, int) else None
         positions, position_problems, position_warnings = partition_positions(
             state,
             names[topic],

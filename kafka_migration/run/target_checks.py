@@ -7,7 +7,8 @@
   ``topics.plan_topic``; here its refusal gets the records now at risk, counted on the source.
 - Verified records the target lost since earlier runs (``losses``) are found with the ledger's offset map.
 
-Each check is one batch of ListOffsets-by-time requests for the partitions concerned, none when none are.
+Each check is one lookup by time of the partitions concerned, none when none are (``kafka.offsets``: bounded
+requests, a couple in flight, so that a broker answers each in time whatever the partition count).
 """
 
 from __future__ import annotations
@@ -141,16 +142,17 @@ def find_losses(
         finite = [ms for ms in limits if ms is not None]
         if finite:
             wanted.update({(topic, p): now - min(finite) for p in parts})
-    first = _first_kept(source, wanted)
+    first_of: dict[str, dict[int, int]] = {}
+    for (t, p), offset in _first_kept(source, wanted).items():
+        first_of.setdefault(t, {})[p] = offset
     segments = ledger.verified_segments(source_info.cluster_id, target_info.cluster_id, sorted(candidates))
     marks = ledger.accepted_loss_marks(source_info.cluster_id, target_info.cluster_id)
     losses: list[TargetLoss] = []
     lines: list[str] = []
     for topic in sorted(candidates):
         state = states[topic]
-        kept_from = {
-            p: state.latest.get(p, 0) if offset < 0 else offset for (t, p), offset in first.items() if t == topic
-        }
+        first = first_of.get(topic, {})
+        kept_from = {p: state.latest.get(p, 0) if offset < 0 else offset for p, offset in first.items()}
         target_topic = target_of[topic]
         found = target_losses(
             state, target_topic, targets[target_topic], checkpoints, segments, kept_from, marks, accept_loss
