@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ import pytest
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from kafka_migration.access.admin import AccessCluster
 from kafka_migration.access.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
+from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
+    ADDED,
     ALLOW,
     CLUSTER,
     CLUSTER_NAME,
@@ -28,6 +31,7 @@ from kafka_migration.model.access import (
     GROUP,
     LITERAL,
     PREFIXED,
+    PRESENT,
     TOPIC,
     TRANSACTIONAL_ID,
     USER,
@@ -98,20 +102,34 @@ def test_every_supported_kind_moves_renamed_and_mapped_and_both_clusters_decide_
     assert {(d.source_action.operation, d.target.by) for d in found} == {("WRITE", planted)}
 
 
-def test_only_what_the_tool_created_is_removed(pair) -> None:  # type: ignore[no-untyped-def]
+def test_only_what_the_tool_created_is_removed(pair, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--remove-stale deletes a binding only when the ledger says a sync added it. Beside the tool's stale binding,
+    two of someone else's, each differing from it in one respect: the same binding from another host, made on
+    the target after the sync; and one that was on the target before the first sync (which found it present),
+    that the source dropped too (it differs in the operation only, so that both can be held at once)."""
     source, target, unique = pair
+    ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    ids = (source.describe().cluster_id, target.describe().cluster_id)
     kept = AclBinding(TOPIC, f"kept-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
-    gone = AclBinding(TOPIC, f"gone-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
-    theirs = AclBinding(TOPIC, f"theirs-{unique}", LITERAL, f"User:b-{unique}", "*", "READ", ALLOW)
-    source.create([kept, gone])
-    target.create(plan_bindings(_mine(source, unique), [], created_before=()).add)
-    target.create([theirs])  # made on the target by someone else
-    created = {kept, gone}  # what the ledger recorded of the first sync
-    source.delete([gone])
+    stale = AclBinding(TOPIC, f"gone-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
+    other_host = replace(stale, host="192.0.2.10")
+    found_present = replace(stale, operation="WRITE")
+    source.create([kept, stale, found_present])
+    target.create([found_present])  # made on the target by someone else, before any sync
+
+    first = plan_bindings(_mine(source, unique), _mine(target, unique))
+    assert (set(first.add), first.present) == ({kept, stale}, (found_present,))
+    target.create(first.add)
+    rows = [*((b, ADDED, None) for b in first.add), *((b, PRESENT, None) for b in first.present)]  # as sync.py
+    ledger.record_access_sync("first", None, *ids, rows)
+    target.create([other_host])  # made on the target by someone else, after the sync
+    source.delete([stale, found_present])
+
+    created = ledger.access_bindings_created(*ids)  # what a sync reads as its own
     plan = plan_bindings(_mine(source, unique), _mine(target, unique), created_before=created, remove_stale=True)
-    assert plan.remove == (gone,) and plan.add == ()
+    assert plan.remove == (stale,) and plan.add == ()
     assert target.delete(plan.remove) == 1
-    assert sorted(_mine(target, unique)) == sorted([kept, theirs])
+    assert set(_mine(target, unique)) == {kept, other_host, found_present}
 
 
 def test_token_and_user_bindings_are_read_written_and_decided_alike(pair) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,8 @@ from confluent_kafka import IsolationLevel, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec, ResourceType
 
 from harness.data.seed import create_topic, producer, send
+from harness.data.topics import topic_config
+from harness.kafka import ClusterSpec
 from kafka_migration.exceptions import (
     ClusterUnreachableError,
     ConfigurationError,
@@ -190,6 +192,34 @@ def test_target_with_fewer_partitions_is_a_conflict_and_nothing_is_created(clust
     assert "nothing was written" in str(error.value)
     assert _topics(clusters.target) == before
     assert fine not in before
+
+
+def test_a_target_whose_brokers_keep_less_is_refused_though_its_topic_sets_nothing(  # type: ignore[no-untyped-def]
+    clusters, unique, kafka_factory
+) -> None:
+    """The target's brokers delete after a minute (log.retention.ms, a broker setting, nothing set on the topic):
+    records a run verified there would be gone a minute later. Planning refuses such an existing topic before
+    anything is written; a topic the run creates there gets the source's retention set on it."""
+    (short,) = kafka_factory(ClusterSpec("short-retention", properties={"log.retention.ms": "60000"}))
+    existing, created = f"keepsless{unique}", f"created{unique}"
+    for name in (existing, created):
+        create_topic(clusters.source, name, 1)
+        _fill(clusters.source, name, 1, 3)
+    assert topic_config(clusters.source, existing)["retention.ms"].value == "604800000"  # Kafka's default: 7 days
+    create_topic(short.bootstrap, existing, 1)
+    entry = topic_config(short.bootstrap, existing)["retention.ms"]
+    assert (entry.value, entry.source) == ("60000", ConfigSource.STATIC_BROKER_CONFIG.value)
+
+    with pytest.raises(TopicConflictError) as error:
+        _plan(clusters.source, short.bootstrap, include=f"(keepsless|created){unique}")
+
+    (conflict,) = error.value.conflicts
+    assert "retention.ms is 1 minute on the target (60000) but 7 days on the source (604800000)" in conflict
+    assert "nothing was written" in str(error.value) and created not in _topics(short.bootstrap)
+    plan = _plan(clusters.source, short.bootstrap, include=created)
+    assert plan.topic(created).configs["retention.ms"] == "604800000"
+    create_target_topics(plan, _cluster("target", short.bootstrap))
+    assert topic_config(short.bootstrap, created)["retention.ms"].value == "604800000"
 
 
 def test_target_partition_holding_records_is_a_conflict(clusters, unique) -> None:  # type: ignore[no-untyped-def]

@@ -83,6 +83,16 @@ def test_prefixed_and_wildcard_patterns_and_principals() -> None:
     assert not authorizer.decide(ask("audit", "READ", principal="User:x")).allowed  # a TOPIC named audit: none
 
 
+def test_a_prefix_matches_the_name_equal_to_it() -> None:
+    """Kafka's PREFIXED pattern matches every name that starts with it, the prefix itself included. Asked of one
+    cluster alone: comparing two clusters' decisions cannot see a rule both get wrong the same way."""
+    allowed = Authorizer([acl("pay.", "READ", pattern=PREFIXED)]).decide(ask("pay.", "READ"))
+    assert allowed.allowed and allowed.by == acl("pay.", "READ", pattern=PREFIXED)
+    denied = Authorizer([acl("orders", "ALL"), acl("orders", "WRITE", DENY, pattern=PREFIXED)])
+    assert denied.decide(ask("orders", "WRITE")).by == acl("orders", "WRITE", DENY, pattern=PREFIXED)
+    assert not denied.decide(ask("orders", "WRITE")).allowed
+
+
 def test_implied_describe_for_allow_only() -> None:
     """READ, WRITE, DELETE and ALTER allow DESCRIBE; ALTER_CONFIGS allows DESCRIBE_CONFIGS; a DENY of READ does
     not deny DESCRIBE (Kafka's StandardAuthorizerData.findResult)."""

@@ -12,11 +12,28 @@ from kafka_migration.kafka.reach import bootstrap_addresses, check_reachable
 from kafka_migration.model.config import ClusterConfig
 
 
-@pytest.fixture(scope="module")
-def listening() -> Iterator[str]:
+@pytest.fixture
+def listening() -> Iterator[socket.socket]:
     """A port that accepts connections (the check sends nothing, so no Kafka is needed behind it)."""
     with socket.create_server(("127.0.0.1", 0), backlog=16) as server:
-        yield f"127.0.0.1:{server.getsockname()[1]}"
+        yield server
+
+
+def _address(server: socket.socket) -> str:
+    return f"127.0.0.1:{server.getsockname()[1]}"
+
+
+def _connections(server: socket.socket) -> int:
+    """How many connections reached the server so far (the kernel completes them before anyone accepts)."""
+    server.settimeout(0.2)
+    count = 0
+    try:
+        while True:
+            connection, _ = server.accept()
+            connection.close()
+            count += 1
+    except TimeoutError:
+        return count
 
 
 def _closed_port() -> int:
@@ -39,13 +56,18 @@ def test_addresses_in_every_form_kafka_takes() -> None:
     ]
 
 
-def test_a_cluster_that_answers_passes(listening: str) -> None:
-    check_reachable(_cluster(listening))
+def test_a_cluster_that_answers_passes(listening: socket.socket) -> None:
+    assert check_reachable(_cluster(_address(listening))) is None
+    assert _connections(listening) == 1  # it passed because the broker answered, not without asking
 
 
-def test_one_answering_broker_is_enough(listening: str) -> None:
+def test_one_answering_broker_is_enough(listening: socket.socket) -> None:
     """The client learns the other brokers from it; one broker down for maintenance must not stop a run."""
-    check_reachable(_cluster(f"127.0.0.1:{_closed_port()},no-such-host.invalid:9092,{listening}"))
+    down = f"127.0.0.1:{_closed_port()}"
+    assert check_reachable(_cluster(f"{down},no-such-host.invalid:9092,{_address(listening)}")) is None
+    assert _connections(listening) == 1  # the one that answers was asked
+    with pytest.raises(ConfigurationError, match="No bootstrap broker of the source cluster answers"):
+        check_reachable(_cluster(f"{down},no-such-host.invalid:9092"))  # the same list without it is refused
 
 
 def test_a_name_that_does_not_resolve_is_refused_in_one_line_naming_the_role_and_where() -> None:

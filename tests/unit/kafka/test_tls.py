@@ -26,11 +26,29 @@ def ca_file(tmp_path: Path) -> Path:
     return path
 
 
+def _refusal(settings: dict[str, str]) -> str | None:
+    """The check's refusal of the settings, None when it accepts them."""
+    try:
+        check_tls_settings("source", settings)
+    except ConfigurationError as exc:
+        return str(exc)
+    return None
+
+
 def test_inline_and_path_material_accepted(ca_file: Path) -> None:
-    check_tls_settings("source", {"ssl.ca.pem": PEM, "ssl.certificate.pem": PEM, "ssl.key.pem": KEY})
-    check_tls_settings("source", {"ssl.ca.location": str(ca_file)})
-    check_tls_settings("source", {"ssl.ca.location": "probe"})  # librdkafka: look for the system's CA store
-    check_tls_settings("source", {})
+    """Each form is accepted, and the same form one detail off is refused: the check read what it accepted."""
+    accepted_and_near_miss = [
+        (
+            {"ssl.ca.pem": PEM, "ssl.certificate.pem": PEM, "ssl.key.pem": KEY},
+            {"ssl.ca.pem": PEM, "ssl.certificate.pem": PEM, "ssl.key.pem": "secret-key-body"},  # not PEM text
+        ),
+        ({"ssl.ca.location": str(ca_file)}, {"ssl.ca.location": f"{ca_file}.gone"}),  # a file that does not exist
+        ({"ssl.ca.location": "probe"}, {"ssl.ca.location": "probes"}),  # librdkafka: look for the system's CA store
+        ({}, {"ssl.certificate.pem": PEM}),  # no TLS material at all; a client certificate without its key
+    ]
+    assert [_refusal(accepted) for accepted, _ in accepted_and_near_miss] == [None] * 4
+    refusals = [_refusal(near_miss) for _, near_miss in accepted_and_near_miss]
+    assert all(refusals) and leaked("secret-key-body", " ".join(map(str, refusals))) == []
 
 
 def test_both_forms_of_one_piece_rejected(ca_file: Path) -> None:

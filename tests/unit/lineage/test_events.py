@@ -148,6 +148,20 @@ def test_group_sync_and_cutover_events_carry_the_translated_positions() -> None:
         assert (ends["partitions"][0]["sourceEnd"], done["eventType"]) == ((9 if kind == "cutover" else 7), "COMPLETE")
 
 
+def test_a_group_sync_with_one_partition_not_synced_fails() -> None:
+    """Every partition must be synced with proof: one failed partition among synced ones is a FAIL, not a COMPLETE."""
+    (group,) = _sync("synced").groups
+    failed = replace(group.partitions[0], partition=1, outcome="not_proven")
+    both = replace(_sync("synced"), groups=(replace(group, partitions=(group.partitions[0], failed)),))
+    start, end = (json.loads(Serde.to_json(e)) for e in group_sync_events(both, "S:1", "T:2", STARTED))
+    validate_event(end)
+    assert (start["eventType"], end["eventType"]) == ("START", "FAIL")
+    facet = end["run"]["facets"]["kafkaMigrationPositions"]
+    assert (facet["outcome"], facet["message"]) == ("failed", "1 partition(s) not synced")
+    assert [p["outcome"] for p in facet["groups"][0]["partitions"]] == ["synced", "not_proven"]
+    assert end["run"]["facets"]["errorMessage"]["message"] == "1 partition(s) not synced"
+
+
 def test_run_end_of_an_up_to_date_run_completes(tmp_path: Path) -> None:
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     p = plan("run-4", 100, 100, 100)

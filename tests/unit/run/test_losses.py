@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kafka_migration.model.checkpoints import Checkpoint
 from kafka_migration.model.offsets import MappedSegment
+from kafka_migration.model.plan import TargetLoss
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.losses import loss_candidates, loss_message, target_losses
 
@@ -63,3 +64,17 @@ def test_the_message_names_topic_records_ranges_run_and_the_way_out() -> None:
     assert text.startswith("TARGET LOST VERIFIED RECORDS: target topic orders no longer holds 120 verified records")
     assert "[0] target offsets 0–119 (source 0–120, verified by run run-1)" in text
     assert "--rename" in text and "--accept-target-loss" in text and "kafka-2:9092" in text
+
+
+def ranges(found: list[TargetLoss]) -> list[tuple[int, int, int, int, int]]:
+    return [(x.target_start, x.target_end, x.source_start, x.source_end, x.records) for x in found]
+
+
+def test_a_loss_of_a_single_record_is_reported_with_its_exact_ranges() -> None:
+    """One record is the smallest loss there is: a range that starts one record late would hide it entirely."""
+    # The target's log start passed its first verified record (run-1's source 0).
+    assert ranges(losses(state(0, 200), state(1, 199))) == [(0, 1, 0, 1, 1)]
+    # One record more than was accepted as lost before.
+    assert ranges(losses(state(0, 200), state(121, 199), marks={KEY: 120})) == [(120, 121, 121, 122, 1)]
+    # The source holds from 60 (target 59, past the marker): target 59 alone is lost.
+    assert ranges(losses(state(60, 200), state(60, 199))) == [(59, 60, 60, 61, 1)]

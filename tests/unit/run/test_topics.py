@@ -19,9 +19,19 @@ from tests.unit.factories import TARGET, topic_state
 
 
 class TestRenameTemplate:
-    @pytest.mark.parametrize("template", ["{topic}", "src.{topic}", "{topic}-copy", "eu_{topic}.v2"])
-    def test_valid(self, template: str) -> None:
-        validate_rename_template(template)
+    @pytest.mark.parametrize(
+        ("template", "name"),
+        [
+            ("{topic}", "orders"),
+            ("src.{topic}", "src.orders"),
+            ("{topic}-copy", "orders-copy"),
+            ("eu_{topic}.v2", "eu_orders.v2"),
+        ],
+    )
+    def test_valid(self, template: str, name: str) -> None:
+        """Accepted, and it names each topic's target as written: the topic where the placeholder stands."""
+        assert validate_rename_template(template) is None
+        assert target_topic_name(template, "orders") == name
 
     @pytest.mark.parametrize("template", ["static", "", "{{topic}}", "src.{name}", "{0}", "{}"])
     def test_without_topic_placeholder_rejected(self, template: str) -> None:
