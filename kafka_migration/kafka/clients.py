@@ -327,33 +327,41 @@ class KafkaCluster(TopicCreation, OffsetLookups):
         return futures
 
     def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
-        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out.
-        DESCRIBE_BATCH topics a request, two in flight."""
+        """Topic ids (Kafka 2.8+); a broker that has none, or answers with the null id, leaves a topic out."""
+        ids: dict[str, str] = {}
+        for name, description in self.describe_topics(names).items():
+            topic_id = None if isinstance(description, Exception) else described_topic_id(description)
+            if topic_id is not None:
+                ids[name] = topic_id
+        return ids
+
+    def describe_topics(self, names: Iterable[str], with_operations: bool = False) -> dict[str, Any]:
+        """Each topic's description, or the error its answer raised (deleted meanwhile, not authorized, no answer in
+        time); DESCRIBE_BATCH topics a request, two in flight. Empty when the broker cannot describe topics."""
         from confluent_kafka import KafkaException, TopicCollection
 
-        ids: dict[str, str] = {}
+        found: dict[str, Any] = {}
         queue: deque[Sequence[str]] = deque(chunks(dict.fromkeys(names), self.DESCRIBE_BATCH))
-        if not queue:
-            return ids
 
         def send(batch: Sequence[str]) -> dict[str, Any] | None:
             try:
-                return self.admin.describe_topics(TopicCollection(list(batch)), request_timeout=self.timeout)
+                return self.admin.describe_topics(
+                    TopicCollection(list(batch)),
+                    include_authorized_operations=with_operations,
+                    request_timeout=self.timeout,
+                )
             except (KafkaException, NotImplementedError, TypeError):
-                return None  # describe_topics not supported: no ids
+                return None  # describe_topics not supported
 
         def read(_batch: Sequence[str], futures: dict[str, Any] | None) -> None:
             for name, future in (futures or {}).items():
                 try:
-                    description = future.result(timeout=self.timeout + 5)
-                except (KafkaException, TimeoutError):
-                    continue  # deleted meanwhile: no id
-                topic_id = described_topic_id(description)
-                if topic_id is not None:
-                    ids[name] = topic_id
+                    found[name] = future.result(timeout=self.timeout + 5)
+                except (KafkaException, TimeoutError) as exc:
+                    found[name] = exc
 
         pipelined(queue, send, read, in_flight=2)
-        return ids
+        return found
 
     def _result(self, future: Any, what: str, needs: Permission | None = None) -> Any:
         """A request's answer; a refusal by the cluster's ACLs names ``needs``, the permission it lacked."""

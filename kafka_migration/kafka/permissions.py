@@ -31,22 +31,15 @@ CREATE_PURPOSE = "to create the missing target topics; Create on the cluster all
 
 def topic_operations(cluster: KafkaCluster, names: Iterable[str]) -> dict[str, frozenset[str] | None]:
     """The operations the principal may perform on each topic (empty: not even Describe; None: not reported)."""
-    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka import KafkaException
 
-    wanted = sorted(set(names))
-    if not wanted:
-        return {}
-    futures = cluster.admin.describe_topics(
-        TopicCollection(wanted), include_authorized_operations=True, request_timeout=cluster.timeout
-    )
     found: dict[str, frozenset[str] | None] = {}
-    for name, future in futures.items():
-        try:
-            found[name] = operation_names(future.result(timeout=cluster.timeout + 5).authorized_operations)
-        except KafkaException as exc:
-            if exc.args[0].name() in AUTHORIZATION_FAILURES:
-                found[name] = frozenset()
-            # any other error (deleted meanwhile) is the planner's to report
+    for name, description in cluster.describe_topics(sorted(set(names)), with_operations=True).items():
+        if not isinstance(description, KafkaException):
+            found[name] = operation_names(description.authorized_operations)
+        elif description.args and description.args[0].name() in AUTHORIZATION_FAILURES:
+            found[name] = frozenset()
+        # any other error (deleted meanwhile, no answer) is the planner's to report
     return found
 
 
