@@ -1,112 +1,42 @@
-"""kafka_migration.kafka.offsets: ListOffsets of many partitions, on a simulated broker that answers a request in
-time only up to some size (as a loaded broker does: 5,000 partitions by time got the invalid offset -1001 for every
-one, and no error), elects leaders, or never answers. How a real broker answers is in the planner's integration
-tests and the scale bench; no timing is asserted here."""
+"""kafka_migration.kafka.offsets: ListOffsets of many partitions, on a simulated broker (offsets_broker.py). How a
+real broker answers is in the planner's integration tests and the scale bench; no timing is asserted here."""
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.kafka import offsets
 from kafka_migration.kafka.clients import KafkaCluster
-from kafka_migration.model.config import ClusterConfig
-
-REQUEST_SECONDS = 0.5  # what one request costs on the simulated clock
-
-
-@dataclass
-class _Answer:
-    offset: int
-    timestamp: int = -1
-
-
-@dataclass
-class _Broker:
-    """``answers_up_to``: a request of more partitions times out whole (-1001 for each); ``electing``: answers
-    NOT_LEADER that many times per partition first; ``never``: partitions that get -1001 every time; ``refused``:
-    topics whose ListOffsets the ACLs refuse."""
-
-    answers_up_to: int = 1_000_000
-    electing: dict[tuple[str, int], int] = field(default_factory=dict)
-    electing_error: int = KafkaError.NOT_LEADER_FOR_PARTITION
-    never: frozenset[tuple[str, int]] = frozenset()
-    refused: frozenset[str] = frozenset()
-    now: float = 0.0
-    request_seconds: float = REQUEST_SECONDS
-    requests: list[int] = field(default_factory=list)
-    metadata_asked: list[str | None] = field(default_factory=list)
-
-    def list_offsets(self, specs: dict[Any, Any], **_: Any) -> dict[Any, Future[Any]]:
-        self.requests.append(len(specs))
-        self.now += self.request_seconds
-        out: dict[Any, Future[Any]] = {}
-        for tp in specs:
-            future: Future[Any] = Future()
-            key = (tp.topic, tp.partition)
-            if tp.topic in self.refused:
-                future.set_exception(KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)))
-            elif self.electing.get(key, 0) > 0:
-                self.electing[key] -= 1
-                future.set_exception(KafkaException(KafkaError(self.electing_error)))
-            elif len(specs) > self.answers_up_to or key in self.never:
-                future.set_result(_Answer(offsets.OFFSET_INVALID))
-            else:
-                future.set_result(_Answer(_offset(key)))
-            out[tp] = future
-        return out
-
-    def list_topics(self, topic: str | None = None, **_: Any) -> None:
-        self.metadata_asked.append(topic)
-
-
-def _offset(key: tuple[str, int]) -> int:
-    return 1000 * int(key[0].rsplit(".", 1)[1]) + key[1]
+from tests.unit.kafka.offsets_broker import SimulatedBroker, cluster_on, offset_of, simulated
 
 
 @pytest.fixture
-def broker(monkeypatch: pytest.MonkeyPatch) -> _Broker:
-    fake = _Broker()
-    monkeypatch.setattr(offsets.time, "monotonic", lambda: fake.now)
-
-    def sleep(seconds: float) -> None:
-        fake.now += seconds
-
-    monkeypatch.setattr(offsets.time, "sleep", sleep)
-    return fake
-
-
-def _cluster(broker: _Broker) -> KafkaCluster:
-    cluster = KafkaCluster(ClusterConfig("source", {"bootstrap.servers": "b:9092"}))
-    cluster._admin = broker  # the cached admin client, replaced
-    return cluster
+def broker(monkeypatch: pytest.MonkeyPatch) -> SimulatedBroker:
+    return simulated(monkeypatch)
 
 
 def _wanted(topics: int, partitions: int = 1) -> dict[tuple[str, int], int]:
     return {(f"scale.{t:05d}", p): 1_700_000_000_000 for t in range(topics) for p in range(partitions)}
 
 
-def test_thousands_of_partitions_are_asked_in_bounded_requests_and_every_one_answered(broker: _Broker) -> None:
+def test_thousands_of_partitions_are_asked_in_bounded_requests_and_every_one_answered(broker: SimulatedBroker) -> None:
     # Like the loaded broker of the scale issue: 1,000 partitions answered in time, 5,000 not.
     broker.answers_up_to = 1000
     wanted = _wanted(5000)
-    found = _cluster(broker).offsets_for_times(wanted)
-    assert found == {key: _offset(key) for key in wanted}
+    found = cluster_on(broker).offsets_for_times(wanted)
+    assert found == {key: offset_of(key) for key in wanted}
     assert max(broker.requests) <= KafkaCluster.LOOKUP_BATCH
     assert len(broker.requests) == math.ceil(5000 / KafkaCluster.LOOKUP_BATCH)  # no partition asked twice
 
 
-def test_a_request_that_times_out_whole_is_asked_again_in_halves_until_the_broker_answers(broker: _Broker) -> None:
+def test_a_request_timed_out_whole_is_asked_again_in_halves_until_the_broker_answers(broker: SimulatedBroker) -> None:
     broker.answers_up_to = 70  # busier still: even a batch is too much
     wanted = _wanted(1000)
-    cluster = _cluster(broker)
-    assert cluster.offsets_for_times(wanted) == {key: _offset(key) for key in wanted}
+    cluster = cluster_on(broker)
+    assert cluster.offsets_for_times(wanted) == {key: offset_of(key) for key in wanted}
     batch = KafkaCluster.LOOKUP_BATCH
     assert broker.requests[: math.ceil(1000 / batch)] == [batch] * math.ceil(1000 / batch)
     # 250 -> 125 -> 62: each timed-out request was asked again in two, never more than a batch at once.
@@ -119,27 +49,27 @@ def test_a_request_that_times_out_whole_is_asked_again_in_halves_until_the_broke
     [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.OFFSET_NOT_AVAILABLE],
 )
 def test_a_partition_whose_leader_is_being_elected_is_asked_again_with_fresh_metadata(
-    broker: _Broker, error: int
+    broker: SimulatedBroker, error: int
 ) -> None:
     # A rolling restart moves leaders while a run plans: the new leader answers after a few tries.
     broker.electing = {("scale.00003", 0): 3}
     broker.electing_error = error
     wanted = _wanted(10)
-    assert _cluster(broker).offsets_for_times(wanted) == {key: _offset(key) for key in wanted}
+    assert cluster_on(broker).offsets_for_times(wanted) == {key: offset_of(key) for key in wanted}
     assert broker.requests == [10, 1, 1, 1]  # only the electing partition asked again
     assert broker.metadata_asked == ["scale.00003"] * 3  # its new leader looked up before each new request
 
 
-def test_metadata_for_many_retried_topics_is_one_request(broker: _Broker) -> None:
+def test_metadata_for_many_retried_topics_is_one_request(broker: SimulatedBroker) -> None:
     broker.electing = {key: 1 for key in _wanted(40)}
-    _cluster(broker).offsets_for_times(_wanted(40))
+    cluster_on(broker).offsets_for_times(_wanted(40))
     assert broker.metadata_asked == [None]  # the whole cluster's, once; not one request per topic
 
 
-def test_a_partition_that_never_answers_is_named_as_timed_out_with_how_many_were_asked(broker: _Broker) -> None:
+def test_a_partition_that_never_answers_is_named_as_timed_out_with_how_many_were_asked(broker: SimulatedBroker) -> None:
     broker.never = frozenset({("scale.00550", 0)})  # in the third request
     broker.request_seconds = 5.0  # a slow broker: the third request is sent 10 s after the first
-    cluster = _cluster(broker)
+    cluster = cluster_on(broker)
     with pytest.raises(MigrationError) as caught:
         cluster.offsets_for_times(_wanted(600))
     message = str(caught.value)
@@ -153,21 +83,21 @@ def test_a_partition_that_never_answers_is_named_as_timed_out_with_how_many_were
     assert first_asked + window <= broker.now <= first_asked + window + 2 * (broker.request_seconds + 0.2)
 
 
-def test_a_refusal_by_the_acls_names_the_permission_at_once(broker: _Broker) -> None:
+def test_a_refusal_by_the_acls_names_the_permission_at_once(broker: SimulatedBroker) -> None:
     broker.refused = frozenset({"scale.00001"})
     with pytest.raises(ConfigurationError, match=r"Describe"):
-        _cluster(broker).offsets_at_ends({"scale.00000": 1, "scale.00001": 2})
+        cluster_on(broker).offsets_at_ends({"scale.00000": 1, "scale.00001": 2})
     assert broker.requests == [3]  # not asked again
 
 
-def test_earliest_and_latest_offsets_of_many_topics_come_back_per_topic(broker: _Broker) -> None:
+def test_earliest_and_latest_offsets_of_many_topics_come_back_per_topic(broker: SimulatedBroker) -> None:
     broker.answers_up_to = KafkaCluster.LOOKUP_BATCH
-    found = _cluster(broker).offsets_at_ends({f"scale.{t:05d}": 3 for t in range(300)})
-    assert found[("earliest", "scale.00299")] == {p: _offset(("scale.00299", p)) for p in range(3)}
+    found = cluster_on(broker).offsets_at_ends({f"scale.{t:05d}": 3 for t in range(300)})
+    assert found[("earliest", "scale.00299")] == {p: offset_of(("scale.00299", p)) for p in range(3)}
     assert set(found) == {(k, f"scale.{t:05d}") for k in ("earliest", "latest") for t in range(300)}
     assert max(broker.requests) <= KafkaCluster.LOOKUP_BATCH
 
 
-def test_no_partition_no_request(broker: _Broker) -> None:
-    assert _cluster(broker).offsets_for_times({}) == {}
+def test_no_partition_no_request(broker: SimulatedBroker) -> None:
+    assert cluster_on(broker).offsets_for_times({}) == {}
     assert broker.requests == []
