@@ -52,7 +52,10 @@ def compiled(cache: Path) -> Path:
         return target
     javac = shutil.which("javac")
     if javac is None:
-        raise JavacMissing("javac (a JDK 17 or later) is not on the PATH: the authorizer check compiles its program")
+        raise JavacMissing(
+            "javac (a JDK 17 or later) is not on the PATH: the authorizer check compiles its program; "
+            "make system-deps installs Debian's openjdk-17-jdk-headless"
+        )
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".authorizer-", dir=cache))
     try:
