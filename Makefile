@@ -64,10 +64,10 @@ console: console-types-check $(CONSOLE_BUNDLE) ## build the console's React bund
 console-lint: $(CONSOLE_MODULES) ## the console's ESLint (typescript-eslint, React hooks) and TypeScript type check
 	cd $(CONSOLE) && npm run --silent lint && npm run --silent typecheck
 
-system-deps: ## Debian packages the tests use (maven, postgresql, chromium, chromium-driver, docker-compose); installs the missing ones as root
+system-deps: ## Debian packages the tests use (a JDK 17, maven, postgresql, chromium, chromium-driver, docker-compose); installs the missing ones as root
 	@present=""; missing=""; \
 	check() { if eval "$$2" >/dev/null 2>&1; then present="$$present $$1"; else missing="$$missing $$1"; fi; }; \
-	check openjdk-17-jre-headless 'command -v java'; \
+	check openjdk-17-jdk-headless 'command -v java && command -v javac'; \
 	check maven 'command -v mvn'; \
 	check postgresql 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'; \
 	check chromium 'command -v chromium'; \

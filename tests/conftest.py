@@ -5,6 +5,8 @@
   bootstrap addresses to use clusters you already run instead.
 - ``sasl_clusters`` (SASL_SSL with SCRAM-SHA-512 users) and ``acl_clusters`` (a pair, SASL_SSL with the
   StandardAuthorizer; ``acl_cluster`` is its source): session-scoped too, started by the first test that asks.
+- ``kafka_authorizer``: Apache Kafka's StandardAuthorizer in one JVM for the session, deciding cases of bindings
+  and requests without a broker (harness/kafka/authorizer).
 - ``kafka_factory``: clusters of a test's own, for tests that change a cluster (its settings, a
   restart), stopped when the test ends.
 - ``proxied_pair``: a source and a target each reachable only through a loopback proxy (harness/servers/proxy.py),
@@ -28,6 +30,7 @@ from typing import NoReturn
 import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters, start_clusters, stop_all
+from harness.kafka.authorizer import JavacMissing, KafkaAuthorizer, compiled
 from harness.kafka.proxied import ProxiedCluster
 from harness.servers.ports import free_port
 from harness.servers.proxy import LoopbackProxy
@@ -72,6 +75,22 @@ def kafka_jars() -> Path:
     from harness.kafka import fetch
 
     return fetch.ensure()
+
+
+@pytest.fixture(scope="session")
+def kafka_authorizer(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path
+) -> Iterator[KafkaAuthorizer]:
+    """Apache Kafka's StandardAuthorizer in one JVM for the session (harness/kafka/authorizer), its program
+    compiled with javac into pytest's cache folder once per version of its sources; no JDK is ``missing``."""
+    cache = getattr(request.config, "cache", None)
+    folder = cache.mkdir("kafka-authorizer") if cache is not None else tmp_path_factory.mktemp("kafka-authorizer")
+    try:
+        classes = compiled(folder)
+    except JavacMissing as exc:
+        missing(str(exc))
+    with KafkaAuthorizer(classes, tmp_path_factory.mktemp("kafka-authorizer-jvm") / "jvm.log") as authorizer:
+        yield authorizer
 
 
 @pytest.fixture(scope="session")

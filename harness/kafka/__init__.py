@@ -7,6 +7,7 @@
 - node        format, start and stop one-node clusters on free loopback ports (several in parallel)
 - tls         TLS clusters: native SSL listeners, one of them presenting an expired certificate
 - acls        grant and revoke ACLs on the ACL-enforcing clusters, as the super user
+- authorizer  Kafka's StandardAuthorizer in one JVM, without a broker: the reference for the ACL decision model
 - proxied     clusters reachable only through a loopback proxy (network faults)
 - replicated  three-node clusters (replication factor 3) whose nodes a test stops, kills and restarts
 - compose     a broker started with the properties docker-compose.yaml gives its containers

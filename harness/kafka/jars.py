@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 POM = Path(__file__).with_name("pom.xml")
@@ -65,12 +66,19 @@ def classpath() -> str:
 
 
 def java_command(
-    main_class: str, *, heap_mb: int = 512, fast_start: bool = True, extra: list[str] | None = None
+    main_class: str,
+    *,
+    heap_mb: int = 512,
+    fast_start: bool = True,
+    extra: list[str] | None = None,
+    classpath_extra: Sequence[Path] = (),
 ) -> list[str]:
     """``java`` with the jar set's classpath, the harness's log4j2 configuration and the class archive.
 
     ``fast_start``: C1 only (no C2 compiler threads competing with the start on two cores) and
-    the serial collector; a benchmark wanting peak throughput passes False.
+    the serial collector; a benchmark wanting peak throughput passes False. ``classpath_extra``: folders or jars
+    of the harness's own classes, after the jar set (the class archive still applies: its classpath stays the
+    prefix).
     """
     java = shutil.which("java") or "java"
     command = [
@@ -88,4 +96,5 @@ def java_command(
     archive = cds_archive()
     if archive.is_file():
         command += [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
-    return [*command, *(extra or []), "-cp", classpath(), main_class]
+    path = os.pathsep.join([classpath(), *(str(entry) for entry in classpath_extra)])
+    return [*command, *(extra or []), "-cp", path, main_class]

@@ -8,13 +8,22 @@ name) are looked at, those of the principal or ``User:*`` and of the host or ``*
 ALL) denies; else an ALLOW of the operation (or ALL; READ, WRITE, DELETE and ALTER also allow DESCRIBE, and
 ALTER_CONFIGS allows DESCRIBE_CONFIGS, for ALLOW bindings only) allows; else, with no binding on the resource at
 all, ``allow.everyone.if.no.acl.found`` decides (false by default), and with some, the action is denied.
+
+Two details as Kafka 4.2.1 has them, found by checking this model against StandardAuthorizer itself
+(tests/integration/access/test_rules_against_kafka.py): the LITERAL ``*`` does not match a longer name that
+begins with ``*`` (a group ``*x``: StandardAuthorizer takes ``*`` there for a literal name that is a mere prefix,
+and skips it; the name ``*`` itself it matches), and a binding's host is compared, as written, with the client's
+address as Java writes it (``client_address``: a binding on ``::1`` matches no client, one on ``0:0:0:0:0:0:0:1``
+matches a client connecting from ::1).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from kafka_migration.model.access import (
     ACTIONS,
@@ -38,6 +47,26 @@ SUPER_USER = "super user"
 NO_BINDING_ALLOWED = "no binding on the resource (allow.everyone.if.no.acl.found=true)"
 NO_BINDING_DENIED = "no binding on the resource"
 NONE_MATCHING = "no binding of this principal, host and operation"
+
+
+@cache
+def client_address(host: str) -> str:
+    """A client's address as the broker's authorizer compares it with a binding's host: the text of Java's
+    ``InetAddress.getHostAddress()``. IPv6 is written in full, each group in lower-case hex without leading zeros
+    (``::1`` is ``0:0:0:0:0:0:0:1``), and an IPv4-mapped IPv6 address is its IPv4 address. A binding's host is
+    compared as it is written, so Kafka never matches a binding on ``::1`` (nor this model). A host that is not an
+    IP address is left as it is."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv4Address):
+        return str(address)
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    number = int(address)
+    text = ":".join(format(number >> shift & 0xFFFF, "x") for shift in range(112, -1, -16))
+    return f"{text}%{address.scope_id}" if address.scope_id else text
 
 
 def _operation_matches(binding: AclBinding, operation: str) -> bool:
@@ -71,7 +100,7 @@ class Authorizer:
     def _on_resource(self, resource_type: str, name: str) -> list[AclBinding]:
         """The bindings whose pattern matches the resource, of any principal, host and operation."""
         found = list(self._literal.get((resource_type, name), ()))
-        if name != WILDCARD:
+        if not name.startswith(WILDCARD):  # "*" itself is found above; Kafka skips "*" for "*x" (see the module)
             found += self._literal.get((resource_type, WILDCARD), ())
         prefixed = self._prefixed.get(resource_type)
         if prefixed:
@@ -83,11 +112,12 @@ class Authorizer:
         if action.principal in self.super_users:
             return Decision(True, SUPER_USER)
         on_resource = self._on_resource(action.resource_type, action.resource_name)
+        host = client_address(action.host)
         allowed_by = None
         for binding in on_resource:
             if binding.principal not in (action.principal, WILDCARD_PRINCIPAL):
                 continue
-            if binding.host not in (WILDCARD, action.host) or not _operation_matches(binding, action.operation):
+            if binding.host not in (WILDCARD, host) or not _operation_matches(binding, action.operation):
                 continue
             if binding.permission == DENY:
                 return Decision(False, binding)

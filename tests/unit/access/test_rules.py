@@ -15,6 +15,7 @@ from kafka_migration.access.rules import (
     Authorizer,
     Refused,
     carrier,
+    client_address,
     decision_differences,
     plan_bindings,
     selection,
@@ -114,6 +115,37 @@ def test_hosts_super_users_and_the_default() -> None:
     open_cluster = Authorizer([acl("t", "READ")], allow_if_no_acl=True)
     assert open_cluster.decide(ask("u", "READ")).by == NO_BINDING_ALLOWED  # no binding on u at all
     assert not open_cluster.decide(ask("t", "WRITE")).allowed  # t has bindings, none for WRITE
+
+
+def test_the_literal_wildcard_does_not_match_a_longer_name_beginning_with_an_asterisk() -> None:
+    """As Kafka 4.2.1's StandardAuthorizer decides (found by tests/integration/access/test_rules_against_kafka.py):
+    it takes the LITERAL ``*`` for a literal name that is only a prefix of ``*x`` and skips it. A group or
+    transactional id may be named so (a topic may not); the binding then counts as none on that resource."""
+    authorizer = Authorizer([acl("*", "READ", kind=GROUP)])
+    assert authorizer.decide(ask("*", "READ", kind=GROUP)).allowed
+    assert authorizer.decide(ask("x*", "READ", kind=GROUP)).allowed
+    assert authorizer.decide(ask("*x", "READ", kind=GROUP)).by == NO_BINDING_DENIED
+    open_cluster = Authorizer([acl("*", "READ", DENY, kind=GROUP)], allow_if_no_acl=True)
+    assert open_cluster.decide(ask("*x", "READ", kind=GROUP)).by == NO_BINDING_ALLOWED
+    assert not open_cluster.decide(ask("x", "READ", kind=GROUP)).allowed
+    assert Authorizer([acl("*", "READ", pattern=PREFIXED, kind=GROUP)]).decide(ask("*x", "READ", kind=GROUP)).allowed
+
+
+def test_a_bindings_host_is_compared_with_the_client_address_as_java_writes_it() -> None:
+    """StandardAuthorizer compares a binding's host, as written, with ``InetAddress.getHostAddress()`` of the
+    client: IPv6 in full, in lower case, an IPv4-mapped address as IPv4 (found by the check against Kafka)."""
+    assert client_address("::1") == "0:0:0:0:0:0:0:1"
+    assert client_address("2001:DB8::0db8") == "2001:db8:0:0:0:0:0:db8"
+    assert client_address("::ffff:10.0.0.1") == "10.0.0.1"
+    assert client_address("::10.0.0.1") == "0:0:0:0:0:0:a00:1"
+    assert client_address("fe80::1%eth0") == "fe80:0:0:0:0:0:0:1%eth0"
+    assert client_address("10.0.0.1") == client_address("10.0.0.1") == "10.0.0.1"
+    assert client_address("broker.example") == "broker.example"  # not an address: as it is
+    long_form = Authorizer([acl("t", "READ", host="0:0:0:0:0:0:0:1"), acl("t", "WRITE", host="10.0.0.1")])
+    assert long_form.decide(ask("t", "READ", host="::1")).allowed
+    assert long_form.decide(ask("t", "WRITE", host="::ffff:10.0.0.1")).allowed
+    short_form = Authorizer([acl("t", "READ", host="::1")])
+    assert short_form.decide(ask("t", "READ", host="::1")).by == NONE_MATCHING  # Kafka matches no client
 
 
 # -- carrying bindings to the target -----------------------------------------------------------------------------
