@@ -20,6 +20,7 @@ from kafka_migration.exceptions import ClusterUnreachableError, MigrationError
 from kafka_migration.kafka.acls import Permission
 from kafka_migration.kafka.batches import chunks, pipelined
 from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.text import plural
 
 OFFSET_INVALID = -1001  # librdkafka's RD_KAFKA_OFFSET_INVALID: no offset was answered (the request timed out)
 METADATA_ONE_BY_ONE = 8  # topics whose metadata is asked one request each; more: one request for the cluster's
@@ -183,7 +184,7 @@ class OffsetLookups:
     def _timed_out(self, label: str, batch: int, asked: int, missing: int) -> MigrationError:
         return MigrationError(
             f"{self.config.role} cluster {self.config.bootstrap}: could not {label}: timed out, no answer from its "
-            f"leader within {2 * self.timeout:.0f}s (asked with {batch - 1:,} other partitions in one request, "
+            f"leader within {2 * self.timeout:.0f}s (asked with {plural(batch - 1, 'other partition')} in one request, "
             f"{asked:,} in all; {missing:,} still without an answer). The broker is overloaded, or the leader is "
             "down and not yet replaced; nothing was written: try again."
         )

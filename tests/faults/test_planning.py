@@ -43,3 +43,34 @@ def test_a_dry_run_plans_exactly_while_the_broker_named_controller_is_dead(
             led,
             planned.stdout,
         )
+
+
+def test_offsets_are_exact_when_leaders_move_between_the_client_learning_them_and_asking(
+    replicated: ReplicatedPair,
+) -> None:
+    """A rolling restart during planning: the client learned the leaders, then one broker shuts down (its
+    partitions elect new leaders) before the offsets are asked. Partitions it led answer with an error or not at
+    all until the client learns the new leaders; each is asked again, nothing is guessed (kafka/offsets.py)."""
+    from kafka_migration.kafka.clients import KafkaCluster
+    from kafka_migration.model.config import ClusterConfig
+
+    source, _ = replicated
+    topic = f"elect{uuid.uuid4().hex[:6]}"
+    create(source, topic)
+    seed(source, topic, PARTITIONS * 50)
+    cluster = KafkaCluster(ClusterConfig("source", source.client_config()))
+    before = cluster.topic_states([topic])[topic]  # the client now knows every partition's leader
+    assert before.latest == dict.fromkeys(range(PARTITIONS), 50)
+    leaders = {p: leader for p, (leader, _, _) in source.partitions(topic).items()}
+    moved = max(set(leaders.values()), key=list(leaders.values()).count)
+    source.node(moved).stop(timeout=60)  # a controlled shutdown: its partitions get other leaders at once
+    try:
+        assert {p for p, (leader, _, _) in source.partitions(topic).items() if leaders[p] == moved}
+        found = cluster.offsets_at_ends({topic: PARTITIONS})
+        at_time = cluster.offsets_for_times({(topic, p): 0 for p in range(PARTITIONS)})
+    finally:
+        source.start_all()
+        source.wait_in_sync([topic])
+    assert found[("earliest", topic)] == dict.fromkeys(range(PARTITIONS), 0)
+    assert found[("latest", topic)] == dict.fromkeys(range(PARTITIONS), 50)
+    assert at_time == {(topic, p): 0 for p in range(PARTITIONS)}
