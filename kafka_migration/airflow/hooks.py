@@ -139,6 +139,8 @@ class LedgerHook(BaseHook):
         """The ledger's SQLAlchemy URL, password included: for ``Ledger.open``, never for a log."""
         from airflow.sdk import Variable
 
+        from kafka_migration.ledger.urls import check_named_sqlite_folder
+
         try:
             conn = self.get_connection(self.ledger_conn_id)
         except Exception:
@@ -161,9 +163,15 @@ class LedgerHook(BaseHook):
                         f"Airflow connection {self.ledger_conn_id!r} (type sqlite) names no database file; put the "
                         "ledger file's absolute path in its host field."
                     )
-                return f"sqlite:///{conn.host}"
+                url = f"sqlite:///{conn.host}"
+                check_named_sqlite_folder(url, f"Airflow connection {self.ledger_conn_id!r}")
+                return url
             return conn.get_uri()
-        return Variable.get(LEDGER_VARIABLE, default=None) or settings.configured_ledger_url()
+        named = Variable.get(LEDGER_VARIABLE, default=None)
+        if named:
+            check_named_sqlite_folder(named, f"Variable {LEDGER_VARIABLE}")
+            return named
+        return settings.configured_ledger_url()
 
     def get_conn(self) -> Ledger:
         """The opened ledger, its schema brought up to date."""

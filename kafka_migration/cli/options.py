@@ -107,13 +107,15 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
 def ledger_url(args: argparse.Namespace) -> str:
     """--ledger, $KAFKA_MIGRATION_LEDGER_URL, or SQLite in the state dir; refused here if it cannot work."""
     from kafka_migration.ledger import default_ledger_url
-    from kafka_migration.ledger.urls import check_ledger_url
+    from kafka_migration.ledger.urls import check_ledger_url, check_named_sqlite_folder
 
-    url = (
-        args.ledger
-        or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
-        or default_ledger_url(args.state_dir or default_state_dir())
-    )
+    named_by = "--ledger" if args.ledger else "$KAFKA_MIGRATION_LEDGER_URL"
+    url = args.ledger or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
+    if url:
+        check_ledger_url(url)
+        check_named_sqlite_folder(url, named_by)
+        return url
+    url = default_ledger_url(args.state_dir or default_state_dir())
     check_ledger_url(url)
     return url
 

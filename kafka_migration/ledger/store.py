@@ -52,6 +52,12 @@ class Ledger(
         self.engine = engine
         self.leases = Leases(engine)
 
+    @property
+    def label(self) -> str:
+        """Where this ledger is, for messages: a SQLite file's path, else the URL without its password."""
+        url = self.engine.url
+        return str(url.database) if url.get_backend_name() == "sqlite" else redact_url(str(url))
+
     @classmethod
     def open(cls, url: str, create: bool = True) -> Ledger:
         """Connect and bring the schema up to date (Alembic).

@@ -61,3 +61,21 @@ def check_ledger_url(url: str) -> str:
     if parsed.drivername == "postgresql":
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
+
+
+def check_named_sqlite_folder(url: str, named_by: str) -> None:
+    """A SQLite ledger someone named (``named_by``: --ledger, an environment variable, a setting) must be in a folder
+    that exists: created there, a new empty ledger would know none of the runs, and a run would then take the
+    target's records for someone else's. The default ledger in the state directory is created with its folder."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return
+    folder = Path(parsed.database).expanduser().parent
+    if not folder.exists():
+        raise ConfigurationError(
+            f"The ledger {parsed.database} given by {named_by} is in a folder that does not exist ({folder}); "
+            "a new, empty ledger there would know none of your runs. Check the path in the URL (sqlite:////ABSOLUTE/"
+            "PATH has four slashes); to start a new ledger there, create the folder first."
+        )

@@ -227,6 +227,7 @@ def build_plan(
             failback,
             defaults,
             options.accept_target_retention,
+            ledger.label if ledger is not None else None,
         )
         problems.extend(topic_problems)
         topics.append(

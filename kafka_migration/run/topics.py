@@ -40,12 +40,15 @@ def compatibility_problems(
     target: TopicState,
     known_partitions: frozenset[int] = frozenset(),
     failback: Failback | None = None,
+    ledger: str | None = None,
 ) -> list[str]:
     """Why an existing target topic cannot receive this source topic (empty: it can).
 
     ``known_partitions`` are those the ledger has written before: records there are
     the pipeline's own, and the copy reconciles against them. In a ``failback`` the target
-    is the original cluster: the advice never deletes or empties its topics.
+    is the original cluster: the advice never deletes or empties its topics. ``ledger`` names the ledger in use:
+    records the tool wrote look foreign to another one (a mistyped --ledger or --state-dir), so that is asked
+    before any advice that deletes.
     """
     where = f"target topic {target.name!r}"
     problems = []
@@ -79,12 +82,16 @@ def compatibility_problems(
         if held > 0:
             problems.append(
                 f"{where} partition {partition} already holds records at offsets "
-                f"{offset_range(target.earliest.get(partition, 0), target.latest.get(partition, 0))} that this "
-                "pipeline has no record of writing; copying would mix them with the source's records. "
+                f"{offset_range(target.earliest.get(partition, 0), target.latest.get(partition, 0))} that "
+                + (f"the ledger in use ({ledger}) has" if ledger else "this run, without a ledger, has")
+                + " no record of this pipeline writing; copying would mix them with the source's records. "
+                "First check that this is the ledger your earlier runs used (--ledger, --state-dir or "
+                "$KAFKA_MIGRATION_LEDGER_URL; in Airflow, the ledger setting): with another ledger, records this "
+                "tool wrote look foreign. "
                 + (
                     failback.way_out(source.name, target.name)
                     if failback
-                    else "Empty or delete the target topic, or choose another name with --rename."
+                    else "Only if it is: empty or delete the target topic, or choose another name with --rename."
                 )
             )
             break
@@ -101,6 +108,7 @@ def plan_topic(
     failback: Failback | None = None,
     defaults: Mapping[str, str] | None = None,
     accept_less: bool = False,
+    ledger: str | None = None,
 ) -> tuple[TopicPlan, list[str]]:
     """The plan for one topic, and the conflicts that forbid it.
 
@@ -134,7 +142,7 @@ def plan_topic(
             for p in range(source.partitions)
         }
     known = frozenset(p for p, pos in positions.items() if pos.from_ledger)
-    problems = compatibility_problems(source, existing, known, failback) if existing else []
+    problems = compatibility_problems(source, existing, known, failback, ledger) if existing else []
     if less and accept_less:
         warnings.append(
             f"target topic {target_name} keeps less than the source, ACCEPTED (--accept-target-retention): "

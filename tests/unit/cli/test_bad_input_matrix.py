@@ -266,6 +266,15 @@ SPECIFIC: list[Case] = [
         answering=True,
         file="x",
     ),
+    # A typo in the ledger's path: a new empty ledger there would take the run's own records on the target for
+    # someone else's, and its refusal advise deleting them (issue 50).
+    run(
+        "--ledger",
+        "--ledger",
+        "sqlite:///{tmp}/nonexistent/dir/ledger.db",
+        expect="given by --ledger is in a folder that does not exist",
+        answering=True,
+    ),
     run(
         "--ledger",
         "--ledger",

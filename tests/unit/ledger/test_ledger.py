@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 from kafka_migration.model.results import OK, TopicOutcome
@@ -134,3 +139,26 @@ def test_record_topics_stores_many_topics_at_once_like_one_by_one(ledger_url: st
     ledger.record_topics(second, [(t, *outcomes(again, {0: True, 1: True}), None) for t in later])
     assert ledger.checkpoints("src-cluster", "tgt-cluster")["t0", 1, "copy.t0"].source_offset == 150
     assert ledger.topic_ids("src-cluster", "tgt-cluster")[("t0", "copy.t0")].run_id == "run-2"
+
+
+def test_a_ledger_names_itself_without_its_password(ledger_url: str) -> None:
+    ledger = Ledger.open(ledger_url)
+    if ledger_url.startswith("sqlite"):
+        assert ledger.label == ledger_url.removeprefix("sqlite:///")
+    else:
+        password = make_url(ledger_url).password
+        assert ledger.label.startswith("postgresql") and make_url(ledger_url).database in ledger.label
+        assert not password or str(password) not in ledger.label
+    ledger.engine.dispose()
+
+
+def test_a_named_sqlite_ledger_in_a_missing_folder_is_refused_and_nothing_created(tmp_path: Path) -> None:
+    from kafka_migration.exceptions import ConfigurationError
+    from kafka_migration.ledger.urls import check_named_sqlite_folder
+
+    url = f"sqlite:///{tmp_path}/typo/ledger.db"
+    with pytest.raises(ConfigurationError, match=r"given by --ledger is in a folder that does not exist"):
+        check_named_sqlite_folder(url, "--ledger")
+    assert not (tmp_path / "typo").exists()
+    check_named_sqlite_folder(f"sqlite:///{tmp_path}/ledger.db", "--ledger")  # the folder exists: fine
+    check_named_sqlite_folder("postgresql://u:p@h/db", "--ledger")  # not a file

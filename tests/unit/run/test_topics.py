@@ -149,6 +149,18 @@ class TestCompatibility:
         target = topic_state("b", 6, configs={"max.message.bytes": "5000"}, latest=0)
         assert compatibility_problems(source, target) == []
 
+    def test_records_the_ledger_does_not_know_ask_about_the_ledger_before_any_deletion(self) -> None:
+        # A mistyped --ledger or --state-dir makes the tool's own records look foreign: the refusal names the
+        # ledger in use and asks about it first; deleting comes only after, and only if it is the right one.
+        (problem,) = compatibility_problems(
+            topic_state("orders", 1), topic_state("orders", 1, latest=300), ledger="/data/km/ledger.db"
+        )
+        assert "offsets 0–299 (300 offsets) that the ledger in use (/data/km/ledger.db) has no record" in problem
+        check = problem.index("First check that this is the ledger your earlier runs used (--ledger, --state-dir")
+        assert check < problem.index("Only if it is: empty or delete the target topic")
+        (unnamed,) = compatibility_problems(topic_state("orders", 1), topic_state("orders", 1, latest=300))
+        assert "that this run, without a ledger, has no record" in unnamed
+
     def test_fewer_partitions(self) -> None:
         (problem,) = compatibility_problems(topic_state("orders", 6), topic_state("eu.orders", 3, latest=0))
         assert "target topic 'eu.orders' has 3 partitions" in problem
