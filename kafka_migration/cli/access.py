@@ -14,6 +14,7 @@ from kafka_migration.cli.options import (
     add_cluster_options,
     add_ledger_options,
     add_output,
+    check_clusters,
     json_wanted,
     ledger_url,
     nonempty,
@@ -111,9 +112,7 @@ def access(args: argparse.Namespace) -> int:
     if args.access_command == "show":
         return _show(args)
     from kafka_migration.access.sync import load_credentials, load_principal_map, sync_access
-    from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.kafka.kafka_python import kafka_python_settings
-    from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.model.config import writable_dir
     from kafka_migration.model.naming import validate_rename_template
     from kafka_migration.run.files import new_run_id
@@ -126,15 +125,12 @@ def access(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--super-user {bad[0]!r} is not a principal TYPE:NAME, e.g. User:admin.")
     source = ClusterConfig.build("source", args.source, args.source_config)
     target = ClusterConfig.build("target", args.target, args.target_config)
-    check_client_settings(source)
-    check_client_settings(target)
     for config in (source, target):  # quotas and token/user ACLs go through kafka-python: its settings too
         kafka_python_settings(config, timeout=15.0)
     url = ledger_url(args)
     if not args.dry_run:  # a sync writes its report there: refused before anything is read or written
         writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
-    check_reachable(source)  # before the ledger is created: an unreachable cluster writes nothing
-    check_reachable(target)
+    check_clusters(source, target)  # before the ledger is created: an unreachable cluster writes nothing
     from kafka_migration.ledger import Ledger
 
     result = sync_access(

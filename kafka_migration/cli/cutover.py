@@ -20,6 +20,8 @@ from kafka_migration.cli.options import (
     add_cluster_options,
     add_output,
     add_spark_conf,
+    check_clusters,
+    check_settings,
     default_state_dir,
     json_wanted,
     ledger_url,
@@ -117,10 +119,12 @@ def cutover(args: argparse.Namespace) -> int:
     compile_group_pattern("group", args.group or ".*")  # bad input fails before anything is opened or written
     if args.exclude_group:
         compile_group_pattern("exclude-group", args.exclude_group)
+    url = ledger_url(args)
     check_before_writing(args, source, target)
+    check_clusters(source, target)  # refused here: no cutover id, no ledger row, no report (docs/cli.md)
     from kafka_migration.ledger import Ledger
 
-    ledger = Ledger.open(ledger_url(args))  # the final run may be the first one: like run, it may create it
+    ledger = Ledger.open(url)  # the final run may be the first one: like run, it may create it
     cutover_id = new_run_id("cutover")
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a cutover that stopped
     print(
@@ -257,12 +261,9 @@ def final_run(
 
 def check_before_writing(args: argparse.Namespace, *clusters: ClusterConfig) -> None:
     """What cutover and failback can check without a cluster, as run does: settings, Spark, directories."""
-    from kafka_migration.kafka.clients import check_client_settings
-
     SparkSettings(master=args.master, conf=spark_conf(args.spark_conf))
     writable_dir(
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
     )
     writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
-    for cluster in clusters:
-        check_client_settings(cluster)
+    check_settings(*clusters)

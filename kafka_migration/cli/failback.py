@@ -13,6 +13,7 @@ from kafka_migration.cli.options import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
     EXIT_OK,
+    check_clusters,
     json_wanted,
     nonempty,
     open_ledger,
@@ -65,6 +66,7 @@ def failback(args: argparse.Namespace) -> int:
     cutover.ready_for_failback()  # before the first line of progress: bad input is the one line on stderr
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
     target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
+    check_clusters(source, target)  # the cutover's addresses too: an unreachable cluster is refused before recording
     print(
         f"Failback of cutover {cutover.cutover_id}: checking that no consumer of the groups runs, then that the "
         f"target topics stay quiet for {args.quiet_seconds:g}s ..."

@@ -12,6 +12,8 @@ from kafka_migration.cli.options import (
     add_cluster_options,
     add_ledger_options,
     add_output,
+    check_clusters,
+    check_settings,
     json_wanted,
     nonempty,
     open_ledger,
@@ -96,17 +98,17 @@ def groups(args: argparse.Namespace) -> int:
         return code
 
     from kafka_migration.groups.rules import select_groups
-    from kafka_migration.kafka.clients import check_client_settings
 
     select_groups((), args.group, args.exclude_group)  # patterns first: nothing is read before they are valid
     source = ClusterConfig.build("source", args.source, args.source_config)
     target = ClusterConfig.build("target", args.target, args.target_config)
-    check_client_settings(source)
-    check_client_settings(target)
+    check_settings(source, target)
+    ledger = open_ledger(args)  # what needs no cluster (the ledger holds the runs) is checked first
+    check_clusters(source, target)
     result = sync_groups(
         source,
         target,
-        open_ledger(args),
+        ledger,
         groups=args.group,
         exclude_groups=args.exclude_group,
         dry_run=args.dry_run,

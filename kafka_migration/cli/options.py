@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import ClusterConfig
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
@@ -78,6 +79,25 @@ def add_cluster_options(parser: argparse.ArgumentParser, required: bool = False)
         help="JSON file of librdkafka settings for the source (security goes here)",
     )
     parser.add_argument("--target-config", type=nonempty_path, help="JSON file of librdkafka settings for the target")
+
+
+def check_settings(*clusters: ClusterConfig) -> None:
+    """The clusters' client settings, checked without a cluster (before a ledger is opened)."""
+    from kafka_migration.kafka.clients import check_client_settings
+
+    for cluster in clusters:
+        check_client_settings(cluster)
+
+
+def check_clusters(*clusters: ClusterConfig) -> None:
+    """What every command that talks to clusters checks before it opens, records or writes anything, in this order
+    and the same words: the client settings, then that each bootstrap address answers (seconds, plain TCP), so
+    that a typo or a cluster that is down is one line and exit 2."""
+    from kafka_migration.kafka.reach import check_reachable
+
+    check_settings(*clusters)
+    for cluster in clusters:
+        check_reachable(cluster)
 
 
 def add_output(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from kafka_migration.cli.options import (
     add_cluster_options,
     add_output,
     add_spark_conf,
+    check_clusters,
     default_state_dir,
     json_wanted,
     ledger_url,
@@ -139,8 +140,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_migration.kafka.clients import check_client_settings
-    from kafka_migration.kafka.reach import check_reachable
     from kafka_migration.ledger.leases import lease_ttl_from_env, parse_lease_ttl
 
     started = time.time()  # the wall time a user sees starts here
@@ -170,11 +169,8 @@ def run(args: argparse.Namespace) -> int:
         args.state_dir or default_state_dir(), "The state directory (--state-dir or $KAFKA_MIGRATION_STATE_DIR)"
     )
     writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
-    check_client_settings(source)
-    check_client_settings(target)
     url = ledger_url(args)
-    check_reachable(source)  # seconds, before Spark starts: a host name typo is not found after its start-up
-    check_reachable(target)
+    check_clusters(source, target)  # seconds, before Spark starts: a host name typo is not found after its start-up
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
     view = None if args.dry_run else run_progress(args.verbose)
 

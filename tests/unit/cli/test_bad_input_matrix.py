@@ -307,6 +307,17 @@ SPECIFIC: list[Case] = [
         expect="--grop app; did you mean --group? (see 'kafka-migrate groups sync --help')",
     ),
     run("(usage)", "--dry-run=yes", expect="ignored explicit argument 'yes'"),
+    # Every command that talks to clusters asks whether they answer first, in run's words (issue 50): no wait on
+    # librdkafka's timeouts, no cutover id minted, nothing recorded.
+    *(
+        cmd(
+            "--source",
+            *BASE[command],
+            expect="No bootstrap broker of the source cluster answers at 127.0.0.1:1 (Connection refused)",
+            ledger=True,
+        )
+        for command in ("groups sync", "cutover", "access sync")
+    ),
     cmd("(usage)", expect="the following arguments are required: command"),
     cmd("(usage)", "migrate", expect="invalid choice: 'migrate'"),
     cmd("what", "report", expect="the following arguments are required: RUN_ID | verify FILE"),
