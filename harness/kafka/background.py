@@ -58,7 +58,7 @@ def up(directory: Path, kind: str, ports: str) -> int:
         (directory / f"{name}.json").write_text(json.dumps(cluster, indent=2) + "\n")
         text.append(f"{name}: {cluster['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
     (directory / "clusters.txt").write_text("\n".join(text) + "\n")
-    print(f"A {kind} source and target run in the background:")
+    print(f"{'An' if kind[0] in 'aeiou' else 'A'} {kind} source and target run in the background:")
     print("\n".join(text))
     if kind != "plaintext":
         print(f"Pass --source-config {directory / 'source.json'} --target-config {directory / 'target.json'}.")

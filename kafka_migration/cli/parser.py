@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -42,6 +43,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse, except that a usage error is one line on stderr and exit 2, like every other refusal."""
 
     def error(self, message: str) -> NoReturn:
+        # Python 3.11's argparse names the choices but not the one meant: 'rnu' gets "did you mean 'run'?".
+        typo = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if typo is not None:
+            choices = re.findall(r"'([^']*)'", typo.group(2))
+            meant = difflib.get_close_matches(typo.group(1), choices, n=1, cutoff=0.6)
+            if meant:
+                message += f"; did you mean {meant[0]!r}?"
         self.exit(EXIT_BAD_INPUT, f"error: {message} (see '{self.prog} --help')\n")
 
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]

@@ -43,6 +43,11 @@ def add_parser(sub: Any) -> None:
             "kafka-migrate report verify reports/cli-20260301T020000Z-1a2b3c/report.json --output json",
         ],
     )
+    # argparse writes an nargs="+" metavar twice ("X [X ...]"), which garbles "RUN_ID | verify FILE".
+    parser.usage = (
+        "kafka-migrate report [-h] [--ledger LEDGER] [--state-dir STATE_DIR] [--report-dir REPORT_DIR]\n"
+        "                            [--output {text,json}] (RUN_ID | verify FILE)"
+    )
     parser.add_argument(
         "what",
         nargs="+",

@@ -288,9 +288,18 @@ def _compile(kind: str, pattern: str, matched: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:
+        # A shell glob ('*orders', 'orders*', '?x') is the usual slip: its regular expression is '.*orders'.
+        glob = re.sub(r"(?<![.\\])([*?])", lambda m: ".*" if m.group(1) == "*" else ".", pattern)
+        meant = ""
+        if glob != pattern:
+            try:
+                re.compile(glob)
+                meant = f" Did you mean {glob!r}? (a regular expression, not a shell glob: .* matches any text)"
+            except re.error:
+                pass
         raise ConfigurationError(
-            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}. {matched}"
-        ) from None
+            f"The {kind} pattern {pattern!r} is not a valid regular expression: {exc}.{meant} {matched}"
+        ) from exc
 
 
 def compile_topic_pattern(kind: str, pattern: str) -> re.Pattern[str]:

@@ -160,6 +160,8 @@ def pattern(option: str, kind: str) -> list[Bad]:
         empty(option),
         bad(option, "orders(", expect=f"{kind} pattern 'orders(' is not a valid regular expression"),
         bad(option, "*", expect=f"{kind} pattern '*' is not a valid regular expression"),
+        # A shell glob, the usual slip: the regular expression meant is named.
+        bad(option, "*orders", expect="nothing to repeat at position 0. Did you mean '.*orders'?"),
     ]
 
 
@@ -320,6 +322,9 @@ SPECIFIC: list[Case] = [
     ),
     cmd("(usage)", expect="the following arguments are required: command"),
     cmd("(usage)", "migrate", expect="invalid choice: 'migrate'"),
+    cmd("(usage)", "rnu", expect="invalid choice: 'rnu' (choose from 'run', "),
+    cmd("(usage)", "rnu", expect="; did you mean 'run'? (see 'kafka-migrate --help')"),
+    cmd("(usage)", "groups", "snyc", expect="did you mean 'sync'?"),
     cmd("what", "report", expect="the following arguments are required: RUN_ID | verify FILE"),
     cmd("what", "report", "", expect="argument RUN_ID | verify FILE: must not be empty"),
     cmd("what", "report", "verify", expect="usage: kafka-migrate report verify FILE"),

@@ -103,3 +103,12 @@ def test_a_command_code_replaces_the_shared_meaning() -> None:
 def test_example_commands_are_the_lines_after_the_examples_title() -> None:
     text = "usage\n  kafka-migrate not-this\nExamples:\n  # a comment\n  kafka-migrate run --dry-run\n"
     assert example_commands(text) == ["kafka-migrate run --dry-run"]
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=IDS)
+def test_usage_names_each_argument_once(path: tuple[str, ...]) -> None:
+    # argparse writes an nargs="+" metavar as "X [X ...]": for report's "RUN_ID | verify FILE" that garbled the line.
+    usage = " ".join(_parser_of(path).format_usage().split())
+    assert "RUN_ID | verify FILE [" not in usage and usage.count("RUN_ID") <= 1, usage
+    if path == ("report",):
+        assert usage.endswith("[--output {text,json}] (RUN_ID | verify FILE)"), usage
