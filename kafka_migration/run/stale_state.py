@@ -34,7 +34,7 @@ def way_outs(name: str, target_topic: str, forget: str, failback: Failback | Non
         f"({forget}) to copy it again from the start."
     )
     target_way_out = (
-        f"Delete target topic {target_topic} (if it still exists) and forget the checkpoints ({forget}) to copy "
+        f"Delete target topic {target_topic} and forget the checkpoints ({forget}) to copy "
         f"the source again from the start, or copy under another target name (--rename)."
     )
     return source_way_out, target_way_out
@@ -107,10 +107,16 @@ def stale_state_problems(
     if existing is None:
         if cps:
             ends = per_partition([(p, f"verified below {cp.target_offset}") for p, cp in cps.items()])
+            gone_way_out = (
+                failback.way_out(name, target_topic)
+                if failback is not None
+                else f"Forget the checkpoints ({forget}) to copy the source again from the start, or copy under "
+                "another target name (--rename)."
+            )
             problems.append(
                 f"target topic {target_topic} no longer exists, but {runs} verified {name} there, in "
                 f"{partition_list(cps)} ({ends}): it was deleted after a verified run, and those records are gone. "
-                f"{target_way_out}"
+                f"{gone_way_out}"
             )
         return problems
     recreated_target = (

@@ -247,4 +247,4 @@ def test_a_failback_onto_a_recreated_original_topic_never_advises_deleting_it(  
     assert len(read_partition(clusters.source, topic, 0)) == 3  # nothing written to the original
 
     ordinary = back(MigrationOptions.from_mapping({**vars(failback), "failback_of": None}))  # the same, not a failback
-    assert f"Delete target topic {topic} (if it still exists) and forget the checkpoints" in ordinary
+    assert f"Delete target topic {topic} and forget the checkpoints" in ordinary

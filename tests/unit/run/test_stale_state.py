@@ -54,6 +54,9 @@ def test_target_deleted_after_a_verified_run() -> None:
         in problem
     )
     assert "[0] verified below 100; [1] verified below 50" in problem and "checkpoints forget" in problem
+    # A topic that no longer exists is not to be deleted (issue 50): the way out forgets or renames.
+    assert "Delete target topic" not in problem and "if it still exists" not in problem
+    assert problem.endswith("to copy the source again from the start, or copy under another target name (--rename).")
 
 
 def test_target_truncated_below_the_checkpoint_when_ids_cannot_tell() -> None:
