@@ -1,11 +1,12 @@
 """docs/tutorial.md, run as written: its bash blocks, in order, in one shell from the repository's root, against
 the clusters its own ``make clusters`` starts (127.0.0.1:19092 and :29092). The ledger and reports go to a state
-directory of the test's (``KAFKA_MIGRATION_STATE_DIR``); the clusters are stopped whatever happens."""
+directory of the tutorial's own (``.tutorial/``, which it sets); the clusters are stopped whatever happens."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.data.read import read_partition
+from kafka_migration.ledger import Ledger, default_ledger_url
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -26,12 +28,26 @@ def blocks() -> list[str]:
 
 def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     script = "set -euo pipefail\n" + "\n".join(f"echo '>>> block {i}'\n{b}" for i, b in enumerate(blocks()))
-    env = {**os.environ, "KAFKA_MIGRATION_STATE_DIR": str(tmp_path / "state")}
-    env.pop("KAFKA_MIGRATION_LEDGER_URL", None)
+    # A home of its own with a default ledger in it, as a user who has made real runs has: the tutorial must not
+    # touch it (it keeps its state in .tutorial/ and names its cutover by the id the cutover printed).
+    home = tmp_path / "home"
+    shared = Ledger.open(default_ledger_url(home / ".kafka-migration"))
+    shared.engine.dispose()
+    before = (home / ".kafka-migration" / "ledger.db").read_bytes()
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("KAFKA_MIGRATION_STATE_DIR", "KAFKA_MIGRATION_LEDGER_URL"):
+        env.pop(name, None)
+    shutil.rmtree(REPO / ".tutorial", ignore_errors=True)
     ended = None
     try:
         ended = subprocess.run(
-            ["bash", "-c", script.replace("make clusters-stop", ": stopped after the checks")],
+            [
+                "bash",
+                "-c",
+                script.replace("make clusters-stop", ": stopped after the checks").replace(
+                    "rm -rf .tutorial", ": kept for the checks"
+                ),
+            ],
             cwd=REPO,
             env=env,
             capture_output=True,
@@ -48,7 +64,11 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
         assert re.search(r"^Failback of cutover \S+ COMPLETED: ", out, flags=re.M), out[-3000:]
         # the failback brought the target's 100 new orders back: 2,000 seeded + 300 + 100, on the source
         assert sum(len(read_partition("127.0.0.1:19092", "orders", p)) for p in range(6)) == 2400
+        # Everything went to the tutorial's own state directory; the home's ledger is as it was.
+        assert (REPO / ".tutorial" / "ledger.db").is_file() and (REPO / ".tutorial" / "cutover.txt").is_file()
+        assert (home / ".kafka-migration" / "ledger.db").read_bytes() == before
     finally:
+        shutil.rmtree(REPO / ".tutorial", ignore_errors=True)
         subprocess.run([sys.executable, "-m", "harness.kafka", "down"], cwd=REPO, check=False, timeout=120)
         if ended is not None and ended.returncode != 0:
             print(ended.stdout[-6000:], ended.stderr[-4000:])
