@@ -109,10 +109,8 @@ _NAMED = {"record", "error", "enum", "fixed"}
 def _defined_once(schema: Any, named: Mapping[str, Any], seen: set[str]) -> Any:
     """``schema`` made self-contained: each named type defined at its first use, in the order the canonical form
     is written, and referred to by its full name after, as a schema that defined it itself would be written."""
-    if isinstance(schema, str):
-        if schema in named and schema not in seen:
-            return _defined_once(named[schema], named, seen)
-        return schema
+    if isinstance(schema, str):  # a primitive, or a named type: defined here if this is its first use
+        return _defined_once(named[schema], named, seen) if schema in named else schema
     if isinstance(schema, list):
         return [_defined_once(branch, named, seen) for branch in schema]
     kind = schema["type"]
