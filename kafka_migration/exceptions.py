@@ -117,6 +117,22 @@ class SparkJobError(MigrationError):
     """A Spark application exited with an error."""
 
 
+class SchemaError(MigrationError):
+    """A registry-encoded key or value, or a schema, cannot be carried as asked: its id is not in the run's id
+    map, its header is not one to rewrite, or its schema text does not parse. Names the id or the schema."""
+
+
+class UnknownSchemaIdError(SchemaError):
+    """The id map has no target id for a source schema id: the schema was not registered on the target."""
+
+    def __init__(self, schema_id: int, known: int) -> None:
+        self.schema_id = schema_id
+        super().__init__(
+            f"Schema id {schema_id} is not in the id map ({known} source id{'s' if known != 1 else ''} mapped): "
+            "register its schema on the target registry (with its references) before copying records that use it."
+        )
+
+
 def describe_failure(exc: BaseException) -> str:
     """Our own errors speak for themselves; anything else is named by its type too."""
     return str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"

@@ -43,6 +43,7 @@ LAYERS = {
     "ledger": 2,
     "reports": 2,
     "lineage": 2,
+    "schemas": 2,  # pure: below run/, whose copy and verification rewrite and prove each record's schema id
     "run": 3,
     "groups": 3,
     "access": 3,
