@@ -11,7 +11,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help requirements venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -97,7 +97,10 @@ compose-config: ## validate docker-compose.yaml (docker compose config, no engin
 	$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -q tests/unit/test_compose.py tests/unit/test_compose_scripts.py
 
-demo: venv kafka-jars console ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
+requirements: ## check that the machine has what make demo needs (Python 3.11, Java 17, Maven, Node.js 20.19 with npm): one line naming what is missing
+	@$(PYTHON) harness/requirements.py demo
+
+demo: requirements venv kafka-jars console ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
 	$(PY) harness/demo.py
 
 test: venv console lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
