@@ -69,10 +69,11 @@ def _commands(text: str) -> Iterator[str]:
 
 def _argv(command: str) -> list[str]:
     """A documented command as the shell would pass it: optional [...] groups kept (each option in one
-    must exist too), <placeholders> given a value, # comments dropped."""
+    must exist too), <placeholders> given a value, # comments and what follows a pipe dropped."""
     command = re.sub(r"<[^>]+>", "X", command)
     command = re.sub(r"(?<!\S)\[|\](?!\S)", " ", command)
-    return shlex.split(command, comments=True)[1:]
+    words = shlex.split(command, comments=True)[1:]
+    return words[: words.index("|")] if "|" in words else words  # what a pipe after it gets is not its argv
 
 
 @cache
@@ -122,6 +123,17 @@ def test_every_page_is_in_the_nav_once_and_the_quick_start_comes_first() -> None
     assert sorted(nav) == sorted(str(p.relative_to(DOCS)) for p in PAGES), (
         "mkdocs.yml's nav and the pages of docs/ differ: add a new page to the nav, or remove the entry"
     )
+
+
+def test_where_a_reader_starts_lists_every_page() -> None:
+    # The README's table of the docs and the quick start's "Where to go next" each name every page (issue 50: the
+    # tutorial, the console, access control, lineage, maintenance and sizing were missing from them).
+    pages = {p.name for p in PAGES} - {"index.md"}
+    readme = set(re.findall(r"\]\(docs/([a-z-]+\.md)\)", _read(REPO / "README.md")))
+    start = _read(DOCS / "index.md").split("## Where to go next", 1)[1]
+    index = set(re.findall(r"\]\(([a-z-]+\.md)\)", start))
+    assert pages - readme == set(), "pages the README's table leaves out"
+    assert pages - index == set(), "pages docs/index.md's 'Where to go next' leaves out"
 
 
 @pytest.mark.parametrize("path", [REPO / "README.md"], ids=_name)
