@@ -242,12 +242,38 @@ def _text(result: Any) -> str:
             f"same {plural(result.quotas.target_count, 'client quota')}."
         )
     else:
-        lines.append("NOT proven: see the conflicts, unreadable bindings, users, logins, probes and quotas above.")
+        lines.append("NOT proven: " + "; ".join(_unproven(result)) + ".")
     if not result.dry_run:
         lines.append(f"Recorded in the ledger: kafka-migrate access show {result.sync_id}")
     if result.report:
         lines.append(f"Report: {result.report}")
     return "\n".join(lines)
+
+
+def _unproven(result: Any) -> list[str]:
+    """Why a sync whose decisions agree is not proven, each with its way out."""
+    from kafka_migration.model.text import plural
+
+    reasons = []
+    if result.users.needs_password:
+        users = result.users.users_needing_a_password
+        reasons.append(
+            f"{plural(len(users), 'SCRAM user')} without a password on the target: give the passwords with "
+            '--credentials FILE (a JSON object {"user": "password"}; a cluster never gives them out)'
+        )
+    if result.plan.conflicts:
+        reasons.append(f"{plural(len(result.plan.conflicts), 'conflicting binding')} on the target (listed above)")
+    if any(result.unreadable):
+        reasons.append(
+            f"{plural(sum(result.unreadable), 'binding')} this client cannot read (move them with kafka-acls.sh)"
+        )
+    if result.failed_logins:
+        reasons.append(f"{plural(len(result.failed_logins), 'login')} failed on the target (listed above)")
+    if not result.probes.proven:
+        reasons.append(f"{plural(len(result.probes.mismatches), 'probe')} answered differently (listed above)")
+    if not result.quotas.proven:
+        reasons.append(f"{plural(len(result.quotas.differences), 'client quota')} differ (listed above)")
+    return reasons or ["see the lines above"]
 
 
 def _show(args: argparse.Namespace) -> int:

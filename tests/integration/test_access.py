@@ -254,6 +254,11 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     source.upsert_scram([erin], {"erin": Password("erin", "erin-s3cret")})
     no_password = _cli("sync", *common, state_dir=tmp_path)
     assert no_password.returncode == 1 and "needs a password: erin" in no_password.stdout, no_password.stdout
+    # The verdict names each reason and its fix: the password comes with --credentials (issue 50).
+    assert (
+        "NOT proven: 1 SCRAM user without a password on the target: give the passwords with --credentials FILE"
+        in no_password.stdout
+    ), no_password.stdout
     assert erin not in _admin(target_cluster, "target").scram_credentials()  # never created without one
     (tmp_path / "typo.json").write_text(json.dumps({"frank": "x"}))
     typo = _cli("sync", *clusters, "--credentials", str(tmp_path / "typo.json"), state_dir=tmp_path)
