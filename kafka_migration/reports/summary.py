@@ -114,7 +114,9 @@ def render_table(rows: Sequence[TopicSummary], *, every_topic: bool | None = Non
     if every_topic is None:
         every_topic = len(rows) <= TABLE_TOPICS
     shown = list(rows) if every_topic else [r for r in rows if r.verdict != VERIFIED][:TABLE_TOPICS]
-    header = ("source topic", "target topic", "parts", "copied", "source recs", "target recs", "verdict", "secs")
+    # The records verification compared in this run's range on each side: a later run checks what is new since the
+    # last verified run, so a topic with nothing new shows 0 there (and the line below says why).
+    header = ("source topic", "target topic", "parts", "copied", "src in range", "tgt in range", "verdict", "secs")
     body = [
         (
             r.source_topic,
@@ -141,6 +143,11 @@ def render_table(rows: Sequence[TopicSummary], *, every_topic: bool | None = Non
     total_copied = sum(r.copied or 0 for r in rows)
     verified = sum(1 for r in rows if r.verdict == VERIFIED)
     out.append(f"{plural(len(rows), 'topic')}, {plural(total_copied, 'record')} copied, {verified:,} verified")
+    if any(r.verdict == VERIFIED and r.source_records == 0 for r in shown):
+        out.append(
+            "in range: the records this run compared, from where the last verified run ended (0: nothing new on the "
+            "source; what earlier runs verified stays verified)"
+        )
     left_out = len(rows) - len(shown)
     if left_out:
         more = len(rows) - verified - len(shown)  # not verified, past the first TABLE_TOPICS of them

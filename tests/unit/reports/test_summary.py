@@ -149,6 +149,17 @@ class TestRenderTable:
         assert "  payments: partition 0: value at source offset 3" in lines
         assert "  clicks: partition 1: broker down" in lines
 
+    def test_a_topic_with_nothing_new_says_what_its_zero_counts(self) -> None:
+        # A later run compares only what is new: "0 source recs ... verified" for a topic whose source holds 300
+        # read as if the source were empty (issue 50). The columns name their scope, and a line says why.
+        quiet = replace(row("orders"), copied=0, source_records=0, target_records=0)
+        table = render_table([quiet, row("payments")])
+        assert table.splitlines()[0].split("  ")[4:6] == ["src in range", "tgt in range"]
+        assert "in range: the records this run compared, from where the last verified run ended (0: nothing new" in (
+            table
+        )
+        assert "in range:" not in render_table([row("payments")])  # nothing to explain
+
     def test_missing_numbers_shown_as_dash_and_thousands_separated(self) -> None:
         table = render_table([replace(row("a"), copied=None, source_records=1234567, target_records=None)])
         data = table.splitlines()[2]
