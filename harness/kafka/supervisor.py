@@ -75,11 +75,11 @@ class Supervisor:
             code = _exit_code(cluster)
             if self.states[name] == RUNNING and code is not None:
                 self.states[name] = EXITED
+                self._record(name, EXITED, code=code)
                 self._log(
                     f"{name} ({cluster.bootstrap}) exited with code {_code(code)}, not on request; "
                     f"{self._others(name)}; {self._again(name)}. Its broker's log: {cluster.log_path}"
                 )
-                self._record(name, EXITED, code=code)
 
     def stop(self, name: str, request: str) -> None:
         cluster = self.clusters[name]
