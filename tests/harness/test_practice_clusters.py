@@ -153,3 +153,24 @@ def test_which_without_a_running_pair_is_one_line(tmp_path: Path, capsys: pytest
             f"error: no clusters of {tmp_path} run: start both with python -m harness.kafka up --dir {tmp_path} first\n"
         )
     assert background.command(background.STATE, "down", "target") == "make clusters-stop WHICH=target"
+
+
+@pytest.mark.parametrize(
+    ("target", "which", "command"),
+    [
+        ("clusters-stop", "target", "-m harness.kafka down --which target"),
+        ("clusters-stop", "", "-m harness.kafka down"),
+        ("clusters", "source", "-m harness.kafka up --kind plaintext --ports 19092,29092 --which source"),
+    ],
+)
+def test_make_passes_which_on(target: str, which: str, command: str) -> None:
+    # make -n prints the recipes without running them (the clusters' prerequisites too, when out of date).
+    printed = subprocess.run(
+        ["make", "-n", "--no-print-directory", target, *([f"WHICH={which}"] if which else [])],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert printed.stdout.splitlines()[-1].endswith(command)
