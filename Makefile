@@ -118,11 +118,11 @@ test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflo
 CLUSTERS_KIND = $(or $(KIND),plaintext)
 CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)
 comma := ,
-clusters: venv kafka-jars ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T)
-	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)
+clusters: venv kafka-jars ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T; WHICH=source|target: start only that one again, on its data)
+	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)$(if $(WHICH), --which $(WHICH))
 
-clusters-stop: ## stop the clusters 'make clusters' started
-	$(PY) -m harness.kafka down
+clusters-stop: ## stop the clusters 'make clusters' started (WHICH=source|target: only that one, a clean shutdown; the other keeps running)
+	$(PY) -m harness.kafka down$(if $(WHICH), --which $(WHICH))
 
 bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
 	$(PY) -m harness.bench $(ARGS)

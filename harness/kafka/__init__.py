@@ -15,6 +15,10 @@
 - tools       Kafka's command-line tools from the jar set
 - mirrormaker            MirrorMaker 2 in dedicated mode: a migration's mm2.properties, start and stop
 - mirrormaker_defaults   MirrorMaker 2's defaults as its connect-mirror jar holds them
+- background  ``make clusters`` / ``make clusters-stop``: a practice source and target in the background
+- single      ``WHICH=NAME``: one cluster of that pair stopped cleanly or started again, the other running on
+- supervisor  the process that keeps the pair: names a broker that ends, stops or starts one on request
+- control     the request and state files through which ``single`` asks the supervisor
 - ``python -m harness.kafka``  fetch the jars, or start a pair of clusters by hand
 """
 

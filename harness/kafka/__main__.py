@@ -3,13 +3,17 @@
     python -m harness.kafka jars                 # make kafka-jars: fetch once, then a no-op
     python -m harness.kafka up                   # make clusters: a source and target in the background
     python -m harness.kafka down                 # make clusters-stop
+    python -m harness.kafka down --which target  # make clusters-stop WHICH=target: only the target, cleanly
+    python -m harness.kafka up --which target    # make clusters WHICH=target: the target again, on its data
     python -m harness.kafka start                # a PLAINTEXT source and target until Ctrl-C
     python -m harness.kafka start --kind sasl    # SASL_SSL/SCRAM (also: plaintext, mtls, acl)
     python -m harness.kafka start --names a b c  # any number of clusters, started in parallel
 
 ``up`` starts the source on 127.0.0.1:19092 and the target on 127.0.0.1:29092 (``--ports`` to change them), so
 that the tutorial's commands work as written; it returns once both serve, with their addresses (and, for the
-secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``.
+secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``. A broker that
+ends leaves the other running, and ``.clusters/clusters.log`` says which ended, when, with what exit code, and how
+to start it again (harness.kafka.supervisor).
 
 Prints each cluster's bootstrap address and librdkafka settings (JSON, one line each), then
 waits; Ctrl-C stops the brokers and removes their folder (unless --dir was given).
@@ -27,12 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.kafka import fetch
+from harness.kafka import background, fetch
+from harness.kafka.background import STATE
 from harness.kafka.node import ClusterSpec, kafka_clusters
 from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security, Tls
+from harness.kafka.supervisor import Doorbell, supervise
 
 KINDS = ("plaintext", "mtls", "sasl", "acl")
-STATE = Path(".clusters")
 DEFAULT_PORTS = "19092,29092"
 
 
@@ -65,17 +70,16 @@ def _start(args: argparse.Namespace) -> int:
     specs = [
         ClusterSpec(n, security, port=p) for n, p in zip(args.names, _ports(args.ports, len(args.names)), strict=True)
     ]
+    doorbell = Doorbell()  # before the clusters serve: a request's SIGUSR1 must never end this process
     try:
         with kafka_clusters(*specs, directory=directory) as clusters:
             print(f"{len(clusters)} {args.kind} cluster(s) ready in {time.monotonic() - began:.1f} s", flush=True)
             for cluster in clusters:
                 line = {"name": cluster.name, "cluster_id": cluster.cluster_id, **cluster.client_config()}
                 print(json.dumps(line), flush=True)
-            print(f"logs and data in {directory}; Ctrl-C stops them", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-                while all(c.process is not None and c.process.poll() is None for c in clusters):
-                    time.sleep(0.5)
+                supervise(clusters, directory, args.again, doorbell)
     finally:
         if not args.dir:
             shutil.rmtree(directory, ignore_errors=True)
@@ -91,26 +95,27 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--names", nargs="+", default=["source", "target"])
     start.add_argument("--dir", help="keep logs and data here (default: a temporary folder, removed)")
     start.add_argument("--ports", help="fixed client ports, one per cluster, comma-separated (default: free ones)")
+    start.add_argument("--again", help="the command that starts a cluster again, for the log ({name}: the cluster)")
     up = commands.add_parser(
         "up", help="start a source and a target in the background and return once both serve (make clusters)"
     )
     up.add_argument("--kind", choices=KINDS, default="plaintext", help="plaintext (default), mtls, sasl or acl")
     up.add_argument("--ports", default=DEFAULT_PORTS, help=f"the source's and target's ports (default {DEFAULT_PORTS})")
     up.add_argument("--dir", default=str(STATE), help=f"their logs, data and settings files (default {STATE})")
+    up.add_argument(
+        "--which", help="start only this cluster (source or target) again, on its data (make clusters WHICH=)"
+    )
     down = commands.add_parser("down", help="stop the clusters 'up' started (make clusters-stop)")
     down.add_argument("--dir", default=str(STATE), help=f"where 'up' put them (default {STATE})")
+    down.add_argument("--which", help="stop only this cluster (source or target), cleanly; the other keeps running")
     args = parser.parse_args(argv)
     if args.command == "jars":
         fetch.ensure()
         return 0
     if args.command == "up":
-        from harness.kafka.background import up as start_up
-
-        return start_up(Path(args.dir), args.kind, args.ports)
+        return background.up(Path(args.dir), args.kind, args.ports, which=args.which)
     if args.command == "down":
-        from harness.kafka.background import down as stop
-
-        return stop(Path(args.dir))
+        return background.down(Path(args.dir), which=args.which)
     return _start(args)
 
 

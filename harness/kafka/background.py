@@ -1,7 +1,11 @@
 """``make clusters`` / ``make clusters-stop``: a local source and target in the background, for the tutorial and
 for trying the tool by hand. ``up`` runs ``python -m harness.kafka start`` detached, waits until it prints that
 both clusters serve, writes their settings files, and prints what to pass to kafka-migrate; ``down`` stops it
-(SIGTERM: the brokers shut down cleanly) and keeps nothing."""
+(SIGTERM: the brokers shut down cleanly) and keeps nothing.
+
+With ``which`` (``make clusters[-stop] WHICH=target``) they start or stop that cluster alone, on its data, through
+the running supervisor (harness.kafka.supervisor, harness.kafka.control); the other keeps running. Without it,
+``up`` also starts again whichever cluster of a running pair is down."""
 
 from __future__ import annotations
 
@@ -16,6 +20,12 @@ import sys
 import time
 from pathlib import Path
 
+from harness.kafka import control
+from harness.kafka.control import RUNNING
+from harness.kafka.single import STATE, command, start_one, state_of, stop_one
+
+__all__ = ["STATE", "down", "up"]
+
 READY_TIMEOUT = 180.0  # seconds; two brokers start in 10-30 s here
 
 
@@ -28,12 +38,19 @@ def _pid(directory: Path) -> int | None:
         return None
 
 
-def up(directory: Path, kind: str, ports: str) -> int:
-    """Start both clusters unless they run already; print their addresses. Exit 0 once both serve."""
-    if _pid(directory) is not None:
-        print(f"The clusters of {directory} already run:")
-        print((directory / "clusters.txt").read_text(), end="")
-        return 0
+def up(directory: Path, kind: str, ports: str, which: str | None = None) -> int:
+    """Start both clusters unless they run already (then start again whichever is down); print their addresses.
+    Exit 0 once both serve. With ``which``: start that cluster of the running pair again, on its data."""
+    pid = _pid(directory)
+    if which is not None:
+        return start_one(directory, pid, which)
+    if pid is not None:
+        down = [name for name in control.names(directory / "data") if state_of(directory, name) != RUNNING]
+        failed = [name for name in down if start_one(directory, pid, name) != 0]
+        if not failed:
+            print(f"The clusters of {directory} {'run' if down else 'already run'}:")
+            print((directory / "clusters.txt").read_text(), end="")
+        return 3 if failed else 0
     busy = [p for p in ports.split(",") if _in_use(int(p))]
     if busy:
         print(f"error: port {', '.join(busy)} is in use; stop what listens there, or give other ports (PORTS=...)")
@@ -41,10 +58,9 @@ def up(directory: Path, kind: str, ports: str) -> int:
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     log = (directory / "clusters.log").open("w")
-    command = [sys.executable, "-m", "harness.kafka", "start", "--kind", kind, "--ports", ports]
-    process = subprocess.Popen(
-        [*command, "--dir", str(directory / "data")], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    start = [sys.executable, "-m", "harness.kafka", "start", "--kind", kind, "--ports", ports]
+    start += ["--dir", str(directory / "data"), "--again", command(directory, "up", "{name}")]
+    process = subprocess.Popen(start, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     (directory / "pid").write_text(str(process.pid))
     lines = _wait_ready(directory / "clusters.log", process)
     if lines is None:
@@ -62,7 +78,7 @@ def up(directory: Path, kind: str, ports: str) -> int:
     print("\n".join(text))
     if kind != "plaintext":
         print(f"Pass --source-config {directory / 'source.json'} --target-config {directory / 'target.json'}.")
-    print("Stop them with: make clusters-stop")
+    print(f"Stop them with: {command(directory, 'down')} (one alone: {command(directory, 'down', 'target')})")
     return 0
 
 
@@ -82,9 +98,12 @@ def _wait_ready(log: Path, process: subprocess.Popen[bytes]) -> list[dict] | Non
     return None
 
 
-def down(directory: Path, quiet: bool = False) -> int:
-    """Stop the clusters (their brokers shut down cleanly) and remove their folder."""
+def down(directory: Path, quiet: bool = False, which: str | None = None) -> int:
+    """Stop the clusters (their brokers shut down cleanly) and remove their folder; with ``which``, only that one
+    (its data kept, to start again)."""
     pid = _pid(directory)
+    if which is not None:
+        return stop_one(directory, pid, which)
     if pid is None:
         if not quiet:
             print(f"No clusters of {directory} run.")
