@@ -36,10 +36,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return COMMANDS[args.command](args)
     except MigrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if getattr(args, "verbose", False):
+            for cause in causes(exc):
+                print(f"  caused by {cause}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def causes(exc: BaseException, most: int = 5) -> list[str]:
+    """The errors behind a refusal, outermost first (``raise ... from``): with -v an operator sees the Kafka error
+    code or the database's own words behind the one line. Only explicit causes: a cause is set where it holds no
+    secret (errors that quote a setting's value are raised ``from None``)."""
+    found: list[str] = []
+    cause = exc.__cause__
+    while cause is not None and len(found) < most:
+        found.append(f"{type(cause).__name__}: {cause}")
+        cause = cause.__cause__
+    return found
 
 
 def console_main() -> int:

@@ -79,6 +79,7 @@ class KafkaCluster(TopicCreation, OffsetLookups):
             try:
                 self._admin = AdminClient({**settings, "logger": self._watch, "error_cb": self._watch.on_error})
             except (KafkaException, ValueError, TypeError) as exc:
+                # Not chained: librdkafka's refusal of a setting quotes its value, which may be a password.
                 raise refused_settings(self.config, exc) from None
         return self._admin
 
@@ -156,17 +157,23 @@ class KafkaCluster(TopicCreation, OffsetLookups):
 
     def _metadata_after(self, exc: Any) -> Any:
         """The cluster's metadata when DescribeCluster timed out waiting for a controller, else unreachable."""
-        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka import KafkaError
 
         error = exc.args[0] if exc.args else exc
         self.admin.poll(0)  # serves the error callback: were all brokers down?
         waited = getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT and "controller" in str(error)
         if not waited or self._watch.all_down:
-            raise self._unreachable(error) from None
+            raise self._unreachable(error) from exc
+        return self.metadata()
+
+    def metadata(self) -> Any:
+        """The cluster's metadata (every topic and broker), or unreachable naming why, with the Kafka error kept."""
+        from confluent_kafka import KafkaException
+
         try:
             return self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as again:
-            raise self._unreachable(again.args[0] if again.args else again) from None
+        except KafkaException as exc:
+            raise self._unreachable(exc.args[0] if exc.args else exc) from exc
 
     def broker_configs(self, names: Iterable[str]) -> dict[str, str] | None:
         """The values of broker configs ``names`` that every broker agrees on (those they do not are left out);
@@ -198,26 +205,18 @@ class KafkaCluster(TopicCreation, OffsetLookups):
         return {name: values.pop() for name, values in seen.items() if len(values) == 1 and None not in values}
 
     def topic_names(self) -> list[str]:
-        from confluent_kafka import KafkaException
 
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        metadata = self.metadata()
         return sorted(metadata.topics)
 
     @collector_paused()
     def topic_states(self, names: Iterable[str]) -> dict[str, TopicState]:
         """Partitions, replication factor, configs and offsets of the topics that exist."""
-        from confluent_kafka import KafkaException
 
         wanted = list(names)
         if not wanted:
             return {}
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+        metadata = self.metadata()
         present = [n for n in wanted if n in metadata.topics and metadata.topics[n].error is None]
         if not present:
             return {}
@@ -372,12 +371,12 @@ class KafkaCluster(TopicCreation, OffsetLookups):
         except KafkaException as exc:
             name = exc.args[0].name() if exc.args and hasattr(exc.args[0], "name") else ""
             if needs is not None and name in AUTHORIZATION_FAILURES:
-                raise refusal(self.config.role, self.config.settings, [needs], cause=name) from None
+                raise refusal(self.config.role, self.config.settings, [needs], cause=name) from exc
             raise MigrationError(
                 f"{self.config.role} cluster {self.config.bootstrap}: could not {what}: {exc}"
-            ) from None
-        except TimeoutError:
-            raise self._unreachable(TimeoutError(f"no answer to: {what}")) from None
+            ) from exc
+        except TimeoutError as exc:
+            raise self._unreachable(TimeoutError(f"no answer to: {what}")) from exc
 
 
 def _timed_out(future: Any) -> bool:

@@ -34,6 +34,7 @@ class OffsetLookups:
     config: ClusterConfig
     _result: Callable[..., Any]
     _unreachable: Callable[[BaseException | str], ClusterUnreachableError]
+    metadata: Callable[[], Any]
 
     LOOKUP_BATCH = 250  # partitions per ListOffsets request (5,000 by time took a quiet broker 3 to 5.6 s here)
     LOOKUP_IN_FLIGHT = 2  # one request answered while the next waits: librdkafka's timeout counts the wait too
@@ -103,13 +104,10 @@ class OffsetLookups:
 
     def _partitions_of(self, names: Iterable[str]) -> list[Any]:
         """Every partition of those of ``names`` that exist now."""
-        from confluent_kafka import KafkaException, TopicPartition
+        from confluent_kafka import TopicPartition
 
         wanted = list(dict.fromkeys(names))
-        try:
-            metadata = self.admin.list_topics(timeout=self.timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from exc
+        metadata = self.metadata()
         return [TopicPartition(n, p) for n in wanted if n in metadata.topics for p in metadata.topics[n].partitions]
 
     def _list_offsets(
