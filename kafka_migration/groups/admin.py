@@ -37,9 +37,9 @@ class GroupCluster(KafkaCluster):
         try:
             result = self.admin.list_consumer_groups(request_timeout=self.timeout).result(timeout=self.timeout + 5)
         except KafkaException as exc:
-            raise self._unreachable(exc.args[0] if exc.args else exc) from None
+            raise self._unreachable(exc.args[0] if exc.args else exc) from exc
         except TimeoutError as exc:
-            raise self._unreachable(exc) from None
+            raise self._unreachable(exc) from exc
         if result.errors:
             raise MigrationError(
                 f"{self.config.role} cluster {self.config.bootstrap}: listing consumer groups failed on some "
@@ -188,9 +188,9 @@ class GroupCluster(KafkaCluster):
                     f"{self.config.role} cluster {self.config.bootstrap} refused the offsets of group {group_id!r}: "
                     f"{exc.args[0].str() if exc.args else exc}. A group with active members cannot be changed; "
                     "stop its consumers and sync again."
-                ) from None
-            except TimeoutError:
-                raise self._unreachable(TimeoutError(f"no answer to altering group {group_id!r}")) from None
+                ) from exc
+            except TimeoutError as exc:
+                raise self._unreachable(TimeoutError(f"no answer to altering group {group_id!r}")) from exc
             failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
             # The group's coordinator is still loading or moving (the offsets topic created by the cluster's
             # first group request, a broker restarting): Kafka calls these errors retriable; ask again.

@@ -70,7 +70,7 @@ class TopicCreation:
                         f"Could not create topic {name!r} on the {self.config.role} cluster {self.config.bootstrap}: "
                         f"{error.str()}. Check the principal may create topics and that the replication factor "
                         f"({factors[name]}) does not exceed the number of brokers."
-                    ) from None
+                    ) from exc
                 created[name] = True
         return created
 
