@@ -182,7 +182,7 @@ class KafkaPythonClient:
         try:
             client = make(arguments)
         except Exception as exc:  # kafka-python raises many kinds while connecting
-            raise self.unreachable(exc) from None
+            raise self.unreachable(exc) from exc
         # A client nobody closed is closed when this object goes: its background thread would otherwise keep
         # reconnecting (and logging) to a cluster long gone, until the process ends.
         weakref.finalize(self, _close_quietly, client)
@@ -216,7 +216,7 @@ class KafkaPythonClient:
             node = self._net.least_loaded_node(bootstrap_fallback=True)
             return self._net.send_and_receive(node, request, timeout_ms=int(self.timeout * 1000))
         except KafkaError as exc:
-            raise self.unreachable(exc) from None
+            raise self.unreachable(exc) from exc
 
     def call(self, request: Callable[[], T], what: str, needs: Permission) -> T:
         """Run one admin call (``lambda: client.admin.describe_acls(...)``), its errors named (see ``refused``)."""
@@ -225,9 +225,9 @@ class KafkaPythonClient:
         try:
             return request()
         except (AuthorizationError, BrokerResponseError) as exc:
-            raise self.refused(exc, what, needs) from None
+            raise self.refused(exc, what, needs) from exc
         except KafkaError as exc:
-            raise self.unreachable(exc) from None
+            raise self.unreachable(exc) from exc
 
     def unreachable(self, exc: BaseException) -> MigrationError:
         """A connection failure, named with the cluster and the settings to check (never a secret)."""
