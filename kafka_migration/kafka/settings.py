@@ -246,7 +246,7 @@ def producer_settings(
 def refused_settings(config: ClusterConfig, exc: BaseException) -> ConfigurationError:
     """librdkafka's reason for refusing a client's settings, secrets masked, and where to fix them."""
     error = exc.args[0] if exc.args else exc
-    reason = scrub(error.str() if hasattr(error, "str") else str(error), config.settings)
+    reason = scrub(error.str() if hasattr(error, "str") else str(error), config.settings) or type(error).__name__
     hint = " (a wrong or missing ssl.key.password shows as a key that cannot be read)" if "ssl.key" in reason else ""
     return ConfigurationError(
         f"The {config.role} cluster settings are refused by librdkafka: {reason.rstrip('.')}{hint}. Fix or remove "
