@@ -11,7 +11,7 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help requirements venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help requirements venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e mutate lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -114,6 +114,18 @@ test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spa
 
 test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflow
 	$(PY) -m pytest -m e2e
+
+# Mutation testing (docs/development.md): mutmut 3.8.1 as [tool.mutmut] in pyproject.toml configures it, from a fresh
+# mutants/ each time (mutmut keeps a survivor's verdict until its function changes, even when new tests would kill it).
+MUTANTS ?=
+MUTATE_JOBS ?= $(shell nproc)
+mutate: venv ## mutation testing of the modules whose verdicts users sign, with their unit tests; fails on a survivor not in tests/mutation/equivalent.txt (MUTANTS='kafka_migration.run.losses.*': one module; minutes; not in make test)
+	rm -rf mutants && mkdir mutants
+	@echo "mutmut run $(MUTANTS) with $(MUTATE_JOBS) workers (its output: mutants/mutmut-run.log)"
+	@nice -n 10 $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(if $(MUTANTS),"$(MUTANTS)") > mutants/mutmut-run.log 2>&1 \
+		|| { tail -c 4000 mutants/mutmut-run.log; echo; echo "mutmut run failed: mutants/mutmut-run.log"; exit 1; }
+	@grep -ao '[0-9.]* mutations/second' mutants/mutmut-run.log | tail -1
+	$(PY) -m tests.mutation.score $(if $(MUTANTS),--only "$(MUTANTS)")
 
 CLUSTERS_KIND = $(or $(KIND),plaintext)
 CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)

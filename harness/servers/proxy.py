@@ -11,6 +11,9 @@ an asyncio loop in one daemon thread; every method is safe to call from the test
   byte stream is broken, so clients reconnect.
 - ``set_latency(s)`` delays every chunk by ``s`` seconds in each direction (order kept; bandwidth
   is not throttled).
+- ``set_fault(fault)`` reads the bytes of every connection and cuts one where the fault says: a module per
+  kind of fault (``harness.servers.lost_acks.LostAcks``: the broker writes, its answer never reaches the client).
+  ``restore()`` removes it.
 
 It is bounded: it closes itself after ``lifetime`` seconds (default 15 minutes) even if a test
 forgets to, and its thread is a daemon, so it never keeps a test process alive.
@@ -26,10 +29,25 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 _T = TypeVar("_T")
 _CHUNK = 64 * 1024
+
+
+class StreamWatch(Protocol):
+    """A fault's view of one connection, read from its first byte: each returns None (forward the chunk), or where
+    in the chunk to cut the connection (what comes before is forwarded)."""
+
+    def to_upstream(self, data: bytes) -> int | None: ...
+
+    def to_client(self, data: bytes) -> int | None: ...
+
+
+class StreamFault(Protocol):
+    """A fault that reads what the proxy forwards (e.g. harness/servers/lost_acks.py): one watch per connection."""
+
+    def watch(self) -> StreamWatch: ...
 
 
 @dataclass(eq=False)  # identity hash: connections live in a set
@@ -38,6 +56,7 @@ class _Connection:
     upstream: asyncio.StreamWriter | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     lost_bytes: bool = False
+    watch: StreamWatch | None = None
 
     def abort(self) -> None:
         for writer in (self.client, self.upstream):
@@ -79,6 +98,7 @@ class LoopbackProxy:
         self._connections: set[_Connection] = set()
         self._mode = "open"  # "open", "refuse" or "blackhole"
         self._latency = 0.0
+        self._fault: StreamFault | None = None
         self.accepted = 0  # connections accepted so far (tests use it to prove traffic went through)
         self.forwarded_bytes = 0
 
@@ -145,6 +165,11 @@ class LoopbackProxy:
             raise ValueError("latency must be >= 0")
         self._call(self._set_latency(seconds_each_way))
 
+    def set_fault(self, fault: StreamFault) -> None:
+        """Read every connection through ``fault`` until ``restore()``. Open connections are dropped first (clients
+        reconnect), so that the fault reads each connection from its first byte, as framing needs."""
+        self._call(self._set_fault(fault))
+
     @property
     def is_cut(self) -> bool:
         return self._mode != "open"
@@ -166,10 +191,18 @@ class LoopbackProxy:
 
     async def _restore(self) -> None:
         self._mode = "open"
+        self._fault = None
         for conn in list(self._connections):
+            conn.watch = None
             if conn.lost_bytes or conn.upstream is None:
                 conn.abort()
                 self._connections.discard(conn)
+
+    async def _set_fault(self, fault: StreamFault) -> None:
+        self._fault = fault
+        for conn in list(self._connections):
+            conn.abort()
+        self._connections.clear()
 
     async def _set_latency(self, seconds: float) -> None:
         self._latency = seconds
@@ -196,7 +229,7 @@ class LoopbackProxy:
         if self._mode == "refuse":
             writer.transport.abort()
             return
-        conn = _Connection(client=writer)
+        conn = _Connection(client=writer, watch=None if self._fault is None else self._fault.watch())
         self._connections.add(conn)
         try:
             if self._mode == "blackhole":
@@ -213,8 +246,8 @@ class LoopbackProxy:
             if self._mode == "refuse" or conn not in self._connections:
                 return  # cut while connecting
             conn.tasks = [
-                asyncio.ensure_future(self._pipe(reader, up_writer, conn)),
-                asyncio.ensure_future(self._pipe(up_reader, writer, conn)),
+                asyncio.ensure_future(self._pipe(reader, up_writer, conn, to_client=False)),
+                asyncio.ensure_future(self._pipe(up_reader, writer, conn, to_client=True)),
             ]
             await asyncio.gather(*conn.tasks, return_exceptions=True)
         finally:
@@ -226,8 +259,11 @@ class LoopbackProxy:
             while await reader.read(_CHUNK):
                 pass
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: _Connection) -> None:
-        """Copy one direction; chunks wait out the latency in a queue, so order is kept."""
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: _Connection, *, to_client: bool
+    ) -> None:
+        """Copy one direction; chunks wait out the latency in a queue, so order is kept. A fault's watch sees each
+        chunk as it is forwarded and may cut the connection in its middle."""
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
         async def deliver() -> None:
@@ -241,6 +277,13 @@ class LoopbackProxy:
                 if self._mode == "blackhole":
                     conn.lost_bytes = True
                     continue
+                watch = conn.watch
+                cut_at = None if watch is None else (watch.to_client if to_client else watch.to_upstream)(data)
+                if cut_at is not None:
+                    writer.write(data[:cut_at])
+                    await writer.drain()
+                    conn.abort()
+                    return
                 writer.write(data)
                 await writer.drain()
                 self.forwarded_bytes += len(data)

@@ -17,6 +17,7 @@ from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRe
 from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
 from kafka_migration.kafka.replicas import replica_problems
+from kafka_migration.kafka.settings import check_producer_promises
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.config import ClusterPair, Endpoint
@@ -171,13 +172,14 @@ def _producer(target: Endpoint, max_message_bytes: int, topics: Iterable[str] = 
     if key not in _PRODUCERS:
         check_tls_settings(target.role, target_settings)
         errors = _DeliveryErrors()
-        producer = Producer(
-            {
-                **producer_settings(target_settings, max_message_bytes),
-                "delivery.report.only.error": True,
-                "on_delivery": errors,
-            }
-        )
+        settings = {
+            **producer_settings(target_settings, max_message_bytes, target.role),
+            "delivery.report.only.error": True,
+            "on_delivery": errors,
+        }
+        # Nothing doubled rests on these: checked on what the producer is really built with.
+        check_producer_promises(settings, target.role, required=True)
+        producer = Producer(settings)
         _PRODUCERS[key] = (producer, errors)
     producer, errors = _PRODUCERS[key]
     errors.reset()

@@ -4,6 +4,9 @@ A source and a target of three nodes each, replication factor 3 and ``min.insync
 reachable by clients only through a loopback proxy of its own, so a test can slow a whole cluster as its clients
 see it. Six broker JVMs of 384 MB heap (about 3 GB in all) beside Spark on two cores: the tier is started once,
 shared, and every test leaves both clusters with every node up and every partition in sync.
+
+A case that needs no replicas takes tests/conftest.py's ``proxied`` (one-node brokers behind proxies) instead:
+test_lost_acks.py, the target's acknowledgements lost.
 """
 
 from __future__ import annotations

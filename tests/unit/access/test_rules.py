@@ -277,3 +277,94 @@ def test_a_user_prefix_that_the_principal_map_breaks_is_refused() -> None:
     assert kept == prefix  # every mapped user inside the prefix stays inside it
     refused = translate(prefix, principals={"User:team-a": "User:a-dc2"})
     assert isinstance(refused, Refused) and "moves User:team-a out of the prefix 'User:team-'" in refused.reason
+
+
+# -- each decision exactly: allowed is True or False (a difference is found by comparing them), and by what ----------
+
+
+def test_every_decision_says_true_or_false_and_by_what() -> None:
+    deny = acl("orders", "READ", DENY)
+    allow = acl("orders", "READ", principal="User:*")
+    authorizer = Authorizer([deny, allow, acl("audit", "WRITE")], super_users={"User:admin"})
+    decisions = {
+        "super user": authorizer.decide(ask("orders", "READ", principal="User:admin")),
+        "deny": authorizer.decide(ask("orders", "READ")),
+        "allow": authorizer.decide(ask("orders", "READ", principal="User:other")),
+        "no binding": authorizer.decide(ask("clicks", "READ")),
+        "none matching": authorizer.decide(ask("audit", "READ")),
+    }
+    assert {name: (d.allowed, d.by) for name, d in decisions.items()} == {
+        "super user": (True, SUPER_USER),
+        "deny": (False, deny),
+        "allow": (True, allow),
+        "no binding": (False, NO_BINDING_DENIED),
+        "none matching": (False, NONE_MATCHING),
+    }
+    everyone = Authorizer([acl("audit", "WRITE")], allow_if_no_acl=True).decide(ask("clicks", "READ"))
+    assert (everyone.allowed, everyone.by) == (True, NO_BINDING_ALLOWED)
+
+
+def test_a_one_character_prefix_matches_and_alter_configs_allows_describe_configs_only() -> None:
+    authorizer = Authorizer([acl("o", "READ", pattern=PREFIXED), acl("orders", "ALTER_CONFIGS")])
+    assert authorizer.decide(ask("orders", "READ")).allowed is True
+    assert authorizer.decide(ask("orders", "DESCRIBE_CONFIGS")).allowed is True
+    assert authorizer.decide(ask("orders", "WRITE")).allowed is False  # ALTER_CONFIGS implies nothing else
+    assert Authorizer([acl("orders", "ALTER_CONFIGS")]).decide(ask("orders", "DESCRIBE")).allowed is False
+
+
+# -- carrying: the default rename, the refusals' wording, USER resources ---------------------------------------------
+
+
+def test_without_a_rename_a_topic_binding_keeps_its_name() -> None:
+    assert translate(acl("orders", "READ")) == acl("orders", "READ")
+    assert translate(acl("ord", "READ", pattern=PREFIXED), principals={"User:app": "User:app2"}) == acl(
+        "ord", "READ", principal="User:app2", pattern=PREFIXED
+    )
+    assert carrier()(ask("orders", "READ")) == ask("orders", "READ")
+
+
+def test_the_refusals_say_why_and_the_way_out_in_full() -> None:
+    prefix = acl("orders", "READ", pattern=PREFIXED)
+    assert translate(prefix, "{topic}.copy") == Refused(
+        prefix,
+        "rename '{topic}.copy' adds '.copy' after the topic name, so no prefix on the target matches exactly the "
+        "renamed topics of prefix 'orders'; grant it on the target by hand (it is not moved), or migrate with a "
+        "rename that only prepends",
+    )
+    from kafka_migration.model.access import USER
+
+    users = acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED)
+    moved = {f"User:team-{n}": f"User:{n}-dc2" for n in "abcd"}
+    assert translate(users, principals=moved) == Refused(
+        users,
+        "the principal map moves User:team-a, User:team-b, User:team-c out of the prefix 'User:team-', so no prefix "
+        "on the target matches exactly the same users; grant it on the target by hand (it is not moved), or map "
+        "them within the prefix",
+    )
+    kept = translate(users, principals={"User:ops": "User:ops-dc2"})
+    assert kept == acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=USER, pattern=PREFIXED)
+
+
+def test_a_user_resource_nobody_maps_keeps_its_name_when_asked_on_the_target() -> None:
+    from kafka_migration.model.access import USER
+
+    check = carrier("dc1.{topic}", {"User:bob": "User:bob-dc2"})
+    assert check(ask("User:carol", "CREATE_TOKENS", principal="User:bob", kind=USER)) == ask(
+        "User:carol", "CREATE_TOKENS", principal="User:bob-dc2", kind=USER
+    )
+
+
+def test_refused_bindings_are_listed_in_order() -> None:
+    first, second = acl("a", "READ", pattern=PREFIXED), acl("b", "READ", pattern=PREFIXED)
+    plan = plan_bindings([second, first], [], "{topic}.copy")
+    assert [r.binding for r in plan.refused] == [first, second]
+
+
+def test_the_selection_asks_as_a_named_principal_from_the_bindings_host_on_sample_names() -> None:
+    wildcard = acl("*", "READ", principal="User:*", kind=GROUP)
+    from_host = acl("orders", "WRITE", host="10.1.1.1")
+    asked = selection([wildcard, from_host])
+    assert {(a.principal, a.host, a.resource_name) for a in asked} == {
+        ("User:km-any-principal", "203.0.113.7", "km-any-resource"),
+        ("User:app", "10.1.1.1", "orders"),
+    }

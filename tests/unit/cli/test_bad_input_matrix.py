@@ -114,8 +114,27 @@ def config_file(option: str) -> list[Bad]:
         bad(
             option,
             "{tmp}/c.json",
-            expect='Invalid value for configuration property "request.required.acks"',
+            expect='Invalid value for configuration property "socket.timeout.ms"',
+            c_json='{"socket.timeout.ms": "soon"}',
+        ),
+        # The promises under "nothing doubled" (kafka/settings.py PRODUCER_PROMISES): refused by name, never replaced.
+        bad(
+            option,
+            "{tmp}/c.json",
+            expect="setting acks='most' (allowed: all or -1;",
             c_json='{"acks": "most"}',
+        ),
+        bad(
+            option,
+            "{tmp}/c.json",
+            expect="setting enable.idempotence=False (allowed: true; without idempotence",
+            c_json='{"enable.idempotence": false}',
+        ),
+        bad(
+            option,
+            "{tmp}/c.json",
+            expect="setting max.in.flight=6 (allowed: 1 to 5;",
+            c_json='{"max.in.flight": 6}',
         ),
         bad(
             option,

@@ -1,4 +1,5 @@
-"""kafka_migration.run.copy: a worker's producer is replaced once it has written to PRODUCER_TOPICS topics.
+"""kafka_migration.run.copy: a worker's producer is replaced once it has written to PRODUCER_TOPICS topics, and it is
+never built without the promises under "nothing doubled" (idempotence, acks=all, at most 5 requests in flight).
 
 librdkafka looks a record's topic up by walking every topic its client knows (rd_kafka_topic_find), so a
 producer that wrote to thousands of topics pays per record in proportion. No broker is needed: a producer
@@ -7,8 +8,12 @@ connects only when it sends.
 
 from __future__ import annotations
 
+import re
+from typing import Any, ClassVar
+
 import pytest
 
+from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import Endpoint
 from kafka_migration.run import copy
 
@@ -36,3 +41,50 @@ def test_a_window_of_more_topics_than_the_limit_still_gets_one_producer() -> Non
     first, _ = copy._producer(SETTINGS, 1000, ["a", "b", "c", "d", "e"])
     assert copy._producer(SETTINGS, 1000)[0] is first  # the warm-up's call names no topic
     assert copy._producer(SETTINGS, 1000, ["f"])[0] is not first
+
+
+class _Recorded:
+    """Stands in for confluent_kafka.Producer: keeps the settings the copy built its producer with."""
+
+    built: ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.built.append(settings)
+
+
+def test_the_producer_is_built_idempotent_with_acks_all_and_few_requests_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import confluent_kafka
+
+    monkeypatch.setattr(_Recorded, "built", [])
+    monkeypatch.setattr(confluent_kafka, "Producer", _Recorded)
+    copy._producer(Endpoint("target", {"bootstrap.servers": "127.0.0.1:9", "max.in.flight": 3}), 1000, ["a"])
+    (settings,) = _Recorded.built
+    assert settings["enable.idempotence"] is True
+    assert settings["acks"] == "all"
+    assert settings["max.in.flight.requests.per.connection"] == 3
+
+
+@pytest.mark.parametrize("planted", [{"enable.idempotence": False}, {"acks": 1}, {"max.in.flight": 50}])
+def test_a_producer_that_would_break_a_promise_is_never_built(
+    planted: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug that drops a promise after the user's settings were checked (here: producer_settings itself) is
+    caught where the producer is built, before it writes anything."""
+    import confluent_kafka
+
+    monkeypatch.setattr(_Recorded, "built", [])
+    monkeypatch.setattr(confluent_kafka, "Producer", _Recorded)
+    real = copy.producer_settings
+    monkeypatch.setattr(copy, "producer_settings", lambda *args: {**real(*args), **planted})
+    with pytest.raises(ConfigurationError, match=re.escape(f"target cluster setting {next(iter(planted))}=")):
+        copy._producer(SETTINGS, 1000, ["a"])
+    assert _Recorded.built == []
+    assert copy._PRODUCERS == {}
+
+
+def test_a_user_setting_that_breaks_a_promise_fails_the_copy_task_by_name() -> None:
+    """The Spark task's own check, for a run that reached it without the driver's (check_client_settings)."""
+    with pytest.raises(ConfigurationError, match=re.escape("target cluster setting enable.idempotence='false'")):
+        copy._producer(Endpoint("target", {"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": "false"}), 1000)
