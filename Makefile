@@ -9,9 +9,13 @@ STAMP := $(VENV)/.installed-$(LOCK_HASH)
 KAFKA_POM := harness/kafka/pom.xml
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' $(KAFKA_POM))
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
+# The schema registry of the tests (Apicurio Registry, harness/registry/pom.xml), fetched and unpacked once per pom.
+REGISTRY_POM := harness/registry/pom.xml
+REGISTRY_VERSION := $(shell sed -n 's:.*<registry.version>\(.*\)</registry.version>.*:\1:p' $(REGISTRY_POM))
+REGISTRY_STAMP := .registry/$(REGISTRY_VERSION)/.fetched-$(shell sha1sum $(REGISTRY_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
+.PHONY: help venv kafka-jars registry clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -90,6 +94,11 @@ $(KAFKA_STAMP): $(KAFKA_POM) | $(STAMP)
 
 kafka-jars: $(KAFKA_STAMP) ## fetch the pinned Apache Kafka jars with Maven into .kafka/ (once, like the venv)
 
+$(REGISTRY_STAMP): $(REGISTRY_POM) | $(STAMP)
+	$(PY) -m harness.registry fetch
+
+registry: $(REGISTRY_STAMP) ## fetch the pinned Apicurio Registry (the tests' schema registry) with Maven into .registry/ (once)
+
 compose-config: ## validate docker-compose.yaml (docker compose config, no engine needed) and its unit tests
 	@if docker compose version >/dev/null 2>&1; then docker compose config --quiet; \
 	elif command -v docker-compose >/dev/null 2>&1; then docker-compose config --quiet; \
@@ -100,13 +109,13 @@ compose-config: ## validate docker-compose.yaml (docker compose config, no engin
 demo: venv kafka-jars console ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
 	$(PY) harness/demo.py
 
-test: venv console lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
+test: venv console lint docs-check system-deps kafka-jars registry ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
 	$(PY) -m pytest -m "not integration and not spark and not e2e"
 
-test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spark-submit)
+test-integration: venv kafka-jars registry ## tests against Apache Kafka brokers and schema registries (and spark-submit)
 	$(PY) -m pytest -m "integration or spark"
 
 test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflow
@@ -149,4 +158,4 @@ lock: ## re-resolve requirements.txt into requirements-lock.txt
 	rm -rf .lock-venv
 
 clean: ## remove the virtualenv and local state
-	rm -rf $(VENV) .kafka .state .pytest_cache .ruff_cache site $(CONSOLE)/node_modules $(CONSOLE)/dist
+	rm -rf $(VENV) .kafka .registry .state .pytest_cache .ruff_cache site $(CONSOLE)/node_modules $(CONSOLE)/dist
