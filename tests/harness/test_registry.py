@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +29,12 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from harness.registry import Registry, dist
 from harness.registry.server import CCOMPAT_PATH
+from harness.servers.ports import free_port
 from tests.conftest import Registries
 
 pytestmark = pytest.mark.integration
 
+REPO = Path(__file__).resolve().parents[2]
 CCOMPAT_JSON = "application/vnd.schemaregistry.v1+json"
 # confluent-kafka 2.16's serializers ask ``/associations`` for a topic's subject first (its default ASSOCIATED
 # strategy), which Apicurio does not have (404, empty body), then fall back to the topic's name. The tests name
@@ -308,3 +314,31 @@ def test_an_export_imported_into_an_empty_registry_keeps_subjects_versions_and_i
     assert _json("GET", f"{target_registry.ccompat_url}/mode") == (200, {"mode": "READWRITE"})
     highest = max(source.get_version(s, v).schema_id for s in subjects for v in source.get_versions(s))
     assert target.register_schema(f"new{unique}-value", Schema('"bytes"', "AVRO")) > highest
+
+
+def test_make_clusters_registry_up_and_down(tmp_path: Path, registry_app: Path) -> None:
+    """``python -m harness.registry up`` (make clusters REGISTRY=1) starts a source and target registry in the
+    background with their settings beside the clusters'; ``down`` stops them and removes what up wrote."""
+    state = tmp_path / "clusters"
+    ports = [free_port(), free_port()]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "harness.registry", *args, "--dir", str(state)]
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=200, check=False)
+
+    started = run("up", "--ports", f"{ports[0]},{ports[1]}")
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        for name, port in zip(("source", "target"), ports, strict=True):
+            settings = json.loads((state / f"{name}-registry.json").read_text())
+            assert settings == {"url": f"http://127.0.0.1:{port}{CCOMPAT_PATH}"}
+            assert SchemaRegistryClient({**settings, "timeout": CLIENT_TIMEOUT}).get_subjects() == []
+            assert settings["url"] in started.stdout
+        assert "already run" in run("up", "--ports", f"{ports[0]},{ports[1]}").stdout
+    finally:
+        stopped = run("down")
+    assert stopped.returncode == 0 and "Stopped the schema registries." in stopped.stdout
+    assert not (state / "registry").exists() and not (state / "source-registry.json").exists()
+    for port in ports:
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0, f"something still listens on {port}"

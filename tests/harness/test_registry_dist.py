@@ -1,12 +1,13 @@
-"""harness/registry without a registry running: where the release lives and the JVM command that runs it."""
+"""harness/registry without a registry running: where the release lives, the JVM command, ``up``'s refusals."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
-from harness.registry import RegistryMissing, dist
+from harness.registry import RegistryMissing, background, dist
 
 
 @pytest.fixture
@@ -48,3 +49,20 @@ def test_no_release_unpacked_is_registry_missing(tmp_path: Path, monkeypatch: py
     assert not dist.is_fetched()
     with pytest.raises(RegistryMissing, match="make registry"):
         dist.java_command({})
+
+
+def test_up_refuses_a_port_in_use_and_down_without_registries_is_quiet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert background.up(tmp_path, f"{port},1") == 2
+    assert f"port {port} is in use" in capsys.readouterr().out
+    assert not (tmp_path / "registry").exists()
+
+    background.settings_path(tmp_path, "source").write_text("{}")  # left by a run that was killed
+    assert background.down(tmp_path) == 0
+    assert capsys.readouterr().out == ""
+    assert not background.settings_path(tmp_path, "source").exists()
