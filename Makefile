@@ -9,9 +9,13 @@ STAMP := $(VENV)/.installed-$(LOCK_HASH)
 KAFKA_POM := harness/kafka/pom.xml
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' $(KAFKA_POM))
 KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/.fetched-$(shell sha1sum $(KAFKA_POM) | cut -c1-12)
+# The schema registry of the tests (Apicurio Registry, harness/registry/pom.xml), fetched and unpacked once per pom.
+REGISTRY_POM := harness/registry/pom.xml
+REGISTRY_VERSION := $(shell sed -n 's:.*<registry.version>\(.*\)</registry.version>.*:\1:p' $(REGISTRY_POM))
+REGISTRY_STAMP := .registry/$(REGISTRY_VERSION)/.fetched-$(shell sha1sum $(REGISTRY_POM) | cut -c1-12)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help requirements venv kafka-jars clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e mutate lint format lock clean bench executor-env docs docs-check
+.PHONY: help requirements venv kafka-jars registry clusters clusters-stop console console-types console-types-check console-lint system-deps compose-config demo test test-unit test-integration test-e2e mutate lint format lock clean bench executor-env docs docs-check
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -90,6 +94,11 @@ $(KAFKA_STAMP): $(KAFKA_POM) | $(STAMP)
 
 kafka-jars: $(KAFKA_STAMP) ## fetch the pinned Apache Kafka jars with Maven into .kafka/ (once, like the venv)
 
+$(REGISTRY_STAMP): $(REGISTRY_POM) | $(STAMP)
+	$(PY) -m harness.registry fetch
+
+registry: $(REGISTRY_STAMP) ## fetch the pinned Apicurio Registry (the tests' schema registry) with Maven into .registry/ (once)
+
 compose-config: ## validate docker-compose.yaml (docker compose config, no engine needed) and its unit tests
 	@if docker compose version >/dev/null 2>&1; then docker compose config --quiet; \
 	elif command -v docker-compose >/dev/null 2>&1; then docker-compose config --quiet; \
@@ -103,13 +112,13 @@ requirements: ## check that the machine has what make demo needs (Python 3.11, J
 demo: requirements venv kafka-jars console ## run the kafka_migration DAG on two Apache Kafka clusters and verify it (DEMO_BROKER=embedded: the fast embedded broker)
 	$(PY) harness/demo.py
 
-test: venv console lint docs-check system-deps kafka-jars ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
+test: venv console lint docs-check system-deps kafka-jars registry ## lint, the docs built strictly, then every test tier (unit, integration, spark, end-to-end) on Apache Kafka
 	$(PY) -m pytest
 
 test-unit: venv ## fast tests without brokers or Spark
 	$(PY) -m pytest -m "not integration and not spark and not e2e"
 
-test-integration: venv kafka-jars ## tests against Apache Kafka brokers (and spark-submit)
+test-integration: venv kafka-jars registry ## tests against Apache Kafka brokers and schema registries (and spark-submit)
 	$(PY) -m pytest -m "integration or spark"
 
 test-e2e: venv console system-deps kafka-jars ## end-to-end tests through Airflow
@@ -130,10 +139,12 @@ mutate: venv ## mutation testing of the modules whose verdicts users sign, with 
 CLUSTERS_KIND = $(or $(KIND),plaintext)
 CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)
 comma := ,
-clusters: venv kafka-jars ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T; WHICH=source|target: start only that one again, on its data)
+clusters: venv kafka-jars $(if $(REGISTRY),registry) ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T; WHICH=source|target: start only that one again, on its data; REGISTRY=1: a schema registry each, 127.0.0.1:18081 and :28081)
 	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)$(if $(WHICH), --which $(WHICH))
+	$(if $(REGISTRY),$(PY) -m harness.registry up)
 
-clusters-stop: ## stop the clusters 'make clusters' started (WHICH=source|target: only that one, a clean shutdown; the other keeps running)
+clusters-stop: ## stop the clusters (and registries) 'make clusters' started (WHICH=source|target: only that cluster, a clean shutdown; the other keeps running)
+	$(if $(WHICH),,$(PY) -m harness.registry down)
 	$(PY) -m harness.kafka down$(if $(WHICH), --which $(WHICH))
 
 bench: venv kafka-jars ## benchmark: Spark copy/verify vs single-process baselines, local mode and a standalone cluster (ARGS=--quick: smoke run)
@@ -164,4 +175,4 @@ lock: ## re-resolve requirements.txt into requirements-lock.txt
 	rm -rf .lock-venv
 
 clean: ## remove the virtualenv and local state
-	rm -rf $(VENV) .kafka .state .pytest_cache .ruff_cache site $(CONSOLE)/node_modules $(CONSOLE)/dist
+	rm -rf $(VENV) .kafka .registry .state .pytest_cache .ruff_cache site $(CONSOLE)/node_modules $(CONSOLE)/dist

