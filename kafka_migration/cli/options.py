@@ -131,11 +131,13 @@ def ledger_url(args: argparse.Namespace) -> str:
 
     named_by = "--ledger" if args.ledger else "$KAFKA_MIGRATION_LEDGER_URL"
     url = args.ledger or os.environ.get("KAFKA_MIGRATION_LEDGER_URL")
+    state_dir = args.state_dir or default_state_dir()
     if url:
         check_ledger_url(url)
-        check_named_sqlite_folder(url, named_by)
+        if url != default_ledger_url(state_dir):  # in the state directory, which a run creates: not a typo
+            check_named_sqlite_folder(url, named_by)
         return url
-    url = default_ledger_url(args.state_dir or default_state_dir())
+    url = default_ledger_url(state_dir)
     check_ledger_url(url)
     return url
 
