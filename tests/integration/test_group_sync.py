@@ -345,7 +345,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
         "unreachable": (
             ["groups", "sync", "--source", m.source, "--target", "127.0.0.1:1", "--group", group],
             ledger,
-            "Cannot reach the target cluster at 127.0.0.1:1",
+            "No bootstrap broker of the target cluster answers at 127.0.0.1:1",  # run's words, in seconds
         ),
     }
     with ThreadPoolExecutor(len(cases)) as pool:  # independent processes: side by side
