@@ -339,3 +339,28 @@ def test_no_ledger_or_no_target_log_start_moved_nothing_is_asked(broker: Simulat
     verified.topic("orders", {0: 0})
     assert verified.find(broker) == ([], [])
     assert broker.requests == [] and verified.ledger.topics_asked == []
+
+
+def test_a_source_topic_verified_into_two_target_topics_has_each_looked_at(broker: SimulatedBroker) -> None:
+    # Re-migrated under another name (--rename '{topic}.v2', as the loss message advises): the ledger holds both.
+    verified = Verified()
+    verified.topic("orders", {0: 40})
+    verified.topic("orders", {0: 10}, target="orders.v2")
+    broker.answer = lambda key: 0
+    losses, lines = verified.find(broker)
+    assert losses == [_loss("orders", 0, 0, 40), _loss("orders", 0, 0, 10, target="orders.v2")]
+    assert len(lines) == 2 and "target topic orders.v2 no longer holds 10 verified records" in lines[1]
+    assert broker.requests == [1]  # both count back to the source's retention: one lookup
+
+
+def test_two_target_topics_that_keep_back_to_different_times_get_a_lookup_each(
+    broker: SimulatedBroker, clock: int
+) -> None:
+    verified = Verified()
+    verified.topic("orders", {0: 40}, target_kept=DAY_MS)
+    verified.topic("orders", {0: 10}, target="orders.v2", target_kept=2 * DAY_MS)
+    first = {clock - DAY_MS: 20, clock - 2 * DAY_MS: 5}  # where each target's accepted retention reaches back to
+    broker.answer = lambda key: first[broker.asked[-1].asked[key]]
+    losses, _ = verified.find(broker, accept_less=True)
+    assert losses == [_loss("orders", 0, 20, 40), _loss("orders", 0, 5, 10, target="orders.v2")]
+    assert [r.asked for r in broker.asked] == [{("orders", 0): clock - DAY_MS}, {("orders", 0): clock - 2 * DAY_MS}]
