@@ -122,38 +122,36 @@ def find_losses(
     accept_less: bool,
 ) -> tuple[list[TargetLoss], list[str]]:
     """Verified records each target topic lost since earlier runs, and a line per topic that lost any.
-    ``pairs``: (source topic, target topic) to look at; ``states`` and ``targets``: what planning read of them."""
-    target_of = dict(pairs)
+    ``pairs``: (source topic, target topic) to look at, a source topic with more than one target topic too (it was
+    verified into another since, e.g. re-migrated under a new name); ``states`` and ``targets``: what planning
+    read of them."""
     candidates = {
-        topic: loss_candidates(topic, target_of[topic], targets.get(target_of[topic]), checkpoints)
-        for topic in target_of
+        (topic, target): loss_candidates(topic, target, targets.get(target), checkpoints)
+        for topic, target in pairs
         if topic in states
     }
-    candidates = {topic: parts for topic, parts in candidates.items() if parts}
+    candidates = {pair: parts for pair, parts in candidates.items() if parts}
     if ledger is None or not candidates:
         return [], []
     now = _now_ms()
-    wanted: dict[tuple[str, int], int] = {}
-    for topic, parts in candidates.items():
-        state, existing = states[topic], targets[target_of[topic]]
-        limits = [retention.retention_ms(state)]
+    wanted: dict[tuple[str, str], dict[int, int]] = {}
+    for (topic, target), parts in candidates.items():
+        limits = [retention.retention_ms(states[topic])]
         if accept_less:
-            limits.append(retention.retention_ms(existing))
+            limits.append(retention.retention_ms(targets[target]))
         finite = [ms for ms in limits if ms is not None]
         if finite:
-            wanted.update({(topic, p): now - min(finite) for p in parts})
-    first_of: dict[str, dict[int, int]] = {}
-    for (t, p), offset in _first_kept(source, wanted).items():
-        first_of.setdefault(t, {})[p] = offset
-    segments = ledger.verified_segments(source_info.cluster_id, target_info.cluster_id, sorted(candidates))
+            wanted[(topic, target)] = dict.fromkeys(parts, now - min(finite))
+    first_of = _first_kept_per_pair(source, wanted)
+    topics = sorted({topic for topic, _ in candidates})
+    segments = ledger.verified_segments(source_info.cluster_id, target_info.cluster_id, topics)
     marks = ledger.accepted_loss_marks(source_info.cluster_id, target_info.cluster_id)
     losses: list[TargetLoss] = []
     lines: list[str] = []
-    for topic in sorted(candidates):
+    for topic, target_topic in sorted(candidates):
         state = states[topic]
-        first = first_of.get(topic, {})
+        first = first_of.get((topic, target_topic), {})
         kept_from = {p: state.latest.get(p, 0) if offset < 0 else offset for p, offset in first.items()}
-        target_topic = target_of[topic]
         found = target_losses(
             state, target_topic, targets[target_topic], checkpoints, segments, kept_from, marks, accept_loss
         )
@@ -161,3 +159,23 @@ def find_losses(
             losses.extend(found)
             lines.append(loss_message(found, target_info.bootstrap))
     return losses, lines
+
+
+def _first_kept_per_pair(
+    source: KafkaCluster, wanted: Mapping[tuple[str, str], Mapping[int, int]]
+) -> dict[tuple[str, str], dict[int, int]]:
+    """``_first_kept`` per (source topic, target topic), per partition at its time: one lookup, and one more for a
+    source partition that a second target topic wants at another time (it keeps less, accepted)."""
+    lookups: list[dict[tuple[str, int], int]] = []
+    for (topic, _), times in wanted.items():
+        for p, ms in times.items():
+            for lookup in lookups:
+                if lookup.setdefault((topic, p), ms) == ms:
+                    break
+            else:
+                lookups.append({(topic, p): ms})
+    found: dict[tuple[str, int, int], int] = {}
+    for lookup in lookups:
+        for (topic, p), offset in _first_kept(source, lookup).items():
+            found[(topic, p, lookup[(topic, p)])] = offset
+    return {pair: {p: found[(pair[0], p, ms)] for p, ms in times.items()} for pair, times in wanted.items()}

@@ -52,3 +52,14 @@ def test_a_batch_read_may_ask_again_and_is_sent_after_the_others() -> None:
 def test_in_flight_must_allow_one_request() -> None:
     with pytest.raises(ValueError, match="at least one request"):
         pipelined(deque([[1]]), lambda b: None, lambda b, a: None, in_flight=0)
+
+
+def test_one_request_in_flight_is_answered_before_the_next_is_sent() -> None:
+    events: list[str] = []
+    pipelined(
+        deque(chunks(range(3), 1)),
+        lambda batch: events.append(f"send {batch[0]}"),
+        lambda batch, _answer: events.append(f"read {batch[0]}"),
+        in_flight=1,
+    )
+    assert events == ["send 0", "read 0", "send 1", "read 1", "send 2", "read 2"]
