@@ -292,21 +292,27 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     row = page.locator(f'tr[data-run-id="{run_id}"]')
     progress = row.get_by_test_id("run-progress")
     progress.wait_for(timeout=RUN_TIMEOUT * 1000)  # after the plan, once the Spark driver writes its snapshot
-    assert "RUNNING" in row.inner_text()
-    copied = number(re.match(r"([\d,]+) of", progress.inner_text()).group(1))  # type: ignore[union-attr]
+    listed = [c.strip() for c in row.locator("td").all_inner_texts()]  # the row as read at one moment
+    assert "RUNNING" in listed[4]
+    copied = number(re.search(r"([\d,]+) of", listed[4]).group(1))  # type: ignore[union-attr]
     shot(page, "console-runs-running.png")
 
     row.get_by_role("link", name=run_id).click()
     page.get_by_test_id("run-view").wait_for()
     seen: list[tuple[int, int]] = []
+    headers: list[str] = []  # what the run's header said while a partition was part-way through its copy
     deadline = time.monotonic() + RUN_TIMEOUT
     while time.monotonic() < deadline:
         if page.locator('table[aria-label="Live progress"]').count() == 0:
             break  # the run ended: the live table gives way to the verdicts
+        part_way = False
         for cells in table_rows(page, "Live progress"):
             done, planned = (number(x) for x in re.findall(r"[\d,]+", cells[3])[:2])
             if cells[0] == "events" and 0 < done < planned:
                 seen.append((done, planned))
+                part_way = True
+        if part_way:
+            headers.append(page.get_by_test_id("run-summary").inner_text())
         if len(seen) >= 2:
             shot(page, "console-run-live.png")
             break
@@ -317,6 +323,12 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     )
     assert all(planned == TOPICS["events"][1] for _, planned in seen)
     wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
+    # Asked once the run has ended (the tests after this one read it). The runs list's Records column and the run's
+    # header count the records copied so far, as the live progress does (the ledger's count comes when it ends).
+    assert number(listed[6]) == copied, listed
+    planned_records = sum(partitions * records for partitions, records in TOPICS.values())
+    said = [re.search(r"([\d,]+) records? copied so far", h) for h in headers]
+    assert headers and all(said) and all(0 < number(m.group(1)) <= planned_records for m in said if m), headers
     source_proxied[0].proxy.set_latency(0)  # watched: the source answers at full speed again
 
 
@@ -338,6 +350,8 @@ def test_run_view_shows_partitions_checksums_and_where_the_time_went(
         assert part in timings
     view = page.get_by_test_id("run-view").inner_text()
     assert "VERIFIED" in view
+    summary = page.get_by_test_id("run-summary").inner_text()
+    assert "2 topics, 120,300 records copied" in summary and "so far" not in summary, summary  # the ledger's count
     # each cluster's id beside where it was reached, as `kafka-migrate history` shows it
     assert re.search(r"\S+ \(127\.0\.0\.1:\d+\) → \S+ \(127\.0\.0\.1:\d+\)", view), view[:300]
     shot(page, "console-run.png")

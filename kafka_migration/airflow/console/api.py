@@ -132,7 +132,7 @@ class Reader:
             "progress": None,
         }
         if with_progress and run.status == "running":
-            out["progress"] = live.summary(self.progress(run.run_id))
+            with_live_counts(out, self.progress(run.run_id))
         return out
 
     def pair(self, pair: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -212,6 +212,13 @@ class Reader:
             "can_fail_back": row["status"] == "completed" and row.get("failback_status") != "completed",
             "checklist": checklist(row, self.sync_rows(row.get("run_id")), self.sync_rows(row.get("failback_run_id"))),
         }
+
+
+def with_live_counts(run: dict[str, Any], progress: Mapping[str, Any]) -> None:
+    """A running run as its live progress counts it: the ledger records how many records a run copied when it
+    ends (0 until then); while it runs, what the Spark driver's snapshots count so far."""
+    run["progress"] = live.summary(progress)
+    run["records"] = run["progress"]["copied"]
 
 
 def _topic_lag(
@@ -328,7 +335,7 @@ def create_router(
         detail["cutover_id"] = cutover["cutover_id"] if cutover else None
         progress = read.progress(run_id, segments) if run.status == "running" else None
         if progress is not None:
-            detail["progress"] = live.summary(progress)
+            with_live_counts(detail, progress)
         syncs = ledger.group_syncs_page(limit=MAX_PAGE, run_id=run_id)
         return {
             "run": detail,

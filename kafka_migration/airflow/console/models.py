@@ -98,7 +98,10 @@ class RunView(ApiView):
     status: str
     verdict: str = Field(description="the report's word for the status, e.g. VERIFIED, INCOMPLETE")
     topics: int
-    records: int
+    records: int = Field(
+        description="records copied: the ledger's count once the run has ended; while it runs, what its live "
+        "progress counts so far"
+    )
     report_sha256: str | None
     message: str | None
     timings: TimingsView | None

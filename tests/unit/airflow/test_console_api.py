@@ -5,6 +5,7 @@ the browser tests read real ones)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -150,20 +151,17 @@ def test_run_detail_has_every_partition_its_checksums_and_first_difference(clien
     assert other.status_code == 404 and "not one of kafka-migration's" in other.json()["detail"]
 
 
-def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapshot(
-    client: TestClient, tmp_path: Path
-) -> None:
+def _snapshot(tmp_path: Path, updated_ago: float = 1.0) -> dict[str, Any]:
+    """RUN_3's progress as the Spark driver writes it: 14 of its 20 offsets copied, 6 verified."""
     directory = tmp_path / "state" / "runs" / RUN_3
-    directory.mkdir(parents=True)
-    import time
-
+    directory.mkdir(parents=True, exist_ok=True)
     now = time.time()
     snapshot = {
         "version": 1,
         "run_id": RUN_3,
         "step": "migrate",
         "started": now - 4,
-        "updated": now - 1,
+        "updated": now - updated_ago,
         "finished": False,
         "steps": {
             "copy": {"total": 20, "partitions": [["orders", 0, 4, 400, 2.0], ["orders", 1, 10, 900, 2.0]], "done": {}},
@@ -171,6 +169,13 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
         },
     }
     (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
+    return snapshot
+
+
+def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapshot(
+    client: TestClient, tmp_path: Path
+) -> None:
+    _snapshot(tmp_path)
     progress = client.get(f"/api/runs/{RUN_3}/progress").json()
     assert progress["phase"] == "copying and verifying" and not progress["stale"]
     rows = {p["partition"]: p for p in progress["partitions"]}
@@ -181,9 +186,22 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
     assert progress["totals"]["copy"]["done"] == 14 and progress["totals"]["copy"]["planned"] == 20
     (listed,) = client.get("/api/runs", params={"status": "running"}).json()["runs"]
     assert (listed["progress"]["copied"], listed["progress"]["verified"], listed["progress"]["planned"]) == (14, 6, 20)
-    snapshot["updated"] = now - 120
-    (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
+    _snapshot(tmp_path, updated_ago=120)
     assert client.get(f"/api/runs/{RUN_3}").json()["progress"]["stale"] is True
+
+
+def test_a_running_run_counts_the_records_copied_so_far(client: TestClient, tmp_path: Path) -> None:
+    """The ledger records a run's copied records when it ends (0 until then): while it runs, the run's header and
+    the runs list count what its live progress counts, not the ledger's 0."""
+    assert client.get(f"/api/runs/{RUN_3}").json()["run"]["records"] == 0  # planning: nothing copied yet
+    _snapshot(tmp_path)
+    detail = client.get(f"/api/runs/{RUN_3}").json()
+    assert detail["run"]["records"] == detail["progress"]["totals"]["copy"]["done"] == 14
+    (listed,) = client.get("/api/runs", params={"status": "running"}).json()["runs"]
+    assert listed["records"] == listed["progress"]["copied"] == 14
+    by_dag_run = client.get("/api/runs/by-dag-run", params={"dag_id": "kafka_migration", "dag_run_id": "manual_3"})
+    assert by_dag_run.json()["run"]["records"] == 14
+    assert client.get(f"/api/runs/{RUN_1}").json()["run"]["records"] == 200  # ended: the ledger's count
 
 
 def test_overview_sums_checkpoints_against_the_source_end_now(client: TestClient) -> None:

@@ -867,7 +867,10 @@ export interface components {
             verdict: string;
             /** Topics */
             topics: number;
-            /** Records */
+            /**
+             * Records
+             * @description records copied: the ledger's count once the run has ended; while it runs, what its live progress counts so far
+             */
             records: number;
             /** Report Sha256 */
             report_sha256: string | null;

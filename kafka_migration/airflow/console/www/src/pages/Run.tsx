@@ -76,9 +76,10 @@ const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
         <Heading size="lg" wordBreak="break-all">{run.run_id}</Heading>
         <RunState run={run} />
       </HStack>
-      <Text fontSize="sm" mb={1}>
+      <Text fontSize="sm" mb={1} data-testid="run-summary">
         {run.kind} · {cluster(run.source_cluster_id, run.source_bootstrap)} → {cluster(run.target_cluster_id, run.target_bootstrap)} · started {time(run.started_at)}
         {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {plural(run.topics, "topic")}, {plural(run.records, "record")} copied
+        {run.status === "running" ? " so far" : ""}
       </Text>
       {run.cutover_id ? <Text fontSize="sm">Part of cutover {run.cutover_id} (<ChakraLink asChild><Link to={`${CONSOLE}/cutover`}>Cutover view</Link></ChakraLink>)</Text> : undefined}
       <RunLinks run={run} />
