@@ -1,7 +1,7 @@
 import { Box, Link as ChakraLink, Table, Text } from "@chakra-ui/react";
 import { Link } from "react-router-dom";
 
-import { ErrorBox, Loading, Notice, Section, SimpleTable } from "../components";
+import { ErrorBox, ID_CELL, Loading, Notice, Section, SimpleTable } from "../components";
 import { age, count, plural, time } from "../format";
 import { consoleRun } from "../links";
 import { useOverview } from "../queries";
@@ -75,7 +75,7 @@ export const OverviewPage = () => {
                 <Table.Cell textAlign="end" color={t.lost ? "fg.error" : undefined} fontWeight={t.lost ? 700 : 400}>
                   {t.lost === null ? "–" : t.lost ? `${count(t.lost)} LOST` : "0"}
                 </Table.Cell>
-                <Table.Cell>
+                <Table.Cell {...ID_CELL}>
                   <ChakraLink asChild>
                     <Link to={consoleRun(t.last_run_id)}>{t.last_run_id}</Link>
                   </ChakraLink>

@@ -4,7 +4,7 @@ import { Link } from "react-router-dom";
 
 import { reportUrl } from "../api/client";
 import type { RunView } from "../api/types";
-import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
+import { ErrorBox, ID_CELL, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
 import { cluster, count, plural, rate, seconds, time } from "../format";
 import { consoleRun, dagRun, taskLogs } from "../links";
@@ -40,7 +40,7 @@ export const RunState = ({ run }: { readonly run: RunView }) => {
   const progress = run.progress;
   if (run.status !== "running" || !progress) return <StatusBadge label={run.verdict} status={run.status} />;
   return (
-    <Stack gap={1} minW="220px">
+    <Stack gap={1} minW="180px">
       <StatusBadge label={progress.stale ? "RUNNING (no news)" : "RUNNING"} status="running" />
       {progress.updated ? (
         <>
@@ -120,20 +120,20 @@ export const RunsPage = () => {
             <SimpleTable headers={["Run", "Kind", "Started", "Duration", "Verdict / progress", "Topics", "Records", "Clusters", "Links"]} label="Runs">
               {data.runs.map((run) => (
                 <Table.Row data-run-id={run.run_id} key={run.run_id}>
-                  <Table.Cell maxW="240px" whiteSpace="normal" wordBreak="break-all">
+                  <Table.Cell {...ID_CELL}>
                     <ChakraLink asChild>
                       <Link to={consoleRun(run.run_id)}>{run.run_id}</Link>
                     </ChakraLink>
                   </Table.Cell>
                   <Table.Cell>{run.kind}</Table.Cell>
-                  <Table.Cell whiteSpace="nowrap">{time(run.started_at)}</Table.Cell>
+                  <Table.Cell minW="11ch">{time(run.started_at)}</Table.Cell>
                   <Table.Cell textAlign="end">{seconds(run.duration_seconds)}</Table.Cell>
                   <Table.Cell>
                     <RunState run={run} />
                   </Table.Cell>
                   <Table.Cell textAlign="end">{run.topics}</Table.Cell>
                   <Table.Cell textAlign="end">{count(run.records)}</Table.Cell>
-                  <Table.Cell>{`${cluster(run.source_cluster_id, run.source_bootstrap)} → ${cluster(run.target_cluster_id, run.target_bootstrap)}`}</Table.Cell>
+                  <Table.Cell {...ID_CELL}>{`${cluster(run.source_cluster_id, run.source_bootstrap)} → ${cluster(run.target_cluster_id, run.target_bootstrap)}`}</Table.Cell>
                   <Table.Cell>
                     <RunLinks run={run} />
                   </Table.Cell>
