@@ -390,8 +390,9 @@ def test_run_view_shows_partitions_checksums_and_where_the_time_went(
     assert "2 topics, 120,300 records copied" in summary and "so far" not in summary, summary  # the ledger's count
     cut = last_column_cut(page.locator('table[aria-label="Partitions"]'), may_scroll=True)
     assert cut is None, cut
-    # each cluster's id beside where it was reached, as `kafka-migrate history` shows it
-    assert re.search(r"\S+ \(127\.0\.0\.1:\d+\) → \S+ \(127\.0\.0\.1:\d+\)", view), view[:300]
+    # each cluster by the name of the connection at its addresses, its id and where it was reached beside
+    named = re.compile(r"kafka_source \(\S+, 127\.0\.0\.1:\d+\) → kafka_target \(\S+, 127\.0\.0\.1:\d+\)")
+    page.get_by_test_id("run-summary").filter(has_text=named).wait_for()
     shot(page, "console-run.png")
 
 
@@ -438,6 +439,10 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
 ) -> None:
     _seed(source_target[0], "orders", 3, 10, start=10_000)  # 30 records since the run
     view(page, airflow, "Overview")
+    # The pair by the names of the connections at its clusters' addresses, each cluster's (random KRaft) id beside.
+    (pair,) = api.get_json("/kafka-migrations/api/overview")["pairs"]
+    title = f"kafka_source ({pair['source_cluster_id']}) → kafka_target ({pair['target_cluster_id']})"
+    page.get_by_role("heading", name=title, exact=True).wait_for()
     orders = page.locator('tr[data-topic="orders"]')
     orders.wait_for()
     cells = [c.strip() for c in orders.locator("td").all_inner_texts()]

@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
 from kafka_migration.airflow.console.models import (
+    ClustersView,
     CutoversPageView,
     GroupSyncsPageView,
     OverviewView,
@@ -255,6 +256,20 @@ def _configured_reports_dir() -> Path:
     return settings.reports_dir()
 
 
+def create_names_router(read: Reader) -> APIRouter:
+    """The clusters by name (``Clusters.names``): the pages show a name beside each cluster id."""
+    router = APIRouter()
+
+    @router.get("/clusters", response_model=ClustersView, summary="Each cluster the ledger names, and its name")
+    def clusters_by_name() -> dict[str, Any]:
+        """Every cluster of the ledger's runs, cutovers and access syncs, with the name a person reads beside its
+        id: the one [kafka_migration] cluster_names gives it, else the id of the Kafka connection whose bootstrap
+        addresses are the ones recorded for it."""
+        return read.clusters.names(read.ledger().cluster_bootstraps())
+
+    return router
+
+
 def create_router(
     engine: Callable[[], Engine],
     state_dir: Callable[[], Path],
@@ -394,5 +409,6 @@ def create_router(
         except MigrationError as exc:  # bad patterns, unknown connections, an unreachable cluster
             raise HTTPException(422, " ".join(str(exc).split())) from None
 
+    router.include_router(create_names_router(read))
     router.include_router(create_access_router(read.ledger, reports_dir or _configured_reports_dir))
     return router

@@ -192,6 +192,21 @@ class ClusterPairView(ApiView):
     topics: list[TopicLagView]
 
 
+class ClusterNameView(ApiView):
+    """A cluster as a person reads it: a name beside its id."""
+
+    cluster_id: str
+    name: str | None = Field(description="the name given in cluster_names, else the matching connection's id")
+    named_by: str | None = Field(description="setting (cluster_names), connection, or null: no name")
+    connections: list[str] = Field(description="the Kafka connections whose bootstrap addresses are the cluster's")
+    bootstraps: list[str] = Field(description="the bootstrap lists the ledger recorded for the cluster")
+
+
+class ClustersView(ApiView):
+    clusters: list[ClusterNameView]
+    problems: list[str] = Field(description="cluster_names entries that are not CLUSTER_ID=name")
+
+
 class OverviewView(ApiView):
     pairs: list[ClusterPairView]
     running: int

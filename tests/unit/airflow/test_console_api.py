@@ -307,6 +307,46 @@ def test_cutovers_carry_their_checklist_and_whether_they_can_be_failed_back(ledg
     assert client.get(f"/api/runs/{RUN_1}").json()["run"]["cutover_id"] == "done-cutover"
 
 
+def test_clusters_are_named_by_the_operator_or_by_the_connection_at_their_addresses(
+    ledger: Ledger, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger names clusters by their ids (KRaft's are random); a person reads the name the operator gave one in
+    cluster_names, else the id of the Airflow connection whose bootstrap addresses the ledger recorded for it."""
+    kafka = {"conn_type": "kafka"}
+    source = {**kafka, "extra": {"bootstrap.servers": "other:9092, S:9092"}}  # shares s:9092 (any case, any order)
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SOURCE", json.dumps(source))
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_TARGET", json.dumps({**kafka, "extra": {"bootstrap.servers": "t:9092"}}))
+    monkeypatch.setenv("KAFKA_MIGRATION_CLUSTER_NAMES", "tgt-cluster = DR site, no-equals-sign")
+    ledger.start_cutover(
+        "elsewhere-cutover",
+        {
+            "trigger": "cli",
+            "params": {},
+            "source_cluster_id": "elsewhere",
+            "source_bootstrap": "SASL_SSL://e:9093",
+            "target_cluster_id": "tgt-cluster",
+            "target_bootstrap": "t:9092",
+        },
+    )
+    answer = client.get("/api/clusters").json()
+    by_id = {c["cluster_id"]: c for c in answer["clusters"]}
+    assert by_id["src-cluster"] == {
+        "cluster_id": "src-cluster",
+        "name": "kafka_source",
+        "named_by": "connection",
+        "connections": ["kafka_source"],
+        "bootstraps": ["s:9092"],
+    }
+    assert (by_id["tgt-cluster"]["name"], by_id["tgt-cluster"]["named_by"]) == ("DR site", "setting")
+    assert by_id["tgt-cluster"]["connections"] == ["kafka_target"]
+    assert by_id["elsewhere"]["name"] is None and by_id["elsewhere"]["connections"] == []
+    (problem,) = answer["problems"]
+    assert "'no-equals-sign' is not CLUSTER_ID=name" in problem
+    monkeypatch.delenv("AIRFLOW_CONN_KAFKA_SOURCE")  # a connection that is gone names nothing
+    again = {c["cluster_id"]: c["name"] for c in client.get("/api/clusters").json()["clusters"]}
+    assert again == {"elsewhere": None, "src-cluster": None, "tgt-cluster": "DR site"}
+
+
 def test_preflight_answers_a_bad_pattern_with_one_clear_line(client: TestClient) -> None:
     response = client.get("/api/cutover-preflight", params={"include": "(", "quiet_seconds": 0})
     assert response.status_code == 422
@@ -347,6 +387,7 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
         "/api/group-syncs",
         "/api/cutovers",
         "/api/cutover-preflight",
+        "/api/clusters",
         "/runs/{run_id}/report.{fmt}",
         "/cutovers/{cutover_id}/report.{fmt}",
     } <= paths
