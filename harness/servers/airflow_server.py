@@ -275,11 +275,16 @@ def airflow_environment(home: Path, port: int, extra: Mapping[str, str]) -> dict
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # airflow, spark-submit (pyspark)
+            # This checkout's code, whichever checkout the virtualenv's editable install points at (git worktrees
+            # may share one virtualenv): the plugin, the DAGs' tasks and their Spark jobs run what is tested.
+            "PYTHONPATH": str(REPO),
             "PYTHONUNBUFFERED": "1",
             "NO_COLOR": "1",
         }
     )
     env.update(extra)
+    if "PYTHONPATH" in extra:  # a test's own modules (a lineage plugin), and this checkout after them
+        env["PYTHONPATH"] = os.pathsep.join([extra["PYTHONPATH"], str(REPO)])
     return env
 
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Engine, case, func, or_, select
+from sqlalchemy import Engine, case, func, or_, select, union
 
-from kafka_migration.ledger.schema import checkpoints, cutovers, group_syncs, runs, segments
+from kafka_migration.ledger.schema import access_checks, checkpoints, cutovers, group_syncs, runs, segments
 from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.recorded import RecordedRun
 
@@ -178,6 +178,24 @@ class LedgerViews:
                     seen.add(key)
                     out.append(dict(r._mapping))
         return out
+
+    def cluster_bootstraps(self) -> dict[str, list[str]]:
+        """Every cluster the ledger names (runs, cutovers, access syncs), with each bootstrap list it was reached at."""
+        query = union(
+            *(
+                select(
+                    table.c[f"{role}_cluster_id"].label("cluster_id"), table.c[f"{role}_bootstrap"].label("bootstrap")
+                )
+                for table in (runs, cutovers, access_checks)
+                for role in ("source", "target")
+            )
+        )
+        found: dict[str, list[str]] = {}
+        with self.engine.connect() as c:
+            for row in c.execute(query):
+                if row.bootstrap:
+                    found.setdefault(row.cluster_id, []).append(row.bootstrap)
+        return {cluster_id: sorted(lists) for cluster_id, lists in sorted(found.items())}
 
     def checkpoint_rows(self, source_cluster_id: str, target_cluster_id: str) -> list[dict[str, Any]]:
         """Every partition's checkpoint for a pair, with the run that set it and when."""

@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".artifacts"
 RUN_TIMEOUT = 480.0  # seconds for one DAG run on a loaded 2-core machine
 UI_TIMEOUT = 180_000  # milliseconds for a page or an element (the API server stalls at times, see below)
+WIDTH = 1280  # pixels: the console's pages (and their screenshots) at a laptop's width
 # topic -> (partitions, records per partition): "events" is big enough for its copy to be watched while it runs
 TOPICS = {"orders": (3, 100), "events": (2, 60_000)}
 GROUP = "billing"
@@ -139,7 +140,7 @@ def page(airflow: AirflowServer, api: AirflowClient) -> Iterator[Any]:
             executable_path=binary,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
         )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
         context.set_default_timeout(UI_TIMEOUT)
         tab = context.new_page()
         tab.goto(f"{airflow.base_url}/plugin/kafka-migrations")
@@ -225,6 +226,39 @@ def number(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+def last_column_cut(table: Any, may_scroll: bool = False) -> str | None:
+    """Whether a person reads the table's last column at this width (None: yes; else what was measured): it fits
+    its frame, the frame inside the page; or, ``may_scroll``, the frame scrolls sideways to it. Nothing outside the
+    frame may have to scroll, and scrolling is not enough for a table that must fit: the screenshots, like a Mac's
+    overlay scrollbars, show no scrollbar, only a table cut at the frame's edge."""
+    measure = """(table, scroll) => {
+        const frame = table.parentElement;
+        frame.scrollLeft = scroll ? frame.scrollWidth : 0;
+        const column = table.querySelector("thead th:last-child");
+        let from = 0, to = innerWidth;  // what the window shows, narrowed by each ancestor that clips
+        for (let el = frame.parentElement; el; el = el.parentElement) {
+            if (getComputedStyle(el).overflowX === "visible") continue;
+            const box = el.getBoundingClientRect();
+            [from, to] = [Math.max(from, box.left), Math.min(to, box.right)];
+        }
+        const [f, c] = [frame.getBoundingClientRect(), column.getBoundingClientRect()];
+        frame.scrollLeft = 0;
+        return {
+            column: column.innerText.trim(), column_from: c.left, column_to: c.right, frame_from: f.left,
+            frame_to: f.right, shown_from: from, shown_to: to, table_width: frame.scrollWidth,
+        };
+    }"""
+    seen = table.evaluate(measure, False)
+    if may_scroll and seen["column_to"] > seen["frame_to"]:
+        seen = {**table.evaluate(measure, True), "scrolled": True}
+    left, right = seen["shown_from"] - 1, seen["shown_to"] + 1  # a pixel of rounding
+    frame_shown = left <= seen["frame_from"] and seen["frame_to"] <= right
+    column_shown = max(left, seen["frame_from"] - 1) <= seen["column_from"] and seen["column_to"] <= min(
+        right, seen["frame_to"] + 1
+    )
+    return None if frame_shown and column_shown else f"at {WIDTH} px the table's last column is cut: {seen}"
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -292,21 +326,28 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     row = page.locator(f'tr[data-run-id="{run_id}"]')
     progress = row.get_by_test_id("run-progress")
     progress.wait_for(timeout=RUN_TIMEOUT * 1000)  # after the plan, once the Spark driver writes its snapshot
-    assert "RUNNING" in row.inner_text()
-    copied = number(re.match(r"([\d,]+) of", progress.inner_text()).group(1))  # type: ignore[union-attr]
+    listed = [c.strip() for c in row.locator("td").all_inner_texts()]  # the row as read at one moment
+    assert "RUNNING" in listed[4]
+    copied = number(re.search(r"([\d,]+) of", listed[4]).group(1))  # type: ignore[union-attr]
+    runs_cut = last_column_cut(page.locator('table[aria-label="Runs"]'))
     shot(page, "console-runs-running.png")
 
     row.get_by_role("link", name=run_id).click()
     page.get_by_test_id("run-view").wait_for()
     seen: list[tuple[int, int]] = []
+    headers: list[str] = []  # what the run's header said while a partition was part-way through its copy
     deadline = time.monotonic() + RUN_TIMEOUT
     while time.monotonic() < deadline:
         if page.locator('table[aria-label="Live progress"]').count() == 0:
             break  # the run ended: the live table gives way to the verdicts
+        part_way = False
         for cells in table_rows(page, "Live progress"):
             done, planned = (number(x) for x in re.findall(r"[\d,]+", cells[3])[:2])
             if cells[0] == "events" and 0 < done < planned:
                 seen.append((done, planned))
+                part_way = True
+        if part_way:
+            headers.append(page.get_by_test_id("run-summary").inner_text())
         if len(seen) >= 2:
             shot(page, "console-run-live.png")
             break
@@ -317,6 +358,13 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     )
     assert all(planned == TOPICS["events"][1] for _, planned in seen)
     wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
+    # Asked once the run has ended (the tests after this one read it). The runs list's Records column and the run's
+    # header count the records copied so far, as the live progress does (the ledger's count comes when it ends).
+    assert number(listed[6]) == copied, listed
+    assert runs_cut is None, runs_cut
+    planned_records = sum(partitions * records for partitions, records in TOPICS.values())
+    said = [re.search(r"([\d,]+) records? copied so far", h) for h in headers]
+    assert headers and all(said) and all(0 < number(m.group(1)) <= planned_records for m in said if m), headers
     source_proxied[0].proxy.set_latency(0)  # watched: the source answers at full speed again
 
 
@@ -338,8 +386,13 @@ def test_run_view_shows_partitions_checksums_and_where_the_time_went(
         assert part in timings
     view = page.get_by_test_id("run-view").inner_text()
     assert "VERIFIED" in view
-    # each cluster's id beside where it was reached, as `kafka-migrate history` shows it
-    assert re.search(r"\S+ \(127\.0\.0\.1:\d+\) → \S+ \(127\.0\.0\.1:\d+\)", view), view[:300]
+    summary = page.get_by_test_id("run-summary").inner_text()
+    assert "2 topics, 120,300 records copied" in summary and "so far" not in summary, summary  # the ledger's count
+    cut = last_column_cut(page.locator('table[aria-label="Partitions"]'), may_scroll=True)
+    assert cut is None, cut
+    # each cluster by the name of the connection at its addresses, its id and where it was reached beside
+    named = re.compile(r"kafka_source \(\S+, 127\.0\.0\.1:\d+\) → kafka_target \(\S+, 127\.0\.0\.1:\d+\)")
+    page.get_by_test_id("run-summary").filter(has_text=named).wait_for()
     shot(page, "console-run.png")
 
 
@@ -386,6 +439,10 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
 ) -> None:
     _seed(source_target[0], "orders", 3, 10, start=10_000)  # 30 records since the run
     view(page, airflow, "Overview")
+    # The pair by the names of the connections at its clusters' addresses, each cluster's (random KRaft) id beside.
+    (pair,) = api.get_json("/kafka-migrations/api/overview")["pairs"]
+    title = f"kafka_source ({pair['source_cluster_id']}) → kafka_target ({pair['target_cluster_id']})"
+    page.get_by_role("heading", name=title, exact=True).wait_for()
     orders = page.locator('tr[data-topic="orders"]')
     orders.wait_for()
     cells = [c.strip() for c in orders.locator("td").all_inner_texts()]
@@ -394,6 +451,8 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
     assert cells[6] == "0"
     assert "30 offsets not migrated yet" in page.get_by_test_id("pair-lag").inner_text()
     shot(page, "console-overview.png")
+    cut = last_column_cut(page.locator('table[aria-label^="Topics from"]').first)
+    assert cut is None, cut
 
     dag_run_id = trigger_from_form(page, airflow, "kafka_nightly_sync")
     wait_success(airflow, api, "kafka_nightly_sync", dag_run_id)

@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
 from kafka_migration.airflow.console.models import (
+    ClustersView,
     CutoversPageView,
     GroupSyncsPageView,
     OverviewView,
@@ -132,7 +133,7 @@ class Reader:
             "progress": None,
         }
         if with_progress and run.status == "running":
-            out["progress"] = live.summary(self.progress(run.run_id))
+            with_live_counts(out, self.progress(run.run_id))
         return out
 
     def pair(self, pair: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -214,6 +215,13 @@ class Reader:
         }
 
 
+def with_live_counts(run: dict[str, Any], progress: Mapping[str, Any]) -> None:
+    """A running run as its live progress counts it: the ledger records how many records a run copied when it
+    ends (0 until then); while it runs, what the Spark driver's snapshots count so far."""
+    run["progress"] = live.summary(progress)
+    run["records"] = run["progress"]["copied"]
+
+
 def _topic_lag(
     key: tuple[str, str],
     parts: list[dict[str, Any]],
@@ -246,6 +254,20 @@ def _configured_reports_dir() -> Path:
     from kafka_migration.airflow import settings
 
     return settings.reports_dir()
+
+
+def create_names_router(read: Reader) -> APIRouter:
+    """The clusters by name (``Clusters.names``): the pages show a name beside each cluster id."""
+    router = APIRouter()
+
+    @router.get("/clusters", response_model=ClustersView, summary="Each cluster the ledger names, and its name")
+    def clusters_by_name() -> dict[str, Any]:
+        """Every cluster of the ledger's runs, cutovers and access syncs, with the name a person reads beside its
+        id: the one [kafka_migration] cluster_names gives it, else the id of the Kafka connection whose bootstrap
+        addresses are the ones recorded for it."""
+        return read.clusters.names(read.ledger().cluster_bootstraps())
+
+    return router
 
 
 def create_router(
@@ -328,7 +350,7 @@ def create_router(
         detail["cutover_id"] = cutover["cutover_id"] if cutover else None
         progress = read.progress(run_id, segments) if run.status == "running" else None
         if progress is not None:
-            detail["progress"] = live.summary(progress)
+            with_live_counts(detail, progress)
         syncs = ledger.group_syncs_page(limit=MAX_PAGE, run_id=run_id)
         return {
             "run": detail,
@@ -387,5 +409,6 @@ def create_router(
         except MigrationError as exc:  # bad patterns, unknown connections, an unreachable cluster
             raise HTTPException(422, " ".join(str(exc).split())) from None
 
+    router.include_router(create_names_router(read))
     router.include_router(create_access_router(read.ledger, reports_dir or _configured_reports_dir))
     return router

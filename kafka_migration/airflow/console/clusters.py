@@ -4,6 +4,10 @@ The ledger names clusters by id; the console reaches them through Airflow's Kafk
 DAGs' ``kafka_source`` and ``kafka_target``, and any listed in ``[kafka_migration] console_connections``),
 each described once a minute to learn which cluster it reaches. Every call has a short timeout: a page
 must render, saying a cluster is unreachable, rather than wait for it.
+
+A person reads clusters by name (``display_names``): the name the operator gives a cluster id in
+``[kafka_migration] cluster_names``, else the id of the connection whose bootstrap addresses are the ones the
+ledger recorded for it (no cluster is asked).
 """
 
 from __future__ import annotations
@@ -31,6 +35,70 @@ def configured_connections() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*DEFAULT_CONNECTIONS, *listed]))
 
 
+def configured_cluster_names() -> tuple[dict[str, str], list[str]]:
+    """The names the operator gives clusters, ``[kafka_migration] cluster_names`` (or
+    ``KAFKA_MIGRATION_CLUSTER_NAMES``): ``CLUSTER_ID=name`` entries separated by commas; and the entries that are
+    not of that form, said as what to fix."""
+    from kafka_migration.airflow.settings import _airflow_option
+
+    text = _airflow_option("cluster_names") or os.environ.get("KAFKA_MIGRATION_CLUSTER_NAMES") or ""
+    names: dict[str, str] = {}
+    problems = []
+    for entry in (e.strip() for e in text.split(",")):
+        cluster_id, equals, name = (part.strip() for part in entry.partition("="))
+        if cluster_id and equals and name:
+            names[cluster_id] = name
+        elif entry:
+            problems.append(
+                f"[kafka_migration] cluster_names: {entry!r} is not CLUSTER_ID=name "
+                "(e.g. MkU3OEVBNTcwNTJENDM2Qg=production, entries separated by commas)"
+            )
+    return names, problems
+
+
+def addresses(bootstrap: str | None) -> set[str]:
+    """A bootstrap list as addresses to compare: ``host:port`` in lower case, without a listener's name."""
+    found = set()
+    for address in (bootstrap or "").split(","):
+        address = address.strip().lower().rpartition("://")[2]
+        if address:
+            found.add(address)
+    return found
+
+
+def display_names(
+    known: Mapping[str, Sequence[str]], connections: Sequence[tuple[str, str]], given: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Each known cluster (its id and the bootstrap lists the ledger recorded for it) with the name a person reads:
+    the one ``given`` it, else the first of ``connections`` (id, bootstrap list, in the configured order) sharing
+    an address with it; with every such connection."""
+    out = []
+    for cluster_id, bootstraps in known.items():
+        recorded = set().union(*(addresses(b) for b in bootstraps))
+        matching = [conn_id for conn_id, bootstrap in connections if addresses(bootstrap) & recorded]
+        name, named_by = (
+            (given[cluster_id], "setting")
+            if cluster_id in given
+            else ((matching[0], "connection") if matching else (None, None))
+        )
+        out.append(
+            {
+                "cluster_id": cluster_id,
+                "name": name,
+                "named_by": named_by,
+                "connections": matching,
+                "bootstraps": list(bootstraps),
+            }
+        )
+    return out
+
+
+def _connection_bootstrap(conn_id: str) -> str:
+    from kafka_migration.airflow.hooks import KafkaClusterHook
+
+    return str(KafkaClusterHook(conn_id).get_cluster_config().settings["bootstrap.servers"])
+
+
 @dataclass(frozen=True)
 class Reach:
     """What one connection reached: a cluster id, or why not."""
@@ -55,10 +123,14 @@ class Clusters:
         connections: Callable[[], Sequence[str]] = configured_connections,
         timeout: float = TIMEOUT,
         opener: Callable[[str, str, float], Any] = _cluster,
+        bootstrap_of: Callable[[str], str] = _connection_bootstrap,
+        given_names: Callable[[], tuple[dict[str, str], list[str]]] = configured_cluster_names,
     ) -> None:
         self.connections = connections
         self.timeout = timeout
         self.opener = opener
+        self.bootstrap_of = bootstrap_of
+        self.given_names = given_names
         self._lock = threading.Lock()
         self._reach: dict[str, tuple[float, Reach]] = {}
 
@@ -155,6 +227,18 @@ class Clusters:
             key = (loss.source_topic, loss.target_topic)
             lost[key] = lost.get(key, 0) + loss.records
         return lost, None
+
+    def names(self, known: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+        """The known clusters' display names (``display_names``), from the connections' settings as Airflow
+        stores them now (none is asked anything; one that cannot be read names no cluster) and the names given."""
+        given, problems = self.given_names()
+        connections = []
+        for conn_id in self.connections():
+            try:
+                connections.append((conn_id, self.bootstrap_of(conn_id)))
+            except Exception:  # a missing or broken connection: the overview says so where it is used
+                continue
+        return {"clusters": display_names(known, connections, given), "problems": problems}
 
     def forget(self) -> None:
         with self._lock:

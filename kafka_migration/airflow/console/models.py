@@ -98,7 +98,10 @@ class RunView(ApiView):
     status: str
     verdict: str = Field(description="the report's word for the status, e.g. VERIFIED, INCOMPLETE")
     topics: int
-    records: int
+    records: int = Field(
+        description="records copied: the ledger's count once the run has ended; while it runs, what its live "
+        "progress counts so far"
+    )
     report_sha256: str | None
     message: str | None
     timings: TimingsView | None
@@ -187,6 +190,21 @@ class ClusterPairView(ApiView):
     lost: int | None = Field(description="verified records the target lost, over every topic; null: not checked")
     lost_error: str | None = Field(description="why the loss check could not read the clusters")
     topics: list[TopicLagView]
+
+
+class ClusterNameView(ApiView):
+    """A cluster as a person reads it: a name beside its id."""
+
+    cluster_id: str
+    name: str | None = Field(description="the name given in cluster_names, else the matching connection's id")
+    named_by: str | None = Field(description="setting (cluster_names), connection, or null: no name")
+    connections: list[str] = Field(description="the Kafka connections whose bootstrap addresses are the cluster's")
+    bootstraps: list[str] = Field(description="the bootstrap lists the ledger recorded for the cluster")
+
+
+class ClustersView(ApiView):
+    clusters: list[ClusterNameView]
+    problems: list[str] = Field(description="cluster_names entries that are not CLUSTER_ID=name")
 
 
 class OverviewView(ApiView):

@@ -5,6 +5,7 @@ the browser tests read real ones)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -150,20 +151,17 @@ def test_run_detail_has_every_partition_its_checksums_and_first_difference(clien
     assert other.status_code == 404 and "not one of kafka-migration's" in other.json()["detail"]
 
 
-def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapshot(
-    client: TestClient, tmp_path: Path
-) -> None:
+def _snapshot(tmp_path: Path, updated_ago: float = 1.0) -> dict[str, Any]:
+    """RUN_3's progress as the Spark driver writes it: 14 of its 20 offsets copied, 6 verified."""
     directory = tmp_path / "state" / "runs" / RUN_3
-    directory.mkdir(parents=True)
-    import time
-
+    directory.mkdir(parents=True, exist_ok=True)
     now = time.time()
     snapshot = {
         "version": 1,
         "run_id": RUN_3,
         "step": "migrate",
         "started": now - 4,
-        "updated": now - 1,
+        "updated": now - updated_ago,
         "finished": False,
         "steps": {
             "copy": {"total": 20, "partitions": [["orders", 0, 4, 400, 2.0], ["orders", 1, 10, 900, 2.0]], "done": {}},
@@ -171,6 +169,13 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
         },
     }
     (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
+    return snapshot
+
+
+def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapshot(
+    client: TestClient, tmp_path: Path
+) -> None:
+    _snapshot(tmp_path)
     progress = client.get(f"/api/runs/{RUN_3}/progress").json()
     assert progress["phase"] == "copying and verifying" and not progress["stale"]
     rows = {p["partition"]: p for p in progress["partitions"]}
@@ -181,9 +186,22 @@ def test_a_running_run_shows_live_progress_per_partition_from_the_driver_snapsho
     assert progress["totals"]["copy"]["done"] == 14 and progress["totals"]["copy"]["planned"] == 20
     (listed,) = client.get("/api/runs", params={"status": "running"}).json()["runs"]
     assert (listed["progress"]["copied"], listed["progress"]["verified"], listed["progress"]["planned"]) == (14, 6, 20)
-    snapshot["updated"] = now - 120
-    (directory / "copy-job0.progress").write_text(json.dumps(snapshot))
+    _snapshot(tmp_path, updated_ago=120)
     assert client.get(f"/api/runs/{RUN_3}").json()["progress"]["stale"] is True
+
+
+def test_a_running_run_counts_the_records_copied_so_far(client: TestClient, tmp_path: Path) -> None:
+    """The ledger records a run's copied records when it ends (0 until then): while it runs, the run's header and
+    the runs list count what its live progress counts, not the ledger's 0."""
+    assert client.get(f"/api/runs/{RUN_3}").json()["run"]["records"] == 0  # planning: nothing copied yet
+    _snapshot(tmp_path)
+    detail = client.get(f"/api/runs/{RUN_3}").json()
+    assert detail["run"]["records"] == detail["progress"]["totals"]["copy"]["done"] == 14
+    (listed,) = client.get("/api/runs", params={"status": "running"}).json()["runs"]
+    assert listed["records"] == listed["progress"]["copied"] == 14
+    by_dag_run = client.get("/api/runs/by-dag-run", params={"dag_id": "kafka_migration", "dag_run_id": "manual_3"})
+    assert by_dag_run.json()["run"]["records"] == 14
+    assert client.get(f"/api/runs/{RUN_1}").json()["run"]["records"] == 200  # ended: the ledger's count
 
 
 def test_overview_sums_checkpoints_against_the_source_end_now(client: TestClient) -> None:
@@ -289,6 +307,46 @@ def test_cutovers_carry_their_checklist_and_whether_they_can_be_failed_back(ledg
     assert client.get(f"/api/runs/{RUN_1}").json()["run"]["cutover_id"] == "done-cutover"
 
 
+def test_clusters_are_named_by_the_operator_or_by_the_connection_at_their_addresses(
+    ledger: Ledger, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger names clusters by their ids (KRaft's are random); a person reads the name the operator gave one in
+    cluster_names, else the id of the Airflow connection whose bootstrap addresses the ledger recorded for it."""
+    kafka = {"conn_type": "kafka"}
+    source = {**kafka, "extra": {"bootstrap.servers": "other:9092, S:9092"}}  # shares s:9092 (any case, any order)
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SOURCE", json.dumps(source))
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_TARGET", json.dumps({**kafka, "extra": {"bootstrap.servers": "t:9092"}}))
+    monkeypatch.setenv("KAFKA_MIGRATION_CLUSTER_NAMES", "tgt-cluster = DR site, no-equals-sign")
+    ledger.start_cutover(
+        "elsewhere-cutover",
+        {
+            "trigger": "cli",
+            "params": {},
+            "source_cluster_id": "elsewhere",
+            "source_bootstrap": "SASL_SSL://e:9093",
+            "target_cluster_id": "tgt-cluster",
+            "target_bootstrap": "t:9092",
+        },
+    )
+    answer = client.get("/api/clusters").json()
+    by_id = {c["cluster_id"]: c for c in answer["clusters"]}
+    assert by_id["src-cluster"] == {
+        "cluster_id": "src-cluster",
+        "name": "kafka_source",
+        "named_by": "connection",
+        "connections": ["kafka_source"],
+        "bootstraps": ["s:9092"],
+    }
+    assert (by_id["tgt-cluster"]["name"], by_id["tgt-cluster"]["named_by"]) == ("DR site", "setting")
+    assert by_id["tgt-cluster"]["connections"] == ["kafka_target"]
+    assert by_id["elsewhere"]["name"] is None and by_id["elsewhere"]["connections"] == []
+    (problem,) = answer["problems"]
+    assert "'no-equals-sign' is not CLUSTER_ID=name" in problem
+    monkeypatch.delenv("AIRFLOW_CONN_KAFKA_SOURCE")  # a connection that is gone names nothing
+    again = {c["cluster_id"]: c["name"] for c in client.get("/api/clusters").json()["clusters"]}
+    assert again == {"elsewhere": None, "src-cluster": None, "tgt-cluster": "DR site"}
+
+
 def test_preflight_answers_a_bad_pattern_with_one_clear_line(client: TestClient) -> None:
     response = client.get("/api/cutover-preflight", params={"include": "(", "quiet_seconds": 0})
     assert response.status_code == 422
@@ -329,6 +387,7 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
         "/api/group-syncs",
         "/api/cutovers",
         "/api/cutover-preflight",
+        "/api/clusters",
         "/runs/{run_id}/report.{fmt}",
         "/cutovers/{cutover_id}/report.{fmt}",
     } <= paths

@@ -84,8 +84,14 @@ export const Pager = ({ total, limit, offset, onChange }: { readonly total: numb
   </HStack>
 );
 
+// A table cell holding an id as long as a run's (kafka_migration__manual__2026-11-29T06_32_46.979445_00_00): it
+// wraps where it must when its column is narrow, but keeps at least 18 characters to a line.
+export const ID_CELL = { minW: "18ch", overflowWrap: "anywhere" } as const;
+
+// A table in a frame of the page's width: its cells wrap (Chakra's scroll area would keep every cell on one line,
+// so that a table of long ids runs off a laptop's screen); one still wider scrolls sideways inside its frame.
 export const SimpleTable = ({ headers, children, label }: { readonly headers: Array<string>; readonly children: ReactNode; readonly label: string }) => (
-  <Table.ScrollArea borderWidth="1px" rounded="md">
+  <Table.ScrollArea borderWidth="1px" rounded="md" whiteSpace="normal">
     <Table.Root aria-label={label} size="sm" striped>
       <Table.Header>
         <Table.Row>

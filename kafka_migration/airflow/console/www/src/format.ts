@@ -6,12 +6,14 @@ export const count = (value: number | null | undefined): string =>
 
 export const plural = (n: number, word: string, many = `${word}s`): string => `${count(n)} ${n === 1 ? word : many}`;
 
-// A cluster as a reader finds it: its id and where it was reached (the first bootstrap address, and how many
-// more), as `kafka-migrate history` shows it.
-export const cluster = (id: string, bootstrap: string | null | undefined): string => {
+// A cluster as a reader finds it: its name when it has one (the API's /api/clusters: cluster_names, or the Kafka
+// connection at its addresses), its id, and where it was reached (the first bootstrap address, and how many more),
+// as `kafka-migrate history` shows it: "kafka_source (MkU3OEVBNTcwNTJENDM2Qg, broker-1:9092 +2)".
+export const cluster = (id: string, bootstrap?: string | null, name?: string | null): string => {
   const addresses = (bootstrap ?? "").split(",").map((a) => a.trim()).filter((a) => a);
-  if (addresses.length === 0) return id;
-  return `${id} (${addresses[0]}${addresses.length > 1 ? ` +${addresses.length - 1}` : ""})`;
+  const where = addresses.length ? `${addresses[0]}${addresses.length > 1 ? ` +${addresses.length - 1}` : ""}` : "";
+  if (name) return `${name} (${id}${where ? `, ${where}` : ""})`;
+  return where ? `${id} (${where})` : id;
 };
 
 export const seconds = (value: number | null | undefined): string => {

@@ -6,10 +6,21 @@ import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import { ApiError, dagDetails, get, triggerDag, type ApiQuery, type ApiResponse } from "./api/client";
 
 /** Milliseconds between refreshes: fast while a run runs (its progress moves), slow otherwise. */
-export const POLL = { accessSyncs: 15_000, cutovers: 10_000, groupSyncs: 15_000, overview: 30_000, running: 2000, runs: 15_000 } as const;
+export const POLL = { accessSyncs: 15_000, clusters: 60_000, cutovers: 10_000, groupSyncs: 15_000, overview: 30_000, running: 2000, runs: 15_000 } as const;
 
 export const useOverview = () =>
   useQuery({ queryFn: () => get("/api/overview"), queryKey: ["overview"], refetchInterval: POLL.overview });
+
+/** The clusters the ledger names, each with its name (and the cluster_names entries that could not be read). */
+export const useClusters = () =>
+  useQuery({ queryFn: () => get("/api/clusters"), queryKey: ["clusters"], refetchInterval: POLL.clusters, staleTime: POLL.clusters });
+
+/** Each cluster's name by its id (null: it has none); until the names arrive, every cluster is read by its id. */
+export const useClusterNames = (): ((clusterId: string) => string | null) => {
+  const { data } = useClusters();
+  const names = new Map((data?.clusters ?? []).map((c) => [c.cluster_id, c.name]));
+  return (clusterId) => names.get(clusterId) ?? null;
+};
 
 export const useRunFacets = () => useQuery({ queryFn: () => get("/api/runs/facets"), queryKey: ["facets"] });
 

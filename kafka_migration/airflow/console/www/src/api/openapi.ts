@@ -165,6 +165,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each cluster the ledger names, and its name
+         * @description Every cluster of the ledger's runs, cutovers and access syncs, with the name a person reads beside its
+         *     id: the one [kafka_migration] cluster_names gives it, else the id of the Kafka connection whose bootstrap
+         *     addresses are the ones recorded for it.
+         */
+        get: operations["clusters_by_name_api_clusters_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/access-syncs": {
         parameters: {
             query?: never;
@@ -494,6 +516,34 @@ export interface components {
             /** Detail */
             detail: string;
         };
+        /**
+         * ClusterNameView
+         * @description A cluster as a person reads it: a name beside its id.
+         */
+        ClusterNameView: {
+            /** Cluster Id */
+            cluster_id: string;
+            /**
+             * Name
+             * @description the name given in cluster_names, else the matching connection's id
+             */
+            name: string | null;
+            /**
+             * Named By
+             * @description setting (cluster_names), connection, or null: no name
+             */
+            named_by: string | null;
+            /**
+             * Connections
+             * @description the Kafka connections whose bootstrap addresses are the cluster's
+             */
+            connections: string[];
+            /**
+             * Bootstraps
+             * @description the bootstrap lists the ledger recorded for the cluster
+             */
+            bootstraps: string[];
+        };
         /** ClusterPairView */
         ClusterPairView: {
             /** Source Cluster Id */
@@ -526,6 +576,16 @@ export interface components {
             lost_error: string | null;
             /** Topics */
             topics: components["schemas"]["TopicLagView"][];
+        };
+        /** ClustersView */
+        ClustersView: {
+            /** Clusters */
+            clusters: components["schemas"]["ClusterNameView"][];
+            /**
+             * Problems
+             * @description cluster_names entries that are not CLUSTER_ID=name
+             */
+            problems: string[];
         };
         /** CutoverView */
         CutoverView: {
@@ -867,7 +927,10 @@ export interface components {
             verdict: string;
             /** Topics */
             topics: number;
-            /** Records */
+            /**
+             * Records
+             * @description records copied: the ledger's count once the run has ended; while it runs, what its live progress counts so far
+             */
             records: number;
             /** Report Sha256 */
             report_sha256: string | null;
@@ -1352,6 +1415,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    clusters_by_name_api_clusters_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClustersView"];
                 };
             };
         };

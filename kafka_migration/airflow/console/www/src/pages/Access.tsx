@@ -9,7 +9,7 @@ import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } f
 import { pageLimit, useUrlFilters } from "../filters";
 import { cluster, count, plural, time } from "../format";
 import { CONSOLE, consoleAccessSync } from "../links";
-import { useAccessSync, useAccessSyncs } from "../queries";
+import { useAccessSync, useAccessSyncs, useClusterNames } from "../queries";
 
 const LIMIT = 20;
 
@@ -44,6 +44,7 @@ export const AccessPage = () => {
   const offset = Number(params.get("offset") ?? 0);
   const limit = pageLimit(params, LIMIT, 200);
   const { data, error, isLoading } = useAccessSyncs({ limit, offset });
+  const names = useClusterNames();
 
   return (
     <Box>
@@ -67,8 +68,8 @@ export const AccessPage = () => {
               <Table.Cell whiteSpace="nowrap">{time(s.synced_at)}</Table.Cell>
               <Table.Cell><AccessVerdict dryRun={s.dry_run} verdict={s.verdict} /></Table.Cell>
               <Table.Cell fontSize="xs">
-                <Text>{cluster(s.source.cluster_id, s.source.bootstrap)}</Text>
-                <Text>{`→ ${cluster(s.target.cluster_id, s.target.bootstrap)}`}</Text>
+                <Text>{cluster(s.source.cluster_id, s.source.bootstrap, names(s.source.cluster_id))}</Text>
+                <Text>{`→ ${cluster(s.target.cluster_id, s.target.bootstrap, names(s.target.cluster_id))}`}</Text>
               </Table.Cell>
               <Table.Cell textAlign="end">{count(s.totals.added)}</Table.Cell>
               <Table.Cell textAlign="end">{count(s.totals.present)}</Table.Cell>
@@ -121,11 +122,13 @@ const Banner = ({ sync }: { readonly sync: AccessSyncDetailView }) => {
 
 const AccessSyncDetails = ({ sync }: { readonly sync: AccessSyncDetailView }) => {
   const differences = sync.decision_check?.differences ?? [];
+  const names = useClusterNames();
   return (
     <Box data-testid="access-sync-view">
       <Text fontSize="lg" fontWeight={700}>Access sync {sync.sync_id}</Text>
       <Text fontSize="sm" mb={2}>
-        {time(sync.synced_at)} · {cluster(sync.source.cluster_id, sync.source.bootstrap)} → {cluster(sync.target.cluster_id, sync.target.bootstrap)}
+        {time(sync.synced_at)} · {cluster(sync.source.cluster_id, sync.source.bootstrap, names(sync.source.cluster_id))} →{" "}
+        {cluster(sync.target.cluster_id, sync.target.bootstrap, names(sync.target.cluster_id))}
       </Text>
       <Banner sync={sync} />
       {differences.length ? (

@@ -5,9 +5,9 @@ import { Link } from "react-router-dom";
 import { cutoverReportUrl } from "../api/client";
 import type { CutoverView } from "../api/types";
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
-import { count, plural, time } from "../format";
+import { cluster, count, plural, time } from "../format";
 import { consoleRun, dagPage, dagRun } from "../links";
-import { useCutovers, useDagDetails, usePreflight, useTriggerDag } from "../queries";
+import { useClusterNames, useCutovers, useDagDetails, usePreflight, useTriggerDag } from "../queries";
 
 const FAILBACK_DAG = "kafka_failback";
 const LIMIT = 5;
@@ -19,6 +19,7 @@ const asText = (value: unknown): string =>
 const PreflightCheck = () => {
   const [form, setForm] = useState({ exclude: "", exclude_groups: "", groups: "", include: ".*", quiet_seconds: "5" });
   const [asked, setAsked] = useState<typeof form | null>(null);
+  const names = useClusterNames();
   // Emptied fields are left out (the API's defaults apply); the seconds go as a number.
   const seconds = asked?.quiet_seconds.trim();
   const { data, error, isFetching } = usePreflight(asked && { ...asked, quiet_seconds: seconds ? Number(seconds) : undefined });
@@ -48,7 +49,7 @@ const PreflightCheck = () => {
         <Box mt={3} data-testid="preflight-result">
           {data.ready ? (
             <Notice status="success" title="Ready: the topics are quiet and no selected group has members">
-              {`${data.source.cluster_id} → ${data.target.cluster_id}, watched for ${data.quiet_seconds} s.`}
+              {`${cluster(data.source.cluster_id, data.source.bootstrap, names(data.source.cluster_id) ?? data.source.conn_id)} → ${cluster(data.target.cluster_id, data.target.bootstrap, names(data.target.cluster_id) ?? data.target.conn_id)}, watched for ${data.quiet_seconds} s.`}
             </Notice>
           ) : (
             <Notice status="warning" title="Not ready: kafka_cutover would refuse now">
@@ -154,14 +155,15 @@ const FailbackDialog = ({ cutover, onClose }: { readonly cutover: CutoverView; r
 
 const CutoverCard = ({ cutover }: { readonly cutover: CutoverView }) => {
   const [failingBack, setFailingBack] = useState(false);
+  const names = useClusterNames();
   return (
     <Section
       title={`Cutover ${cutover.cutover_id}`}
       actions={<StatusBadge status={cutover.status} />}
     >
       <Text fontSize="sm">
-        {time(cutover.started_at)} · {cutover.source_cluster_id} ({cutover.source_bootstrap}) → {cutover.target_cluster_id} (
-        {cutover.target_bootstrap}) · groups: {cutover.groups.join(", ") || "none"}
+        {time(cutover.started_at)} · {cluster(cutover.source_cluster_id, cutover.source_bootstrap, names(cutover.source_cluster_id))} →{" "}
+        {cluster(cutover.target_cluster_id, cutover.target_bootstrap, names(cutover.target_cluster_id))} · groups: {cutover.groups.join(", ") || "none"}
         {cutover.failback_status ? ` · failback ${cutover.failback_status}` : ""}
       </Text>
       <HStack fontSize="sm" gap={3} my={1} wrap="wrap">

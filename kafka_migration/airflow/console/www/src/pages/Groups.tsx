@@ -3,8 +3,8 @@ import { useState } from "react";
 
 import { ErrorBox, Loading, Notice, Pager, Section, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
-import { count, plural, time } from "../format";
-import { useGroupSyncs } from "../queries";
+import { cluster, count, plural, time } from "../format";
+import { useClusterNames, useGroupSyncs } from "../queries";
 
 const LIMIT = 5;
 
@@ -13,6 +13,7 @@ export const GroupsPage = () => {
   const offset = Number(params.get("offset") ?? 0);
   const limit = pageLimit(params, LIMIT, 50);
   const [group, setGroup] = useState(params.get("group_id") ?? "");
+  const names = useClusterNames();
   const { data, error, isLoading } = useGroupSyncs({ group_id: params.get("group_id"), limit, offset, run_id: params.get("run_id") });
 
   return (
@@ -37,7 +38,8 @@ export const GroupsPage = () => {
           actions={<StatusBadge label={sync.not_ok ? `${sync.not_ok} NOT OK` : "ALL PROVEN"} status={sync.not_ok ? "failed" : "verified"} />}
         >
           <Text fontSize="sm" mb={2}>
-            {time(sync.synced_at)} · {sync.source_cluster_id} → {sync.target_cluster_id} · {plural(sync.groups, "group")},{" "}
+            {time(sync.synced_at)} · {cluster(sync.source_cluster_id, null, names(sync.source_cluster_id))} →{" "}
+            {cluster(sync.target_cluster_id, null, names(sync.target_cluster_id))} · {plural(sync.groups, "group")},{" "}
             {plural(sync.partitions, "partition")}{sync.run_id ? ` · run ${sync.run_id}` : ""}
           </Text>
           <SimpleTable headers={["Group", "Partition", "Source offset", "Lag on source", "Target partition", "Target offset", "Before", "Proof", "Outcome", "Why"]} label={`Sync ${sync.sync_id}`}>

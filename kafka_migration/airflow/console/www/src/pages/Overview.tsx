@@ -1,13 +1,15 @@
 import { Box, Link as ChakraLink, Table, Text } from "@chakra-ui/react";
 import { Link } from "react-router-dom";
 
-import { ErrorBox, Loading, Notice, Section, SimpleTable } from "../components";
-import { age, count, plural, time } from "../format";
+import { ErrorBox, ID_CELL, Loading, Notice, Section, SimpleTable } from "../components";
+import { age, cluster, count, plural, time } from "../format";
 import { consoleRun } from "../links";
-import { useOverview } from "../queries";
+import { useClusterNames, useClusters, useOverview } from "../queries";
 
 export const OverviewPage = () => {
   const { data, error, isLoading } = useOverview();
+  const names = useClusterNames();
+  const problems = useClusters().data?.problems ?? [];
 
   if (isLoading) return <Loading />;
   if (error) return <ErrorBox error={error} />;
@@ -29,8 +31,13 @@ export const OverviewPage = () => {
           </ChakraLink>
         </Notice>
       ) : undefined}
+      {problems.length ? (
+        <Notice status="warning" title="Some cluster names could not be read">
+          {problems.join(" ")}
+        </Notice>
+      ) : undefined}
       {data.pairs.map((pair) => (
-        <Section key={`${pair.source_cluster_id}>${pair.target_cluster_id}`} title={`${pair.source_cluster_id} → ${pair.target_cluster_id}`}>
+        <Section key={`${pair.source_cluster_id}>${pair.target_cluster_id}`} title={`${cluster(pair.source_cluster_id, null, names(pair.source_cluster_id))} → ${cluster(pair.target_cluster_id, null, names(pair.target_cluster_id))}`}>
           <Text fontSize="sm" mb={2}>
             {pair.source_bootstrap} → {pair.target_bootstrap} · {plural(pair.runs, "run")}, the last started{" "}
             {time(pair.last_started_at)} ·{" "}
@@ -75,7 +82,7 @@ export const OverviewPage = () => {
                 <Table.Cell textAlign="end" color={t.lost ? "fg.error" : undefined} fontWeight={t.lost ? 700 : 400}>
                   {t.lost === null ? "–" : t.lost ? `${count(t.lost)} LOST` : "0"}
                 </Table.Cell>
-                <Table.Cell>
+                <Table.Cell {...ID_CELL}>
                   <ChakraLink asChild>
                     <Link to={consoleRun(t.last_run_id)}>{t.last_run_id}</Link>
                   </ChakraLink>

@@ -6,7 +6,7 @@ import type { RunDetailView, TimingsView } from "../api/types";
 import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
 import { cluster, count, plural, range, rate, seconds, shortChecksum, time } from "../format";
 import { CONSOLE } from "../links";
-import { useDagRunRun, useRun } from "../queries";
+import { useClusterNames, useDagRunRun, useRun } from "../queries";
 import { RunLinks, RunState } from "./Runs";
 
 const TIMING_PARTS: Array<[keyof TimingsView, string]> = [
@@ -70,15 +70,18 @@ const LiveProgress = ({ detail }: { readonly detail: RunDetailView }) => {
 
 const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
   const { run } = detail;
+  const names = useClusterNames();
   return (
     <Box data-testid="run-view">
       <HStack gap={3} mb={1} wrap="wrap">
         <Heading size="lg" wordBreak="break-all">{run.run_id}</Heading>
         <RunState run={run} />
       </HStack>
-      <Text fontSize="sm" mb={1}>
-        {run.kind} · {cluster(run.source_cluster_id, run.source_bootstrap)} → {cluster(run.target_cluster_id, run.target_bootstrap)} · started {time(run.started_at)}
+      <Text fontSize="sm" mb={1} data-testid="run-summary">
+        {run.kind} · {cluster(run.source_cluster_id, run.source_bootstrap, names(run.source_cluster_id))} →{" "}
+        {cluster(run.target_cluster_id, run.target_bootstrap, names(run.target_cluster_id))} · started {time(run.started_at)}
         {run.ended_at ? ` · ended ${time(run.ended_at)}` : ""} · {plural(run.topics, "topic")}, {plural(run.records, "record")} copied
+        {run.status === "running" ? " so far" : ""}
       </Text>
       {run.cutover_id ? <Text fontSize="sm">Part of cutover {run.cutover_id} (<ChakraLink asChild><Link to={`${CONSOLE}/cutover`}>Cutover view</Link></ChakraLink>)</Text> : undefined}
       <RunLinks run={run} />

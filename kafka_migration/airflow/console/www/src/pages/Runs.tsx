@@ -4,11 +4,11 @@ import { Link } from "react-router-dom";
 
 import { reportUrl } from "../api/client";
 import type { RunView } from "../api/types";
-import { ErrorBox, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
+import { ErrorBox, ID_CELL, Loading, Notice, Pager, ProgressLine, SimpleTable, StatusBadge } from "../components";
 import { pageLimit, useUrlFilters } from "../filters";
 import { cluster, count, plural, rate, seconds, time } from "../format";
 import { consoleRun, dagRun, taskLogs } from "../links";
-import { POLL, useRunFacets, useRuns } from "../queries";
+import { POLL, useClusterNames, useRunFacets, useRuns } from "../queries";
 
 const LIMIT = 20;
 const FILTERS = ["dag_id", "status", "pair", "topic", "since", "until"] as const;
@@ -40,7 +40,7 @@ export const RunState = ({ run }: { readonly run: RunView }) => {
   const progress = run.progress;
   if (run.status !== "running" || !progress) return <StatusBadge label={run.verdict} status={run.status} />;
   return (
-    <Stack gap={1} minW="220px">
+    <Stack gap={1} minW="180px">
       <StatusBadge label={progress.stale ? "RUNNING (no news)" : "RUNNING"} status="running" />
       {progress.updated ? (
         <>
@@ -64,6 +64,7 @@ export const RunsPage = () => {
   const [topic, setTopic] = useState(params.get("topic") ?? "");
   const [source, target] = (params.get("pair") ?? "").split(">");
   const facets = useRunFacets();
+  const names = useClusterNames();
   const { data, error, isLoading, dataUpdatedAt } = useRuns({
     dag_id: params.get("dag_id"),
     limit,
@@ -95,7 +96,7 @@ export const RunsPage = () => {
       <HStack as="form" gap={2} mb={3} wrap="wrap" onSubmit={(e) => { e.preventDefault(); set("topic", topic.trim()); }}>
         {select("dag_id", "DAG", (facets.data?.dag_ids ?? []).map((d) => [d ?? "cli", d ?? "CLI runs"]))}
         {select("status", "Verdict", (facets.data?.statuses ?? []).map((s) => [s, s.replaceAll("_", " ")]))}
-        {select("pair", "Clusters", (facets.data?.pairs ?? []).map(([s, t]) => [`${s}>${t}`, `${s} → ${t}`]))}
+        {select("pair", "Clusters", (facets.data?.pairs ?? []).map(([s, t]) => [`${s}>${t}`, `${cluster(s, null, names(s))} → ${cluster(t, null, names(t))}`]))}
         <Input aria-label="Topic" onChange={(e) => setTopic(e.currentTarget.value)} placeholder="Topic" size="sm" value={topic} width="180px" />
         <Input aria-label="Started from" onChange={(e) => set("since", e.currentTarget.value)} size="sm" type="date" value={params.get("since") ?? ""} width="150px" />
         <Input aria-label="Started until" onChange={(e) => set("until", e.currentTarget.value)} size="sm" type="date" value={params.get("until") ?? ""} width="150px" />
@@ -120,20 +121,20 @@ export const RunsPage = () => {
             <SimpleTable headers={["Run", "Kind", "Started", "Duration", "Verdict / progress", "Topics", "Records", "Clusters", "Links"]} label="Runs">
               {data.runs.map((run) => (
                 <Table.Row data-run-id={run.run_id} key={run.run_id}>
-                  <Table.Cell maxW="240px" whiteSpace="normal" wordBreak="break-all">
+                  <Table.Cell {...ID_CELL}>
                     <ChakraLink asChild>
                       <Link to={consoleRun(run.run_id)}>{run.run_id}</Link>
                     </ChakraLink>
                   </Table.Cell>
                   <Table.Cell>{run.kind}</Table.Cell>
-                  <Table.Cell whiteSpace="nowrap">{time(run.started_at)}</Table.Cell>
+                  <Table.Cell minW="11ch">{time(run.started_at)}</Table.Cell>
                   <Table.Cell textAlign="end">{seconds(run.duration_seconds)}</Table.Cell>
                   <Table.Cell>
                     <RunState run={run} />
                   </Table.Cell>
                   <Table.Cell textAlign="end">{run.topics}</Table.Cell>
                   <Table.Cell textAlign="end">{count(run.records)}</Table.Cell>
-                  <Table.Cell>{`${cluster(run.source_cluster_id, run.source_bootstrap)} → ${cluster(run.target_cluster_id, run.target_bootstrap)}`}</Table.Cell>
+                  <Table.Cell {...ID_CELL}>{`${cluster(run.source_cluster_id, run.source_bootstrap, names(run.source_cluster_id))} → ${cluster(run.target_cluster_id, run.target_bootstrap, names(run.target_cluster_id))}`}</Table.Cell>
                   <Table.Cell>
                     <RunLinks run={run} />
                   </Table.Cell>
