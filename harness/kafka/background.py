@@ -9,11 +9,9 @@ the running supervisor (harness.kafka.supervisor, harness.kafka.control); the ot
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +21,7 @@ from pathlib import Path
 from harness.kafka import control
 from harness.kafka.control import RUNNING
 from harness.kafka.single import STATE, command, start_one, state_of, stop_one
+from harness.servers.lifetime import stop_group
 
 __all__ = ["STATE", "down", "up"]
 
@@ -65,7 +64,7 @@ def up(directory: Path, kind: str, ports: str, which: str | None = None) -> int:
     lines = _wait_ready(directory / "clusters.log", process)
     if lines is None:
         print(f"error: the clusters did not start; their log is {directory / 'clusters.log'}")
-        _stop(process.pid)
+        stop_group(process.pid, 60)
         return 3
     text = []
     for cluster in lines:
@@ -109,27 +108,8 @@ def down(directory: Path, quiet: bool = False, which: str | None = None) -> int:
             print(f"No clusters of {directory} run.")
         shutil.rmtree(directory, ignore_errors=True)
         return 0
-    _stop(pid)
+    stop_group(pid, 60)
     shutil.rmtree(directory, ignore_errors=True)
     if not quiet:
         print("Stopped the source and target.")
     return 0
-
-
-def _stop(pid: int) -> None:
-    """SIGTERM to the process group (its brokers stop cleanly), SIGKILL after a minute."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 60
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True

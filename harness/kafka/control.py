@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from harness.servers.lifetime import alive
+
 ACTIONS = ("stop", "start")
 RUNNING, STOPPED, EXITED, FAILED = "running", "stopped", "exited", "failed"
 
@@ -117,15 +119,7 @@ def request(directory: Path, pid: int, name: str, action: str, timeout: float) -
         state = read_state(directory, name)
         if state is not None and state.request == asked.id:
             return state
-        if not _alive(pid):
+        if not alive(pid):
             raise NoAnswer(f"the clusters' supervisor (pid {pid}) ended before it answered")
         time.sleep(0.2)
     raise NoAnswer(f"the clusters' supervisor (pid {pid}) did not {action} {name} within {timeout:.0f} s")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True

@@ -6,16 +6,16 @@ wrote. Removing ``<dir>`` stops them too (``make clusters-stop`` removes ``.clus
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from harness.servers.lifetime import stop_group
 
 READY_LINE = "logs in "  # what ``start`` prints once every registry answers
 READY_TIMEOUT = 180.0  # seconds; two registries answer in 3-8 s here
@@ -61,7 +61,7 @@ def up(directory: Path, ports: str) -> int:
     lines = _wait_ready(folder / "registries.log", process)
     if lines is None:
         print(f"error: the registries did not start; their log is {folder / 'registries.log'}")
-        _stop(process.pid)
+        stop_group(process.pid, 30)
         return 3
     text = []
     for line in lines:
@@ -79,7 +79,7 @@ def down(directory: Path) -> int:
     """Stop the registries and remove what ``up`` wrote; silent when none run."""
     pid = _pid(directory)
     if pid is not None:
-        _stop(pid)
+        stop_group(pid, 30)
         print("Stopped the schema registries.")
     _remove(directory)
     return 0
@@ -105,23 +105,3 @@ def _wait_ready(log: Path, process: subprocess.Popen[bytes]) -> list[dict[str, s
             return [json.loads(line) for line in lines if line.startswith("{")]
         time.sleep(0.3)
     return None
-
-
-def _stop(pid: int) -> None:
-    """SIGTERM to ``start`` (it stops its registries, which take under a second), SIGKILL after 30 s (the JVMs
-    then get SIGTERM from their parent's death: harness.servers.lifetime)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True

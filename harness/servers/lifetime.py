@@ -16,3 +16,29 @@ def terminate_with_parent() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def alive(pid: int) -> bool:
+    """Whether a process of this pid exists (and may be signalled by us)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def stop_group(pid: int, grace: float) -> None:
+    """SIGTERM to the process group ``pid`` leads (a detached supervisor and the servers it started, which shut down
+    cleanly), SIGKILL once ``grace`` seconds have passed (the servers then get SIGTERM from their parent's death)."""
+    import os
+    import time
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
