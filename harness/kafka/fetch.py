@@ -10,15 +10,13 @@ downloads.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from harness.fetching import folder_lock, say
 from harness.kafka import jars
 from harness.kafka.jars import JarsMissing
 
@@ -29,7 +27,7 @@ def ensure(*, fetch: bool = True, quiet: bool = False) -> Path:
         return jars.jar_dir()
     if not fetch:
         raise JarsMissing(f"the Kafka {jars.kafka_version()} jars are not fetched: run `make kafka-jars`")
-    with _lock(jars.home()):
+    with folder_lock(jars.home()):
         if not jars.is_fetched():
             _fetch(quiet=quiet)
     return jars.jar_dir()
@@ -43,7 +41,7 @@ def _fetch(*, quiet: bool) -> None:
     home.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     staging = Path(tempfile.mkdtemp(prefix="jars-", dir=home))
-    _say(f"kafka-jars: resolving Apache Kafka {jars.kafka_version()} ({jars.POM.name}) with Maven", quiet)
+    say(f"kafka-jars: resolving Apache Kafka {jars.kafka_version()} ({jars.POM.name}) with Maven", quiet)
     done = subprocess.run(
         [
             mvn,
@@ -66,7 +64,7 @@ def _fetch(*, quiet: bool) -> None:
     jars.cds_archive().unlink(missing_ok=True)
     staging.rename(jars.jar_dir())
     count = len(list(jars.jar_dir().glob("*.jar")))
-    _say(f"kafka-jars: {count} jars in {jars.jar_dir()} ({time.monotonic() - started:.0f} s)", quiet)
+    say(f"kafka-jars: {count} jars in {jars.jar_dir()} ({time.monotonic() - started:.0f} s)", quiet)
     record_class_archive(quiet=quiet)
     for old in home.glob(".fetched-*"):
         old.unlink()
@@ -84,27 +82,8 @@ def record_class_archive(*, quiet: bool = False) -> None:
         try:
             start_cluster("cds-training", Path(scratch), record_archive=archive).stop()
         except Exception as error:  # the archive is an optimisation
-            _say(f"kafka-jars: no class-data archive ({error}); brokers start without it", quiet)
+            say(f"kafka-jars: no class-data archive ({error}); brokers start without it", quiet)
             archive.unlink(missing_ok=True)
             return
     if archive.is_file():
-        _say(f"kafka-jars: class-data archive recorded ({time.monotonic() - started:.0f} s)", quiet)
-
-
-@contextlib.contextmanager
-def _lock(directory: Path) -> Iterator[None]:
-    """One fetch at a time per folder (parallel test sessions of one work tree)."""
-    import fcntl
-
-    directory.mkdir(parents=True, exist_ok=True)
-    with (directory / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _say(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
+        say(f"kafka-jars: class-data archive recorded ({time.monotonic() - started:.0f} s)", quiet)

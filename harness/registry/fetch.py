@@ -10,16 +10,14 @@ marks a complete fetch, and a changed pom fetches again.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from harness.fetching import folder_lock, say
 from harness.registry import dist
 from harness.registry.dist import RegistryMissing
 
@@ -30,7 +28,7 @@ def ensure(*, fetch: bool = True, quiet: bool = False) -> Path:
         return dist.app_dir()
     if not fetch:
         raise RegistryMissing(f"Apicurio Registry {dist.registry_version()} is not fetched: run `make registry`")
-    with _lock(dist.home()):
+    with folder_lock(dist.home()):
         if not dist.is_fetched():
             _fetch(quiet=quiet)
     return dist.app_dir()
@@ -45,7 +43,7 @@ def _fetch(*, quiet: bool) -> None:
     started = time.monotonic()
     staging = Path(tempfile.mkdtemp(prefix="fetch-", dir=home))
     try:
-        _say(f"registry: resolving Apicurio Registry {dist.registry_version()} ({dist.POM.name}) with Maven", quiet)
+        say(f"registry: resolving Apicurio Registry {dist.registry_version()} ({dist.POM.name}) with Maven", quiet)
         done = subprocess.run(
             [
                 mvn,
@@ -76,7 +74,7 @@ def _fetch(*, quiet: bool) -> None:
         unpacked.rename(dist.app_dir())
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _say(f"registry: unpacked into {dist.app_dir()} ({time.monotonic() - started:.0f} s)", quiet)
+    say(f"registry: unpacked into {dist.app_dir()} ({time.monotonic() - started:.0f} s)", quiet)
     record_aot_cache(quiet=quiet)
     for old in home.glob(".fetched-*"):
         old.unlink()
@@ -96,27 +94,8 @@ def record_aot_cache(*, quiet: bool = False) -> None:
             # At exit the JVM assembles the cache in a second JVM: seconds more than a plain stop.
             stop_all(training, timeout=120)
         except Exception as error:  # the cache is an optimisation
-            _say(f"registry: no AOT cache ({error}); registries start without it", quiet)
+            say(f"registry: no AOT cache ({error}); registries start without it", quiet)
             cache.unlink(missing_ok=True)
             return
     if cache.is_file():
-        _say(f"registry: AOT cache recorded ({time.monotonic() - started:.0f} s)", quiet)
-
-
-@contextlib.contextmanager
-def _lock(directory: Path) -> Iterator[None]:
-    """One fetch at a time per folder (parallel test sessions of one work tree)."""
-    import fcntl
-
-    directory.mkdir(parents=True, exist_ok=True)
-    with (directory / ".lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _say(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
+        say(f"registry: AOT cache recorded ({time.monotonic() - started:.0f} s)", quiet)
