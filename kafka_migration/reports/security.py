@@ -32,7 +32,7 @@ from kafka_migration.model.access import (
 from kafka_migration.reports.security_render import COLUMNS, render_access_html, render_access_markdown
 
 REPORT_VERSION = 1
-_COLUMN_OF = {
+COLUMN_OF = {  # a binding's action, as the counts' column that tallies it
     ADDED: "added",
     WOULD_ADD: "added",
     PRESENT: "present",
@@ -53,7 +53,7 @@ def _counts(bindings: Sequence[RecordedBinding]) -> list[dict[str, Any]]:
     tally: dict[tuple[str, str], Counter[str]] = {}
     for row in bindings:
         key = (row.binding.resource_type, row.binding.pattern_type)
-        tally.setdefault(key, Counter())[_COLUMN_OF.get(row.action, row.action)] += 1
+        tally.setdefault(key, Counter())[COLUMN_OF.get(row.action, row.action)] += 1
     return [
         {"resource_type": kind, "pattern_type": pattern, **{c: tally[(kind, pattern)][c] for c in COLUMNS}}
         for kind, pattern in sorted(tally)

@@ -1,8 +1,10 @@
 """The console's access syncs: each sync's verdict in a list, and one sync as its sign-off security section.
 
-Both read the ledger through the report's own ``security_section`` (``kafka_migration.reports.security``), so the
-console and the report files cannot tell a sync differently. The list is the ledger's decision checks
-(``km_access_checks``, one per sync), newest first; its counts come from each sync's section.
+A sync is read through the report's own ``security_section`` (``kafka_migration.reports.security``), so the
+console and the report files cannot tell it differently. The list is the ledger's decision checks
+(``km_access_checks``, one per sync), newest first; its counts are counted in the ledger (``access_sync_tallies``,
+grouped by sync) and summed into the section's columns by the section's own mapping, so a line says what the
+sync's section says without reading its bindings.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from fastapi.responses import FileResponse
 
 from kafka_migration.airflow.console.models import AccessSyncDetailView, AccessSyncsPageView
 from kafka_migration.ledger import Ledger
+from kafka_migration.model.access import AccessCheck
 
 MAX_PAGE = 200
 REPORT_FORMATS = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
@@ -44,21 +47,29 @@ def detail(section: dict[str, Any], reports: Path) -> dict[str, Any]:
     return {**section, "synced_at": _utc(section["synced_at"]), "report": report_files(reports, section["sync_id"])}
 
 
-def summary(section: dict[str, Any]) -> dict[str, Any]:
-    """One line of the list: the section's counts summed, what needs a person's attention counted."""
+def summary(check: AccessCheck, tally: dict[str, Any]) -> dict[str, Any]:
+    """One line of the list: a sync's verdict and its ledger tallies (``Ledger.access_sync_tallies``) summed as its
+    security section's counts are, what needs a person's attention counted."""
+    from kafka_migration.reports.security import COLUMN_OF, QUOTA_DIFFERENCES
+
+    totals = dict.fromkeys(TOTALS, 0)
+    for action, number in tally["bindings"].items():
+        column = COLUMN_OF.get(action, action)
+        if column in totals:
+            totals[column] += number
     return {
-        "sync_id": section["sync_id"],
-        "run_id": section["run_id"],
-        "synced_at": _utc(section["synced_at"]),
-        "dry_run": section["dry_run"],
-        "verdict": section["verdict"],
-        "source": section["source"],
-        "target": section["target"],
-        "totals": {name: sum(int(c[name]) for c in section["counts"]) for name in TOTALS},
-        "needs_password": list(section["needs_password"]),
-        "quota_differences": section["quota_differences"],
-        "probe_mismatches": len(section["probes"]["mismatches"]),
-        "report_sha256": section["report_sha256"],
+        "sync_id": check.sync_id,
+        "run_id": check.run_id,
+        "synced_at": _utc(check.synced_at.isoformat(timespec="seconds")),
+        "dry_run": check.dry_run,
+        "verdict": check.verdict,
+        "source": {"cluster_id": check.source_cluster_id, "bootstrap": check.source_bootstrap},
+        "target": {"cluster_id": check.target_cluster_id, "bootstrap": check.target_bootstrap},
+        "totals": totals,
+        "needs_password": tally["needs_password"],
+        "quota_differences": sum(tally["quotas"].get(action, 0) for action in QUOTA_DIFFERENCES),
+        "probe_mismatches": tally["probe_mismatches"],
+        "report_sha256": check.report_sha256,
     }
 
 
@@ -79,11 +90,8 @@ def create_access_router(ledger: Callable[[], Ledger], reports_dir: Callable[[],
         live probes the target answered otherwise."""
         read = ledger()
         total, checks = read.access_checks(limit=limit, offset=offset)
-        syncs = []
-        for check in checks:
-            section = _section(read, check.sync_id)
-            if section is not None:
-                syncs.append(summary(section))
+        tallies = read.access_sync_tallies([check.sync_id for check in checks])
+        syncs = [summary(check, tallies[check.sync_id]) for check in checks]
         return {"total": total, "limit": limit, "offset": offset, "syncs": syncs}
 
     @router.get(

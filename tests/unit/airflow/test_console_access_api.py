@@ -4,10 +4,14 @@ response models check every field; the report files are served from the reports 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine, event, text
 
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
@@ -198,3 +202,71 @@ def test_openapi_documents_the_access_routes(client: TestClient) -> None:
         "/api/access-syncs/{sync_id}",
         "/api/access-syncs/{sync_id}/report.{fmt}",
     } <= paths
+
+
+def test_the_list_says_what_each_sync_s_section_says(client: TestClient) -> None:
+    """The list counts in the ledger; each line says what the sync's page (its report's security section) says."""
+    listed = client.get("/api/access-syncs").json()["syncs"]
+    assert [s["sync_id"] for s in listed] == ["again", "wrote", "dry"]
+    for line in listed:
+        section = client.get(f"/api/access-syncs/{line['sync_id']}").json()
+        totals = {name: sum(c[name] for c in section["counts"]) for name in line["totals"]}
+        assert line["totals"] == totals
+        assert line["needs_password"] == section["needs_password"]
+        assert line["quota_differences"] == section["quota_differences"]
+        assert line["probe_mismatches"] == len(section["probes"]["mismatches"])
+        same = ("sync_id", "synced_at", "dry_run", "verdict", "source", "target", "report_sha256")
+        assert {k: line[k] for k in same} == {k: section[k] for k in same}
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """The SQL statements every engine runs meanwhile."""
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+def test_a_page_of_syncs_is_counted_in_sql_not_built_binding_by_binding(tmp_path: Path) -> None:
+    """20 syncs of 10,000 bindings each: the page asks the ledger a few grouped queries, as many for 20 syncs as for
+    one, and reads no binding row one by one (the list used to build each sync's whole section to count it)."""
+    url = f"sqlite:///{tmp_path / 'big.db'}"
+    ledger = Ledger.open(url)
+    many = [(AclBinding(TOPIC, f"t{i}", LITERAL, "User:app", "*", "WRITE", ALLOW), ADDED, None) for i in range(10_000)]
+    ledger.record_access_sync("sync-00", None, "src-id", "dst-id", many)
+    columns = "run_id, synced_at, source_cluster_id, target_cluster_id, dry_run, resource_type, resource_name, "
+    columns += "pattern_type, principal, host, operation, permission, action, reason"
+    with ledger.engine.begin() as c:  # the same 10,000 bindings for 19 more syncs, copied inside the database
+        for n in range(1, 20):
+            c.execute(
+                text(
+                    f"INSERT INTO km_access_syncs (sync_id, {columns}) SELECT :sync_id, {columns} "
+                    "FROM km_access_syncs WHERE sync_id = 'sync-00'"
+                ),
+                {"sync_id": f"sync-{n:02d}"},
+            )
+    for n in range(20):
+        ledger.record_access_check(_check(f"sync-{n:02d}", n))
+    ledger.record_access_users("sync-07", [(ScramCredential("erin", "SCRAM-SHA-512", 4096), NEEDS_PASSWORD, None, "")])
+    clusters = Clusters(connections=lambda: (), opener=lambda conn_id, role, timeout: None)
+    app = create_app(lambda: url, lambda: tmp_path / "reports", state_dir=lambda: tmp_path, clusters=clusters)
+    client = TestClient(app)
+    assert client.get("/api/access-syncs", params={"limit": 1}).status_code == 200  # the app's engine is opened
+
+    with statements() as for_one:
+        client.get("/api/access-syncs", params={"limit": 1})
+    with statements() as for_twenty:
+        page = client.get("/api/access-syncs").json()
+    assert len(page["syncs"]) == 20
+    assert all(s["totals"] == {**dict.fromkeys(s["totals"], 0), "added": 10_000} for s in page["syncs"])
+    assert [s["needs_password"] for s in page["syncs"] if s["needs_password"]] == [["erin"]]
+    assert len(for_twenty) == len(for_one) <= 8, for_twenty
+    bindings = [q for q in for_twenty if "km_access_syncs" in q]
+    assert bindings and all("GROUP BY" in q for q in bindings), bindings

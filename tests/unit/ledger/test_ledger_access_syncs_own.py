@@ -36,3 +36,33 @@ def test_only_bindings_the_tool_added_are_its_own_not_those_it_found_present(led
     assert ledger.access_bindings_created("src", "tgt") == {ADDED_BY_US}
     ledger.record_access_sync("s3", None, "src", "tgt", [(ADDED_BY_US, REMOVED, "the source no longer has it")])
     assert ledger.access_bindings_created("src", "tgt") == set()
+
+
+def test_tallies_count_each_sync_by_action_in_the_database(ledger_url: str) -> None:
+    from kafka_migration.model.access import NEEDS_PASSWORD, PRESENT, ScramCredential
+
+    ledger = Ledger.open(ledger_url)
+    write = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW)
+    read = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "READ", ALLOW)
+    ledger.record_access_sync("s1", None, "a", "b", [(write, ADDED, None), (read, ADDED, None)])
+    ledger.record_access_sync("s2", None, "a", "b", [(write, PRESENT, None)])
+    users = [
+        (ScramCredential("zoe", "SCRAM-SHA-512", 4096), NEEDS_PASSWORD, None, None),
+        (ScramCredential("Ann", "SCRAM-SHA-256", 4096), NEEDS_PASSWORD, None, None),
+        (ScramCredential("bob", "SCRAM-SHA-256", 4096), ADDED, "proven", None),
+    ]
+    ledger.record_access_users("s1", users)
+    probe = {"user": "u", "target_user": "u", "probe": "produce", "resource": "orders", "target_resource": "orders"}
+    probe |= {"topic": None, "source_outcome": "allowed"}
+    ledger.record_access_probes(
+        "s1", [{**probe, "target_outcome": "denied", "matched": 0}, {**probe, "target_outcome": "ok", "matched": 1}]
+    )
+    tallies = ledger.access_sync_tallies(["s1", "s2", "none"])
+    assert tallies["s1"] == {
+        "bindings": {ADDED: 2},
+        "quotas": {},
+        "needs_password": ["Ann", "zoe"],  # by user, as the report lists them
+        "probe_mismatches": 1,
+    }
+    assert tallies["s2"]["bindings"] == {PRESENT: 1} and tallies["none"]["bindings"] == {}
+    assert ledger.access_sync_tallies([]) == {}

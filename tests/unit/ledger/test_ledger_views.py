@@ -96,3 +96,14 @@ def test_group_syncs_and_cutovers(ledger_url: str) -> None:
     assert ledger.cutovers_page().total == 1 and ledger.cutover("c1") is not None
     assert ledger.cutover_for_run("run-a")["cutover_id"] == "c1"  # type: ignore[index]
     assert ledger.cutover_for_run("run-b") is None
+
+
+def test_cluster_bootstraps_from_runs_cutovers_and_access_syncs(ledger_url: str) -> None:
+    ledger = _ledger(ledger_url)
+    values = {"trigger": "cli", "params": {}, "source_cluster_id": "src-cluster", "source_bootstrap": "s2:9092"}
+    ledger.start_cutover("c", {**values, "target_cluster_id": "dr", "target_bootstrap": "dr:9092"})
+    assert ledger.cluster_bootstraps() == {
+        "dr": ["dr:9092"],
+        "src-cluster": ["s2:9092", "s:9092"],
+        "tgt-cluster": ["t:9092"],
+    }
