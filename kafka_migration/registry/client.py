@@ -173,3 +173,19 @@ def _registered(schema_id: int, schema: Schema) -> RegisteredSchema:
 
 def _found(got: Any) -> Found:
     return Found(SubjectVersion(got.subject, got.version, got.schema_id), _registered(got.schema_id, got.schema))
+
+
+def read_catalog(door: RegistryClient, subjects: list[str]) -> dict[tuple[str, int], RegisteredSchema]:
+    """Every version of ``subjects`` that exist on the registry, and every version they reference, transitively:
+    the catalog ``schemas.plan.plan_subjects`` takes. A subject the registry lacks is left out."""
+    catalog: dict[tuple[str, int], RegisteredSchema] = {}
+    known = set(door.subjects())
+    pending = [(s, v) for s in subjects if s in known for v in door.versions(s)]
+    while pending:
+        key = pending.pop()
+        if key in catalog:
+            continue
+        schema = door.subject_version(*key).schema
+        catalog[key] = schema
+        pending.extend((r.subject, r.version) for r in schema.references)
+    return catalog

@@ -100,3 +100,16 @@ def _fingerprint(schema: RegisteredSchema, catalog: Catalog) -> str:
         texts[ref.name] = held.text
         pending.extend(held.references)
     return schema_fingerprint(schema, texts)
+
+
+def render(plan: list[PlannedVersion]) -> str:
+    """The plan as a dry run prints it: one line per subject version, in registration order, then the counts."""
+    lines = [
+        f"  {p.action.value:<8} {p.target_subject} v{p.version} "
+        f"({p.schema.format.value}, source id {p.schema.schema_id}"
+        + (f", target id {p.target_id})" if p.target_id is not None else ")")
+        + (f" <- {p.source_subject}" if p.source_subject != p.target_subject else "")
+        for p in plan
+    ]
+    counts = ", ".join(f"{sum(p.action is a for p in plan)} {a.value}" for a in Action)
+    return "\n".join([f"Schemas: {len(plan)} subject version{'s' if len(plan) != 1 else ''} ({counts})", *lines])

@@ -9,7 +9,8 @@ import pytest
 
 from kafka_migration.exceptions import RegistryNotFoundError, RegistryUnreachableError
 from kafka_migration.model.schemas import RegisteredSchema, RegistryConfig, SchemaFormat, SchemaReference
-from kafka_migration.registry import RegistryClient
+from kafka_migration.registry import RegistryClient, read_catalog
+from kafka_migration.schemas.plan import Action, plan_subjects, subject_names
 from tests.conftest import Registries
 
 pytestmark = pytest.mark.integration
@@ -69,3 +70,23 @@ def test_an_unreachable_registry_is_refused_quickly_and_no_secret_is_quoted() ->
     assert "s3cret-pw" not in message and "127.0.0.1:9" in message and "list subjects" in message
     assert caught.value.exit_code == 2 and caught.value.__cause__ is None
     assert "s3cret-pw" not in repr(config) and "s3cret-pw" not in repr(door)
+
+
+def test_read_both_registries_and_plan(registries: Registries, unique: str) -> None:
+    topic = f"p{unique}"
+    with (
+        RegistryClient(RegistryConfig(registries.source)) as src,
+        RegistryClient(RegistryConfig(registries.target)) as tgt,
+    ):
+        src.register(f"{topic}-shop.Address", _avro(ADDRESS))
+        order = _avro(ORDER, SchemaReference("shop.Address", f"{topic}-shop.Address", 1))
+        src.register(f"{topic}-value", order)
+        tgt.register(f"{topic}-shop.Address", _avro(ADDRESS))
+        subjects = list(subject_names([topic], "{topic}"))
+        source = read_catalog(src, subjects)
+        target = read_catalog(tgt, sorted({subject for subject, _ in source}))  # no rename: the same subjects
+        plan = plan_subjects([topic], "{topic}", source, target)
+    assert [(p.target_subject, p.action) for p in plan] == [
+        (f"{topic}-shop.Address", Action.PRESENT),
+        (f"{topic}-value", Action.REGISTER),
+    ]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kafka_migration.exceptions import SchemaError
 from kafka_migration.model.schemas import RegisteredSchema, SchemaFormat, SchemaReference
-from kafka_migration.schemas.plan import Action, plan_subjects, subject_names
+from kafka_migration.schemas.plan import Action, plan_subjects, render, subject_names
 
 
 def _json(title: str, schema_id: int = 1, *refs: SchemaReference) -> RegisteredSchema:
@@ -64,4 +64,14 @@ def test_present_register_and_conflict_are_found_exactly() -> None:
         ("x.t-key", 1, Action.REGISTER, None),
         ("x.t-value", 1, Action.PRESENT, 40),
         ("x.t-value", 2, Action.CONFLICT, 41),
+    ]
+
+
+def test_render_lists_each_version_and_the_counts() -> None:
+    source = {("t-value", 1): _json("one", 1), ("t-value", 2): _json("two", 2)}
+    text = render(plan_subjects(["t"], "x.{topic}", source, {("x.t-value", 1): _json("one", 40)}))
+    assert text.splitlines() == [
+        "Schemas: 2 subject versions (1 present, 1 register, 0 conflict)",
+        "  present  x.t-value v1 (JSON, source id 1, target id 40) <- t-value",
+        "  register x.t-value v2 (JSON, source id 2) <- t-value",
     ]
