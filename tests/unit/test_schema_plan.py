@@ -75,3 +75,15 @@ def test_render_lists_each_version_and_the_counts() -> None:
         "  present  x.t-value v1 (JSON, source id 1, target id 40) <- t-value",
         "  register x.t-value v2 (JSON, source id 2) <- t-value",
     ]
+
+
+@given(st.lists(st.sampled_from(["absent", "same", "other"]), min_size=1, max_size=6))
+def test_conflicts_are_found_exactly(held: list[str]) -> None:
+    source = {("t-value", v): _json(f"v{v}", v) for v in range(1, len(held) + 1)}
+    target = {
+        ("t-value", v): _json(f"v{v}" if h == "same" else "another", 100 + v)
+        for v, h in enumerate(held, 1)
+        if h != "absent"
+    }
+    expected = {"absent": Action.REGISTER, "same": Action.PRESENT, "other": Action.CONFLICT}
+    assert [p.action for p in plan_subjects(["t"], "{topic}", source, target)] == [expected[h] for h in held]
