@@ -133,6 +133,22 @@ class UnknownSchemaIdError(SchemaError):
         )
 
 
+class RegistryUnreachableError(ConfigurationError):
+    """A schema registry did not answer (refused, timed out, TLS failed); nothing was written (CLI exit 2)."""
+
+
+class RegistryAuthorizationError(AuthorizationError):
+    """A schema registry refused the credentials (HTTP 401/403); nothing was written."""
+
+
+class RegistryNotFoundError(SchemaError):
+    """A schema registry has no such subject, version or schema id (HTTP 404)."""
+
+
+class RegistryRequestError(MigrationError):
+    """A schema registry answered a request with an error other than not found or unauthorized."""
+
+
 def describe_failure(exc: BaseException) -> str:
     """Our own errors speak for themselves; anything else is named by its type too."""
     return str(exc) if isinstance(exc, MigrationError) else f"{type(exc).__name__}: {exc}"

@@ -41,6 +41,7 @@ LAYERS = {
     "model": 1,
     "kafka": 2,
     "ledger": 2,
+    "registry": 2,  # the door to a schema registry: the only importer of confluent_kafka.schema_registry
     "reports": 2,
     "lineage": 2,
     "schemas": 2,  # pure: below run/, whose copy and verification rewrite and prove each record's schema id

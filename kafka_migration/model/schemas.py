@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from kafka_migration.exceptions import ConfigurationError, UnknownSchemaIdError
 
@@ -351,3 +352,66 @@ class SchemaCounts:
             PartCounts.from_dict(data["keys"]),
             PartCounts.from_dict(data["values"]),
         )
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    """How to reach one schema registry: its Confluent-compatible base URL (Apicurio's ends ``/apis/ccompat/v7``),
+    basic auth ``user:password`` or a bearer token, and TLS files. The secrets never appear in its repr, in
+    ``display_url`` or in any message built from it."""
+
+    url: str
+    basic_auth: str | None = field(default=None, repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
+    ca_location: str | None = None
+    cert_location: str | None = None
+    key_location: str | None = None
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigurationError(
+                f"Schema registry URL {self.display_url!r} is not an http(s) URL with a host: give its base URL, "
+                "e.g. https://registry:8081 (Apicurio: .../apis/ccompat/v7)."
+            )
+        if self.basic_auth is not None and ":" not in self.basic_auth:
+            raise ConfigurationError(f"Schema registry {self.display_url}: basic auth must be 'user:password'.")
+        if self.basic_auth is not None and parts.username:
+            raise ConfigurationError(
+                f"Schema registry {self.display_url}: give the user and password in the URL or as basic auth, not both."
+            )
+        if self.basic_auth and self.bearer_token:
+            raise ConfigurationError(
+                f"Schema registry {self.display_url}: give basic auth or a bearer token, not both."
+            )
+        if (self.cert_location is None) != (self.key_location is None):
+            raise ConfigurationError(
+                f"Schema registry {self.display_url}: a TLS client certificate needs both its cert and key files."
+            )
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password in it replaced by ``***``: the only form messages and logs use."""
+        parts = urlsplit(self.url)
+        if parts.password is None:
+            return self.url
+        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value, to scrub from text that might quote one."""
+        found = [self.bearer_token or "", (self.basic_auth or "").partition(":")[2], urlsplit(self.url).password or ""]
+        return tuple(s for s in found if s)
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def __repr__(self) -> str:
+        return f"RegistryConfig(url={self.display_url!r}, auth={self.auth_kind!r}, tls={self.ca_location is not None})"
+
+    @property
+    def auth_kind(self) -> str:
+        return "basic" if self.basic_auth or urlsplit(self.url).password else "bearer" if self.bearer_token else "none"
