@@ -197,6 +197,55 @@ class LedgerViews:
                     found.setdefault(row.cluster_id, []).append(row.bootstrap)
         return {cluster_id: sorted(lists) for cluster_id, lists in sorted(found.items())}
 
+    def lag_history(self, limit: int = 60) -> list[dict[str, Any]]:
+        """Per pair of clusters, its newest ``limit`` runs (dry runs aside), oldest first, each with what was not
+        migrated yet when it planned and after it ended, summed over the partitions it planned:
+
+        - ``at_start``: the records past the checkpoints up to the source's end as the run found it (its planned
+          ranges, end excluded: what it set out to copy);
+        - ``after``: the records of those ranges the run did not verify (each partition's checkpoint stays where it
+          was): what it left behind the source's end as it found it.
+
+        ``planned``: how many partitions it planned (0: the ledger recorded no plan for it)."""
+        newest = (
+            select(
+                runs.c.run_id,
+                func.row_number()
+                .over(
+                    partition_by=(runs.c.source_cluster_id, runs.c.target_cluster_id),
+                    order_by=(runs.c.started_at.desc(), runs.c.run_id.desc()),
+                )
+                .label("age"),
+            )
+            .where(runs.c.status != "dry_run")
+            .subquery()
+        )
+        span = case(
+            (segments.c.source_end > segments.c.source_start, segments.c.source_end - segments.c.source_start), else_=0
+        )
+        left = case((segments.c.status.in_(("verified", "nothing_new")), 0), else_=span)
+        query = (
+            select(
+                runs.c.run_id,
+                runs.c.dag_id,
+                runs.c.trigger,
+                runs.c.status,
+                runs.c.source_cluster_id,
+                runs.c.target_cluster_id,
+                runs.c.started_at,
+                runs.c.ended_at,
+                func.count(segments.c.id).label("planned"),
+                func.coalesce(func.sum(span), 0).label("at_start"),
+                func.coalesce(func.sum(left), 0).label("after"),
+            )
+            .join(newest, (newest.c.run_id == runs.c.run_id) & (newest.c.age <= limit))
+            .join(segments, segments.c.run_id == runs.c.run_id, isouter=True)
+            .group_by(runs.c.run_id)
+            .order_by(runs.c.source_cluster_id, runs.c.target_cluster_id, runs.c.started_at, runs.c.run_id)
+        )
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(query)]
+
     def checkpoint_rows(self, source_cluster_id: str, target_cluster_id: str) -> list[dict[str, Any]]:
         """Every partition's checkpoint for a pair, with the run that set it and when."""
         with self.engine.connect() as c:

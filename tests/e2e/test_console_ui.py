@@ -336,6 +336,8 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
     page.get_by_test_id("run-view").wait_for()
     seen: list[tuple[int, int]] = []
     headers: list[str] = []  # what the run's header said while a partition was part-way through its copy
+    rates: list[int] = []  # the copy rates the rate chart's table lists, records/s between snapshots
+    lines = 0  # the lines the rate chart draws
     deadline = time.monotonic() + RUN_TIMEOUT
     while time.monotonic() < deadline:
         if page.locator('table[aria-label="Live progress"]').count() == 0:
@@ -348,7 +350,10 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
                 part_way = True
         if part_way:
             headers.append(page.get_by_test_id("run-summary").inner_text())
-        if len(seen) >= 2:
+        rows = page.locator('table[aria-label="Copy and verify rates"] tbody tr').all()
+        rates = [int(r.get_attribute("data-copy-rate") or 0) for r in rows]
+        if len(seen) >= 2 and sum(1 for r in rates if r > 0) >= 2:
+            lines = page.get_by_test_id("rates").locator(".recharts-line-curve").count()  # copied and verified
             shot(page, "console-run-live.png")
             break
         page.wait_for_timeout(500)
@@ -357,6 +362,8 @@ def test_trigger_kafka_migration_with_defaults_and_watch_its_live_progress(
         "the driver's progress snapshot did not reach the console"
     )
     assert all(planned == TOPICS["events"][1] for _, planned in seen)
+    # the copy's rate over the run's life, drawn while it runs, each point listed beside the chart
+    assert sum(1 for r in rates if r > 0) >= 2 and lines == 2, (rates, lines)
     wait_success(airflow, api, "kafka_migration", migration["dag_run_id"])
     # Asked once the run has ended (the tests after this one read it). The runs list's Records column and the run's
     # header count the records copied so far, as the live progress does (the ledger's count comes when it ends).
@@ -459,7 +466,20 @@ def test_overview_shows_the_lag_and_a_nightly_sync_from_its_form_closes_it(
     view(page, airflow, "Overview")
     page.get_by_test_id("pair-lag").filter(has_text="0 offsets not migrated yet").wait_for()
     cells = [c.strip() for c in page.locator('tr[data-topic="orders"]').locator("td").all_inner_texts()]
-    assert (cells[3], cells[5]) == ("330", "0") and ledger_run_id("kafka_nightly_sync", dag_run_id) in cells[7]
+    nightly = ledger_run_id("kafka_nightly_sync", dag_run_id)
+    assert (cells[3], cells[5]) == ("330", "0") and nightly in cells[7]
+    # Not migrated yet, run after run: what each run found when it started and left when it ended, newest first
+    chart = page.get_by_test_id("lag-history")
+    chart.locator(f'tr[data-run-id="{nightly}"]').wait_for()
+    points = {
+        row.get_attribute("data-run-id"): [c.strip() for c in row.locator("td").all_inner_texts()]
+        for row in chart.locator("tbody tr").all()
+    }
+    assert list(points) == [nightly, migration["run_id"]], points
+    assert points[nightly][0].startswith("nightly sync, ") and points[nightly][1:] == ["30", "0"], points
+    assert points[migration["run_id"]][1:] == ["120,300", "0"], points  # 120,000 of events, 300 of orders
+    assert chart.locator(".recharts-line-curve").count() == 1  # the line through the four points
+    shot(page, "console-overview-history.png")
 
 
 def test_runs_filters_and_paging(page: Any, airflow: AirflowServer, migration: dict[str, str]) -> None:

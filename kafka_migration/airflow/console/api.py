@@ -23,6 +23,7 @@ from kafka_migration.airflow.console.models import (
     ClustersView,
     CutoversPageView,
     GroupSyncsPageView,
+    LagHistoryView,
     OverviewView,
     PreflightView,
     RunDetailView,
@@ -270,6 +271,43 @@ def create_names_router(read: Reader) -> APIRouter:
     return router
 
 
+def lag_history(rows: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """The ledger's ``lag_history`` rows as the overview's chart reads them: per pair, each run's kind, times and
+    what was not migrated yet when it planned and after it ended."""
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        known = r["planned"] > 0 or r["status"] == "up_to_date"  # a run that planned nothing new planned no range
+        pairs.setdefault((r["source_cluster_id"], r["target_cluster_id"]), []).append(
+            {
+                "run_id": r["run_id"],
+                "kind": KINDS.get(r["dag_id"] or "", "CLI run" if r["trigger"] == "cli" else "run"),
+                "status": r["status"],
+                "started_at": _iso(r["started_at"]),
+                "ended_at": _iso(r["ended_at"]),
+                "at_start": int(r["at_start"]) if known else None,
+                "after": int(r["after"]) if known and r["status"] != "running" else None,
+            }
+        )
+    return {
+        "limit": limit,
+        "pairs": [{"source_cluster_id": s, "target_cluster_id": t, "runs": runs} for (s, t), runs in pairs.items()],
+    }
+
+
+def create_history_router(read: Reader) -> APIRouter:
+    """What the overview draws over time (``lag_history``)."""
+    router = APIRouter()
+
+    @router.get("/lag-history", response_model=LagHistoryView, summary="Not migrated yet, run after run, per pair")
+    def lag_history_of_pairs(limit: int = Query(60, ge=1, le=MAX_PAGE, description="runs per pair")) -> dict[str, Any]:
+        """Per pair of clusters, its newest runs (dry runs aside), oldest first: at each run's start, the records
+        past the checkpoints up to the source's end as the run found it (what it set out to copy, over the
+        partitions it planned); at its end, those it did not verify, still not migrated."""
+        return lag_history(read.ledger().lag_history(limit), limit)
+
+    return router
+
+
 def create_router(
     engine: Callable[[], Engine],
     state_dir: Callable[[], Path],
@@ -410,5 +448,6 @@ def create_router(
             raise HTTPException(422, " ".join(str(exc).split())) from None
 
     router.include_router(create_names_router(read))
+    router.include_router(create_history_router(read))
     router.include_router(create_access_router(read.ledger, reports_dir or _configured_reports_dir))
     return router

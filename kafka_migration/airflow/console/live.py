@@ -86,7 +86,9 @@ def _phase(steps: set[str], updated: float | None) -> str:
 
 
 def _iso(epoch: float | None) -> str | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+    """To the millisecond: the console's rate chart divides what was done between two snapshots by the time between
+    them (2 s apart)."""
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
 def summary(progress: Mapping[str, Any]) -> dict[str, Any]:

@@ -207,6 +207,37 @@ class ClustersView(ApiView):
     problems: list[str] = Field(description="cluster_names entries that are not CLUSTER_ID=name")
 
 
+class RunLagView(ApiView):
+    """One run of a pair: what was not migrated yet when it planned and after it ended (records, summed over the
+    partitions it planned)."""
+
+    run_id: str
+    kind: str
+    status: str
+    started_at: str | None
+    ended_at: str | None
+    at_start: int | None = Field(
+        description="records past the checkpoints up to the source's end as the run found it (its planned ranges); "
+        "null: the ledger has no plan of the run"
+    )
+    after: int | None = Field(
+        description="of those, the records the run did not verify (their checkpoints stayed); null while it runs"
+    )
+
+
+class PairLagHistoryView(ApiView):
+    source_cluster_id: str
+    target_cluster_id: str
+    runs: list[RunLagView] = Field(description="oldest first")
+
+
+class LagHistoryView(ApiView):
+    """Not migrated yet, run after run, per pair of clusters: the overview's chart."""
+
+    limit: int = Field(description="runs per pair, the newest")
+    pairs: list[PairLagHistoryView]
+
+
 class OverviewView(ApiView):
     pairs: list[ClusterPairView]
     running: int

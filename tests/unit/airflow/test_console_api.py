@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +220,23 @@ def test_overview_sums_checkpoints_against_the_source_end_now(client: TestClient
     assert (pair["lost"], pair["lost_error"], topic["lost"]) == (0, None, 0)  # checked: the target starts at 0
 
 
+def test_not_migrated_yet_run_after_run_is_what_each_run_found_and_left(ledger: Ledger, client: TestClient) -> None:
+    """Per pair, each run (dry runs aside), oldest first: at its start, the records past the checkpoints up to the
+    source's end as it found them (its planned ranges); after it, those it did not verify."""
+    ledger.start_run(replace(plan("a-dry-run", 130, 150, 130), options={"dry_run": True}), trigger="cli")
+    (pair,) = client.get("/api/lag-history").json()["pairs"]
+    assert (pair["source_cluster_id"], pair["target_cluster_id"]) == ("src-cluster", "tgt-cluster")
+    points = [(r["run_id"], r["kind"], r["at_start"], r["after"]) for r in pair["runs"]]
+    assert points == [
+        (RUN_1, "migration", 200, 0),  # offsets 0-99 of both partitions, both verified
+        (RUN_2, "nightly sync", 40, 20),  # 100-119 of both; partition 1's did not verify: still not migrated
+        (RUN_3, "migration", 20, None),  # 120-129 of both, running
+    ]
+    assert pair["runs"][0]["started_at"] <= pair["runs"][0]["ended_at"] <= pair["runs"][1]["started_at"]
+    newest = client.get("/api/lag-history", params={"limit": 2}).json()
+    assert newest["limit"] == 2 and [r["run_id"] for r in newest["pairs"][0]["runs"]] == [RUN_2, RUN_3]
+
+
 def test_overview_renders_when_the_source_is_unreachable_and_says_so(ledger: Ledger, tmp_path: Path) -> None:
     (pair,) = _client(tmp_path, reachable=False).get("/api/overview").json()["pairs"]
     assert (
@@ -388,6 +406,7 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
         "/api/cutovers",
         "/api/cutover-preflight",
         "/api/clusters",
+        "/api/lag-history",
         "/runs/{run_id}/report.{fmt}",
         "/cutovers/{cutover_id}/report.{fmt}",
     } <= paths

@@ -98,6 +98,19 @@ def test_group_syncs_and_cutovers(ledger_url: str) -> None:
     assert ledger.cutover_for_run("run-b") is None
 
 
+def test_not_migrated_yet_run_after_run(ledger_url: str) -> None:
+    """Per run, its planned ranges summed (what it found not migrated yet) and those it did not verify (left)."""
+    ledger = _ledger(ledger_url)
+    ledger.start_run(plan("run-c", 150, 160, 150), trigger="cli")  # running
+    rows = ledger.lag_history()
+    assert [(r["run_id"], r["planned"], r["at_start"], r["after"]) for r in rows] == [
+        ("run-a", 2, 200, 0),
+        ("run-b", 2, 100, 50),  # partition 1's 100-149 did not verify
+        ("run-c", 2, 20, 20),  # nothing verified yet
+    ]
+    assert [r["run_id"] for r in ledger.lag_history(limit=1)] == ["run-c"]  # the newest, per pair
+
+
 def test_cluster_bootstraps_from_runs_cutovers_and_access_syncs(ledger_url: str) -> None:
     ledger = _ledger(ledger_url)
     values = {"trigger": "cli", "params": {}, "source_cluster_id": "src-cluster", "source_bootstrap": "s2:9092"}

@@ -4,6 +4,7 @@
 import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 
 import { ApiError, dagDetails, get, triggerDag, type ApiQuery, type ApiResponse } from "./api/client";
+import { recordProgress } from "./samples";
 
 /** Milliseconds between refreshes: fast while a run runs (its progress moves), slow otherwise. */
 export const POLL = { accessSyncs: 15_000, clusters: 60_000, cutovers: 10_000, groupSyncs: 15_000, overview: 30_000, running: 2000, runs: 15_000 } as const;
@@ -12,6 +13,10 @@ export const useOverview = () =>
   useQuery({ queryFn: () => get("/api/overview"), queryKey: ["overview"], refetchInterval: POLL.overview });
 
 /** The clusters the ledger names, each with its name (and the cluster_names entries that could not be read). */
+/** Not migrated yet, run after run, per pair of clusters (the overview's chart). */
+export const useLagHistory = () =>
+  useQuery({ queryFn: () => get("/api/lag-history"), queryKey: ["lag-history"], refetchInterval: POLL.overview });
+
 export const useClusters = () =>
   useQuery({ queryFn: () => get("/api/clusters"), queryKey: ["clusters"], refetchInterval: POLL.clusters, staleTime: POLL.clusters });
 
@@ -24,16 +29,26 @@ export const useClusterNames = (): ((clusterId: string) => string | null) => {
 
 export const useRunFacets = () => useQuery({ queryFn: () => get("/api/runs/facets"), queryKey: ["facets"] });
 
-/** A page of runs; it refreshes every 2 s while any run is running. */
+/** A page of runs; it refreshes every 2 s while any run is running (each running run's progress is kept: samples.ts). */
 export const useRuns = (query: ApiQuery<"/api/runs">) =>
   useQuery({
     placeholderData: keepPreviousData,
-    queryFn: () => get("/api/runs", { query }),
+    queryFn: async () => {
+      const page = await get("/api/runs", { query });
+      page.runs.forEach(recordProgress);
+      return page;
+    },
     queryKey: ["runs", query],
     refetchInterval: (q) => ((q.state.data?.running ?? 0) > 0 ? POLL.running : POLL.runs),
   });
 
 type RunDetail = ApiResponse<"/api/runs/{run_id}">;
+
+const keepingProgress = async (detail: Promise<RunDetail>): Promise<RunDetail> => {
+  const answer = await detail;
+  recordProgress(answer.run);
+  return answer;
+};
 
 // A run's page refreshes while it runs and stops once it has ended; a 404 (no such run) is an answer, not a retry.
 const runDetailOptions = {
@@ -44,7 +59,7 @@ const runDetailOptions = {
 export const useRun = (runId: string) =>
   useQuery({
     ...runDetailOptions,
-    queryFn: () => get("/api/runs/{run_id}", { path: { run_id: runId } }),
+    queryFn: () => keepingProgress(get("/api/runs/{run_id}", { path: { run_id: runId } })),
     queryKey: ["run", runId],
   });
 
@@ -52,7 +67,7 @@ export const useRun = (runId: string) =>
 export const useDagRunRun = (dagId: string, dagRunId: string) =>
   useQuery({
     ...runDetailOptions,
-    queryFn: () => get("/api/runs/by-dag-run", { query: { dag_id: dagId, dag_run_id: dagRunId } }),
+    queryFn: () => keepingProgress(get("/api/runs/by-dag-run", { query: { dag_id: dagId, dag_run_id: dagRunId } })),
     queryKey: ["run-of-dag-run", dagId, dagRunId],
   });
 

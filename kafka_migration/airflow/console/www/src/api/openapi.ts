@@ -187,6 +187,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/lag-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Not migrated yet, run after run, per pair
+         * @description Per pair of clusters, its newest runs (dry runs aside), oldest first: at each run's start, the records
+         *     past the checkpoints up to the source's end as the run found it (what it set out to copy, over the
+         *     partitions it planned); at its end, those it did not verify, still not migrated.
+         */
+        get: operations["lag_history_of_pairs_api_lag_history_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/access-syncs": {
         parameters: {
             query?: never;
@@ -719,12 +741,37 @@ export interface components {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
         };
+        /**
+         * LagHistoryView
+         * @description Not migrated yet, run after run, per pair of clusters: the overview's chart.
+         */
+        LagHistoryView: {
+            /**
+             * Limit
+             * @description runs per pair, the newest
+             */
+            limit: number;
+            /** Pairs */
+            pairs: components["schemas"]["PairLagHistoryView"][];
+        };
         /** OverviewView */
         OverviewView: {
             /** Pairs */
             pairs: components["schemas"]["ClusterPairView"][];
             /** Running */
             running: number;
+        };
+        /** PairLagHistoryView */
+        PairLagHistoryView: {
+            /** Source Cluster Id */
+            source_cluster_id: string;
+            /** Target Cluster Id */
+            target_cluster_id: string;
+            /**
+             * Runs
+             * @description oldest first
+             */
+            runs: components["schemas"]["RunLagView"][];
         };
         /** PartitionProgressView */
         PartitionProgressView: {
@@ -856,6 +903,33 @@ export interface components {
                 string,
                 string
             ][];
+        };
+        /**
+         * RunLagView
+         * @description One run of a pair: what was not migrated yet when it planned and after it ended (records, summed over the
+         *     partitions it planned).
+         */
+        RunLagView: {
+            /** Run Id */
+            run_id: string;
+            /** Kind */
+            kind: string;
+            /** Status */
+            status: string;
+            /** Started At */
+            started_at: string | null;
+            /** Ended At */
+            ended_at: string | null;
+            /**
+             * At Start
+             * @description records past the checkpoints up to the source's end as the run found it (its planned ranges); null: the ledger has no plan of the run
+             */
+            at_start: number | null;
+            /**
+             * After
+             * @description of those, the records the run did not verify (their checkpoints stayed); null while it runs
+             */
+            after: number | null;
         };
         /**
          * RunProgressView
@@ -1435,6 +1509,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClustersView"];
+                };
+            };
+        };
+    };
+    lag_history_of_pairs_api_lag_history_get: {
+        parameters: {
+            query?: {
+                /** @description runs per pair */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LagHistoryView"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -24,3 +24,6 @@ export type PreflightView = Schemas["PreflightView"];
 export type AccessSyncsPageView = Schemas["AccessSyncsPageView"];
 export type AccessSyncView = Schemas["AccessSyncView"];
 export type AccessSyncDetailView = Schemas["AccessSyncDetailView"];
+export type LagHistoryView = Schemas["LagHistoryView"];
+export type PairLagHistoryView = Schemas["PairLagHistoryView"];
+export type RunLagView = Schemas["RunLagView"];

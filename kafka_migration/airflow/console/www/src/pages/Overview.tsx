@@ -1,15 +1,17 @@
 import { Box, Link as ChakraLink, Table, Text } from "@chakra-ui/react";
 import { Link } from "react-router-dom";
 
+import { LagChart } from "../charts";
 import { ErrorBox, ID_CELL, Loading, Notice, Section, SimpleTable } from "../components";
 import { age, cluster, count, plural, time } from "../format";
 import { consoleRun } from "../links";
-import { useClusterNames, useClusters, useOverview } from "../queries";
+import { useClusterNames, useClusters, useLagHistory, useOverview } from "../queries";
 
 export const OverviewPage = () => {
   const { data, error, isLoading } = useOverview();
   const names = useClusterNames();
   const problems = useClusters().data?.problems ?? [];
+  const history = useLagHistory().data;
 
   if (isLoading) return <Loading />;
   if (error) return <ErrorBox error={error} />;
@@ -96,6 +98,15 @@ export const OverviewPage = () => {
             copies and verifies. "Lost": verified records the target no longer holds although the source still does,
             checked now as every run checks it.
           </Text>
+          <Text fontSize="sm" fontWeight={600} mb={1} mt={4}>Not migrated yet, run after run</Text>
+          <Text color="fg.muted" fontSize="xs" mb={2}>
+            At each run's start, the records past the checkpoints up to the source's end as the run found it (what it
+            set out to copy, over the topics it selected); at its end, those it did not verify. The newest {history?.limit ?? 60} runs.
+          </Text>
+          <LagChart
+            pair={`${cluster(pair.source_cluster_id, null, names(pair.source_cluster_id))} → ${cluster(pair.target_cluster_id, null, names(pair.target_cluster_id))}`}
+            runs={history?.pairs.find((h) => h.source_cluster_id === pair.source_cluster_id && h.target_cluster_id === pair.target_cluster_id)?.runs ?? []}
+          />
         </Section>
       ))}
     </Box>

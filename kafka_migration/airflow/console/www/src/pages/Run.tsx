@@ -3,10 +3,12 @@ import { Link, useParams } from "react-router-dom";
 
 import { ApiError } from "../api/client";
 import type { RunDetailView, TimingsView } from "../api/types";
+import { RatesChart } from "../charts";
 import { ErrorBox, Loading, Notice, ProgressLine, Section, SimpleTable, StatusBadge } from "../components";
 import { cluster, count, plural, range, rate, seconds, shortChecksum, time } from "../format";
 import { CONSOLE } from "../links";
 import { useClusterNames, useDagRunRun, useRun } from "../queries";
+import { ratesOf, useProgressSamples } from "../samples";
 import { RunLinks, RunState } from "./Runs";
 
 const TIMING_PARTS: Array<[keyof TimingsView, string]> = [
@@ -71,6 +73,8 @@ const LiveProgress = ({ detail }: { readonly detail: RunDetailView }) => {
 const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
   const { run } = detail;
   const names = useClusterNames();
+  const rates = ratesOf(useProgressSamples(run.run_id));
+  const running = run.status === "running";
   return (
     <Box data-testid="run-view">
       <HStack gap={3} mb={1} wrap="wrap">
@@ -90,6 +94,15 @@ const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
         <Notice key={w} status="warning" title={w} />
       ))}
       <Box mt={4} />
+      {running || rates.length ? (
+        <Section title="Copy and verify rates">
+          <Text color="fg.muted" fontSize="xs" mb={2}>
+            Records per second between the Spark driver's snapshots (2 s apart), since this page first saw the run
+            {running ? "" : " while it ran"}.
+          </Text>
+          <RatesChart points={rates} running={running} />
+        </Section>
+      ) : undefined}
       <LiveProgress detail={detail} />
       <Section title="Where the time went">
         <WhereTheTimeWent timings={run.timings} />
