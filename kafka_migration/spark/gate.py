@@ -9,10 +9,14 @@ first topics while the broker still creates the others (a broker brings up a tho
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import threading
+from enum import Enum
 from pathlib import Path
+
+log = logging.getLogger("kafka_migration.spark")
 
 GO = "go"
 PLAN = "plan"
@@ -23,6 +27,12 @@ ABORT = "abort"
 def ready_line(count: int) -> str:
     """The word that releases the first ``count`` topics of the run order."""
     return f"{READY} {count}"
+
+
+class _State(Enum):
+    LISTENING = "listening"  # released: the first ``ready`` topics
+    EVERYTHING = "everything"  # go: every topic
+    STOPPED = "stopped"  # nothing more starts
 
 
 class Gate:
@@ -36,53 +46,48 @@ class Gate:
         self._fd: int | None = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         self._buffer = b""
         self._ready = 0
-        self._everything = False
-        self._stopped = False
+        self._state = _State.LISTENING
         self._changed = threading.Condition()
 
     def first(self) -> bool:
         """Block until the launcher's first word: True to run (the plan is written), False to stop."""
-        word = self._line()
+        word = self._word()
         if word == PLAN:
-            threading.Thread(target=self._follow, name="launcher-words", daemon=True).start()
+            threading.Thread(target=self._follow, daemon=True).start()
             return True
-        with self._changed:
-            self._everything = word == GO
-            self._stopped = not self._everything
+        self._state = _State.EVERYTHING if word == GO else _State.STOPPED
         self._close()
-        return self._everything
+        return self._state is _State.EVERYTHING
 
     def wait_for(self, count: int) -> bool:
         """Block until the first ``count`` topics of the run order are released (True) or the launcher says stop
         (False: start nothing more; the launcher stops this application)."""
         with self._changed:
-            self._changed.wait_for(lambda: self._stopped or self._everything or self._ready >= count)
-            return not self._stopped
+            self._changed.wait_for(lambda: self._state is not _State.LISTENING or self._ready >= count)
+            return self._state is not _State.STOPPED
 
     def _follow(self) -> None:
-        """Read ``ready N`` lines until ``go`` (everything released) or anything else (stop)."""
-        try:
-            while True:
-                word = self._line()
-                count = _count(word)
-                with self._changed:
-                    if count is not None:
-                        self._ready = max(self._ready, count)
-                    else:
-                        self._everything = word == GO
-                        self._stopped = not self._everything
-                    self._changed.notify_all()
-                if count is None:
-                    return
-        except OSError:
+        """Read ``ready N`` lines until ``go`` (everything released) or anything else (stop), in a thread of its
+        own."""
+        while (count := _count(word := self._word())) is not None:
             with self._changed:
-                self._stopped = True
+                self._ready = max(self._ready, count)
                 self._changed.notify_all()
-        finally:
-            self._close()
+        with self._changed:
+            self._state = _State.EVERYTHING if word == GO else _State.STOPPED
+            self._changed.notify_all()
+        self._close()
+
+    def _word(self) -> str | None:
+        """The next line, stripped; None at end of file, or when the FIFO cannot be read (which stops the run
+        rather than leave the driver waiting)."""
+        try:
+            return self._line()
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("could not read the launcher's word (%s): starting nothing more", exc)
+            return None
 
     def _line(self) -> str | None:
-        """The next line, stripped; None at end of file."""
         assert self._fd is not None
         while b"\n" not in self._buffer:
             select.select([self._fd], [], [], 1.0)
@@ -94,17 +99,19 @@ class Gate:
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        return line.decode("utf-8", "replace").strip()
+        return line.decode().strip()
 
     def _close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 def _count(word: str | None) -> int | None:
-    """N of a ``ready N`` word; None for any other word."""
-    parts = (word or "").split()
+    """N of a ``ready N`` word; None for any other word, or end of file."""
+    if word is None:
+        return None
+    parts = word.split()
     if len(parts) == 2 and parts[0] == READY and parts[1].isdigit():
         return int(parts[1])
     return None

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.results import StepResults
@@ -324,6 +326,7 @@ class SparkApplication:
         """Do not run: the driver stops without writing anything; killed if it does not stop within ``grace``."""
         self._tell(ABORT)
         self._close()
+        children = _descendants(self.process.pid)  # the Python driver spark-submit started, and its workers
         if self.process.poll() is None:
             self.process.terminate()  # do not wait for a driver that is still starting Spark
         try:
@@ -331,6 +334,7 @@ class SparkApplication:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        _end(children, grace)
         self._reader.join(timeout=5)
         self.startup.finish(False)
         self.code = self.process.returncode
@@ -367,6 +371,29 @@ class SparkApplication:
             f"The Spark {self.step} application exited with code {self.code} before writing results. Last output:\n"
             + "\n".join(self.tail)
         )
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    """The processes under ``pid`` now (none once it has gone)."""
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def _end(processes: Sequence[psutil.Process], grace: float) -> None:
+    """Let ``processes`` end by themselves within ``grace`` seconds (a driver that sees the FIFO close leaves at
+    once), then terminate them, then kill what is left after as long again: a driver killed with its JVM while it started Spark could
+    otherwise wait forever on the JVM's socket, outliving the run."""
+    _, alive = psutil.wait_procs(processes, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(alive, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=5)
 
 
 def submit_step(

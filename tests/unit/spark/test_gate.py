@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from kafka_migration.spark import gate as gate_module
 from kafka_migration.spark.gate import Gate, ready_line
 
 
@@ -79,7 +81,9 @@ class TestRelease:
         assert gate.wait_for(10**6) is True
         os.close(fd)
 
-    @pytest.mark.parametrize("last", ["abort", None, "ready x"], ids=["abort", "end-of-file", "unknown-word"])
+    @pytest.mark.parametrize(
+        "last", ["abort", None, "ready x", "launch 3"], ids=["abort", "end-of-file", "no-count", "unknown-word"]
+    )
     def test_a_launcher_that_stops_or_vanishes_before_go_stops_the_waits(
         self, tmp_path: Path, last: str | None
     ) -> None:
@@ -98,3 +102,72 @@ class TestRelease:
         assert gate.wait_for(1) is False  # stopped: nothing more starts, released or not
         if last is not None:
             os.close(fd)
+
+
+class TestReading:
+    def test_nothing_is_released_before_the_first_ready_word(self, tmp_path: Path) -> None:
+        path, fd = _fifo(tmp_path)
+        _say(fd, "plan")
+        gate = Gate(path)
+        assert gate.first() is True
+        thread, answer = _in_thread(lambda: gate.wait_for(1))
+        thread.join(0.3)
+        assert thread.is_alive() and answer == []
+        _say(fd, ready_line(1))
+        thread.join(10)
+        assert answer == [True]
+        _say(fd, "go")
+        os.close(fd)
+
+    def test_a_word_written_in_pieces_a_while_apart_is_read_whole(self, tmp_path: Path) -> None:
+        path, fd = _fifo(tmp_path)
+        _say(fd, "plan")
+        gate = Gate(path)
+        assert gate.first() is True
+        thread, answer = _in_thread(lambda: gate.wait_for(12))
+        os.write(fd, b"rea")
+        time.sleep(1.3)  # longer than the reader's poll: it finds nothing new in between
+        os.write(fd, b"dy 12\n")
+        thread.join(10)
+        assert answer == [True]
+        _say(fd, "go")
+        os.close(fd)
+
+    def test_unreadable_bytes_mean_stop(self, tmp_path: Path) -> None:
+        path, fd = _fifo(tmp_path)
+        os.write(fd, b"\xff\xfego\n")
+        assert Gate(path).first() is False
+        os.close(fd)
+
+    @pytest.mark.parametrize("words", [["go"], ["abort"], ["plan", "go"], ["plan", "ready 1", "abort"]])
+    def test_the_driver_leaves_no_descriptor_of_the_fifo_open(self, tmp_path: Path, words: list[str]) -> None:
+        path, fd = _fifo(tmp_path)
+        before = set(os.listdir("/proc/self/fd"))
+        _say(fd, *words)
+        gate = Gate(path)
+        gate.first()
+        gate.wait_for(10**6)  # returns once the launcher's last word is read
+        deadline = time.monotonic() + 5
+        while set(os.listdir("/proc/self/fd")) - before and time.monotonic() < deadline:
+            time.sleep(0.05)  # the reading thread closes it right after the word
+        assert set(os.listdir("/proc/self/fd")) - before == set()
+        os.close(fd)
+
+    def test_a_reading_error_stops_the_waits_and_is_logged(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        path, fd = _fifo(tmp_path)
+        _say(fd, "plan")
+        gate = Gate(path)
+        assert gate.first() is True
+
+        def broken(*_: object) -> bytes:
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(gate_module.os, "read", broken)
+        _say(fd, ready_line(1))
+        assert gate.wait_for(1) is False
+        os.close(fd)
+        assert caplog.messages == [
+            "could not read the launcher's word ([Errno 5] Input/output error): starting nothing more"
+        ]
