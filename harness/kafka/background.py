@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.kafka import control
 from harness.kafka.control import RUNNING
+from harness.kafka.security import write_private
 from harness.kafka.single import STATE, command, start_one, state_of, stop_one
 from harness.servers.lifetime import stop_group
 
@@ -68,10 +69,9 @@ def up(directory: Path, kind: str, ports: str, which: str | None = None) -> int:
         return 3
     text = []
     for cluster in lines:
-        name = cluster.pop("name")
-        cluster.pop("cluster_id", None)
-        (directory / f"{name}.json").write_text(json.dumps(cluster, indent=2) + "\n")
-        text.append(f"{name}: {cluster['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
+        name, settings = cluster["name"], json.loads(Path(cluster["settings"]).read_text())
+        write_private(directory / f"{name}.json", json.dumps(settings, indent=2) + "\n")
+        text.append(f"{name}: {settings['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
     (directory / "clusters.txt").write_text("\n".join(text) + "\n")
     print(f"{'An' if kind[0] in 'aeiou' else 'A'} {kind} source and target run in the background:")
     print("\n".join(text))
