@@ -11,9 +11,10 @@
 
 ``up`` starts the source on 127.0.0.1:19092 and the target on 127.0.0.1:29092 (``--ports`` to change them), so
 that the tutorial's commands work as written; it returns once both serve, with their addresses (and, for the
-secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``. A broker that
-ends leaves the other running, and ``.clusters/clusters.log`` says which ended, when, with what exit code, and how
-to start it again (harness.kafka.supervisor).
+secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``. With
+``--kind acl`` it then seeds the source with users, ACL bindings and client quotas to move (harness.data.access).
+A broker that ends leaves the other running, and ``.clusters/clusters.log`` says which ended, when, with what
+exit code, and how to start it again (harness.kafka.supervisor).
 
 Prints each cluster's bootstrap address and the file of its librdkafka settings (JSON, one line each; the
 settings, which may hold a password, only in that file, readable by its owner), then waits; Ctrl-C stops the
