@@ -1,4 +1,5 @@
-"""harness/data/access.py without a cluster: the passwords file of ``make clusters KIND=acl`` and what
+"""The secrets of the practice clusters without a cluster: the passwords file of ``make clusters KIND=acl``
+(harness/data/access.py), the SCRAM users' way into ``kafka-storage format`` (harness/kafka/node.py), and what
 docs/access.md says the practice source holds. The seeding itself runs on Apache Kafka in
 tests/integration/test_access_practice.py."""
 
@@ -6,10 +7,14 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 from pathlib import Path
 
+import pytest
+
 from harness.data import access
-from harness.kafka.security import write_private
+from harness.kafka import KafkaCluster, SaslSsl, ScramUser, node
+from harness.kafka.security import ADMIN, write_private
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,3 +54,43 @@ def test_the_walk_through_counts_what_the_seed_holds() -> None:
         assert f"`{topic}`" in section
     for binding in access.BINDINGS:
         assert f"`{binding.resource_name}`" in section or binding.resource_name == "kafka-cluster", binding
+
+
+def test_scram_passwords_reach_kafka_storage_format_in_a_file_of_the_owners_not_on_its_command_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    test_pki,  # type: ignore[no-untyped-def]
+) -> None:
+    """Formatting a SASL cluster's storage creates its SCRAM users (harness/kafka/node.py); the JVM takes them from a
+    java @-file that only its owner may read and that is gone once the format ends."""
+    user = ScramUser("app", "app-s3cret")
+    cluster = KafkaCluster("fmt", tmp_path / "fmt", 1, 2, "AAAAAAAAAAAAAAAAAAAAAA", SaslSsl(test_pki, users=(user,)))
+    seen: list[tuple[list[str], str, int]] = []
+
+    def run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        argument_file = Path(command[-1].removeprefix("@"))
+        seen.append((command, argument_file.read_text(), _mode(argument_file)))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(node.jars, "java_command", lambda main, **_: ["java", "-Xmx256m", "-cp", "jars", main])
+    monkeypatch.setattr(node.subprocess, "run", run)
+    cluster.format()
+
+    [(command, arguments, mode)] = seen
+    assert command == ["java", "-Xmx256m", "-cp", "jars", f"@{tmp_path / 'fmt' / 'format.args'}"]
+    assert not any(secret in " ".join(command) for secret in ("app-s3cret", ADMIN.password))
+    assert mode == 0o600
+    assert arguments.splitlines() == [
+        '"kafka.tools.StorageTool"',
+        '"format"',
+        '"--cluster-id"',
+        '"AAAAAAAAAAAAAAAAAAAAAA"',
+        '"--config"',
+        f'"{tmp_path / "fmt" / "server.properties"}"',
+        '"--standalone"',
+        '"--add-scram"',
+        f'"SCRAM-SHA-512=[name=admin,password={ADMIN.password}]"',
+        '"--add-scram"',
+        '"SCRAM-SHA-512=[name=app,password=app-s3cret]"',
+    ]
+    assert not (tmp_path / "fmt" / "format.args").exists()
