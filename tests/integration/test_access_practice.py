@@ -129,6 +129,7 @@ def test_the_access_practice_runs_as_written(practice: None, tmp_path: Path) -> 
     assert "3 topics, 380 records copied, 3 verified" in out, out[-4000:]
     # The dry run without passwords: not proven, exit 1, naming the three users and the way out.
     blind = out.split(">>> block 2", 1)[1].split(">>> block 3", 1)[0]
+    assert "would add 8 bindings" in blind and "Quotas: would set 4 quotas" in blind
     assert "needs a password: alice, bob, carol" in blind
     assert "NOT proven: 3 SCRAM users without a password on the target: give the passwords with --credentials" in blind
     assert blind.rstrip().endswith("exit code 1"), blind
@@ -140,6 +141,15 @@ def test_the_access_practice_runs_as_written(practice: None, tmp_path: Path) -> 
         assert f"added        SCRAM SCRAM-SHA-512 user {user}, login proven" in out  # access show
     probes = re.search(r"live probes: (\d+) probes of 3 users, (\d+) answered alike by both clusters", out)
     assert probes is not None and probes.group(1) == probes.group(2) and int(probes.group(1)) > 3, out[-4000:]
+    denied = "denied (TOPIC_AUTHORIZATION_FAILED)"
+    for probe in (  # as the walk-through says: alice produces orders, bob reads it, carol is refused payments.cards
+        "alice: produce to topic orders: source allowed, target allowed (same)",
+        f"alice: consume topic orders: source {denied}, target {denied} (same)",
+        f"bob: produce to topic orders: source {denied}, target {denied} (same)",
+        "bob: consume topic orders: source allowed, target allowed (same)",
+        f"carol: consume topic payments.cards: source {denied}, target {denied} (same)",
+    ):
+        assert f"  probe        {probe}\n" in out, out[-4000:]
     assert re.search(r"^Verdict: proven; \d+ actions decided on both clusters, 0 differently", out, flags=re.M)
     assert not (tmp_path / "home" / ".kafka-migration").exists()  # the practice kept to its own state directory
 
