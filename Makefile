@@ -139,7 +139,7 @@ mutate: venv ## mutation testing of the modules whose verdicts users sign, with 
 CLUSTERS_KIND = $(or $(KIND),plaintext)
 CLUSTERS_PORTS = $(or $(PORTS),19092$(comma)29092)
 comma := ,
-clusters: venv kafka-jars $(if $(REGISTRY),registry) ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl, PORTS=S,T; WHICH=source|target: start only that one again, on its data; REGISTRY=1: a schema registry each, 127.0.0.1:18081 and :28081)
+clusters: venv kafka-jars $(if $(REGISTRY),registry) ## start a local source (127.0.0.1:19092) and target (127.0.0.1:29092) in the background (KIND=sasl|mtls|acl; acl: the source holds SCRAM users, ACL bindings and quotas for access sync, their passwords in .clusters/scram-passwords.json; PORTS=S,T; WHICH=source|target: start only that one again, on its data; REGISTRY=1: a schema registry each, 127.0.0.1:18081 and :28081)
 	$(PY) -m harness.kafka up --kind $(CLUSTERS_KIND) --ports $(CLUSTERS_PORTS)$(if $(WHICH), --which $(WHICH))
 	$(if $(REGISTRY),$(PY) -m harness.registry up)
 

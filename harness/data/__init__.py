@@ -8,4 +8,5 @@
 - transactions   transactional producers interleaved on the same partitions, and the layout they leave
 - group_clients  consumer-group clients: commit positions, keep a group active, read where it resumes
 - app            ``python -m harness.data.app``: the tutorial's producer and consumer
+- access         the SCRAM users, ACL bindings and client quotas of ``make clusters KIND=acl``'s source
 """

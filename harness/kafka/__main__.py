@@ -11,12 +11,14 @@
 
 ``up`` starts the source on 127.0.0.1:19092 and the target on 127.0.0.1:29092 (``--ports`` to change them), so
 that the tutorial's commands work as written; it returns once both serve, with their addresses (and, for the
-secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``. A broker that
-ends leaves the other running, and ``.clusters/clusters.log`` says which ended, when, with what exit code, and how
-to start it again (harness.kafka.supervisor).
+secured kinds, the settings files to pass as --source-config / --target-config) in ``.clusters/``. With
+``--kind acl`` it then seeds the source with users, ACL bindings and client quotas to move (harness.data.access).
+A broker that ends leaves the other running, and ``.clusters/clusters.log`` says which ended, when, with what
+exit code, and how to start it again (harness.kafka.supervisor).
 
-Prints each cluster's bootstrap address and librdkafka settings (JSON, one line each), then
-waits; Ctrl-C stops the brokers and removes their folder (unless --dir was given).
+Prints each cluster's bootstrap address and the file of its librdkafka settings (JSON, one line each; the
+settings, which may hold a password, only in that file, readable by its owner), then waits; Ctrl-C stops the
+brokers and removes their folder (unless --dir was given).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 from harness.kafka import background, fetch
 from harness.kafka.background import STATE
 from harness.kafka.node import ClusterSpec, kafka_clusters
-from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security, Tls
+from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security, Tls, write_private
 from harness.kafka.supervisor import Doorbell, supervise
 
 KINDS = ("plaintext", "mtls", "sasl", "acl")
@@ -75,8 +77,11 @@ def _start(args: argparse.Namespace) -> int:
         with kafka_clusters(*specs, directory=directory) as clusters:
             print(f"{len(clusters)} {args.kind} cluster(s) ready in {time.monotonic() - began:.1f} s", flush=True)
             for cluster in clusters:
-                line = {"name": cluster.name, "cluster_id": cluster.cluster_id, **cluster.client_config()}
-                print(json.dumps(line), flush=True)
+                # The settings may hold a password or a key's passphrase: they go to a file of the owner's only,
+                # and the output (make clusters' log) names that file.
+                settings = write_private(directory / f"{cluster.name}.json", json.dumps(cluster.client_config()))
+                line = {"name": cluster.name, "cluster_id": cluster.cluster_id, "bootstrap.servers": cluster.bootstrap}
+                print(json.dumps({**line, "settings": str(settings)}), flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
                 supervise(clusters, directory, args.again, doorbell)

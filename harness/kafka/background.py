@@ -20,12 +20,14 @@ from pathlib import Path
 
 from harness.kafka import control
 from harness.kafka.control import RUNNING
+from harness.kafka.security import write_private
 from harness.kafka.single import STATE, command, start_one, state_of, stop_one
 from harness.servers.lifetime import stop_group
 
 __all__ = ["STATE", "down", "up"]
 
 READY_TIMEOUT = 180.0  # seconds; two brokers start in 10-30 s here
+PASSWORDS = "scram-passwords.json"  # KIND=acl: the SCRAM passwords of the source's users, for --credentials
 
 
 def _pid(directory: Path) -> int | None:
@@ -68,17 +70,39 @@ def up(directory: Path, kind: str, ports: str, which: str | None = None) -> int:
         return 3
     text = []
     for cluster in lines:
-        name = cluster.pop("name")
-        cluster.pop("cluster_id", None)
-        (directory / f"{name}.json").write_text(json.dumps(cluster, indent=2) + "\n")
-        text.append(f"{name}: {cluster['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
+        name, settings = cluster["name"], json.loads(Path(cluster["settings"]).read_text())
+        write_private(directory / f"{name}.json", json.dumps(settings, indent=2) + "\n")
+        text.append(f"{name}: {settings['bootstrap.servers']}  (settings: {directory / f'{name}.json'})")
     (directory / "clusters.txt").write_text("\n".join(text) + "\n")
+    seeded = _seed_access(directory, process) if kind == "acl" else ""
+    if seeded is None:
+        return 3
     print(f"{'An' if kind[0] in 'aeiou' else 'A'} {kind} source and target run in the background:")
     print("\n".join(text))
     if kind != "plaintext":
         print(f"Pass --source-config {directory / 'source.json'} --target-config {directory / 'target.json'}.")
+    if seeded:
+        print(seeded)
     print(f"Stop them with: {command(directory, 'down')} (one alone: {command(directory, 'down', 'target')})")
     return 0
+
+
+def _seed_access(directory: Path, process: subprocess.Popen[bytes]) -> str | None:  # type: ignore[type-arg]
+    """KIND=acl: the source's users, bindings and quotas (harness.data.access), their passwords in PASSWORDS; what
+    to tell the user, or None (the clusters stopped) when the source would not take them."""
+    from harness.data.access import seed_access
+
+    passwords = directory / PASSWORDS
+    try:
+        seeded = seed_access(json.loads((directory / "source.json").read_text()), passwords)
+    except Exception as failed:  # any failure leaves the pair unusable for the practice: say it, stop them
+        print(f"error: the source did not take its users, bindings and quotas: {failed}")
+        stop_group(process.pid, 60)
+        return None
+    return (
+        f"The source holds {seeded.describe()} to move with kafka-migrate access sync; "
+        f"the users' passwords: {passwords} (docs/access.md, Practise on two local clusters)."
+    )
 
 
 def _in_use(port: int) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.kafka import jars
-from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security
+from harness.kafka.security import PLAINTEXT, SaslSsl, ScramUser, Security, write_private
 from harness.servers.lifetime import terminate_with_parent
 from harness.servers.ports import free_port
 
@@ -156,17 +156,18 @@ class KafkaCluster:
         """Write server.properties and format the storage (with the kind's SCRAM users)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         write_properties(self.properties_path, self.server_properties())
-        command = [
-            *jars.java_command("kafka.tools.StorageTool", heap_mb=256, extra=_log_level()),
-            "format",
-            "--cluster-id",
-            self.cluster_id,
-            "--config",
-            str(self.properties_path),
-            *self.quorum_arguments(),
-            *self.security.format_arguments(),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+        *java, main_class = jars.java_command("kafka.tools.StorageTool", heap_mb=256, extra=_log_level())
+        arguments = [main_class, "format", "--cluster-id", self.cluster_id, "--config", str(self.properties_path)]
+        arguments += [*self.quorum_arguments(), *self.security.format_arguments()]
+        # The SCRAM users' passwords are among the arguments: the JVM reads them from an argument file of the owner's
+        # only (java @FILE), never from a command line that every process of the machine may read.
+        argument_file = write_private(self.directory / "format.args", "".join(_java_argument(a) for a in arguments))
+        try:
+            done = subprocess.run(
+                [*java, f"@{argument_file}"], capture_output=True, text=True, check=False, timeout=120
+            )
+        finally:
+            argument_file.unlink(missing_ok=True)
         if done.returncode != 0:
             raise ClusterFailed(f"formatting {self.name} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
 
@@ -248,6 +249,12 @@ def write_properties(path: Path, properties: Mapping[str, str]) -> Path:
     lines = [f"{key}={str(value).replace(chr(92), chr(92) * 2)}" for key, value in properties.items()]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def _java_argument(argument: str) -> str:
+    """One argument of a java @-file, on a line of its own: quoted, a backslash and a quote escaped."""
+    escaped = argument.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"\n'
 
 
 def _log_level() -> list[str]:

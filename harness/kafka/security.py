@@ -8,6 +8,7 @@ is always PLAINTEXT on loopback and never advertised: only the broker itself tal
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,13 @@ class SaslSsl:
 
 Security = Plaintext | Tls | SaslSsl
 PLAINTEXT = Plaintext()
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write a file that holds a secret (a password, a key's passphrase): created anew, readable by its owner only
+    from the first byte (never world-readable for a moment, as a chmod after writing would leave it)."""
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
+    return path

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
-from harness.kafka.tools import kafka_configs
+from harness.kafka.tools import kafka_configs_sasl
 from kafka_migration.access.admin import AccessCluster
 from kafka_migration.access.quota_admin import QuotaCluster
 from kafka_migration.model.access import ALLOW, LITERAL, TOPIC, USER, AclBinding, Quota, QuotaEntity
@@ -27,22 +27,8 @@ MiB = 1024 * 1024
 
 
 def _configs_tool(cluster: KafkaCluster, tmp_path: Path, *args: str) -> str:
-    """kafka-configs.sh against the cluster, as its super user (a --command-config of the test's)."""
-    settings = cluster.client_config()
-    properties = tmp_path / f"{cluster.name}-admin.properties"
-    properties.write_text(
-        "\n".join(
-            [
-                "security.protocol=SASL_SSL",
-                f"sasl.mechanism={settings['sasl.mechanism']}",
-                "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
-                f'username="{settings["sasl.username"]}" password="{settings["sasl.password"]}";',
-                "ssl.truststore.type=PEM",
-                f"ssl.truststore.location={settings['ssl.ca.location']}",
-            ]
-        )
-    )
-    return kafka_configs(cluster.bootstrap, "--command-config", str(properties), *args)
+    """kafka-configs.sh against the cluster, as its super user."""
+    return kafka_configs_sasl(cluster.client_config(), tmp_path, *args)
 
 
 def _cli(*args: str, state_dir: Path) -> subprocess.CompletedProcess[str]:

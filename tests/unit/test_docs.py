@@ -73,7 +73,9 @@ def _argv(command: str) -> list[str]:
     command = re.sub(r"<[^>]+>", "X", command)
     command = re.sub(r"(?<!\S)\[|\](?!\S)", " ", command)
     words = shlex.split(command, comments=True)[1:]
-    return words[: words.index("|")] if "|" in words else words  # what a pipe after it gets is not its argv
+    # What a pipe after it gets, or a command run after it (|| or &&), is not its argv.
+    ends = [at for at, word in enumerate(words) if word in ("|", "||", "&&")]
+    return words[: ends[0]] if ends else words
 
 
 @cache
