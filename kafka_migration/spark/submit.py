@@ -383,8 +383,8 @@ def _descendants(pid: int) -> list[psutil.Process]:
 
 def _end(processes: Sequence[psutil.Process], grace: float) -> None:
     """Let ``processes`` end by themselves within ``grace`` seconds (a driver that sees the FIFO close leaves at
-    once), then terminate them, then kill what is left after as long again: a driver killed with its JVM while it started Spark could
-    otherwise wait forever on the JVM's socket, outliving the run."""
+    once), then terminate them, then kill what is left after as long again: a driver killed with its JVM while
+    it started Spark could otherwise wait forever on the JVM's socket, outliving the run."""
     _, alive = psutil.wait_procs(processes, timeout=grace)
     for process in alive:
         with contextlib.suppress(psutil.Error):
