@@ -171,3 +171,20 @@ class TestReading:
         assert caplog.messages == [
             "could not read the launcher's word ([Errno 5] Input/output error): starting nothing more"
         ]
+
+
+def test_a_driver_that_ends_while_topics_are_still_coming_is_not_held_by_the_reader(tmp_path: Path) -> None:
+    """A driver that fails (or is done) before the launcher's go exits at once: the reading thread does not keep
+    its interpreter alive until the launcher's next word."""
+    import subprocess
+    import sys
+
+    path, fd = _fifo(tmp_path)
+    _say(fd, "plan")
+    code = f"from kafka_migration.spark.gate import Gate; assert Gate({str(path)!r}).first(); raise SystemExit(7)"
+    driver = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        assert driver.wait(timeout=30) == 7
+    finally:
+        driver.kill()
+        os.close(fd)  # the launcher holds the FIFO open, without a word, all along
