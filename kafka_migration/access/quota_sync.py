@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_migration.access.quota_admin import QuotaCluster
 from kafka_migration.access.quotas import QuotaDifference, QuotaPlan, plan_quotas, quota_differences
+from kafka_migration.kafka.quotas import QuotaCluster
 from kafka_migration.model.access import (
     ADDED,
     DIFFERENT,

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.access.admin import FAILED, PROVEN, AccessCluster
 from kafka_migration.access.permissions import check_access_permissions
 from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ledger_rows, probe_users
 from kafka_migration.access.quota_sync import QuotaOutcome, QuotaSync
@@ -31,6 +30,7 @@ from kafka_migration.access.rules import (
 )
 from kafka_migration.access.users import UsersPlan, load_passwords, plan_users
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka.access import FAILED, PROVEN, AccessCluster
 from kafka_migration.model.access import (
     ADDED,
     CONFLICT,

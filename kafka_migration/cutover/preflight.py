@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from kafka_migration.cutover.refusal import Reason
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.model.config import compile_group_pattern
 from kafka_migration.model.state import IDLE_GROUP_STATES
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some

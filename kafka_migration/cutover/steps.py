@@ -31,8 +31,8 @@ from kafka_migration.cutover.point import (
 from kafka_migration.cutover.preflight import Preflight, preflight, selected_topics, still_quiet
 from kafka_migration.cutover.refusal import FAILBACK_REFUSAL, REFUSAL, reasons_of
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.checkpoints import Key

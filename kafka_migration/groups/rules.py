@@ -7,7 +7,7 @@ batches, compaction gaps and runs that started at ``latest`` or a time. The rule
 of MirrorMaker 2 know stay: a group with members on the target is never touched, and a
 target offset already ahead is never moved back unless rewinding is allowed.
 
-No Kafka imports: the inputs are plain values read by ``groups.admin`` and the ledger, so
+No Kafka imports: the inputs are plain values read by ``kafka.groups`` and the ledger, so
 every rule is tested on data; ``groups.sync.sync_groups`` does the I/O around it. The values
 themselves (actions, outcomes, results) are in ``model.groups``.
 """

@@ -15,9 +15,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
-from kafka_migration.groups.admin import GroupCluster, first_record
 from kafka_migration.groups.rules import Routes, conclude, judge_proof, plan_group, select_groups
 from kafka_migration.kafka.acls import unlisted_groups_hint
+from kafka_migration.kafka.groups import GroupCluster, first_record
 from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
@@ -28,7 +28,7 @@ FOLLOW_GAVE_UP = "while the verification waited for the copy"
 POLL_SECONDS = 0.01
 
 
-def records(cluster: Endpoint, topic: str, partition: int, start: int, end: int | None) -> Iterator[Any]:
+def records(cluster: Endpoint, topic: str, partition: int, start: int, end: int | None) -> Generator[Any, None, None]:
     """One message at a time from ``read_range``."""
     for batch in read_range(cluster, topic, partition, start, end):
         yield from batch

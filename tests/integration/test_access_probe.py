@@ -1,4 +1,5 @@
-"""access/probe.py and access/permissions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM, StandardAuthorizer).
+"""access/probe.py, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
+StandardAuthorizer).
 
 A migrated user logs in to both clusters after a sync and tries what its bindings allow and deny; both answer
 alike, the probes leave no record and no committed offset behind, and a difference planted on the target (a
@@ -20,11 +21,12 @@ from confluent_kafka.admin import AdminClient
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.acls import Acl, grant, revoke
-from kafka_migration.access.admin import AccessCluster
-from kafka_migration.access.probe import ALLOWED, CONSUME, PRODUCE, probe_users
+from kafka_migration.access.probe import probe_users
 from kafka_migration.access.sync import sync_access
 from kafka_migration.exceptions import AuthorizationError
+from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
     ALLOW,

@@ -11,8 +11,8 @@ import pytest
 from openlineage.client.serde import Serde
 
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.groups.sync import sync_groups
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit
 from kafka_migration.lineage.naming import namespace, run_uuid

@@ -110,7 +110,7 @@ class Reach:
 
 def _cluster(conn_id: str, role: str, timeout: float) -> Any:
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.groups.admin import GroupCluster
+    from kafka_migration.kafka.groups import GroupCluster
 
     return GroupCluster(KafkaClusterHook(conn_id, role).get_cluster_config(), timeout=timeout)
 

@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import select
 
 from kafka_migration.access import quota_sync, sync
-from kafka_migration.access.admin import FAILED, PROVEN, ReadBindings
 from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport
 from kafka_migration.access.sync import (
     EXIT_DIFFERENT,
@@ -25,6 +24,7 @@ from kafka_migration.access.sync import (
     sync_access,
 )
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka.access import FAILED, PROVEN, ReadBindings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas, access_syncs
 from kafka_migration.model.access import (

@@ -168,9 +168,7 @@ class GroupCluster(KafkaCluster):
         if not offsets:
             return
         partitions = [
-            TopicPartition(
-                topic, partition, committed.offset, **({"metadata": committed.metadata} if committed.metadata else {})
-            )
+            TopicPartition(topic, partition, committed.offset, metadata=committed.metadata or None)
             for (topic, partition), committed in sorted(offsets.items())
         ]
         deadline = time.monotonic() + self.timeout
