@@ -16,13 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, RedirectResponse
 
 from kafka_migration.airflow.console.clusters import Clusters
 from kafka_migration.model.recorded import RecordedRun
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 _MEDIA = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 BUNDLE_DIR = Path(__file__).parent / "console" / "www" / "dist"
@@ -64,16 +67,16 @@ def create_app(
         return app.openapi()
 
     @lru_cache(maxsize=4)
-    def ledger_for(url: str) -> Any:
+    def ledger_for(url: str) -> Ledger:
         from kafka_migration.ledger import Ledger
 
         return Ledger.open(url)
 
-    def ledger() -> Any:
+    def ledger() -> Ledger:
         return ledger_for(get_url())
 
     app.include_router(
-        create_router(lambda: ledger().engine, get_state, clusters or Clusters(), get_reports),
+        create_router(ledger, get_state, clusters or Clusters(), get_reports),
         prefix="/api",
         tags=["console"],
     )

@@ -17,9 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from kafka_migration.exceptions import LedgerUnavailableError
+from kafka_migration.ledger import LedgerError
 from kafka_migration.ledger.urls import redact_url
 from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.bulk import collector_paused
@@ -101,7 +100,7 @@ def store_topics(ledger: Any, evidence: RunEvidence) -> None:
                 for t in plan.topics
             ],
         )
-    except SQLAlchemyError as exc:
+    except LedgerError as exc:
         raise LedgerUnavailableError(
             f"Run {plan.run_id} copied and verified in Spark, but its evidence could not be stored in the ledger "
             f"at {redact_url(str(ledger.engine.url))} ({type(exc).__name__}: {str(exc).splitlines()[0]}). It is NOT "
@@ -155,6 +154,6 @@ def record_failure(ledger: Any, run_id: str, error: str, reports_dir: Path | Non
         if files is not None:
             lineage.run_ended(files.json, files.sha256, error[:2000] or "failed")  # FAIL
         return files
-    except (SQLAlchemyError, OSError) as exc:
+    except (LedgerError, OSError) as exc:
         log.warning("Could not record run %s as failed: %s", run_id, exc)
         return None

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query
-from sqlalchemy import Engine
 
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
@@ -88,17 +87,17 @@ def kind_of(run: RecordedRun) -> str:
 class Reader:
     """What the routes read: runs as JSON with their progress, the overview, cutovers with their checklists.
 
-    ``engine`` and ``state_dir`` are called per read (the configuration may change without a restart).
+    ``ledger`` and ``state_dir`` are called per read (the configuration may change without a restart).
     """
 
-    def __init__(self, engine: Callable[[], Engine], state_dir: Callable[[], Path], clusters: Clusters) -> None:
-        self.engine = engine
+    def __init__(self, ledger: Callable[[], Ledger], state_dir: Callable[[], Path], clusters: Clusters) -> None:
+        self._ledger = ledger
         self.state_dir = state_dir
         self.clusters = clusters
 
     def ledger(self) -> Ledger:
-        """The ledger's one read API (its views and the parts that record), over the configured engine."""
-        return Ledger(self.engine())
+        """The ledger's one read API (its views and the parts that record), the configured one."""
+        return self._ledger()
 
     def progress(self, run_id: str, segments: list[RecordedSegment] | None = None) -> dict[str, Any]:
         from kafka_migration.run.files import run_dir
@@ -146,7 +145,7 @@ class Reader:
             self.clusters.log_ends(pair["source_cluster_id"], {t for t, _ in topics}) if topics else ({}, None)
         )
         lost, lost_error = (
-            self.clusters.target_losses(pair["source_cluster_id"], pair["target_cluster_id"], rows, self.engine())
+            self.clusters.target_losses(pair["source_cluster_id"], pair["target_cluster_id"], rows, self.ledger())
             if topics
             else ({}, None)
         )
@@ -309,17 +308,17 @@ def create_history_router(read: Reader) -> APIRouter:
 
 
 def create_router(
-    engine: Callable[[], Engine],
+    ledger: Callable[[], Ledger],
     state_dir: Callable[[], Path],
     clusters: Clusters,
     reports_dir: Callable[[], Path] | None = None,
 ) -> APIRouter:
-    """``engine``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
+    """``ledger``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
     a restart); ``reports_dir`` defaults to the configured one."""
     from kafka_migration.airflow.console.access import create_access_router
 
     router = APIRouter()
-    read = Reader(engine, state_dir, clusters)
+    read = Reader(ledger, state_dir, clusters)
 
     @router.get("/overview", response_model=OverviewView, summary="Each pair of clusters and how far each topic is")
     def overview() -> dict[str, Any]:

@@ -17,9 +17,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.exceptions import MigrationError
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 DEFAULT_CONNECTIONS = ("kafka_source", "kafka_target")
 TIMEOUT = 3.0  # seconds per Kafka call from a page
@@ -172,13 +175,12 @@ class Clusters:
         return {key: high for key, (high, _stable) in ends.items()}, None
 
     def target_losses(
-        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Sequence[Mapping[str, Any]], engine: Any
+        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Sequence[Mapping[str, Any]], ledger: Ledger
     ) -> tuple[dict[tuple[str, str], int], str | None]:
         """Verified records each target topic no longer holds although the source does, checked now as a run
         checks them (run/target_checks.find_losses): {(source topic, target topic): records} of the topics that
         lost any, or an empty map and why the clusters could not be read. The target's log starts come first
         (one request); only topics whose log start moved are looked at further."""
-        from kafka_migration.ledger import Ledger
         from kafka_migration.model.checkpoints import Checkpoint
         from kafka_migration.model.plan import ClusterInfo
         from kafka_migration.model.state import TopicState
@@ -210,7 +212,7 @@ class Clusters:
         try:
             losses, _ = find_losses(
                 source,
-                Ledger(engine),
+                ledger,
                 ClusterInfo("source", "", source_cluster_id, 0),
                 ClusterInfo("target", "", target_cluster_id, 0),
                 sorted(moved),
