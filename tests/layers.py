@@ -54,10 +54,24 @@ LAYERS = {
     "airflow": 5,
 }
 
-# Third-party framework -> the only parts that may import it: only glue imports Airflow or PySpark.
+# Third-party library (a dotted prefix: the longest listed one decides) -> the only parts that may import it. Only
+# glue imports Airflow or PySpark; every other library has one door in the package (issue 49), so that a change of
+# client touches one folder and the rest is tested on the package's own values.
 FRAMEWORKS = {
     "airflow": {"kafka_migration.airflow", "dags", "plugins", "harness", "tests"},
     "pyspark": {"kafka_migration.spark", "kafka_migration.airflow", "spark_jobs", "harness", "tests"},
+    # The brokers: confluent-kafka and kafka-python ("kafka") only through kafka/; the registry only through registry/.
+    "confluent_kafka": {"kafka_migration.kafka", "harness", "tests"},
+    "confluent_kafka.schema_registry": {"kafka_migration.registry", "harness", "tests"},
+    "kafka": {"kafka_migration.kafka", "harness", "tests"},
+    # The ledger's database and its migrations.
+    "sqlalchemy": {"kafka_migration.ledger", "harness", "tests"},
+    "alembic": {"kafka_migration.ledger", "harness", "tests"},
+    # The console's web framework: airflow/ serves it, plugins/ mounts it in Airflow's API server (its Depends).
+    "fastapi": {"kafka_migration.airflow", "plugins", "harness", "tests"},
+    # openlineage-python builds and sends the events in lineage/; airflow/ sends through Airflow's provider
+    # (airflow.providers.openlineage, an "airflow" import) with the events lineage/ builds.
+    "openlineage": {"kafka_migration.lineage", "harness", "tests"},
 }
 
 
@@ -229,13 +243,22 @@ def _layer(name: str) -> int | None:
     return LAYERS.get(part(name).partition(".")[2])
 
 
+def _framework(target: str) -> str | None:
+    """The FRAMEWORKS entry a third-party import falls under: the longest dotted prefix of ``target`` listed there."""
+    parts = target.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in FRAMEWORKS:
+            return ".".join(parts[:end])
+    return None
+
+
 def _arrow_problem(arrow: Arrow) -> str | None:
     source, target = arrow.source.name, arrow.target
     top, target_top = source.split(".")[0], target.split(".")[0]
     if target_top not in RANKS:
-        allowed = FRAMEWORKS.get(target_top)
-        if allowed is not None and part(source) not in allowed:
-            return f"only {', '.join(sorted(allowed))} may import {target_top}"
+        library = _framework(target)
+        if library is not None and part(source) not in FRAMEWORKS[library]:
+            return f"only {', '.join(sorted(FRAMEWORKS[library]))} may import {library}"
         return None
     if target_top != top and RANKS[target_top] >= RANKS[top]:
         lower = ", ".join(f"{t}/" for t in RANKS if RANKS[t] < RANKS[top]) or "nothing else of the tree"
