@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafka_migration.access.quotas import QuotaDifference, QuotaPlan, plan_quotas, quota_differences
 from kafka_migration.kafka.quotas import QuotaCluster
@@ -25,6 +25,9 @@ from kafka_migration.model.access import (
     Quota,
 )
 from kafka_migration.model.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 CHANGED = "set by this tool earlier; the source's value changed"
 SETTLE_SECONDS = 10.0  # KRaft applies a quota through the metadata log: a broker shows it a moment later
@@ -133,5 +136,7 @@ class QuotaSync:
             return "set by this tool earlier; the source no longer has it: --remove-stale removes it"
         return "on the target only, not set by this tool: left alone"
 
-    def record(self, ledger: Any, sync_id: str, run_id: str | None, clusters: tuple[str, str], dry_run: bool) -> None:
+    def record(
+        self, ledger: Ledger, sync_id: str, run_id: str | None, clusters: tuple[str, str], dry_run: bool
+    ) -> None:
         ledger.record_access_quotas(sync_id, run_id, clusters[0], clusters[1], self.ledger_rows(dry_run), dry_run)

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafka_migration.access.permissions import check_access_permissions
 from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ledger_rows, probe_users
@@ -49,6 +49,9 @@ from kafka_migration.model.access import (
 )
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
 
@@ -136,7 +139,7 @@ def load_credentials(path: str | Path | None) -> dict[str, Password]:
 def sync_access(
     source: ClusterConfig,
     target: ClusterConfig,
-    ledger: Any,
+    ledger: Ledger,
     sync_id: str,
     rename: str = "{topic}",
     principals: Mapping[str, str] | None = None,
@@ -253,7 +256,7 @@ def _log_in(
 
 
 def _record_verdict(
-    ledger: Any,
+    ledger: Ledger,
     result: AccessSyncResult,
     run_id: str | None,
     pair: tuple[ClusterConfig, ClusterConfig],

@@ -133,7 +133,7 @@ def create_app(
     return app
 
 
-def _cutover_report(ledger: Any, reports: Path, cutover_id: str, fmt: str) -> Path:
+def _cutover_report(ledger: Ledger, reports: Path, cutover_id: str, fmt: str) -> Path:
     """A cutover's report file, written from the ledger when missing."""
     from kafka_migration.cutover.report import generate_cutover_report
 

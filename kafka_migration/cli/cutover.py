@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.cli import output
 from kafka_migration.cli.helptext import subcommand
@@ -45,6 +45,9 @@ from kafka_migration.model.config import (
 )
 from kafka_migration.reports.summary import render_plan, render_table
 from kafka_migration.spark.submit import SparkSettings, default_master
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +181,7 @@ def cutover(args: argparse.Namespace) -> int:
 
 
 def stopped(
-    args: argparse.Namespace, command: str, ledger: Any, cutover_id: str, exc: MigrationError, done: dict[str, Any]
+    args: argparse.Namespace, command: str, ledger: Ledger, cutover_id: str, exc: MigrationError, done: dict[str, Any]
 ) -> None:
     """A cutover or failback that was refused or failed: its report (written now if the steps wrote none)
     and, with --output json, its document. The error itself goes on to stderr, with its exit code."""
@@ -203,7 +206,7 @@ def stopped(
         print(f"{'Failback' if command == 'failback' else 'Cutover'} {status or FAILED}; cutover report: {report}")
 
 
-def _report_of(ledger: Any, cutover_id: str, reports_dir: Path, exc: MigrationError) -> Path | None:
+def _report_of(ledger: Ledger, cutover_id: str, reports_dir: Path, exc: MigrationError) -> Path | None:
     """The cutover report's HTML: the one the steps wrote when they stopped (their message names it), else
     written now from the ledger (a refusal, a final run that failed)."""
     from kafka_migration.cutover.report import generate_cutover_report
@@ -219,7 +222,7 @@ def _report_of(ledger: Any, cutover_id: str, reports_dir: Path, exc: MigrationEr
 
 
 def final_run(
-    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
+    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger
 ) -> tuple[Any, Path]:
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
     outcome and the path of its report."""

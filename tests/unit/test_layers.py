@@ -112,7 +112,7 @@ UPWARD = {
     "kafka_migration/kafka": ("from kafka_migration import run\n", "kafka_migration.run"),
     "kafka_migration/ledger": ("from .. import groups\n", "kafka_migration.groups"),
     "kafka_migration/registry": ("from kafka_migration.run import mod\n", "kafka_migration.run.mod"),
-    "kafka_migration/reports": ("from kafka_migration.ledger import mod\n", "kafka_migration.ledger.mod"),
+    "kafka_migration/reports": ("from kafka_migration.access import mod\n", "kafka_migration.access.mod"),
     "kafka_migration/lineage": ("from ..reports import mod\n", "kafka_migration.reports.mod"),
     "kafka_migration/schemas": ("from kafka_migration.kafka import mod\n", "kafka_migration.kafka.mod"),
     "kafka_migration/run": ("import kafka_migration.spark.mod\n", "kafka_migration.spark.mod"),
