@@ -117,6 +117,10 @@ class SparkJobError(MigrationError):
     """A Spark application exited with an error."""
 
 
+class StepStoppedError(SparkJobError):
+    """The launcher said stop while the driver still waited for target topics to be released: it writes nothing."""
+
+
 class SchemaError(MigrationError):
     """A registry-encoded key or value, or a schema, cannot be carried as asked: its id is not in the run's id
     map, its header is not one to rewrite, or its schema text does not parse. Names the id or the schema."""

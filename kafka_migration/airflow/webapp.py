@@ -23,11 +23,11 @@ from fastapi.responses import FileResponse, RedirectResponse
 
 from kafka_migration.airflow.console.clusters import Clusters
 from kafka_migration.model.recorded import RecordedRun
+from kafka_migration.reports import MEDIA_TYPES
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
 
-_MEDIA = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 BUNDLE_DIR = Path(__file__).parent / "console" / "www" / "dist"
 BUNDLE = "console.umd.cjs"
 CONSOLE_ROUTE = "kafka-migrations"  # /plugin/<this> in the Airflow UI
@@ -109,7 +109,7 @@ def create_app(
     def report_file(run_id: str, fmt: str) -> FileResponse:
         from kafka_migration.reports.signoff import generate_report
 
-        if fmt not in _MEDIA:
+        if fmt not in MEDIA_TYPES:
             raise HTTPException(status_code=404, detail="report formats: html, json, md")
         run = run_or_404(run_id)
         path = Path(get_reports()) / run_id / f"report.{fmt}"
@@ -119,7 +119,7 @@ def create_app(
                     status_code=404, detail=f"Run {run_id} is still running; its report comes at the end"
                 )
             generate_report(ledger(), run_id, Path(get_reports()))
-        return FileResponse(path, media_type=_MEDIA[fmt])
+        return FileResponse(path, media_type=MEDIA_TYPES[fmt])
 
     @app.get(
         "/cutovers/{cutover_id}/report.{fmt}",
@@ -128,7 +128,9 @@ def create_app(
         summary="A cutover's report (checklist, group start offsets)",
     )
     def cutover_report_file(cutover_id: str, fmt: str) -> FileResponse:
-        return FileResponse(_cutover_report(ledger(), Path(get_reports()), cutover_id, fmt), media_type=_MEDIA[fmt])
+        return FileResponse(
+            _cutover_report(ledger(), Path(get_reports()), cutover_id, fmt), media_type=MEDIA_TYPES[fmt]
+        )
 
     return app
 
@@ -137,7 +139,7 @@ def _cutover_report(ledger: Ledger, reports: Path, cutover_id: str, fmt: str) ->
     """A cutover's report file, written from the ledger when missing."""
     from kafka_migration.cutover.report import generate_cutover_report
 
-    if fmt not in _MEDIA:
+    if fmt not in MEDIA_TYPES:
         raise HTTPException(status_code=404, detail="report formats: html, json, md")
     if ledger.cutover(cutover_id) is None:
         raise HTTPException(status_code=404, detail=f"No cutover {cutover_id!r} in the ledger")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kafka_migration.exceptions import MigrationError
@@ -37,6 +37,7 @@ class TopicCreation:
     # that one request stays well within a broker's request size and controller time.
     CREATE_BATCH = 500
     PROBES = 4  # polls of one topic in a row at most, while waiting for new topics (wait_for_topics)
+    FIRST_WINDOW = 50  # topics of the first window waited for; each next one twice as big, up to CREATE_BATCH
 
     def create_topics(self, topics: Iterable[tuple[str, int, int, Mapping[str, str]]]) -> dict[str, bool]:
         """Create topics (name, partitions, replication factor, configs) in batched requests.
@@ -92,25 +93,33 @@ class TopicCreation:
         except (KafkaException, TimeoutError, ValueError) as exc:
             log.debug("Looking up the readers' group coordinator on the %s cluster: %s", self.config.role, exc)
 
-    def wait_for_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, TopicDescription]:
+    def wait_for_topics(
+        self,
+        names: Iterable[str],
+        timeout: float = 30.0,
+        on_ready: Callable[[dict[str, TopicDescription]], None] | None = None,
+    ) -> dict[str, TopicDescription]:
         """Topic creation is asynchronous in Kafka: wait until every partition has a leader; each topic as the
         answer that found it ready described it (partitions, id, the principal's operations), for the checks
         before writing, which so need no other request about the new topics.
 
-        Asks for the first CREATE_BATCH topics still waiting only, in the order given (a broker brings new
+        Asks for a window of the first topics still waiting only (FIRST_WINDOW, doubling up to CREATE_BATCH:
+        small at first, so that the first topics are released to the copy soon), in the order given (a broker brings new
         topics up in the order they were created), once the last of them is up, less often the longer it
         waits: asking for all of them made each poll as big as the topic count, for as long as the broker
         took to create them (10,000 new topics: ~25 s of the client's CPU and as much of the broker's).
         Gives up when no topic got its leaders for ``timeout`` seconds: a broker creates thousands of
-        topics in longer than that in all.
+        topics in longer than that in all. ``on_ready`` receives each poll's newly ready topics as they come
+        up, so that a run can start copying them while the broker creates the others.
         """
         pending = list(dict.fromkeys(names))
         counts: dict[str, TopicDescription] = {}
         progress = time.monotonic()
         pause = 0.2
         probes = 0
+        size = self.FIRST_WINDOW
         while pending:
-            window = pending[: self.CREATE_BATCH]
+            window = pending[:size]
             # Until the window's last topic is up, ask about it alone (a few times in a row at most, in case it
             # comes up out of order): the broker's Metadata answers for 500 topics were most of the polls' cost.
             if len(window) > 1 and probes < self.PROBES and not self._have_leaders({window[-1]}):
@@ -120,8 +129,11 @@ class TopicCreation:
                 probes = 0
                 ready = self._have_leaders(set(window))
             counts.update(ready)
+            if ready and on_ready is not None:
+                on_ready(ready)
             now = time.monotonic()
             if ready:
+                size = min(self.CREATE_BATCH, size * 2) if window[-1] in ready else size
                 pending = [n for n in pending if n not in ready]
                 progress = now
                 pause = 0.2

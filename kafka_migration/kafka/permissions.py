@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, allows, operation_names, refusal
+from kafka_migration.model.text import plural, some
 
 if TYPE_CHECKING:
     from kafka_migration.kafka.clients import KafkaCluster
@@ -149,10 +150,14 @@ def check_run_permissions(
 
 
 def check_created_topics(
-    target: KafkaCluster, created: Sequence[str], known: Mapping[str, frozenset[str] | None] | None = None
+    target: KafkaCluster,
+    created: Sequence[str],
+    known: Mapping[str, frozenset[str] | None] | None = None,
+    started: int = 0,
 ) -> None:
-    """After creating target topics, before copying: the copy's and verification's operations on them
-    (``known``: as the wait for their leaders described them, else asked here)."""
+    """After creating target topics, before copying them: the copy's and verification's operations on them
+    (``known``: as the wait for their leaders described them, else asked here). ``started``: how many topics
+    before these were released to the copy already (their copy stops with the run)."""
     operations = (
         {name: known[name] for name in created}
         if known is not None and all(name in known for name in created)
@@ -164,8 +169,14 @@ def check_created_topics(
             "target",
             target.config.settings,
             lacking,
-            outcome=f"The target topic(s) {', '.join(created)} were created, empty; nothing was copied. The next "
-            "run uses them once the ACLs are added.",
+            outcome=f"The target topic(s) {some(sorted(created), most=10)} were created, empty; nothing was copied "
+            "to them"
+            + (
+                f" (the copy of the {plural(started, 'topic')} before them had started, and stopped with the run)"
+                if started
+                else ""
+            )
+            + ". The next run uses them, and resumes what stopped, once the ACLs are added.",
         )
 
 

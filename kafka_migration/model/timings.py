@@ -19,7 +19,8 @@ PARTS = ("plan", "startup", "copy", "verify", "bookkeeping")
 class RunTimings:
     """Seconds of one run. ``wall``: start (CLI start or DAG trigger) to verdict.
 
-    plan: discovery, offsets, target checks, leases, plan file (and topic creation).
+    plan: discovery, offsets, target checks, leases, plan file, and topic creation until the first topics could
+    be copied (the copy starts while the broker creates the others).
     startup: Spark start-up the run waited for (start-up hidden behind planning is not counted).
     copy: first copy task start to last copy task end; verify: the same for verification tasks.
     overlap: seconds in which copy and verification both ran.

@@ -48,7 +48,9 @@ class Application(Protocol):
 
     process: subprocess.Popen[str] | None
 
-    def go(self) -> None: ...  # the plan is written and the topics exist: start
+    def go(self) -> None: ...  # the plan is written and the topics exist: start (what is not released yet)
+    def planned(self) -> None: ...  # the plan is written, the topics are being created: wait for release()
+    def release(self, count: int) -> None: ...  # the first count topics of the run order exist: start them
     def abort(self) -> None: ...  # stop, writing nothing
     def results(self) -> dict[str, StepResults]: ...  # wait for "copy" and "verify"
     def detach(self) -> None: ...  # it ends by itself; stop watching it
@@ -177,9 +179,7 @@ def run_migration(
                 outcome.timings = results_timings(started, planned, [], [], time.time())
                 outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir)
                 return outcome
-            target_ids = create_target_topics(plan, target_cluster).topic_ids
-            planned = time.time()
-            heartbeat.check()
+            target_ids, planned = _create_topics(plan, target_cluster, app, heartbeat)
             if app is None:
                 app = launch(directory, source, target, wait=False, on_start=running.append)  # type: ignore[misc]
             else:
@@ -217,6 +217,25 @@ def _abort(app: Application | None) -> None:
     """Stop an application that waits for a plan (or still runs), so that no driver outlives the run."""
     if app is not None:
         app.abort()
+
+
+def _create_topics(
+    plan: MigrationPlan, target: KafkaCluster, app: Application | None, heartbeat: LeaseHeartbeat
+) -> tuple[dict[str, str], float]:
+    """Create and check the target topics, releasing them to a waiting ``app`` as they come up; their ids, and
+    when the copy could start (the first topics released; without an app, all of them created)."""
+    released: list[float] = []
+    if app is not None:
+        app.planned()
+
+    def release(count: int) -> None:
+        heartbeat.check()
+        released.append(time.time())
+        app.release(count)  # type: ignore[union-attr]
+
+    target_ids = create_target_topics(plan, target, release if app is not None else None).topic_ids
+    heartbeat.check()
+    return target_ids, released[0] if released else time.time()
 
 
 def _plan(

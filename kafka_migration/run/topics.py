@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_created_topics
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.state import TopicDescription, TopicState
 from kafka_migration.model.text import offset_range, plural
 from kafka_migration.run.direction import Failback
 from kafka_migration.run.positions import Position
@@ -214,10 +214,18 @@ class CreatedTopics:
     topic_ids: dict[str, str]
 
 
-def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> CreatedTopics:
+def create_target_topics(
+    plan: MigrationPlan, target: KafkaCluster, on_ready: Callable[[int], None] | None = None
+) -> CreatedTopics:
     """Create the target topics the plan marks for creation (batched requests), in the order the run takes
-    them (``MigrationPlan.run_order``), and check them before anything is written. Safe to re-run."""
-    wanted = [t for t in plan.run_order() if t.create]
+    them (``MigrationPlan.run_order``), and check them before anything is written. Safe to re-run.
+
+    ``on_ready(n)``: the first n topics of the run order are served and checked, each time n grows, so that the
+    copy of the first topics starts while the broker still creates the others (a broker takes seconds for a
+    thousand new topics); a refusal found later then stops a copy that has started, as a failed run.
+    """
+    order = plan.run_order()
+    wanted = [t for t in order if t.create]
     if wanted:
         target.find_reader_coordinator()
     done = target.create_topics((t.target_topic, len(t.partitions), t.replication_factor, t.configs) for t in wanted)
@@ -232,14 +240,48 @@ def create_target_topics(plan: MigrationPlan, target: KafkaCluster) -> CreatedTo
                 plural(len(topic.configs), "config"),
             )
             created.append(topic.target_topic)
-    described = target.wait_for_topics(
-        [t.target_topic for t in wanted] + [t.target_topic for t in plan.topics if not t.create]
-    )
+    release = _Release(order, created, target, on_ready)
+    described = target.wait_for_topics([t.target_topic for t in order], on_ready=release.ready)
     _check_created(plan.topics, {name: d.partitions for name, d in described.items()})
-    # Write and Read could not be asked about before the topics existed.
-    check_created_topics(target, created, {name: d.operations for name, d in described.items()})
     ids = {t.target_topic: described[t.target_topic].topic_id for t in wanted}
     return CreatedTopics(created, {name: topic_id for name, topic_id in ids.items() if topic_id is not None})
+
+
+class _Release:
+    """Checks target topics as they come up, and tells ``on_ready`` how many of the run order are ready."""
+
+    def __init__(
+        self,
+        order: Sequence[TopicPlan],
+        created: Sequence[str],
+        target: KafkaCluster,
+        on_ready: Callable[[int], None] | None,
+    ) -> None:
+        self.order = order
+        self.created = set(created)
+        self.target = target
+        self.on_ready = on_ready
+        self.checked: set[str] = set()
+        self.released = 0
+
+    def ready(self, described: Mapping[str, TopicDescription]) -> None:
+        """Check the newly ``described`` topics (partitions; Write and Read, which could not be asked about before
+        they existed), then release the longest checked prefix of the run order."""
+        _check_created(
+            [t for t in self.order if t.target_topic in described], {n: d.partitions for n, d in described.items()}
+        )
+        check_created_topics(
+            self.target,
+            [name for name in described if name in self.created],
+            {name: d.operations for name, d in described.items()},
+            started=self.released,
+        )
+        self.checked.update(described)
+        before = self.released
+        while self.released < len(self.order) and self.order[self.released].target_topic in self.checked:
+            self.released += 1
+        if self.on_ready is not None and self.released > before:
+            self.on_ready(self.released)
 
 
 def _check_created(topics: Sequence[TopicPlan], counts: Mapping[str, int]) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.exceptions import StepStoppedError
 from kafka_migration.model.config import ClusterConfig, ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults
@@ -22,6 +23,7 @@ from kafka_migration.model.text import plural
 from kafka_migration.run.progress import snapshot_path
 from kafka_migration.spark.driver_jobs import STEPS, run_step_jobs, warm_workers
 from kafka_migration.spark.executors import executor_conf
+from kafka_migration.spark.gate import Gate
 from kafka_migration.spark.startup import spark_log_level
 
 log = logging.getLogger("kafka_migration.spark")
@@ -40,8 +42,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--wait-for",
         type=Path,
-        help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for one line on it "
-        "('go': read the plan and run; anything else or end of file: stop without writing anything)",
+        help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for its word ('go': "
+        "read the plan and run; 'plan', then 'ready N': run the first N topics of the run order as they are "
+        "released; anything else or end of file: stop without writing anything; see spark/gate.py)",
     )
     args = parser.parse_args(argv)
     if args.step == "migrate" and args.verify_results is None:
@@ -59,37 +62,14 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
     return chosen
 
 
-GO = "go"
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
 
 
-def wait_for_go(path: Path) -> bool:
-    """Block until the launcher writes one line on the FIFO; True only for 'go'.
-
-    Opened without blocking, so a launcher that is already gone (no writer left) reads as end of file,
-    which means stop: a dead CLI never leaves a driver waiting.
-    """
-    import select
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    data = b""
-    try:
-        while b"\n" not in data:
-            select.select([fd], [], [], 1.0)
-            try:
-                chunk = os.read(fd, 64)
-            except BlockingIOError:
-                continue  # the launcher is there and has not decided yet
-            if not chunk:
-                return False
-            data += chunk
-    finally:
-        os.close(fd)
-    return data.split(b"\n", 1)[0].strip() == GO.encode()
-
-
-def _warm_and_wait(sc: Any, step: str, channel: Path, driver_started: float, target: Endpoint | None = None) -> bool:
-    """Warm the Python workers, then wait for the launcher's word; False (stop) also when anything failed."""
+def _warm_and_wait(
+    sc: Any, step: str, channel: Path, driver_started: float, target: Endpoint | None = None
+) -> Gate | None:
+    """Warm the Python workers, then wait for the launcher's first word: the gate that releases the plan's topics,
+    or None (stop) when told not to run or anything failed."""
     try:
         context_up = time.time()
         warm_workers(sc, target)
@@ -99,10 +79,11 @@ def _warm_and_wait(sc: Any, step: str, channel: Path, driver_started: float, tar
             context_up - driver_started,
             time.time() - driver_started,
         )
-        return wait_for_go(channel)
+        gate = Gate(channel)
+        return gate if gate.first() else None
     except Exception as exc:  # e.g. the launcher stopped the JVM while the workers started
         log.info("%s: could not wait for the plan (%s)", step, exc)
-        return False
+        return None
 
 
 # Logged once every results file is complete, before Spark stops: the launcher may read them then.
@@ -200,8 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc = SparkContext(conf=with_executor_settings(conf))
     try:
         sc.setLogLevel(spark_log_level())  # as the driver's log4j2 configuration says (spark/startup.py)
-        if args.wait_for and not _warm_and_wait(
-            sc, args.step, args.wait_for, driver_started, clusters.target if args.step != "verify" else None
+        gate = None
+        if args.wait_for and not (
+            gate := _warm_and_wait(
+                sc, args.step, args.wait_for, driver_started, clusters.target if args.step != "verify" else None
+            )
         ):
             # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a
             # JVM the launcher is killing; the JVM stops Spark in its own shutdown hook.
@@ -221,15 +205,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs,
             plan.run_id,
         )
-        results = run_step_jobs(
-            sc,
-            args.step,
-            plan,
-            topics,
-            clusters,
-            parallel_topics=args.parallel_topics,
-            snapshot=snapshot_path(args.results),
-        )
+        try:
+            results = run_step_jobs(
+                sc,
+                args.step,
+                plan,
+                topics,
+                clusters,
+                parallel_topics=args.parallel_topics,
+                snapshot=snapshot_path(args.results),
+                release=gate.wait_for if gate is not None else None,
+            )
+        except StepStoppedError as exc:  # the launcher stopped the run while its topics were being created
+            log.info("%s; writing nothing", exc)
+            logging.shutdown()
+            os._exit(ABORTED)
         paths = {"copy": args.results, "verify": args.verify_results} if args.step == "migrate" else {}
         bad = _write_results(results, paths or {args.step: args.results}, jobs, driver_started, ready)
     finally:

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kafka_migration.exceptions import StepStoppedError
 from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice, TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, StepResults, TopicOutcome
@@ -333,11 +334,14 @@ def run_step_jobs(
     parallel_topics: int = 4,
     on_topic_done: Callable[[TopicOutcome], None] | None = None,
     snapshot: Path | None = None,
+    release: Callable[[int], bool] | None = None,
 ) -> dict[str, StepResults]:
     """Run ``step`` for every topic, several Spark jobs at a time: one per big topic, small ones bundled.
 
     Returns the results of each kind the step produces ("copy" and/or "verify"). ``snapshot``: where to keep
-    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter).
+    the progress snapshot that the console reads while the step runs (progress.SnapshotWriter). ``release``:
+    blocks until the first n topics of the plan's run order exist on the target (spark/gate.py), False to stop;
+    each job starts once its own topics are released (StepStoppedError when told to stop first).
     """
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
@@ -376,6 +380,7 @@ def run_step_jobs(
                     on_topic_done(outcome)
 
     ordered = plan.run_order(topics)
+    position = {t.source_topic: i for i, t in enumerate(plan.run_order())}
     packing = run_packing(ordered, step, max(1, int(sc.defaultParallelism)))
     with ExitStack() as stack:
         for collector in collectors.values():
@@ -385,7 +390,13 @@ def run_step_jobs(
         pool = stack.enter_context(
             ThreadPoolExecutor(max_workers=max(1, parallel_topics), thread_name_prefix=f"{step}-topic")
         )
-        for future in [pool.submit(one, b) for b in bundle_topics(ordered, step, packing)]:
+        futures = []
+        for bundle in bundle_topics(ordered, step, packing):
+            if release is not None and not release(max(position[t.source_topic] for t in bundle) + 1):
+                sc.cancelAllJobs()  # the launcher stops this application: end the running jobs now
+                raise StepStoppedError(f"{step}: stopped before every target topic was released")
+            futures.append(pool.submit(one, bundle))
+        for future in futures:
             future.result()
     seconds = round(time.monotonic() - started, 3)
     return {

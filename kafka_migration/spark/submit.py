@@ -3,10 +3,11 @@
 Cluster settings travel in the child's environment, never on its command line.
 
 ``SparkApplication`` can also start the application before the plan exists: the driver
-starts Spark and its Python workers, then waits for one line on a FIFO that only this
-process holds open ("go", or end of file when this process aborts or dies), so Spark's
-start-up runs while the run is planned. spark-submit does not pass its stdin on to a
-Python driver, hence the FIFO.
+starts Spark and its Python workers, then waits for its word on a FIFO that only this
+process holds open ("go"; or "plan", then "ready N" as target topics come up; end of file
+when this process aborts or dies: spark/gate.py), so Spark's start-up runs while the run
+is planned, and its copy while the target topics are created. spark-submit does not pass
+its stdin on to a Python driver, hence the FIFO.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
 from kafka_migration.spark.driver import results_written
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
+from kafka_migration.spark.gate import ABORT, GO, PLAN, ready_line
 from kafka_migration.spark.startup import (
     DriverStartup,
     default_archive_dir,
@@ -289,11 +291,12 @@ class SparkApplication:
         if results_written(line):
             self._written.set()
 
-    def _tell(self, word: str) -> None:
-        """Write the one line; the FIFO stays open (its buffer with it) until the application has ended."""
+    def _tell(self, word: str, final: bool = True) -> None:
+        """Write one line (spark/gate.py); the FIFO stays open (its buffer with it) until the application has ended.
+        Nothing more after a ``final`` word (go or abort)."""
         if self._channel is None or self._told:
             return
-        self._told = True
+        self._told = final
         with contextlib.suppress(OSError):  # the driver is gone: wait() reports what it left
             os.write(self._channel, f"{word}\n".encode())
 
@@ -306,12 +309,20 @@ class SparkApplication:
             self._fifo_dir = None
 
     def go(self) -> None:
-        """The plan file is written and the target topics exist: run."""
-        self._tell("go")
+        """The plan file is written and the target topics exist: run (what is not released yet)."""
+        self._tell(GO)
+
+    def planned(self) -> None:
+        """The plan file is written; the target topics are being created: read the plan, wait for ``release``."""
+        self._tell(PLAN, final=False)
+
+    def release(self, count: int) -> None:
+        """The first ``count`` topics of the plan's run order exist and were checked: their jobs may start."""
+        self._tell(ready_line(count), final=False)
 
     def abort(self, grace: float = 10.0) -> None:
         """Do not run: the driver stops without writing anything; killed if it does not stop within ``grace``."""
-        self._tell("abort")
+        self._tell(ABORT)
         self._close()
         if self.process.poll() is None:
             self.process.terminate()  # do not wait for a driver that is still starting Spark

@@ -106,6 +106,11 @@ class FakeContext:
             self.cancelled.append(group)
             self._cancel.notify_all()
 
+    def cancelAllJobs(self) -> None:
+        with self._cancel:
+            self.cancelled.append("*")
+            self._cancel.notify_all()
+
     def getConf(self) -> dict[str, str]:
         return {}
 

@@ -17,12 +17,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
-from kafka_migration.airflow.console.models import AccessSyncDetailView, AccessSyncsPageView
+from kafka_migration.airflow.console.models import MAX_PAGE, AccessSyncDetailView, AccessSyncsPageView
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import AccessCheck
+from kafka_migration.reports import MEDIA_TYPES
 
-MAX_PAGE = 200
-REPORT_FORMATS = {"html": "text/html; charset=utf-8", "json": "application/json", "md": "text/markdown; charset=utf-8"}
 TOTALS = ("added", "present", "removed", "refused", "conflict")
 
 
@@ -31,7 +30,7 @@ def report_files(reports: Path, sync_id: str) -> dict[str, Any]:
     directory = reports / sync_id
     return {
         "directory": str(directory),
-        "files": [fmt for fmt in REPORT_FORMATS if (directory / f"report.{fmt}").is_file()],
+        "files": [fmt for fmt in MEDIA_TYPES if (directory / f"report.{fmt}").is_file()],
     }
 
 
@@ -114,7 +113,7 @@ def create_access_router(ledger: Callable[[], Ledger], reports_dir: Callable[[],
         summary="An access sync's report file (html, json, md)",
     )
     def access_report(sync_id: str, fmt: str) -> FileResponse:
-        if fmt not in REPORT_FORMATS:
+        if fmt not in MEDIA_TYPES:
             raise HTTPException(404, "report formats: html, json, md")
         path = reports_dir() / sync_id / f"report.{fmt}"
         if sync_id in {".", ".."} or "/" in sync_id or "\\" in sync_id or not path.is_file():
@@ -123,6 +122,6 @@ def create_access_router(ledger: Callable[[], Ledger], reports_dir: Callable[[],
                 f"No report file for access sync {sync_id!r} at {path}: a dry run writes none, and each sync that "
                 "writes writes its own.",
             )
-        return FileResponse(path, media_type=REPORT_FORMATS[fmt])
+        return FileResponse(path, media_type=MEDIA_TYPES[fmt])
 
     return router

@@ -19,6 +19,7 @@ from fastapi import APIRouter, HTTPException, Query
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
 from kafka_migration.airflow.console.models import (
+    MAX_PAGE,
     ClustersView,
     CutoversPageView,
     GroupSyncsPageView,
@@ -33,6 +34,7 @@ from kafka_migration.airflow.console.models import (
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.views import RunFilter
 from kafka_migration.model.recorded import RecordedRun, RecordedSegment
+from kafka_migration.reports.signoff import VERDICTS as SIGNOFF_VERDICTS
 
 KINDS = {
     "kafka_migration": "migration",
@@ -40,17 +42,9 @@ KINDS = {
     "kafka_cutover": "cutover",
     "kafka_failback": "failback",
 }
-VERDICTS = {  # as the sign-off report words them (kafka_migration.reports.signoff.VERDICTS)
-    "verified": "VERIFIED",
-    "up_to_date": "UP TO DATE",
-    "mismatch": "NOT VERIFIED",
-    "unverified": "COULD NOT VERIFY",
-    "failed": "FAILED",
-    "running": "RUNNING",
-    "dry_run": "DRY RUN",
-    "target_lost": "TARGET LOST VERIFIED RECORDS",
-}
-MAX_PAGE = 200
+# As the sign-off report words them, but for a run still running: its report (written if it stops) says
+# INCOMPLETE, the console, which sees it live, RUNNING.
+VERDICTS = {**SIGNOFF_VERDICTS, "running": "RUNNING"}
 PREFLIGHT_MAX_SECONDS = 30.0
 
 

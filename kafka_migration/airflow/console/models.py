@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_PAGE = 200  # rows one page of the console's API returns at most
+
 
 class ApiView(BaseModel):
     """Every field is sent, defaults included, so the OpenAPI schema marks each one required: the generated

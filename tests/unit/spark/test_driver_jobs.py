@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kafka_migration.exceptions import CopyError
+from kafka_migration.exceptions import CopyError, StepStoppedError
 from kafka_migration.model.plan import TopicPlan
 from kafka_migration.model.results import FAILED, MISMATCH, OK, UNVERIFIED, TopicOutcome
 from kafka_migration.spark.driver_jobs import (
@@ -266,6 +266,38 @@ class TestMigrate:
         assert sorted(results) == ["copy", "verify"]
         assert results["copy"].step == "copy" and results["verify"].step == "verify"
         assert results["copy"].ok and results["verify"].ok
+
+    def test_each_job_starts_only_once_the_launcher_released_its_topics(self) -> None:
+        big = SMALL_TOPIC_OFFSETS + 1
+        topics = [
+            topic_plan("s1", (5,)),
+            topic_plan("b1", (big,)),
+            topic_plan("s2", (5,)),
+            topic_plan("b2", (big + 1,)),
+        ]
+        plan = migration_plan(*topics)
+        assert [t.source_topic for t in plan.run_order()] == ["b2", "b1", "s1", "s2"]
+        ctx = FakeContext([])
+        asked: list[tuple[int, list[str]]] = []
+
+        def release(count: int) -> bool:
+            asked.append((count, list(ctx.groups)))
+            return True
+
+        run_step_jobs(ctx, "copy", plan, topics, CLUSTERS, parallel_topics=1, release=release)
+        # b2 alone, b1 alone, then s1 and s2 in one job: each asked for the run order up to its last topic
+        assert [count for count, _ in asked] == [1, 2, 4]
+        assert "copy:s1 and 1 more topic" not in asked[-1][1]  # not started before it was released
+        assert sorted(ctx.groups) == ["copy:b1", "copy:b2", "copy:s1 and 1 more topic"]
+
+    def test_a_launcher_that_says_stop_before_a_release_stops_the_step_and_its_running_jobs(self) -> None:
+        big = SMALL_TOPIC_OFFSETS + 1
+        topics = [topic_plan("b1", (big + 1,)), topic_plan("b2", (big,)), topic_plan("b3", (big,))]
+        ctx = FakeContext([])
+        with pytest.raises(StepStoppedError, match="copy: stopped before every target topic was released"):
+            run_step_jobs(ctx, "copy", migration_plan(*topics), topics, CLUSTERS, release=lambda count: count < 2)
+        assert "copy:b2" not in ctx.groups and "copy:b3" not in ctx.groups
+        assert "*" in ctx.cancelled  # the jobs that had started are cancelled
 
     def test_a_big_slice_is_followed_when_the_slots_allow_copy_and_follower_at_once(
         self, monkeypatch: pytest.MonkeyPatch
