@@ -201,7 +201,7 @@ def _in_range(
             return messages, last + 1, end is not None and last == end - 1
     from confluent_kafka import KafkaError
 
-    batch = []
+    batch: list[Any] = []
     next_offset = None
     for msg in messages:
         error = msg.error()
@@ -231,7 +231,7 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
         return messages, messages[-1].offset() + 1, False
     from confluent_kafka import KafkaError
 
-    batch = []
+    batch: list[Any] = []
     for msg in messages:
         error = msg.error()
         if error is None:
