@@ -166,20 +166,27 @@ def plan_probes(
 # -- asking both clusters -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ProbeSetup:
+    """Who probes and how the target is asked: each user's password and SASL mechanism (SCRAM-SHA-512 when not
+    named), the topic rename template and the principal map the sync carried the bindings with, how many users
+    are probed (the first by name) and each client's timeout in seconds."""
+
+    passwords: Mapping[str, Password]
+    mechanisms: Mapping[str, str]
+    rename: str = "{topic}"
+    principals: Mapping[str, str] | None = None
+    most_users: int = DEFAULT_USERS
+    timeout: float = 10.0
+
+
 def run_probes(
-    source: ClusterConfig,
-    target: ClusterConfig,
-    probes: Sequence[Probe],
-    passwords: Mapping[str, Password],
-    mechanisms: Mapping[str, str],
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    timeout: float = 10.0,
-    settle: float = 2.0,
+    source: ClusterConfig, target: ClusterConfig, probes: Sequence[Probe], setup: ProbeSetup, settle: float = 2.0
 ) -> ProbeReport:
     """Ask both clusters every probe as its user (a few users at a time); a probe answered differently is asked
     again once after ``settle`` seconds (a binding just created reaches every broker's authorizer a moment
     later)."""
+    passwords, mechanisms, rename, timeout = setup.passwords, setup.mechanisms, setup.rename, setup.timeout
     limits = {
         "source": max_message_bytes(source, (p.resource for p in probes if p.kind == PRODUCE), timeout),
         "target": max_message_bytes(
@@ -188,7 +195,7 @@ def run_probes(
     }
 
     def probe_user(user: str) -> list[ProbeOutcome]:
-        other = target_user(user, principals)
+        other = target_user(user, setup.principals)
         mechanism = mechanisms.get(user, "SCRAM-SHA-512")
         sessions = (
             UserSession(source, user, passwords[user], mechanism, timeout),
@@ -218,19 +225,14 @@ def probe_users(
     source: ClusterConfig,
     target: ClusterConfig,
     bindings: Iterable[AclBinding],
-    passwords: Mapping[str, Password],
-    mechanisms: Mapping[str, str],
     topics: tuple[Collection[str], Collection[str]],
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    most_users: int = DEFAULT_USERS,
-    timeout: float = 10.0,
+    setup: ProbeSetup,
 ) -> ProbeReport:
-    """Plan and run the probes of the first ``most_users`` users (by name) given a password (``topics``: the
-    topics of each cluster)."""
-    users = sorted(passwords)[: max(most_users, 0)]
-    probes = plan_probes(bindings, users, topics[0], topics[1], rename)
-    return run_probes(source, target, probes, passwords, mechanisms, rename, principals, timeout)
+    """Plan and run the probes of the first ``setup.most_users`` users (by name) given a password (``topics``:
+    the topics of each cluster)."""
+    users = sorted(setup.passwords)[: max(setup.most_users, 0)]
+    probes = plan_probes(bindings, users, topics[0], topics[1], setup.rename)
+    return run_probes(source, target, probes, setup)
 
 
 def ledger_rows(report: ProbeReport) -> list[dict[str, Any]]:

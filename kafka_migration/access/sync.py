@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kafka_migration.access.permissions import check_access_permissions
-from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ledger_rows, probe_users
+from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ProbeSetup, ledger_rows, probe_users
 from kafka_migration.access.quota_sync import QuotaOutcome, QuotaSync
 from kafka_migration.access.rules import (
     AclPlan,
@@ -54,6 +54,24 @@ if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
+
+
+@dataclass(frozen=True)
+class AccessSyncOptions:
+    """How a sync carries the source's access control: the topic rename template, the principal map, the
+    principals both authorizers treat as super users; ``dry_run`` writes nothing, ``remove_stale`` removes the
+    bindings this tool created that the source no longer has; the run it belongs to, the operator's SCRAM
+    passwords, how many users are probed live, and where its report goes (none: no report file)."""
+
+    rename: str = "{topic}"
+    principals: Mapping[str, str] | None = None
+    super_users: Collection[str] = ()
+    dry_run: bool = False
+    remove_stale: bool = False
+    run_id: str | None = None
+    passwords: Mapping[str, Password] | None = None
+    probe_users_most: int = DEFAULT_USERS
+    reports_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -141,26 +159,21 @@ def sync_access(
     target: ClusterConfig,
     ledger: Ledger,
     sync_id: str,
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    super_users: Collection[str] = (),
-    dry_run: bool = False,
-    remove_stale: bool = False,
-    run_id: str | None = None,
-    passwords: Mapping[str, Password] | None = None,
-    probe_users_most: int = DEFAULT_USERS,
-    reports_dir: Path | None = None,
+    options: AccessSyncOptions | None = None,
 ) -> AccessSyncResult:
-    """Plan (and unless ``dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on ``target``,
-    prove (decisions; each user with a password logs in to the target), record, and (not for a dry run) write
-    the sync's report into ``reports_dir``/<sync_id> with its digest in the ledger."""
+    """Plan (and unless ``options.dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on
+    ``target``, prove (decisions; each user with a password logs in to the target), record, and (not for a dry
+    run) write the sync's report into ``options.reports_dir``/<sync_id> with its digest in the ledger."""
+    options = options or AccessSyncOptions()
+    rename, principals, super_users = options.rename, options.principals, options.super_users
+    dry_run, remove_stale, run_id = options.dry_run, options.remove_stale, options.run_id
     src, tgt = AccessCluster(source), AccessCluster(target)
     check_access_permissions(src, tgt, dry_run)  # before anything is read or written (exit 2)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
     read_source, read_target = src.bindings(), tgt.bindings()
     created = ledger.access_bindings_created(src_id, tgt_id)
     plan = plan_bindings(read_source.bindings, read_target.bindings, rename, principals, created, remove_stale)
-    passwords = dict(passwords or {})
+    passwords = dict(options.passwords or {})
     users = plan_users(src.scram_credentials(), tgt.scram_credentials(), passwords)
     if plan.refused:
         raise ConfigurationError(
@@ -182,12 +195,8 @@ def sync_access(
             source,
             target,
             read_source.bindings,
-            logged_in,
-            mechanisms,
             (src.topic_names(), tgt.topic_names()),
-            rename,
-            principals,
-            most_users=probe_users_most,
+            ProbeSetup(logged_in, mechanisms, rename, principals, most_users=options.probe_users_most),
         )
     else:
         after = tuple(sorted((set(read_target.bindings) | set(plan.add)) - set(plan.remove)))
@@ -235,7 +244,7 @@ def sync_access(
         probes,
         quota_outcome,
     )
-    return _record_verdict(ledger, result, run_id, (source, target), reports_dir)
+    return _record_verdict(ledger, result, run_id, (source, target), options.reports_dir)
 
 
 LOGINS_AT_ONCE = 16  # a login is a TLS and SASL handshake, mostly waiting on the broker

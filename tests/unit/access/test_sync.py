@@ -13,10 +13,11 @@ import pytest
 from sqlalchemy import select
 
 from kafka_migration.access import quota_sync, sync
-from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport
+from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport, ProbeSetup
 from kafka_migration.access.sync import (
     EXIT_DIFFERENT,
     EXIT_OK,
+    AccessSyncOptions,
     AccessSyncResult,
     load_credentials,
     load_principal_map,
@@ -139,13 +140,13 @@ class World:
         )
         monkeypatch.setattr(sync, "probe_users", self.probe)
 
-    def probe(self, *args: Any, **kwargs: Any) -> ProbeReport:
-        names = ("source", "target", "bindings", "passwords", "mechanisms", "topics", "rename", "principals")
-        self.probed.append({**dict(zip(names, args, strict=False)), **kwargs})
+    def probe(self, source: Any, target: Any, bindings: Any, topics: Any, setup: ProbeSetup) -> ProbeReport:
+        self.probed.append({"source": source, "target": target, "bindings": bindings, "topics": topics, **vars(setup)})
         return self.probe_report
 
     def run(self, **options: Any) -> AccessSyncResult:
-        return sync_access(SOURCE, TARGET, self.ledger, "access-1", reports_dir=self.reports, **options)
+        options = AccessSyncOptions(reports_dir=self.reports, **options)
+        return sync_access(SOURCE, TARGET, self.ledger, "access-1", options)
 
 
 @pytest.fixture
@@ -358,7 +359,7 @@ def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when
     kept = world.run()
     assert kept.plan.remove == () and stale in world.target.held
     assert kept.quotas.plan.remove == () and kept.quotas.plan.update[0].quota.value == 200.0  # ours: set again
-    removed = sync_access(SOURCE, TARGET, world.ledger, "access-2", remove_stale=True)
+    removed = sync_access(SOURCE, TARGET, world.ledger, "access-2", AccessSyncOptions(remove_stale=True))
     assert removed.plan.remove == (stale,) and removed.quotas.plan.remove == (dave,)
 
 
