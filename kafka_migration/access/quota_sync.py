@@ -48,7 +48,8 @@ class QuotaOutcome:
 
 
 class QuotaSync:
-    """One sync's quotas, step by step (see the module); ``read`` first, ``prove`` last (it closes the clients)."""
+    """One sync's quotas, step by step (see the module); ``read`` first, ``prove`` last (it closes the clients,
+    as ``close`` does when a step in between fails)."""
 
     def __init__(
         self,
@@ -99,6 +100,11 @@ class QuotaSync:
                 return
             time.sleep(0.2)
 
+    def close(self) -> None:
+        """Close both clusters' clients (again is harmless)."""
+        self.source.close()
+        self.target.close()
+
     def prove(self, dry_run: bool) -> QuotaOutcome:
         """Describe both clusters again (a dry run: project the plan on the target as read) and compare."""
         try:
@@ -107,8 +113,7 @@ class QuotaSync:
             else:
                 source, target = list(self.source.quotas()), list(self.target.quotas())
         finally:
-            self.source.close()
-            self.target.close()
+            self.close()
         differences = quota_differences(source, target, self.principals)
         return QuotaOutcome(self.plan, len(source), len(target), tuple(differences))
 

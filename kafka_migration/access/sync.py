@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,11 +164,25 @@ def sync_access(
 ) -> AccessSyncResult:
     """Plan (and unless ``options.dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on
     ``target``, prove (decisions; each user with a password logs in to the target), record, and (not for a dry
-    run) write the sync's report into ``options.reports_dir``/<sync_id> with its digest in the ledger."""
-    options = options or AccessSyncOptions()
+    run) write the sync's report into ``options.reports_dir``/<sync_id> with its digest in the ledger. Every
+    client it opens is closed when it ends, also when a step fails."""
+    with ExitStack() as opened:
+        return _sync(source, target, ledger, sync_id, options or AccessSyncOptions(), opened)
+
+
+def _sync(
+    source: ClusterConfig,
+    target: ClusterConfig,
+    ledger: Ledger,
+    sync_id: str,
+    options: AccessSyncOptions,
+    opened: ExitStack,
+) -> AccessSyncResult:
     rename, principals, super_users = options.rename, options.principals, options.super_users
     dry_run, remove_stale, run_id = options.dry_run, options.remove_stale, options.run_id
-    src, tgt = AccessCluster(source), AccessCluster(target)
+    # kafka-python's connections, if token/user bindings are read
+    src = opened.enter_context(closing(AccessCluster(source)))
+    tgt = opened.enter_context(closing(AccessCluster(target)))
     check_access_permissions(src, tgt, dry_run)  # before anything is read or written (exit 2)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
     read_source, read_target = src.bindings(), tgt.bindings()
@@ -181,6 +196,7 @@ def sync_access(
             f"nothing was written: {some([r.describe() for r in plan.refused], most=3)}."
         )
     quotas = QuotaSync.read_and_plan(source, target, ledger.access_quotas_set(src_id, tgt_id), principals, remove_stale)
+    opened.callback(quotas.close)
     logins: dict[str, tuple[str, str | None]] = {}
     if not dry_run:
         tgt.create(plan.add)
@@ -228,8 +244,6 @@ def sync_access(
     ledger.record_access_probes(sync_id, ledger_rows(probes))
     quota_outcome = quotas.prove(dry_run)  # both clusters described again
     quotas.record(ledger, sync_id, run_id, (src_id, tgt_id), dry_run)
-    for cluster in (src, tgt):  # kafka-python's connections, if token/user bindings were read
-        cluster.close()
     result = AccessSyncResult(
         sync_id,
         dry_run,

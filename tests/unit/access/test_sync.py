@@ -24,7 +24,7 @@ from kafka_migration.access.sync import (
     principal_map,
     sync_access,
 )
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.kafka.access import FAILED, PROVEN, ReadBindings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas, access_syncs
@@ -208,6 +208,22 @@ def test_a_sync_writes_what_is_missing_proves_it_records_it_and_reports_it(world
             assert c.execute(select(table.c.run_id, table.c.dry_run)).all() == [(None, 0)] * (
                 2 if table is access_syncs else 1
             )
+
+
+def test_a_sync_that_fails_half_way_closes_every_client_it_opened(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write refused after both clusters and their quotas were read: the error comes out, and the ACL and the
+    quota clients of both clusters are closed all the same (kafka-python's would keep reconnecting)."""
+
+    def refused(bindings: Sequence[AclBinding]) -> None:
+        raise MigrationError("target cluster tgt:9092: could not create ACL bindings: POLICY_VIOLATION")
+
+    monkeypatch.setattr(world.target, "create", refused)
+    with pytest.raises(MigrationError, match="POLICY_VIOLATION"):
+        world.run(passwords=PASSWORDS)
+    assert world.source.closed and world.target.closed
+    assert world.quotas["source"].closed and world.quotas["target"].closed
 
 
 def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: World) -> None:
