@@ -213,9 +213,9 @@ def move_groups(
     names = sorted(groups)
     if not names:
         return []
-    from kafka_migration.groups.sync import sync_groups as sync
+    from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 
-    result = sync(source, target, ledger, groups=_exact(names), run_id=run_id, segments=segments)
+    result = sync_groups(source, target, ledger, GroupSyncOptions(_exact(names), run_id=run_id, segments=segments))
     return [f"{p.name()}: {p.outcome}" + (f" ({p.reason})" if p.reason else "") for p in result.failures()]
 
 
