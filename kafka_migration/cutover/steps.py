@@ -24,7 +24,6 @@ from kafka_migration.cutover.point import (
     REFUSED,
     RUNNING,
     Cutover,
-    CutoverTopic,
     combine_segments,
     cutover_topics,
 )
@@ -35,6 +34,7 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit as lineage
+from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_group_pattern
 from kafka_migration.model.offsets import MappedSegment
@@ -193,7 +193,11 @@ def finish_cutover(
     message = "; ".join(problems) if problems else "consumers may start on the target"
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
     files = _write_report(ledger, cutover_id, reports_dir)
-    _lineage("cutover", cutover_id, plan.run_id, (source, target), topics, ledger, problems, message, started)
+    ends = [t.to_dict() for t in topics]
+    moved = CutoverLineage(
+        "cutover", cutover_id, plan.run_id, source.bootstrap, target.bootstrap, ends, not problems, message, started
+    )
+    _lineage(ledger, moved)
     if problems:
         raise VerificationError(
             f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
@@ -325,8 +329,19 @@ def finish_failback(
         cutover.cutover_id, failback_status=FAILED if problems else COMPLETED, failback_message=message[:4000]
     )
     files = _write_report(ledger, cutover.cutover_id, reports_dir)
-    moved = (target, source)  # records moved target -> source
-    _lineage("failback", cutover.cutover_id, plan.run_id, moved, cutover.topics, ledger, problems, message, started)
+    ends = [t.to_dict() for t in cutover.topics]
+    back = CutoverLineage(  # records moved target -> source
+        "failback",
+        cutover.cutover_id,
+        plan.run_id,
+        target.bootstrap,
+        source.bootstrap,
+        ends,
+        not problems,
+        message,
+        started,
+    )
+    _lineage(ledger, back)
     if problems:
         raise VerificationError(
             f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
@@ -335,27 +350,15 @@ def finish_failback(
     return CutoverOutcome(cutover.cutover_id, plan.run_id, True, message, files)
 
 
-def _lineage(
-    kind: str,
-    cutover_id: str,
-    run_id: str,
-    moved: tuple[ClusterConfig, ClusterConfig],
-    topics: Iterable[CutoverTopic],
-    ledger: Ledger,
-    problems: list[str],
-    message: str,
-    started: str,
-) -> None:
+def _lineage(ledger: Ledger, cutover: CutoverLineage) -> None:
     """The cutover's (or failback's) lineage: each partition's ends and where each group starts (lineage/emit.py;
-    off unless configured, never failing the cutover). ``moved``: (from, to) clusters, as the records moved."""
+    off unless configured, never failing the cutover); the groups' rows are read from the ledger only when
+    something takes the events."""
 
     def rows() -> list[dict[str, Any]]:
-        return [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)]
+        return [r.to_dict() for r in ledger.group_sync_rows(run_id=cutover.run_id)]
 
-    ends = [t.to_dict() for t in topics]
-    lineage.cutover_done(
-        kind, cutover_id, run_id, moved[0].bootstrap, moved[1].bootstrap, ends, rows, not problems, message, started
-    )
+    lineage.cutover_done(cutover, rows)
 
 
 def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[MappedSegment]]:
