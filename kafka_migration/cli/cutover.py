@@ -105,7 +105,7 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
 
 
 def cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.steps import finish_cutover, prepare_cutover
+    from kafka_migration.cutover.steps import CutoverRequest, finish_cutover, prepare_cutover
     from kafka_migration.run.planner import new_run_id
 
     if not args.source or not args.target:
@@ -140,11 +140,13 @@ def cutover(args: argparse.Namespace) -> int:
             target,
             options,
             ledger,
-            cutover_id,
-            args.quiet_seconds,
-            args.group,
-            args.exclude_group,
-            reports_dir=reports_dir_of(args),  # a refusal writes its report, and its error names the file
+            CutoverRequest(
+                cutover_id,
+                args.quiet_seconds,
+                args.group,
+                args.exclude_group,
+                reports_dir=reports_dir_of(args),  # a refusal writes its report, and its error names the file
+            ),
         )
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")

@@ -204,7 +204,6 @@ def preflight(
     quiet_seconds: float,
     group_include: str | None = None,
     group_exclude: str | None = None,
-    sleep: Callable[[float], None] = time.sleep,
     what: str = "Cutover",
 ) -> Preflight:
     """Check the topics on ``writers`` are quiet and the selected groups idle on both clusters.
@@ -231,7 +230,7 @@ def preflight(
         raise CutoverRefusedError(active, what)
     before = writers.log_ends(names)
     if quiet_seconds:
-        sleep(quiet_seconds)
+        time.sleep(quiet_seconds)
     after = writers.log_ends(names)
     states = _group_states(writers, other, groups)
     problems = quiet_reasons(

@@ -59,23 +59,30 @@ def _exact(names: Iterable[str]) -> str:
     return "|".join(re.escape(n) for n in sorted(names))
 
 
+@dataclass(frozen=True)
+class CutoverRequest:
+    """One cutover as asked: its id, how long the source topics must stay quiet, the consumer groups that move
+    (ids fully matching ``groups`` and not ``exclude_groups``; every group of the topics by default), who asked
+    (``trigger``; a DAG's id and run), and where a refusal's report goes (none: no report file)."""
+
+    cutover_id: str
+    quiet_seconds: float
+    groups: str | None = None
+    exclude_groups: str | None = None
+    trigger: str = "cli"
+    dag_id: str | None = None
+    dag_run_id: str | None = None
+    reports_dir: Path | None = None
+
+
 def prepare_cutover(
-    source: ClusterConfig,
-    target: ClusterConfig,
-    options: MigrationOptions,
-    ledger: Ledger,
-    cutover_id: str,
-    quiet_seconds: float,
-    groups: str | None = None,
-    exclude_groups: str | None = None,
-    trigger: str = "cli",
-    dag_id: str | None = None,
-    dag_run_id: str | None = None,
-    reports_dir: Path | None = None,
+    source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger, request: CutoverRequest
 ) -> Preflight:
     """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``).
 
-    With ``reports_dir`` a refusal writes the cutover's report, and its error names the file."""
+    With ``request.reports_dir`` a refusal writes the cutover's report, and its error names the file."""
+    cutover_id, quiet_seconds, reports_dir = request.cutover_id, request.quiet_seconds, request.reports_dir
+    groups, exclude_groups = request.groups, request.exclude_groups
     compile_group_pattern("group", groups or ".*")  # bad input fails before anything is recorded
     if exclude_groups:
         compile_group_pattern("exclude-group", exclude_groups)
@@ -93,9 +100,9 @@ def prepare_cutover(
     ledger.start_cutover(
         cutover_id,
         {
-            "trigger": trigger,
-            "dag_id": dag_id,
-            "dag_run_id": dag_run_id,
+            "trigger": request.trigger,
+            "dag_id": request.dag_id,
+            "dag_run_id": request.dag_run_id,
             "params": params,
             "source_cluster_id": source_info.cluster_id,
             "source_bootstrap": source_info.bootstrap,
