@@ -37,7 +37,7 @@ from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
 from kafka_migration.run.retention import shortfalls
 from kafka_migration.run.stale_state import stale_state_problems
-from kafka_migration.run.target_checks import drop_aged, find_losses
+from kafka_migration.run.target_checks import PlanningReads, drop_aged, find_losses
 from kafka_migration.run.topic_configs import DEFAULT_SOURCES, target_defaults
 from kafka_migration.run.topics import plan_topic
 
@@ -254,12 +254,8 @@ def build_plan(
     losses, loss_lines = find_losses(
         source,
         ledger,
-        source_info,
-        target_info,
-        [(t.source_topic, t.target_topic) for t in topics],
-        source_states,
-        target_states,
-        checkpoints,
+        (source_info, target_info),
+        PlanningReads([(t.source_topic, t.target_topic) for t in topics], source_states, target_states, checkpoints),
         options.accept_target_loss,
         options.accept_target_retention,
     )

@@ -184,7 +184,7 @@ class Clusters:
         from kafka_migration.model.checkpoints import Checkpoint
         from kafka_migration.model.plan import ClusterInfo
         from kafka_migration.model.state import TopicState
-        from kafka_migration.run.target_checks import find_losses
+        from kafka_migration.run.target_checks import PlanningReads, find_losses
 
         target_conn, tried = self.connection_for(target_cluster_id)
         if target_conn is None:
@@ -213,14 +213,8 @@ class Clusters:
             losses, _ = find_losses(
                 source,
                 ledger,
-                ClusterInfo("source", "", source_cluster_id, 0),
-                ClusterInfo("target", "", target_cluster_id, 0),
-                sorted(moved),
-                states,
-                targets,
-                cps,
-                accept_loss=False,
-                accept_less=False,
+                (ClusterInfo("source", "", source_cluster_id, 0), ClusterInfo("target", "", target_cluster_id, 0)),
+                PlanningReads(sorted(moved), states, targets, cps),
             )
         except Exception as exc:  # a page says what failed; it never fails itself
             return {}, f"the clusters did not answer: {' '.join(str(exc).split())}"
