@@ -163,17 +163,10 @@ def cutover(args: argparse.Namespace) -> int:
         raise
     again = f"kafka-migrate failback --cutover {cutover_id}"
     if json_wanted(args):
-        doc = output.cutover_document(
-            "cutover",
-            cutover_id,
-            COMPLETED,
-            EXIT_OK,
-            message=result.message,
-            groups=checked.groups,
-            run=done["final_run"],
-            report=result.report,
-            next_step=again,
+        end = output.CutoverEnd(
+            COMPLETED, EXIT_OK, result.message, checked.groups, done["final_run"], result.report, again
         )
+        doc = output.cutover_document("cutover", cutover_id, end)
         print_document(args, doc)
         return EXIT_OK
     print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
@@ -193,16 +186,10 @@ def stopped(
     status = recorded["failback_status"] if command == "failback" else recorded["status"]
     report = _report_of(ledger, cutover_id, reports_dir_of(args), exc)
     if json_wanted(args):
-        doc = output.cutover_document(
-            command,
-            cutover_id,
-            status or FAILED,
-            exc.exit_code,
-            message=str(exc),
-            groups=done.get("groups", ()),
-            run=done.get("final_run"),
-            report=report,
+        end = output.CutoverEnd(
+            status or FAILED, exc.exit_code, str(exc), done.get("groups", ()), done.get("final_run"), report
         )
+        doc = output.cutover_document(command, cutover_id, end)
         print_document(args, doc)
     elif report is not None and str(report) not in str(exc):
         print(f"{'Failback' if command == 'failback' else 'Cutover'} {status or FAILED}; cutover report: {report}")
