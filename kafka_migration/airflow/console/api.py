@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, Field
 
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
@@ -76,6 +77,22 @@ def _parse_time(value: str | None, name: str) -> datetime | None:
 
 def kind_of(run: RecordedRun) -> str:
     return KINDS.get(run.dag_id or "", "CLI run" if run.trigger == "cli" else "run")
+
+
+class RunsQuery(BaseModel):
+    """The query of ``GET /runs``: its filters and its page, each a query parameter of its own."""
+
+    dag_id: str | None = Field(None, description="a DAG id, or 'cli' for runs of the CLI")
+    status: str | None = Field(
+        None, description="verified, up_to_date, mismatch, unverified, failed, running, target_lost"
+    )
+    source_cluster_id: str | None = None
+    target_cluster_id: str | None = None
+    topic: str | None = Field(None, description="a source or target topic the run planned")
+    since: str | None = Field(None, description="started at or after (ISO 8601)")
+    until: str | None = Field(None, description="started before (ISO 8601)")
+    limit: int = Field(25, ge=1, le=MAX_PAGE)
+    offset: int = Field(0, ge=0)
 
 
 class Reader:
@@ -324,32 +341,20 @@ def create_router(
         return {"pairs": pairs, "running": ledger.running_runs()}
 
     @router.get("/runs", response_model=RunsPageView, summary="Runs, newest first, filtered and paged")
-    def runs(
-        dag_id: str | None = Query(None, description="a DAG id, or 'cli' for runs of the CLI"),
-        status: str | None = Query(
-            None, description="verified, up_to_date, mismatch, unverified, failed, running, target_lost"
-        ),
-        source_cluster_id: str | None = None,
-        target_cluster_id: str | None = None,
-        topic: str | None = Query(None, description="a source or target topic the run planned"),
-        since: str | None = Query(None, description="started at or after (ISO 8601)"),
-        until: str | None = Query(None, description="started before (ISO 8601)"),
-        limit: int = Query(25, ge=1, le=MAX_PAGE),
-        offset: int = Query(0, ge=0),
-    ) -> dict[str, Any]:
-        texts = {"dag_id": dag_id, "status": status, "topic": topic}
-        clusters_ = {"source_cluster_id": source_cluster_id, "target_cluster_id": target_cluster_id}
+    def runs(query: Annotated[RunsQuery, Query()]) -> dict[str, Any]:
+        texts = {"dag_id": query.dag_id, "status": query.status, "topic": query.topic}
+        clusters_ = {"source_cluster_id": query.source_cluster_id, "target_cluster_id": query.target_cluster_id}
         run_filter = RunFilter(
             **{k: (v or "").strip() or None for k, v in {**texts, **clusters_}.items()},
-            since=_parse_time(since, "since"),
-            until=_parse_time(until, "until"),
+            since=_parse_time(query.since, "since"),
+            until=_parse_time(query.until, "until"),
         )
         ledger = read.ledger()
-        page = ledger.runs_page(run_filter, limit=limit, offset=offset)
+        page = ledger.runs_page(run_filter, limit=query.limit, offset=query.offset)
         return {
             "total": page.total,
-            "limit": limit,
-            "offset": offset,
+            "limit": query.limit,
+            "offset": query.offset,
             "running": ledger.running_runs(),
             "runs": [read.run(r) for r in page.rows],
         }
@@ -429,8 +434,7 @@ def create_router(
         try:
             return preflight_view(
                 read.clusters,
-                source_conn_id,
-                target_conn_id,
+                (source_conn_id, target_conn_id),
                 include,
                 exclude or None,
                 groups or None,

@@ -255,17 +255,17 @@ def unreachable(cluster_id: str, tried: Sequence[Reach]) -> str:
 
 def preflight_view(
     clusters: Clusters,
-    source_conn_id: str,
-    target_conn_id: str,
+    connections: tuple[str, str],
     include: str,
     exclude: str | None,
     groups: str | None,
     exclude_groups: str | None,
     quiet_seconds: float,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """The cutover pre-flight's checks, read only: is each selected source topic quiet, which selected groups
-    have members on either cluster. Nothing is recorded; the answer lists problems instead of raising."""
+    have members on either cluster (``connections``: the source's and the target's Kafka connection ids).
+    Nothing is recorded; the answer lists problems instead of raising."""
+    source_conn_id, target_conn_id = connections
     from kafka_migration.cutover.preflight import (
         active_group_problems,
         groups_on_topics,
@@ -293,7 +293,7 @@ def preflight_view(
     chosen = groups_on_topics(source.group_ids(), source.committed, names, groups, exclude_groups)
     before = source.log_ends(names)
     if quiet_seconds:
-        sleep(quiet_seconds)
+        time.sleep(quiet_seconds)
     after = source.log_ends(names)
     moved = moved_partitions(before, after)
     open_tx = open_transactions(after)
