@@ -26,8 +26,8 @@ from typing import Any
 
 from harness.data.seed import create_topic, producer, send
 from harness.kafka.security import write_private
-from kafka_migration.access.admin import AccessCluster
-from kafka_migration.access.quota_admin import QuotaCluster
+from kafka_migration.kafka.access import AccessCluster
+from kafka_migration.kafka.quotas import QuotaCluster
 from kafka_migration.model.access import (
     ALLOW,
     CLUSTER,

@@ -36,7 +36,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,22 +70,27 @@ class Intervals:
 PRODUCER = {"compression.type": "lz4", "linger.ms": "20", "batch.size": str(1024 * 1024)}
 
 
-def migration_properties(
-    source: str,
-    target: str,
-    *,
-    topics: str,
-    groups: str,
-    rest_port: int,
-    tasks: int,
-    intervals: Intervals = Intervals(),
-    producer: Mapping[str, str] = PRODUCER,
-    replication_factor: int = 1,
-) -> dict[str, str]:
-    """mm2.properties for a one-way migration ``source`` -> ``target`` (bootstrap servers) of the topics and
-    groups matching the regexes, with ``tasks`` tasks per connector and ``replication_factor`` for every topic
-    it creates on the target (the mirrored ones and its own); see the module docstring."""
-    flow = f"{FLOW}."
+@dataclass(frozen=True)
+class Flow:
+    """What a one-way MirrorMaker 2 flow moves and how: the topics and groups matching the regexes, its REST
+    port, ``tasks`` tasks per connector, its intervals, the target producer's settings, and the replication
+    factor of every topic it creates on the target (the mirrored ones and its own)."""
+
+    topics: str
+    groups: str
+    rest_port: int
+    tasks: int
+    intervals: Intervals = Intervals()
+    producer: Mapping[str, str] = field(default_factory=lambda: dict(PRODUCER))
+    replication_factor: int = 1
+
+
+def migration_properties(source: str, target: str, flow: Flow) -> dict[str, str]:
+    """mm2.properties for a one-way migration ``source`` -> ``target`` (bootstrap servers) of ``flow``; see
+    the module docstring."""
+    topics, groups, rest_port, tasks = flow.topics, flow.groups, flow.rest_port, flow.tasks
+    intervals, producer, replication_factor = flow.intervals, flow.producer, flow.replication_factor
+    prefix = f"{FLOW}."
     rf = str(replication_factor)
     return {
         "clusters": f"{SOURCE}, {TARGET}",
@@ -96,8 +101,8 @@ def migration_properties(
         # No herder for the reverse flow: by default MM2 starts one anyway, to emit heartbeats into the
         # source, and with it three internal topics and a heartbeats topic there.
         f"{TARGET}->{SOURCE}.emit.heartbeats.enabled": "false",
-        f"{flow}topics": topics,
-        f"{flow}groups": groups,
+        f"{prefix}topics": topics,
+        f"{prefix}groups": groups,
         "replication.policy.class": IDENTITY_POLICY,
         "tasks.max": str(tasks),
         # Plugins found through their ServiceLoader manifests only, as MM2's own start-up warning advises;
@@ -108,15 +113,15 @@ def migration_properties(
         f"{TARGET}.plugin.discovery": "service_load",
         # Consumer groups: checkpoints translated and written to the target's groups while these
         # have no members there.
-        f"{flow}emit.checkpoints.enabled": "true",
-        f"{flow}sync.group.offsets.enabled": "true",
-        f"{flow}emit.checkpoints.interval.seconds": str(intervals.emit_checkpoints),
-        f"{flow}sync.group.offsets.interval.seconds": str(intervals.sync_group_offsets),
-        f"{flow}refresh.groups.interval.seconds": str(intervals.refresh_groups),
-        f"{flow}refresh.topics.interval.seconds": str(intervals.refresh_topics),
+        f"{prefix}emit.checkpoints.enabled": "true",
+        f"{prefix}sync.group.offsets.enabled": "true",
+        f"{prefix}emit.checkpoints.interval.seconds": str(intervals.emit_checkpoints),
+        f"{prefix}sync.group.offsets.interval.seconds": str(intervals.sync_group_offsets),
+        f"{prefix}refresh.groups.interval.seconds": str(intervals.refresh_groups),
+        f"{prefix}refresh.topics.interval.seconds": str(intervals.refresh_topics),
         # The offset syncs on the target, as the source of a migration is not written to (kafka-migrate
         # writes nothing there either); the default would create mm2-offset-syncs.target.internal on it.
-        f"{flow}offset-syncs.topic.location": TARGET,
+        f"{prefix}offset-syncs.topic.location": TARGET,
         # Exactly-once delivery of the data (KIP-618): transactional writes on the target, only
         # committed records read from the source, and the internal REST server dedicated mode needs for it.
         f"{TARGET}.exactly.once.source.support": "enabled",

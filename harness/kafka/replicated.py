@@ -198,19 +198,26 @@ def _node(
     )
 
 
-def start_replicated(
-    name: str,
-    directory: Path,
-    *,
-    brokers: int = 3,
-    properties: Mapping[str, str] | None = None,
-    heap_mb: int = 384,
-    proxied: bool = False,
-    fast_start: bool = True,
-    timeout: float = 180.0,
-) -> ReplicatedCluster:
-    """Format and start a cluster of ``brokers`` nodes side by side; all or none. ``fast_start``: the tests'
-    JVM flags (harness.kafka.jars.java_command); the bench passes False, to run the nodes as production does."""
+@dataclass(frozen=True)
+class ReplicatedOptions:
+    """How a replicated cluster starts: ``brokers`` nodes, broker properties over REPLICATED_PROPERTIES, each
+    node's heap, each behind a loopback proxy (``proxied``: the fault tests cut connections there), the tests'
+    fast-start JVM flags (harness.kafka.jars.java_command; the bench turns them off, to run the nodes as
+    production does), and how long to wait for all of them."""
+
+    brokers: int = 3
+    properties: Mapping[str, str] | None = None
+    heap_mb: int = 384
+    proxied: bool = False
+    fast_start: bool = True
+    timeout: float = 180.0
+
+
+def start_replicated(name: str, directory: Path, options: ReplicatedOptions | None = None) -> ReplicatedCluster:
+    """Format and start a cluster of ``options.brokers`` nodes side by side; all or none."""
+    options = options or ReplicatedOptions()
+    brokers, properties, heap_mb = options.brokers, options.properties, options.heap_mb
+    proxied, fast_start, timeout = options.proxied, options.fast_start, options.timeout
     cluster_id = new_cluster_id()
     merged = {**REPLICATED_PROPERTIES, **(properties or {})}
     nodes = [_node(name, directory, i, cluster_id, merged, heap_mb, fast_start) for i in range(1, brokers + 1)]
@@ -243,12 +250,14 @@ def stop_replicated(clusters: Sequence[ReplicatedCluster]) -> None:
 
 
 @contextlib.contextmanager
-def replicated_clusters(*names: str, directory: Path, **options: Any) -> Iterator[list[ReplicatedCluster]]:
+def replicated_clusters(
+    *names: str, directory: Path, options: ReplicatedOptions | None = None
+) -> Iterator[list[ReplicatedCluster]]:
     """Replicated clusters side by side (e.g. a source and a target); stopped on exit, also on errors."""
     started: list[ReplicatedCluster] = []
     try:
         with ThreadPoolExecutor(max_workers=len(names)) as pool:
-            futures = [pool.submit(start_replicated, name, directory, **options) for name in names]
+            futures = [pool.submit(start_replicated, name, directory, options) for name in names]
             errors = []
             for future in futures:
                 try:

@@ -15,10 +15,9 @@ does not answer at all is left to the sync's first request, which names it unrea
 
 from __future__ import annotations
 
-from typing import Any
-
-from kafka_migration.kafka.acls import Permission, allows, operation_names, refusal
+from kafka_migration.kafka.acls import Permission, allows, refusal
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.permissions import granted_on_cluster
 
 READ_NEEDS = (
     Permission("Describe", "cluster", (), "to read its ACL bindings and SCRAM users"),
@@ -40,18 +39,6 @@ def lacking(granted: frozenset[str] | None, needs: tuple[Permission, ...]) -> li
     if granted is None:
         return []
     return [p for p in needs if not allows(granted, p.operation)]
-
-
-def granted_on_cluster(cluster: KafkaCluster) -> frozenset[str] | None:
-    """The principal's operations on the Cluster resource; None when the cluster did not answer."""
-    from confluent_kafka import KafkaException
-
-    future: Any = cluster.admin.describe_cluster(include_authorized_operations=True, request_timeout=cluster.timeout)
-    try:
-        described = future.result(timeout=cluster.timeout + 5)
-    except (KafkaException, TimeoutError):
-        return None
-    return operation_names(described.authorized_operations) or frozenset()
 
 
 def check_access_permissions(source: KafkaCluster, target: KafkaCluster, dry_run: bool = False) -> None:

@@ -4,20 +4,8 @@ and the target must answer each as the source did (topics renamed, the principal
 
 The decision check (``rules``) computes what the authorizers should decide; this asks the brokers themselves,
 so a binding that did not reach the target's authorizer, a DENY planted there, or a user whose credential differs
-shows up as the broker's own answer. The probes are built to leave nothing the migration would copy or count:
-
-- produce: one record larger than the topic's ``max.message.bytes``. The broker checks WRITE first, then the
-  size: an allowed producer gets MESSAGE_TOO_LARGE and nothing is appended; a denied one
-  TOPIC_AUTHORIZATION_FAILED. A topic whose limit cannot be read is not produced to.
-- consume: a fetch from the end of partition 0 (assigned, no group membership, nothing committed): READ allowed
-  reaches the end of the partition, denied gets TOPIC_AUTHORIZATION_FAILED.
-- commit: an offset commit for the group on a partition the topic does not have: the broker checks READ on the
-  group and on the topic, then refuses the unknown partition (UNKNOWN_TOPIC_OR_PART: allowed; nothing stored).
-- describe: a topic's metadata (an absent topic answers UNKNOWN_TOPIC_OR_PART when DESCRIBE is allowed).
-- transaction: ``init_transactions`` with a transactional id of the binding's prefix (``<prefix>km-probe``, never
-  an id an application uses: initializing a live id would fence its producer), then an empty transaction begun
-  and aborted. The broker keeps the id's producer state in ``__transaction_state`` (not copied by a run; it
-  expires after ``transactional.id.expiration.ms``). LITERAL transactional ids are therefore not probed.
+shows up as the broker's own answer. How each probe is asked, so that it leaves
+nothing the migration would copy or count, is told in ``kafka/sessions.py``, which asks it.
 """
 
 from __future__ import annotations
@@ -29,8 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.access.rules import split_template
-from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
-from kafka_migration.kafka.settings import client_settings
+from kafka_migration.kafka.sessions import (
+    COMMIT,
+    CONSUME,
+    DESCRIBE,
+    INCONCLUSIVE,
+    PROBE_SUFFIX,
+    PRODUCE,
+    TRANSACTION,
+    UserSession,
+    max_message_bytes,
+)
 from kafka_migration.model.access import (
     GROUP,
     PREFIXED,
@@ -41,15 +38,9 @@ from kafka_migration.model.access import (
     AclBinding,
     Password,
 )
-from kafka_migration.model.config import ClusterConfig, scrub
+from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
 
-PRODUCE, CONSUME, COMMIT, DESCRIBE, TRANSACTION = "produce", "consume", "commit", "describe", "transaction"
-ALLOWED = "allowed"
-DENIED = "denied"  # an outcome "denied (TOPIC_AUTHORIZATION_FAILED)": the broker's error named
-INCONCLUSIVE = "inconclusive"  # no answer, or one that says nothing of the authorizer
-PROBE_SUFFIX = "km-probe"  # appended to a prefix: a name of the prefix no application uses
-NO_PARTITION = 999_999  # a partition no topic has: a commit to it stores nothing
 DEFAULT_LIMIT = 24  # probes per user
 DEFAULT_USERS = 20  # users probed by a sync (the first by name): each costs a few logins to each cluster
 WORKERS = 8  # users probed at a time (mostly waiting on the brokers: 8 beat 4 by a fifth here, 20 users)
@@ -172,206 +163,30 @@ def plan_probes(
     return probes
 
 
-# -- asking a cluster ------------------------------------------------------------------------------------------
+# -- asking both clusters -----------------------------------------------------------------------------------
 
 
-def _outcome(error: Any) -> str:
-    """A broker's answer as an outcome: an authorization failure is a denial; the answers a probe expects of an
-    allowed request (see the module) are ``allowed``; anything else is inconclusive."""
-    name = error.name() if hasattr(error, "name") else str(error)
-    if name in AUTHORIZATION_FAILURES:
-        return f"{DENIED} ({name})"
-    if name in ("MSG_SIZE_TOO_LARGE", "UNKNOWN_TOPIC_OR_PART", "_PARTITION_EOF"):
-        return ALLOWED
-    reason = error.str() if hasattr(error, "str") else str(error)
-    return f"{INCONCLUSIVE}: {name} ({reason})"
+@dataclass(frozen=True)
+class ProbeSetup:
+    """Who probes and how the target is asked: each user's password and SASL mechanism (SCRAM-SHA-512 when not
+    named), the topic rename template and the principal map the sync carried the bindings with, how many users
+    are probed (the first by name) and each client's timeout in seconds."""
 
-
-class UserSession:
-    """One user's clients on one cluster: the cluster's connection settings with the user's SASL login."""
-
-    def __init__(self, config: ClusterConfig, user: str, password: Password, mechanism: str, timeout: float) -> None:
-        self.config, self.user, self.timeout = config, user, timeout
-        self._secret = password.password
-        self._admin: Any = None
-        self.settings = {
-            **config.settings,
-            "sasl.mechanism": mechanism,
-            "sasl.username": user,
-            "sasl.password": password.password,
-            "socket.connection.setup.timeout.ms": int(timeout * 1000),
-        }
-
-    def _scrub(self, text: str) -> str:
-        return scrub(text, self.settings).replace(self._secret, "***")
-
-    def run(self, kind: str, resource: str, topic: str | None, max_message_bytes: int | None) -> str:
-        from confluent_kafka import KafkaException
-
-        tries = {
-            DESCRIBE: lambda: self.describe(resource),
-            PRODUCE: lambda: self.produce(resource, max_message_bytes),
-            CONSUME: lambda: self.consume(resource),
-            COMMIT: lambda: self.commit(resource, topic or PROBE_SUFFIX),
-            TRANSACTION: lambda: self.transaction(resource),
-        }
-        try:
-            return tries[kind]()
-        except KafkaException as exc:
-            return self._scrub(_outcome(exc.args[0] if exc.args else exc))
-        except Exception as exc:  # a client that could not even start: the probe says nothing of the authorizer
-            return self._scrub(f"{INCONCLUSIVE}: {type(exc).__name__} ({exc})")
-
-    def describe(self, topic: str) -> str:
-        from confluent_kafka import TopicCollection
-        from confluent_kafka.admin import AdminClient
-
-        if self._admin is None:  # one per user and cluster: its login is paid once for every describe
-            self._admin = AdminClient(client_settings(self.settings))
-        future = self._admin.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)[topic]
-        future.result(timeout=self.timeout + 5)
-        return ALLOWED
-
-    def produce(self, topic: str, max_message_bytes: int | None) -> str:
-        from confluent_kafka import Producer
-
-        if max_message_bytes is None:
-            return f"{INCONCLUSIVE}: the topic's max.message.bytes could not be read, so no record was sent"
-        size = max_message_bytes + 1
-        producer = Producer(
-            client_settings(
-                {
-                    **self.settings,
-                    "enable.idempotence": False,
-                    "acks": "all",
-                    "retries": 0,
-                    "compression.type": "none",
-                    "linger.ms": 0,
-                    "allow.auto.create.topics": False,
-                    "message.max.bytes": min(size + 4096, 1_000_000_000),
-                    "message.timeout.ms": int(self.timeout * 1000),
-                }
-            )
-        )
-        answers: list[Any] = []
-        producer.produce(topic, b"\0" * size, partition=0, on_delivery=lambda err, msg: answers.append((err, msg)))
-        producer.flush(self.timeout + 5)
-        if not answers:
-            return f"{INCONCLUSIVE}: no delivery report within {self.timeout:.0f}s"
-        error, message = answers[0]
-        if error is None:  # the topic took a record over its own limit: say so, loudly
-            return f"{INCONCLUSIVE}: a probe record was appended at offset {message.offset()} of partition 0"
-        return self._scrub(_outcome(error))
-
-    def _consumer(self, group: str) -> Any:
-        from confluent_kafka import Consumer
-
-        return Consumer(
-            client_settings(
-                {
-                    **self.settings,
-                    "group.id": group,
-                    "enable.auto.commit": False,
-                    "enable.auto.offset.store": False,
-                    "enable.partition.eof": True,
-                    "allow.auto.create.topics": False,
-                    "auto.offset.reset": "latest",
-                    "fetch.wait.max.ms": 10,
-                }
-            )
-        )
-
-    def consume(self, topic: str) -> str:
-        from confluent_kafka import OFFSET_END, TopicPartition
-
-        consumer = self._consumer(PROBE_SUFFIX)
-        try:
-            # Without DESCRIBE the partition never gets a leader, and an assigned consumer waits silently.
-            described = consumer.list_topics(topic, timeout=self.timeout).topics.get(topic)
-            refused = described is not None and described.error is not None
-            if refused and described.error.name() in AUTHORIZATION_FAILURES:
-                return self._scrub(_outcome(described.error))
-            consumer.assign([TopicPartition(topic, 0, OFFSET_END)])
-            deadline = time.monotonic() + self.timeout
-            while time.monotonic() < deadline:
-                message = consumer.poll(0.2)
-                if message is None:
-                    continue
-                error = message.error()
-                if error is None:
-                    return ALLOWED  # a record written meanwhile: read, not committed
-                if error.name() == "GROUP_AUTHORIZATION_FAILED":
-                    continue  # the consumer's coordinator lookup, not the fetch: the commit probe asks the group
-                return self._scrub(_outcome(error))
-            return f"{INCONCLUSIVE}: no fetch answered within {self.timeout:.0f}s"
-        finally:
-            consumer.close()
-
-    def commit(self, group: str, topic: str) -> str:
-        from confluent_kafka import TopicPartition
-
-        consumer = self._consumer(group)
-        try:
-            committed = consumer.commit(offsets=[TopicPartition(topic, NO_PARTITION, 0)], asynchronous=False)
-            errors = [p.error for p in committed or () if p.error is not None]
-            return self._scrub(_outcome(errors[0])) if errors else f"{INCONCLUSIVE}: the commit was accepted"
-        finally:
-            consumer.close()
-
-    def transaction(self, transactional_id: str) -> str:
-        from confluent_kafka import Producer
-
-        producer = Producer(
-            client_settings(
-                {
-                    **self.settings,
-                    "transactional.id": transactional_id,
-                    "transaction.timeout.ms": 60_000,
-                    "message.timeout.ms": 60_000,
-                }
-            )
-        )
-        producer.init_transactions(self.timeout)
-        producer.begin_transaction()
-        producer.abort_transaction(self.timeout)
-        return ALLOWED
-
-
-def max_message_bytes(config: ClusterConfig, topics: Iterable[str], timeout: float) -> dict[str, int]:
-    """Each topic's ``max.message.bytes``, read with the sync's own connection (the users may not
-    DescribeConfigs); a topic it cannot read is left out, and is then not produced to."""
-    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
-
-    wanted = sorted(set(topics))
-    if not wanted:
-        return {}
-    admin = AdminClient(client_settings(config.settings))
-    resources = [ConfigResource(ResourceType.TOPIC, t) for t in wanted]
-    found = {}
-    for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
-        try:
-            entry = future.result(timeout=timeout + 5).get("max.message.bytes")
-        except Exception:
-            continue
-        if entry is not None and entry.value is not None:
-            found[resource.name] = int(entry.value)
-    return found
+    passwords: Mapping[str, Password]
+    mechanisms: Mapping[str, str]
+    rename: str = "{topic}"
+    principals: Mapping[str, str] | None = None
+    most_users: int = DEFAULT_USERS
+    timeout: float = 10.0
 
 
 def run_probes(
-    source: ClusterConfig,
-    target: ClusterConfig,
-    probes: Sequence[Probe],
-    passwords: Mapping[str, Password],
-    mechanisms: Mapping[str, str],
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    timeout: float = 10.0,
-    settle: float = 2.0,
+    source: ClusterConfig, target: ClusterConfig, probes: Sequence[Probe], setup: ProbeSetup, settle: float = 2.0
 ) -> ProbeReport:
     """Ask both clusters every probe as its user (a few users at a time); a probe answered differently is asked
     again once after ``settle`` seconds (a binding just created reaches every broker's authorizer a moment
     later)."""
+    passwords, mechanisms, rename, timeout = setup.passwords, setup.mechanisms, setup.rename, setup.timeout
     limits = {
         "source": max_message_bytes(source, (p.resource for p in probes if p.kind == PRODUCE), timeout),
         "target": max_message_bytes(
@@ -380,7 +195,7 @@ def run_probes(
     }
 
     def probe_user(user: str) -> list[ProbeOutcome]:
-        other = target_user(user, principals)
+        other = target_user(user, setup.principals)
         mechanism = mechanisms.get(user, "SCRAM-SHA-512")
         sessions = (
             UserSession(source, user, passwords[user], mechanism, timeout),
@@ -410,19 +225,14 @@ def probe_users(
     source: ClusterConfig,
     target: ClusterConfig,
     bindings: Iterable[AclBinding],
-    passwords: Mapping[str, Password],
-    mechanisms: Mapping[str, str],
     topics: tuple[Collection[str], Collection[str]],
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    most_users: int = DEFAULT_USERS,
-    timeout: float = 10.0,
+    setup: ProbeSetup,
 ) -> ProbeReport:
-    """Plan and run the probes of the first ``most_users`` users (by name) given a password (``topics``: the
-    topics of each cluster)."""
-    users = sorted(passwords)[: max(most_users, 0)]
-    probes = plan_probes(bindings, users, topics[0], topics[1], rename)
-    return run_probes(source, target, probes, passwords, mechanisms, rename, principals, timeout)
+    """Plan and run the probes of the first ``setup.most_users`` users (by name) given a password (``topics``:
+    the topics of each cluster)."""
+    users = sorted(setup.passwords)[: max(setup.most_users, 0)]
+    probes = plan_probes(bindings, users, topics[0], topics[1], setup.rename)
+    return run_probes(source, target, probes, setup)
 
 
 def ledger_rows(report: ProbeReport) -> list[dict[str, Any]]:

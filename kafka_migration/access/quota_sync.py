@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kafka_migration.access.quota_admin import QuotaCluster
 from kafka_migration.access.quotas import QuotaDifference, QuotaPlan, plan_quotas, quota_differences
+from kafka_migration.kafka.quotas import QuotaCluster
 from kafka_migration.model.access import (
     ADDED,
     DIFFERENT,
@@ -25,6 +25,9 @@ from kafka_migration.model.access import (
     Quota,
 )
 from kafka_migration.model.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 CHANGED = "set by this tool earlier; the source's value changed"
 SETTLE_SECONDS = 10.0  # KRaft applies a quota through the metadata log: a broker shows it a moment later
@@ -45,7 +48,8 @@ class QuotaOutcome:
 
 
 class QuotaSync:
-    """One sync's quotas, step by step (see the module); ``read`` first, ``prove`` last (it closes the clients)."""
+    """One sync's quotas, step by step (see the module); ``read`` first, ``prove`` last (it closes the clients,
+    as ``close`` does when a step in between fails)."""
 
     def __init__(
         self,
@@ -96,6 +100,11 @@ class QuotaSync:
                 return
             time.sleep(0.2)
 
+    def close(self) -> None:
+        """Close both clusters' clients (again is harmless)."""
+        self.source.close()
+        self.target.close()
+
     def prove(self, dry_run: bool) -> QuotaOutcome:
         """Describe both clusters again (a dry run: project the plan on the target as read) and compare."""
         try:
@@ -104,8 +113,7 @@ class QuotaSync:
             else:
                 source, target = list(self.source.quotas()), list(self.target.quotas())
         finally:
-            self.source.close()
-            self.target.close()
+            self.close()
         differences = quota_differences(source, target, self.principals)
         return QuotaOutcome(self.plan, len(source), len(target), tuple(differences))
 
@@ -133,5 +141,7 @@ class QuotaSync:
             return "set by this tool earlier; the source no longer has it: --remove-stale removes it"
         return "on the target only, not set by this tool: left alone"
 
-    def record(self, ledger: Any, sync_id: str, run_id: str | None, clusters: tuple[str, str], dry_run: bool) -> None:
+    def record(
+        self, ledger: Ledger, sync_id: str, run_id: str | None, clusters: tuple[str, str], dry_run: bool
+    ) -> None:
         ledger.record_access_quotas(sync_id, run_id, clusters[0], clusters[1], self.ledger_rows(dry_run), dry_run)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kafka_migration.access.admin import FAILED, PROVEN, AccessCluster
 from kafka_migration.access.permissions import check_access_permissions
-from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ledger_rows, probe_users
+from kafka_migration.access.probe import DEFAULT_USERS, ProbeReport, ProbeSetup, ledger_rows, probe_users
 from kafka_migration.access.quota_sync import QuotaOutcome, QuotaSync
 from kafka_migration.access.rules import (
     AclPlan,
@@ -31,6 +31,7 @@ from kafka_migration.access.rules import (
 )
 from kafka_migration.access.users import UsersPlan, load_passwords, plan_users
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka.access import FAILED, PROVEN, AccessCluster
 from kafka_migration.model.access import (
     ADDED,
     CONFLICT,
@@ -50,7 +51,28 @@ from kafka_migration.model.access import (
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
 
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+
 EXIT_OK, EXIT_DIFFERENT = 0, 1
+
+
+@dataclass(frozen=True)
+class AccessSyncOptions:
+    """How a sync carries the source's access control: the topic rename template, the principal map, the
+    principals both authorizers treat as super users; ``dry_run`` writes nothing, ``remove_stale`` removes the
+    bindings this tool created that the source no longer has; the run it belongs to, the operator's SCRAM
+    passwords, how many users are probed live, and where its report goes (none: no report file)."""
+
+    rename: str = "{topic}"
+    principals: Mapping[str, str] | None = None
+    super_users: Collection[str] = ()
+    dry_run: bool = False
+    remove_stale: bool = False
+    run_id: str | None = None
+    passwords: Mapping[str, Password] | None = None
+    probe_users_most: int = DEFAULT_USERS
+    reports_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -136,28 +158,37 @@ def load_credentials(path: str | Path | None) -> dict[str, Password]:
 def sync_access(
     source: ClusterConfig,
     target: ClusterConfig,
-    ledger: Any,
+    ledger: Ledger,
     sync_id: str,
-    rename: str = "{topic}",
-    principals: Mapping[str, str] | None = None,
-    super_users: Collection[str] = (),
-    dry_run: bool = False,
-    remove_stale: bool = False,
-    run_id: str | None = None,
-    passwords: Mapping[str, Password] | None = None,
-    probe_users_most: int = DEFAULT_USERS,
-    reports_dir: Path | None = None,
+    options: AccessSyncOptions | None = None,
 ) -> AccessSyncResult:
-    """Plan (and unless ``dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on ``target``,
-    prove (decisions; each user with a password logs in to the target), record, and (not for a dry run) write
-    the sync's report into ``reports_dir``/<sync_id> with its digest in the ledger."""
-    src, tgt = AccessCluster(source), AccessCluster(target)
+    """Plan (and unless ``options.dry_run`` apply) the ACL bindings and SCRAM credentials of ``source`` on
+    ``target``, prove (decisions; each user with a password logs in to the target), record, and (not for a dry
+    run) write the sync's report into ``options.reports_dir``/<sync_id> with its digest in the ledger. Every
+    client it opens is closed when it ends, also when a step fails."""
+    with ExitStack() as opened:
+        return _sync(source, target, ledger, sync_id, options or AccessSyncOptions(), opened)
+
+
+def _sync(
+    source: ClusterConfig,
+    target: ClusterConfig,
+    ledger: Ledger,
+    sync_id: str,
+    options: AccessSyncOptions,
+    opened: ExitStack,
+) -> AccessSyncResult:
+    rename, principals, super_users = options.rename, options.principals, options.super_users
+    dry_run, remove_stale, run_id = options.dry_run, options.remove_stale, options.run_id
+    # kafka-python's connections, if token/user bindings are read
+    src = opened.enter_context(closing(AccessCluster(source)))
+    tgt = opened.enter_context(closing(AccessCluster(target)))
     check_access_permissions(src, tgt, dry_run)  # before anything is read or written (exit 2)
     src_id, tgt_id = src.describe().cluster_id, tgt.describe().cluster_id
     read_source, read_target = src.bindings(), tgt.bindings()
     created = ledger.access_bindings_created(src_id, tgt_id)
     plan = plan_bindings(read_source.bindings, read_target.bindings, rename, principals, created, remove_stale)
-    passwords = dict(passwords or {})
+    passwords = dict(options.passwords or {})
     users = plan_users(src.scram_credentials(), tgt.scram_credentials(), passwords)
     if plan.refused:
         raise ConfigurationError(
@@ -165,6 +196,7 @@ def sync_access(
             f"nothing was written: {some([r.describe() for r in plan.refused], most=3)}."
         )
     quotas = QuotaSync.read_and_plan(source, target, ledger.access_quotas_set(src_id, tgt_id), principals, remove_stale)
+    opened.callback(quotas.close)
     logins: dict[str, tuple[str, str | None]] = {}
     if not dry_run:
         tgt.create(plan.add)
@@ -179,12 +211,8 @@ def sync_access(
             source,
             target,
             read_source.bindings,
-            logged_in,
-            mechanisms,
             (src.topic_names(), tgt.topic_names()),
-            rename,
-            principals,
-            most_users=probe_users_most,
+            ProbeSetup(logged_in, mechanisms, rename, principals, most_users=options.probe_users_most),
         )
     else:
         after = tuple(sorted((set(read_target.bindings) | set(plan.add)) - set(plan.remove)))
@@ -216,8 +244,6 @@ def sync_access(
     ledger.record_access_probes(sync_id, ledger_rows(probes))
     quota_outcome = quotas.prove(dry_run)  # both clusters described again
     quotas.record(ledger, sync_id, run_id, (src_id, tgt_id), dry_run)
-    for cluster in (src, tgt):  # kafka-python's connections, if token/user bindings were read
-        cluster.close()
     result = AccessSyncResult(
         sync_id,
         dry_run,
@@ -232,7 +258,7 @@ def sync_access(
         probes,
         quota_outcome,
     )
-    return _record_verdict(ledger, result, run_id, (source, target), reports_dir)
+    return _record_verdict(ledger, result, run_id, (source, target), options.reports_dir)
 
 
 LOGINS_AT_ONCE = 16  # a login is a TLS and SASL handshake, mostly waiting on the broker
@@ -253,7 +279,7 @@ def _log_in(
 
 
 def _record_verdict(
-    ledger: Any,
+    ledger: Ledger,
     result: AccessSyncResult,
     run_id: str | None,
     pair: tuple[ClusterConfig, ClusterConfig],

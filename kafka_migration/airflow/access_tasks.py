@@ -123,7 +123,7 @@ def credentials(conn_id: str | None) -> dict[str, Any]:
 def sync(params: dict[str, Any]) -> dict[str, Any]:
     """Run the access sync the Params describe; returns its summary (no secret) or raises with its verdict."""
     from kafka_migration.access.probe import render_probes
-    from kafka_migration.access.sync import principal_map, sync_access
+    from kafka_migration.access.sync import AccessSyncOptions, principal_map, sync_access
     from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
     from kafka_migration.airflow.settings import reports_dir
     from kafka_migration.model.config import param_count, param_flag, param_text
@@ -152,14 +152,16 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
         target,
         LedgerHook().get_conn(),
         f"access-{new_run_id('airflow')}",
-        rename=rename,
-        principals=principals,
-        super_users=set(supers),
-        dry_run=param_flag(params, "dry_run"),
-        remove_stale=param_flag(params, "remove_stale"),
-        passwords=passwords,
-        probe_users_most=20 if probes is None else probes,
-        reports_dir=reports_dir(),
+        AccessSyncOptions(
+            rename=rename,
+            principals=principals,
+            super_users=set(supers),
+            dry_run=param_flag(params, "dry_run"),
+            remove_stale=param_flag(params, "remove_stale"),
+            passwords=passwords,
+            probe_users_most=20 if probes is None else probes,
+            reports_dir=reports_dir(),
+        ),
     )
     plan = result.plan
     lines = [

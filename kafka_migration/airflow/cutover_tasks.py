@@ -48,7 +48,7 @@ def cutover_id_for(dag_id: str, run_id: str) -> str:
 
 def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[str, Any]:
     """Refuse while producers write or consumers run; record the cutover; hand the checks to ``finish``."""
-    from kafka_migration.cutover.steps import prepare_cutover
+    from kafka_migration.cutover.steps import CutoverRequest, prepare_cutover
 
     options = MigrationOptions.from_mapping({**params, "dry_run": False})
     source_conn, target_conn, source, target = _clusters(params)
@@ -58,14 +58,16 @@ def cutover_preflight(params: dict[str, Any], run_id: str, dag_id: str) -> dict[
         target,
         options,
         LedgerHook().get_conn(),
-        cutover_id,
-        _quiet(params),
-        _text(params, "groups"),
-        _text(params, "exclude_groups"),
-        trigger="airflow",
-        dag_id=dag_id,
-        dag_run_id=run_id,
-        reports_dir=settings.reports_dir(),
+        CutoverRequest(
+            cutover_id,
+            _quiet(params),
+            _text(params, "groups"),
+            _text(params, "exclude_groups"),
+            trigger="airflow",
+            dag_id=dag_id,
+            dag_run_id=run_id,
+            reports_dir=settings.reports_dir(),
+        ),
     )
     log.info("Cutover %s: pre-flight passed; groups to move: %s", cutover_id, ", ".join(checked.groups) or "none")
     return {

@@ -34,16 +34,18 @@ def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dic
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
     from kafka_migration.groups.rules import render_sync, verdict_line
-    from kafka_migration.groups.sync import sync_groups
+    from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 
     result = sync_groups(
         KafkaClusterHook(params.get("source_conn_id") or "kafka_source", "source").get_cluster_config(),
         KafkaClusterHook(params.get("target_conn_id") or "kafka_target", "target").get_cluster_config(),
         LedgerHook().get_conn(),
-        groups=str(params.get("groups") or ".*"),
-        exclude_groups=str(params.get("exclude_groups") or "") or None,
-        dry_run=bool(planned.get("dry_run")),
-        run_id=planned["run_id"],
+        GroupSyncOptions(
+            groups=str(params.get("groups") or ".*"),
+            exclude_groups=str(params.get("exclude_groups") or "") or None,
+            dry_run=bool(planned.get("dry_run")),
+            run_id=planned["run_id"],
+        ),
     )
     log.info("\n%s", render_sync(result))
     line = verdict_line(result)

@@ -139,24 +139,15 @@ class LedgerHook(BaseHook):
         """The ledger's SQLAlchemy URL, password included: for ``Ledger.open``, never for a log."""
         from airflow.sdk import Variable
 
-        from kafka_migration.ledger.urls import check_named_sqlite_folder
+        from kafka_migration.ledger.urls import check_named_sqlite_folder, postgres_url
 
         try:
             conn = self.get_connection(self.ledger_conn_id)
         except Exception:
             conn = None
         if conn is not None:
-            from sqlalchemy.engine import URL
-
             if conn.conn_type in ("postgres", "postgresql"):
-                return URL.create(
-                    "postgresql+psycopg",
-                    username=conn.login,
-                    password=conn.password,
-                    host=conn.host,
-                    port=conn.port,
-                    database=conn.schema,
-                ).render_as_string(hide_password=False)
+                return postgres_url(conn.login, conn.password, conn.host, conn.port, conn.schema)
             if conn.conn_type == "sqlite":
                 if not conn.host:
                     raise ConfigurationError(

@@ -68,7 +68,7 @@ class MigrationSparkOperator(BaseOperator):
     template_fields = ("conf", "conn_id", "source_conn_id", "target_conn_id")
     ui_color = "#e8f4fd"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (Airflow's partial/expand and DAG serialization take plain keyword arguments)
         self,
         *,
         step: str,

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.group_tasks import SummaryGroupSync, check_group_params
@@ -29,6 +29,9 @@ from kafka_migration.reports.summary import (
 from kafka_migration.run.files import missing_results, read_plan, read_results
 from kafka_migration.run.losses import verdict_line
 
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+
 log = logging.getLogger(__name__)
 
 
@@ -45,13 +48,13 @@ def _label(topics: list[str]) -> str:
     return topics[0] if len(topics) == 1 else f"{topics[0]} +{len(topics) - 1}"
 
 
-def load_plan(plan_path: str | Path, run_id: str, ledger: Any) -> MigrationPlan:
+def load_plan(plan_path: str | Path, run_id: str, ledger: Ledger) -> MigrationPlan:
     """The run's plan file, checked against the plan the ledger recorded (a resumed task must not trust less)."""
     recorded = ledger.run(run_id)
     return read_plan(Path(plan_path), run_id, recorded.plan if recorded else None)
 
 
-def hold_leases(plan: MigrationPlan, ledger: Any) -> None:
+def hold_leases(plan: MigrationPlan, ledger: Ledger) -> None:
     """Renew the DAG run's leases before a task writes; raise (before writing) if another run took them over."""
     from kafka_migration.run.claims import lease_keys
 
@@ -350,7 +353,7 @@ class PlanFailed(Exception):
     """The plan task failed: the tasks after it have nothing of their own to report (the DAG skips them)."""
 
 
-def _close_unplanned(planned: dict[str, Any], ledger: Any) -> dict[str, Any]:
+def _close_unplanned(planned: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
     """The plan task recorded the run, then failed (creating the target topics): close the run as failed with
     its report, and say so without a second error."""
     from kafka_migration.run.evidence import record_failure
@@ -363,7 +366,7 @@ def _close_unplanned(planned: dict[str, Any], ledger: Any) -> dict[str, Any]:
 
 
 def _summarize(
-    planned: dict[str, Any], path: Path, ledger: Any, ids: dict[str, str], groups: SummaryGroupSync
+    planned: dict[str, Any], path: Path, ledger: Ledger, ids: dict[str, str], groups: SummaryGroupSync
 ) -> dict[str, Any]:
     """Record the run through run/evidence.py, as the CLI's run does; the group sync between its topics and
     its close, when every topic is verified and the target lost nothing."""
@@ -429,7 +432,7 @@ def _raise_for_losses(plan: MigrationPlan) -> None:
 
 
 def _timings(
-    ledger: Any, plan: MigrationPlan, path: Path, copy: list[StepResults], verify: list[StepResults]
+    ledger: Ledger, plan: MigrationPlan, path: Path, copy: list[StepResults], verify: list[StepResults]
 ) -> RunTimings | None:
     """The DAG run's timings; never fails the summary (the verdict matters more than its timing)."""
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, RedirectResponse
@@ -24,6 +24,9 @@ from fastapi.responses import FileResponse, RedirectResponse
 from kafka_migration.airflow.console.clusters import Clusters
 from kafka_migration.model.recorded import RecordedRun
 from kafka_migration.reports import MEDIA_TYPES
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 BUNDLE_DIR = Path(__file__).parent / "console" / "www" / "dist"
 BUNDLE = "console.umd.cjs"
@@ -64,16 +67,16 @@ def create_app(
         return app.openapi()
 
     @lru_cache(maxsize=4)
-    def ledger_for(url: str) -> Any:
+    def ledger_for(url: str) -> Ledger:
         from kafka_migration.ledger import Ledger
 
         return Ledger.open(url)
 
-    def ledger() -> Any:
+    def ledger() -> Ledger:
         return ledger_for(get_url())
 
     app.include_router(
-        create_router(lambda: ledger().engine, get_state, clusters or Clusters(), get_reports),
+        create_router(ledger, get_state, clusters or Clusters(), get_reports),
         prefix="/api",
         tags=["console"],
     )
@@ -132,7 +135,7 @@ def create_app(
     return app
 
 
-def _cutover_report(ledger: Any, reports: Path, cutover_id: str, fmt: str) -> Path:
+def _cutover_report(ledger: Ledger, reports: Path, cutover_id: str, fmt: str) -> Path:
     """A cutover's report file, written from the ledger when missing."""
     from kafka_migration.cutover.report import generate_cutover_report
 

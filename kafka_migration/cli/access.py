@@ -111,7 +111,7 @@ def add_parser(sub: Any) -> None:
 def access(args: argparse.Namespace) -> int:
     if args.access_command == "show":
         return _show(args)
-    from kafka_migration.access.sync import load_credentials, load_principal_map, sync_access
+    from kafka_migration.access.sync import AccessSyncOptions, load_credentials, load_principal_map, sync_access
     from kafka_migration.kafka.kafka_python import kafka_python_settings
     from kafka_migration.model.config import writable_dir
     from kafka_migration.model.naming import validate_rename_template
@@ -138,14 +138,16 @@ def access(args: argparse.Namespace) -> int:
         target,
         Ledger.open(url),  # created when absent: access may move before any run
         f"access-{new_run_id()}",
-        rename=args.rename,
-        principals=principals,
-        super_users=set(args.super_user),
-        dry_run=args.dry_run,
-        remove_stale=args.remove_stale,
-        passwords=passwords,
-        probe_users_most=args.probe_users,
-        reports_dir=reports_dir_of(args),
+        AccessSyncOptions(
+            rename=args.rename,
+            principals=principals,
+            super_users=set(args.super_user),
+            dry_run=args.dry_run,
+            remove_stale=args.remove_stale,
+            passwords=passwords,
+            probe_users_most=args.probe_users,
+            reports_dir=reports_dir_of(args),
+        ),
     )
     if json_wanted(args):
         print_document(args, _document(result))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.cli import output
 from kafka_migration.cli.helptext import subcommand
@@ -45,6 +45,9 @@ from kafka_migration.model.config import (
 )
 from kafka_migration.reports.summary import render_plan, render_table
 from kafka_migration.spark.submit import SparkSettings, default_master
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +105,7 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
 
 
 def cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.steps import finish_cutover, prepare_cutover
+    from kafka_migration.cutover.steps import CutoverRequest, finish_cutover, prepare_cutover
     from kafka_migration.run.planner import new_run_id
 
     if not args.source or not args.target:
@@ -137,11 +140,13 @@ def cutover(args: argparse.Namespace) -> int:
             target,
             options,
             ledger,
-            cutover_id,
-            args.quiet_seconds,
-            args.group,
-            args.exclude_group,
-            reports_dir=reports_dir_of(args),  # a refusal writes its report, and its error names the file
+            CutoverRequest(
+                cutover_id,
+                args.quiet_seconds,
+                args.group,
+                args.exclude_group,
+                reports_dir=reports_dir_of(args),  # a refusal writes its report, and its error names the file
+            ),
         )
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
@@ -158,17 +163,10 @@ def cutover(args: argparse.Namespace) -> int:
         raise
     again = f"kafka-migrate failback --cutover {cutover_id}"
     if json_wanted(args):
-        doc = output.cutover_document(
-            "cutover",
-            cutover_id,
-            COMPLETED,
-            EXIT_OK,
-            message=result.message,
-            groups=checked.groups,
-            run=done["final_run"],
-            report=result.report,
-            next_step=again,
+        end = output.CutoverEnd(
+            COMPLETED, EXIT_OK, result.message, checked.groups, done["final_run"], result.report, again
         )
+        doc = output.cutover_document("cutover", cutover_id, end)
         print_document(args, doc)
         return EXIT_OK
     print(f"Cutover {cutover_id} COMPLETED: {result.message}.")
@@ -178,7 +176,7 @@ def cutover(args: argparse.Namespace) -> int:
 
 
 def stopped(
-    args: argparse.Namespace, command: str, ledger: Any, cutover_id: str, exc: MigrationError, done: dict[str, Any]
+    args: argparse.Namespace, command: str, ledger: Ledger, cutover_id: str, exc: MigrationError, done: dict[str, Any]
 ) -> None:
     """A cutover or failback that was refused or failed: its report (written now if the steps wrote none)
     and, with --output json, its document. The error itself goes on to stderr, with its exit code."""
@@ -188,22 +186,16 @@ def stopped(
     status = recorded["failback_status"] if command == "failback" else recorded["status"]
     report = _report_of(ledger, cutover_id, reports_dir_of(args), exc)
     if json_wanted(args):
-        doc = output.cutover_document(
-            command,
-            cutover_id,
-            status or FAILED,
-            exc.exit_code,
-            message=str(exc),
-            groups=done.get("groups", ()),
-            run=done.get("final_run"),
-            report=report,
+        end = output.CutoverEnd(
+            status or FAILED, exc.exit_code, str(exc), done.get("groups", ()), done.get("final_run"), report
         )
+        doc = output.cutover_document(command, cutover_id, end)
         print_document(args, doc)
     elif report is not None and str(report) not in str(exc):
         print(f"{'Failback' if command == 'failback' else 'Cutover'} {status or FAILED}; cutover report: {report}")
 
 
-def _report_of(ledger: Any, cutover_id: str, reports_dir: Path, exc: MigrationError) -> Path | None:
+def _report_of(ledger: Ledger, cutover_id: str, reports_dir: Path, exc: MigrationError) -> Path | None:
     """The cutover report's HTML: the one the steps wrote when they stopped (their message names it), else
     written now from the ledger (a refusal, a final run that failed)."""
     from kafka_migration.cutover.report import generate_cutover_report
@@ -219,7 +211,7 @@ def _report_of(ledger: Any, cutover_id: str, reports_dir: Path, exc: MigrationEr
 
 
 def final_run(
-    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Any
+    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger
 ) -> tuple[Any, Path]:
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
     outcome and the path of its report."""

@@ -94,16 +94,8 @@ def failback(args: argparse.Namespace) -> int:
             stopped(args, "failback", ledger, cutover_id, exc, done)
         raise
     if json_wanted(args):
-        doc = output.cutover_document(
-            "failback",
-            cutover_id,
-            COMPLETED,
-            EXIT_OK,
-            message=result.message,
-            groups=checked.groups,
-            run=done["final_run"],
-            report=result.report,
-        )
+        end = output.CutoverEnd(COMPLETED, EXIT_OK, result.message, checked.groups, done["final_run"], result.report)
+        doc = output.cutover_document("failback", cutover_id, end)
         print_document(args, doc)
         return EXIT_OK
     print(f"Failback of cutover {cutover_id} COMPLETED: {result.message}.")

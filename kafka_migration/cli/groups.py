@@ -74,7 +74,7 @@ def add_parser(sub: Any) -> None:
 
 def groups(args: argparse.Namespace) -> int:
     from kafka_migration.groups.rules import render_rows, render_sync, verdict_line
-    from kafka_migration.groups.sync import sync_groups
+    from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
     from kafka_migration.model.groups import GOOD_OUTCOMES
 
     if args.groups_command == "show":
@@ -109,10 +109,12 @@ def groups(args: argparse.Namespace) -> int:
         source,
         target,
         ledger,
-        groups=args.group,
-        exclude_groups=args.exclude_group,
-        dry_run=args.dry_run,
-        allow_rewind=args.allow_rewind,
+        GroupSyncOptions(
+            groups=args.group,
+            exclude_groups=args.exclude_group,
+            dry_run=args.dry_run,
+            allow_rewind=args.allow_rewind,
+        ),
     )
     if json_wanted(args):
         print_document(args, group_sync_document(result))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -322,28 +323,31 @@ def final_run(run_id: str | None, verified: bool | None, report: Path | None) ->
     return {"run_id": run_id, "verified": verified, "report": str(report) if report else None}
 
 
-def cutover_document(
-    command: str,
-    cutover_id: str,
-    status: str,
-    exit_code: int,
-    *,
-    message: str,
-    groups: Sequence[str] = (),
-    run: Mapping[str, Any] | None = None,
-    report: Path | None = None,
-    next_step: str | None = None,
-) -> dict[str, Any]:
-    """``cutover`` / ``failback``: the cutover id, how it ended (completed, refused, failed), its final
-    run, the groups moved and the cutover report (written also when refused or failed)."""
+@dataclass(frozen=True)
+class CutoverEnd:
+    """How a cutover or failback ended: its status (completed, refused, failed) and exit code, its message, the
+    groups moved, its final run (``final_run``), the cutover report (written also when refused or failed) and the
+    command to run next, if any."""
+
+    status: str
+    exit_code: int
+    message: str
+    groups: Sequence[str] = ()
+    run: Mapping[str, Any] | None = None
+    report: Path | None = None
+    next_step: str | None = None
+
+
+def cutover_document(command: str, cutover_id: str, end: CutoverEnd) -> dict[str, Any]:
+    """``cutover`` / ``failback``: the cutover id and how it ended."""
     return document(
         command,
         cutover_id=cutover_id,
-        status=status,
-        exit_code=exit_code,
-        message=message,
-        groups=list(groups),
-        final_run=dict(run) if run is not None else None,
-        report=str(report) if report else None,
-        next_step=next_step,
+        status=end.status,
+        exit_code=end.exit_code,
+        message=end.message,
+        groups=list(end.groups),
+        final_run=dict(end.run) if end.run is not None else None,
+        report=str(end.report) if end.report else None,
+        next_step=end.next_step,
     )

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from kafka_migration.cutover.refusal import Reason
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, NoTopicsMatchedError
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.model.config import compile_group_pattern
 from kafka_migration.model.state import IDLE_GROUP_STATES
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural, some
@@ -204,7 +204,6 @@ def preflight(
     quiet_seconds: float,
     group_include: str | None = None,
     group_exclude: str | None = None,
-    sleep: Callable[[float], None] = time.sleep,
     what: str = "Cutover",
 ) -> Preflight:
     """Check the topics on ``writers`` are quiet and the selected groups idle on both clusters.
@@ -231,7 +230,7 @@ def preflight(
         raise CutoverRefusedError(active, what)
     before = writers.log_ends(names)
     if quiet_seconds:
-        sleep(quiet_seconds)
+        time.sleep(quiet_seconds)
     after = writers.log_ends(names)
     states = _group_states(writers, other, groups)
     problems = quiet_reasons(

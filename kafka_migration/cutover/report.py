@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.cutover.refusal import (
     FAILBACK_REFUSAL,
@@ -30,6 +30,9 @@ from kafka_migration.reports.signoff import (
     generate_report,
     write_report_files,
 )
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 VERDICTS = {
     "completed": "CUTOVER COMPLETED",
@@ -281,7 +284,7 @@ def write_cutover_report(report: Mapping[str, Any], directory: Path) -> ReportFi
     return write_report_files(report, directory, render_html_report, render_markdown_report)
 
 
-def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str, Any] | None:
+def _run_report(ledger: Ledger, run_id: str | None, reports_dir: Path) -> dict[str, Any] | None:
     """The run's own report, with the groups synced as part of it; rewritten so that its files and
     recorded digest include them too."""
     run = ledger.run(run_id) if run_id else None
@@ -291,11 +294,11 @@ def _run_report(ledger: Any, run_id: str | None, reports_dir: Path) -> dict[str,
     return build_report(run, ledger.run_segments(run.run_id), _sync_rows(ledger, run.run_id))
 
 
-def _sync_rows(ledger: Any, run_id: str | None) -> list[dict[str, Any]]:
+def _sync_rows(ledger: Ledger, run_id: str | None) -> list[dict[str, Any]]:
     return [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)] if run_id else []
 
 
-def generate_cutover_report(ledger: Any, cutover_id: str, reports_dir: Path) -> ReportFiles:
+def generate_cutover_report(ledger: Ledger, cutover_id: str, reports_dir: Path) -> ReportFiles:
     """Build the cutover's report from the ledger, write it, and record its digest on the cutover."""
     from kafka_migration.exceptions import ConfigurationError
 

@@ -24,17 +24,17 @@ from kafka_migration.cutover.point import (
     REFUSED,
     RUNNING,
     Cutover,
-    CutoverTopic,
     combine_segments,
     cutover_topics,
 )
 from kafka_migration.cutover.preflight import Preflight, preflight, selected_topics, still_quiet
 from kafka_migration.cutover.refusal import FAILBACK_REFUSAL, REFUSAL, reasons_of
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError, VerificationError
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit as lineage
+from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_group_pattern
 from kafka_migration.model.offsets import MappedSegment
@@ -59,23 +59,30 @@ def _exact(names: Iterable[str]) -> str:
     return "|".join(re.escape(n) for n in sorted(names))
 
 
+@dataclass(frozen=True)
+class CutoverRequest:
+    """One cutover as asked: its id, how long the source topics must stay quiet, the consumer groups that move
+    (ids fully matching ``groups`` and not ``exclude_groups``; every group of the topics by default), who asked
+    (``trigger``; a DAG's id and run), and where a refusal's report goes (none: no report file)."""
+
+    cutover_id: str
+    quiet_seconds: float
+    groups: str | None = None
+    exclude_groups: str | None = None
+    trigger: str = "cli"
+    dag_id: str | None = None
+    dag_run_id: str | None = None
+    reports_dir: Path | None = None
+
+
 def prepare_cutover(
-    source: ClusterConfig,
-    target: ClusterConfig,
-    options: MigrationOptions,
-    ledger: Ledger,
-    cutover_id: str,
-    quiet_seconds: float,
-    groups: str | None = None,
-    exclude_groups: str | None = None,
-    trigger: str = "cli",
-    dag_id: str | None = None,
-    dag_run_id: str | None = None,
-    reports_dir: Path | None = None,
+    source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger, request: CutoverRequest
 ) -> Preflight:
     """Pre-flight checks; the cutover is recorded either way (``refused`` with the reasons, or ``running``).
 
-    With ``reports_dir`` a refusal writes the cutover's report, and its error names the file."""
+    With ``request.reports_dir`` a refusal writes the cutover's report, and its error names the file."""
+    cutover_id, quiet_seconds, reports_dir = request.cutover_id, request.quiet_seconds, request.reports_dir
+    groups, exclude_groups = request.groups, request.exclude_groups
     compile_group_pattern("group", groups or ".*")  # bad input fails before anything is recorded
     if exclude_groups:
         compile_group_pattern("exclude-group", exclude_groups)
@@ -93,9 +100,9 @@ def prepare_cutover(
     ledger.start_cutover(
         cutover_id,
         {
-            "trigger": trigger,
-            "dag_id": dag_id,
-            "dag_run_id": dag_run_id,
+            "trigger": request.trigger,
+            "dag_id": request.dag_id,
+            "dag_run_id": request.dag_run_id,
             "params": params,
             "source_cluster_id": source_info.cluster_id,
             "source_bootstrap": source_info.bootstrap,
@@ -193,7 +200,11 @@ def finish_cutover(
     message = "; ".join(problems) if problems else "consumers may start on the target"
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
     files = _write_report(ledger, cutover_id, reports_dir)
-    _lineage("cutover", cutover_id, plan.run_id, (source, target), topics, ledger, problems, message, started)
+    ends = [t.to_dict() for t in topics]
+    moved = CutoverLineage(
+        "cutover", cutover_id, plan.run_id, source.bootstrap, target.bootstrap, ends, not problems, message, started
+    )
+    _lineage(ledger, moved)
     if problems:
         raise VerificationError(
             f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
@@ -213,9 +224,9 @@ def move_groups(
     names = sorted(groups)
     if not names:
         return []
-    from kafka_migration.groups.sync import sync_groups as sync
+    from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 
-    result = sync(source, target, ledger, groups=_exact(names), run_id=run_id, segments=segments)
+    result = sync_groups(source, target, ledger, GroupSyncOptions(_exact(names), run_id=run_id, segments=segments))
     return [f"{p.name()}: {p.outcome}" + (f" ({p.reason})" if p.reason else "") for p in result.failures()]
 
 
@@ -325,8 +336,19 @@ def finish_failback(
         cutover.cutover_id, failback_status=FAILED if problems else COMPLETED, failback_message=message[:4000]
     )
     files = _write_report(ledger, cutover.cutover_id, reports_dir)
-    moved = (target, source)  # records moved target -> source
-    _lineage("failback", cutover.cutover_id, plan.run_id, moved, cutover.topics, ledger, problems, message, started)
+    ends = [t.to_dict() for t in cutover.topics]
+    back = CutoverLineage(  # records moved target -> source
+        "failback",
+        cutover.cutover_id,
+        plan.run_id,
+        target.bootstrap,
+        source.bootstrap,
+        ends,
+        not problems,
+        message,
+        started,
+    )
+    _lineage(ledger, back)
     if problems:
         raise VerificationError(
             f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
@@ -335,27 +357,15 @@ def finish_failback(
     return CutoverOutcome(cutover.cutover_id, plan.run_id, True, message, files)
 
 
-def _lineage(
-    kind: str,
-    cutover_id: str,
-    run_id: str,
-    moved: tuple[ClusterConfig, ClusterConfig],
-    topics: Iterable[CutoverTopic],
-    ledger: Ledger,
-    problems: list[str],
-    message: str,
-    started: str,
-) -> None:
+def _lineage(ledger: Ledger, cutover: CutoverLineage) -> None:
     """The cutover's (or failback's) lineage: each partition's ends and where each group starts (lineage/emit.py;
-    off unless configured, never failing the cutover). ``moved``: (from, to) clusters, as the records moved."""
+    off unless configured, never failing the cutover); the groups' rows are read from the ledger only when
+    something takes the events."""
 
     def rows() -> list[dict[str, Any]]:
-        return [r.to_dict() for r in ledger.group_sync_rows(run_id=run_id)]
+        return [r.to_dict() for r in ledger.group_sync_rows(run_id=cutover.run_id)]
 
-    ends = [t.to_dict() for t in topics]
-    lineage.cutover_done(
-        kind, cutover_id, run_id, moved[0].bootstrap, moved[1].bootstrap, ends, rows, not problems, message, started
-    )
+    lineage.cutover_done(cutover, rows)
 
 
 def failback_segments(ledger: Ledger, cutover: Cutover) -> dict[Key, list[MappedSegment]]:

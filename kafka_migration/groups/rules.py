@@ -7,7 +7,7 @@ batches, compaction gaps and runs that started at ``latest`` or a time. The rule
 of MirrorMaker 2 know stay: a group with members on the target is never touched, and a
 target offset already ahead is never moved back unless rewinding is allowed.
 
-No Kafka imports: the inputs are plain values read by ``groups.admin`` and the ledger, so
+No Kafka imports: the inputs are plain values read by ``kafka.groups`` and the ledger, so
 every rule is tested on data; ``groups.sync.sync_groups`` does the I/O around it. The values
 themselves (actions, outcomes, results) are in ``model.groups``.
 """
@@ -79,6 +79,17 @@ class Routes:
 # -- planning -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Through:
+    """What every committed offset of a group is translated through: the routes and verified segments the
+    ledger holds, the source's log ends, and whether a target offset may move back."""
+
+    routes: Routes
+    segments: Mapping[tuple[str, int, str], Sequence[MappedSegment]]
+    source_ends: Mapping[tuple[str, int], int]
+    allow_rewind: bool
+
+
 def plan_group(
     source: ConsumerGroup,
     target: ConsumerGroup,
@@ -90,12 +101,11 @@ def plan_group(
     """Decide, for every committed offset of ``source`` on a migrated topic, what the target group gets."""
     partitions = []
     ignored = sorted({t for (t, _p) in source.offsets if not routes.migrated(t)})
+    through = _Through(routes, segments, source_ends, allow_rewind)
     for (topic, partition), committed in sorted(source.offsets.items()):
         if not routes.migrated(topic) or committed.offset < 0:
             continue
-        partitions.append(
-            _plan_partition(source, target, topic, partition, committed, routes, segments, source_ends, allow_rewind)
-        )
+        partitions.append(_plan_partition(source, target, (topic, partition), committed, through))
     return GroupSync(
         group_id=source.group_id,
         source_state=source.state,
@@ -110,14 +120,12 @@ def plan_group(
 def _plan_partition(
     source: ConsumerGroup,
     target: ConsumerGroup,
-    topic: str,
-    partition: int,
+    key: tuple[str, int],
     committed: CommittedOffset,
-    routes: Routes,
-    segments: Mapping[tuple[str, int, str], Sequence[MappedSegment]],
-    source_ends: Mapping[tuple[str, int], int],
-    allow_rewind: bool,
+    through: _Through,
 ) -> PartitionSync:
+    topic, partition = key
+    routes, segments, source_ends = through.routes, through.segments, through.source_ends
     base = PartitionSync(
         group_id=source.group_id,
         source_topic=topic,
@@ -180,7 +188,7 @@ def _plan_partition(
         )
     if previous is not None and previous.offset == t.target_offset:
         return replace(base, action=NONE, outcome=PENDING, reason=_join(["already at the translated offset", *notes]))
-    if previous is not None and previous.offset > t.target_offset and not allow_rewind:
+    if previous is not None and previous.offset > t.target_offset and not through.allow_rewind:
         return replace(
             base,
             action=KEEP,

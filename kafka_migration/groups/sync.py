@@ -11,13 +11,13 @@ import logging
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
-from kafka_migration.groups.admin import GroupCluster, first_record
 from kafka_migration.groups.rules import Routes, conclude, judge_proof, plan_group, select_groups
 from kafka_migration.kafka.acls import unlisted_groups_hint
+from kafka_migration.kafka.groups import GroupCluster, first_record
 from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url
@@ -41,22 +41,28 @@ def new_sync_id(run_id: str | None = None) -> str:
     return f"groups-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
 
 
+@dataclass(frozen=True)
+class GroupSyncOptions:
+    """Which groups a sync moves and how: ids fully matching ``groups`` and not ``exclude_groups``; ``dry_run``
+    writes and records nothing; ``allow_rewind`` may move a target offset back; the run it is part of and its
+    sync id (default ``new_sync_id``); ``segments``: the verified segments to translate through (default: the
+    ledger's between the two clusters; a failback passes the forward ones read backwards)."""
+
+    groups: str = ".*"
+    exclude_groups: str | None = None
+    dry_run: bool = False
+    allow_rewind: bool = False
+    run_id: str | None = None
+    sync_id: str | None = None
+    segments: Mapping[Key, list[MappedSegment]] | None = None
+
+
 def sync_groups(
-    source: ClusterConfig,
-    target: ClusterConfig,
-    ledger: Ledger,
-    *,
-    groups: str = ".*",
-    exclude_groups: str | None = None,
-    dry_run: bool = False,
-    allow_rewind: bool = False,
-    run_id: str | None = None,
-    sync_id: str | None = None,
-    segments: Mapping[Key, list[MappedSegment]] | None = None,
+    source: ClusterConfig, target: ClusterConfig, ledger: Ledger, options: GroupSyncOptions | None = None
 ) -> GroupSyncResult:
     """Translate the committed offsets of the selected source groups to the target, write, prove and record them.
 
-    Contract:
+    Contract (the options: ``GroupSyncOptions``):
       * Selects source consumer groups whose id fully matches ``groups`` and not ``exclude_groups`` and that
         have committed offsets on topics the ledger holds verified copies of between these two clusters (by
         cluster id; renamed topics follow the ledger). Offsets on other topics are ignored (listed per group).
@@ -72,6 +78,9 @@ def sync_groups(
       * Returns the frozen result; ``result.exit_code`` is 0 when every partition is synced or unchanged and
         proven, 1 otherwise (``result.failures()`` names them). Other failures raise MigrationError (exit 3).
     """
+    options = options or GroupSyncOptions()
+    groups, exclude_groups, dry_run = options.groups, options.exclude_groups, options.dry_run
+    allow_rewind, run_id, segments = options.allow_rewind, options.run_id, options.segments
     select_groups((), groups, exclude_groups)  # bad patterns fail first, before any connection
     started = lineage.now()
     source_cluster = GroupCluster(source)
@@ -115,7 +124,7 @@ def sync_groups(
     target_groups = target_cluster.groups([g.group_id for g in relevant], known=target_listed)
     source_ends = source_cluster.end_offsets({(t, p) for g in relevant for (t, p) in g.offsets if routes.migrated(t)})
     planned = [plan_group(g, target_groups[g.group_id], routes, segments, source_ends, allow_rewind) for g in relevant]
-    sync_id = sync_id or new_sync_id(run_id)
+    sync_id = options.sync_id or new_sync_id(run_id)
     done = [_write(target_cluster, g) if not dry_run else g for g in planned]
     done = _prove(source, target, done, dry_run)
     result = GroupSyncResult(

@@ -10,7 +10,7 @@ not checked here; its refusals still come out named by the call that fails (``ac
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, allows, operation_names, refusal
 from kafka_migration.model.text import plural, some
@@ -74,6 +74,20 @@ def cluster_operations(cluster: KafkaCluster) -> frozenset[str] | None:
         return operation_names(future.result(timeout=cluster.timeout + 5).authorized_operations)
     except (KafkaException, TimeoutError):
         return None
+
+
+def granted_on_cluster(cluster: KafkaCluster) -> frozenset[str] | None:
+    """The principal's operations on the Cluster resource, none reported read as none granted (an access sync's
+    check, ``access/permissions.py``: every broker it can work with reports them); None when the cluster did not
+    answer."""
+    from confluent_kafka import KafkaException
+
+    future: Any = cluster.admin.describe_cluster(include_authorized_operations=True, request_timeout=cluster.timeout)
+    try:
+        described = future.result(timeout=cluster.timeout + 5)
+    except (KafkaException, TimeoutError):
+        return None
+    return operation_names(described.authorized_operations) or frozenset()
 
 
 def refused_creation(cluster: KafkaCluster, names: Iterable[str]) -> list[str]:

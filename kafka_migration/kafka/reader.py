@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
@@ -28,7 +28,7 @@ FOLLOW_GAVE_UP = "while the verification waited for the copy"
 POLL_SECONDS = 0.01
 
 
-def records(cluster: Endpoint, topic: str, partition: int, start: int, end: int | None) -> Iterator[Any]:
+def records(cluster: Endpoint, topic: str, partition: int, start: int, end: int | None) -> Generator[Any, None, None]:
     """One message at a time from ``read_range``."""
     for batch in read_range(cluster, topic, partition, start, end):
         yield from batch
@@ -201,7 +201,7 @@ def _in_range(
             return messages, last + 1, end is not None and last == end - 1
     from confluent_kafka import KafkaError
 
-    batch = []
+    batch: list[Any] = []
     next_offset = None
     for msg in messages:
         error = msg.error()
@@ -231,7 +231,7 @@ def _behind(messages: list[Any], fail: Callable[[Any, Any], NoReturn]) -> tuple[
         return messages, messages[-1].offset() + 1, False
     from confluent_kafka import KafkaError
 
-    batch = []
+    batch: list[Any] = []
     for msg in messages:
         error = msg.error()
         if error is None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger.access_syncs import AccessSyncRecords
@@ -41,6 +41,11 @@ log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 _MIGRATION_LOCK_KEY = 0x6B6D6C6564676572  # PostgreSQL advisory lock of schema migrations ("kmledger")
+
+
+# What a ledger call raises when the database fails (SQLAlchemy's base error). Code that keeps going without the
+# ledger catches it by this name: only ledger/ imports SQLAlchemy.
+LedgerError = SQLAlchemyError
 
 
 class Ledger(

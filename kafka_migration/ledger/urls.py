@@ -11,6 +11,18 @@ def default_ledger_url(state_dir: Path) -> str:
     return f"sqlite:///{Path(state_dir).expanduser().resolve() / 'ledger.db'}"
 
 
+def postgres_url(
+    login: str | None, password: str | None, host: str | None, port: int | None, database: str | None
+) -> str:
+    """The URL of a PostgreSQL ledger (psycopg 3) from its parts, each quoted as a URL needs, password included: for
+    ``Ledger.open``, never for a log."""
+    from sqlalchemy.engine import URL
+
+    return URL.create(
+        "postgresql+psycopg", username=login, password=password, host=host, port=port, database=database
+    ).render_as_string(hide_password=False)
+
+
 def redact_url(url: str) -> str:
     """The URL without its password, for messages."""
     from sqlalchemy.engine import make_url

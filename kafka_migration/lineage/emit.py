@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from kafka_migration.lineage.moves import CutoverLineage
+
 log = logging.getLogger(__name__)
 
 
@@ -167,24 +169,9 @@ def group_sync_done(result: Any, source: str, target: str, started: str) -> None
     send(lambda: group_sync_events(result, source, target, started, job_namespace()))
 
 
-def cutover_done(
-    kind: str,
-    cutover_id: str,
-    run_id: str | None,
-    source: str,
-    target: str,
-    topics: Sequence[Mapping[str, Any]],
-    group_rows: Callable[[], Sequence[Mapping[str, Any]]],
-    ok: bool,
-    message: str | None,
-    started: str,
-) -> None:
+def cutover_done(cutover: CutoverLineage, group_rows: Callable[[], Sequence[Mapping[str, Any]]]) -> None:
     """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets
     (``group_rows`` reads them, only when something takes the events)."""
     from kafka_migration.lineage.events import cutover_events
 
-    send(
-        lambda: cutover_events(
-            kind, cutover_id, run_id, source, target, topics, group_rows(), ok, message, started, job_namespace()
-        )
-    )
+    send(lambda: cutover_events(cutover, group_rows(), job_namespace()))

@@ -9,7 +9,7 @@ checksums an event carries are the ones of the report whose SHA-256 it names. A 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from kafka_migration.lineage.facets import (
     KafkaMigrationPositionsRunFacet,
     KafkaMigrationRunFacet,
 )
+from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.lineage.naming import JOB_NAMESPACE, canonical_server, job_name, namespace, run_uuid
 from kafka_migration.model.groups import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.model.plan import MigrationPlan
@@ -223,20 +224,29 @@ def _group_partitions(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return [{"groupId": g, "partitions": parts} for g, parts in groups.items()]
 
 
+@dataclass(frozen=True)
+class _Move:
+    """A sync, cutover or failback as a pair of events: ``kind``, the key of its run id, the clusters in the
+    direction it moved, whether it completed, when it started."""
+
+    kind: str
+    run_key: str
+    source: str
+    target: str
+    ok: bool
+    started: str
+
+
 def _pair(
-    kind: str,
-    run_key: str,
-    source: str,
-    target: str,
+    move: _Move,
     topics: Iterable[tuple[str, str | None]],
     facet: KafkaMigrationPositionsRunFacet,
-    ok: bool,
-    started: str,
     job_namespace: str,
     parent_run_id: str | None = None,
 ) -> list[RunEvent]:
     """START and COMPLETE (or FAIL) of a sync, cutover or failback; a sync inside a run names it its parent."""
-    run_id = run_uuid(kind, run_key)
+    kind, source, target, ok, started = move.kind, move.source, move.target, move.ok, move.started
+    run_id = run_uuid(kind, move.run_key)
     job = _job(kind, source, target, job_namespace)
     inputs, outputs = datasets(source, target, topics)
     facets: dict[str, Any] = {POSITIONS_FACET: facet}
@@ -277,24 +287,16 @@ def group_sync_events(
         producer=PRODUCER,
     )
     topics = ((r["source_topic"], r.get("target_topic")) for r in rows)
-    return _pair(GROUP_SYNC, result.sync_id, source, target, topics, facet, ok, started, job_namespace, result.run_id)
+    move = _Move(GROUP_SYNC, result.sync_id, source, target, ok, started)
+    return _pair(move, topics, facet, job_namespace, result.run_id)
 
 
 def cutover_events(
-    kind: str,
-    cutover_id: str,
-    run_id: str | None,
-    source: str,
-    target: str,
-    topics: Sequence[Mapping[str, Any]],
-    group_rows: Sequence[Mapping[str, Any]],
-    ok: bool,
-    message: str | None,
-    started: str,
-    job_namespace: str = JOB_NAMESPACE,
+    cutover: CutoverLineage, group_rows: Sequence[Mapping[str, Any]], job_namespace: str = JOB_NAMESPACE
 ) -> list[RunEvent]:
-    """A cutover (or failback, ``kind``): each partition's ends (``CutoverTopic.to_dict()``), where each group
-    starts on the other side, and whether it completed. ``source``/``target``: the direction records moved."""
+    """A cutover (or failback, ``cutover.kind``): each partition's ends, where each group starts on the other
+    side, and whether it completed."""
+    kind, cutover_id, run_id, topics = cutover.kind, cutover.cutover_id, cutover.run_id, cutover.topics
     ends = [
         {
             "sourceTopic": t["source_topic"],
@@ -321,12 +323,13 @@ def cutover_events(
     facet = KafkaMigrationPositionsRunFacet(
         kind=kind,
         id=cutover_id,
-        outcome="completed" if ok else "failed",
+        outcome="completed" if cutover.ok else "failed",
         runId=run_id,
         groups=_group_partitions(group_rows),
         topics=ends,
-        message=message,
+        message=cutover.message,
         producer=PRODUCER,
     )
     pairs = [(e["sourceTopic"], e["targetTopic"]) for e in ends]
-    return _pair(kind, f"{cutover_id}:{run_id}", source, target, pairs, facet, ok, started, job_namespace)
+    move = _Move(kind, f"{cutover_id}:{run_id}", cutover.source, cutover.target, cutover.ok, cutover.started)
+    return _pair(move, pairs, facet, job_namespace)

@@ -5,6 +5,7 @@ The ledger gives these; planning (positions, stale state) and the cutover take t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 Key = tuple[str, int, str]  # (source topic, partition, target topic)
@@ -33,6 +34,15 @@ class PendingSegment:
     run_id: str
     source_start: int
     target_start: int
+
+
+@dataclass(frozen=True)
+class RecordedPositions:
+    """Where the ledger says copies stand between two clusters: each partition's checkpoint, and the segments
+    interrupted runs left pending."""
+
+    checkpoints: Mapping[Key, Checkpoint]
+    pending: Mapping[Key, PendingSegment]
 
 
 @dataclass(frozen=True)

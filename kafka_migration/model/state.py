@@ -47,6 +47,16 @@ class TopicState:
 
 
 @dataclass(frozen=True)
+class TopicPair:
+    """A source topic as planning read it, the target topic it is copied to, and that topic as read (None: the
+    target does not have it)."""
+
+    source: TopicState
+    target_topic: str
+    existing: TopicState | None
+
+
+@dataclass(frozen=True)
 class TopicDescription:
     """One topic as a broker describes it right after creation: what the checks before the copy need."""
 

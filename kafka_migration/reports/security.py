@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.model.access import (
     ADDED,
@@ -30,6 +30,9 @@ from kafka_migration.model.access import (
     ScramCredential,
 )
 from kafka_migration.reports.security_render import COLUMNS, render_access_html, render_access_markdown
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 REPORT_VERSION = 1
 COLUMN_OF = {  # a binding's action, as the counts' column that tallies it
@@ -94,7 +97,7 @@ def _probes(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"total": len(rows), "matched": len(rows) - len(mismatches), "mismatches": mismatches}
 
 
-def security_section(ledger: Any, sync_id: str) -> dict[str, Any] | None:
+def security_section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:
     """The section of one recorded access sync (None: the ledger has no such sync)."""
     check: AccessCheck | None = ledger.access_check(sync_id)
     if check is None:
@@ -142,7 +145,7 @@ def access_report(section: Mapping[str, Any]) -> dict[str, Any]:
     return {"report_version": REPORT_VERSION, "kind": "access_sync", "verdict": verdict, "security": content}
 
 
-def generate_access_report(ledger: Any, sync_id: str, reports_dir: Path) -> Any:
+def generate_access_report(ledger: Ledger, sync_id: str, reports_dir: Path) -> Any:
     """Build the report of an access sync from the ledger, write it, and record its digest there."""
     from kafka_migration.reports.signoff import write_report_files
 

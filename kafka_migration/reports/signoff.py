@@ -14,13 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 from kafka_migration.model.text import plural
 from kafka_migration.reports.signoff_render import render_html, render_markdown, shared_job_note
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 __all__ = ["render_html", "render_markdown", "shared_job_note"]  # rendering lives in signoff_render
 
@@ -305,7 +308,7 @@ def verify_report(path: Path, recorded: str | None) -> tuple[bool, str]:
 
 
 @collector_paused()
-def generate_report(ledger: Any, run_id: str, reports_dir: Path) -> ReportFiles:
+def generate_report(ledger: Ledger, run_id: str, reports_dir: Path) -> ReportFiles:
     """Build the report of ``run_id`` from the ledger, write it, and record its digest there."""
     from kafka_migration.exceptions import ConfigurationError
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from sqlalchemy.exc import SQLAlchemyError
-
-from kafka_migration.ledger import Ledger
+from kafka_migration.ledger import Ledger, LedgerError
 from kafka_migration.ledger.leases import Holder, LeaseKey
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.planner import Claim
@@ -40,5 +38,5 @@ def release_leases(ledger: Ledger, run_id: str) -> None:
     """Release at the end, also after failures; an unreachable ledger lets them expire instead."""
     try:
         ledger.leases.release(run_id)
-    except SQLAlchemyError as exc:
+    except LedgerError as exc:
         log.warning("Could not release the leases of run %s (%s); they expire after their time to live.", run_id, exc)

@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy.exc import SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from kafka_migration.exceptions import LedgerUnavailableError
+from kafka_migration.ledger import LedgerError
 from kafka_migration.ledger.urls import redact_url
 from kafka_migration.lineage import emit as lineage
 from kafka_migration.model.bulk import collector_paused
@@ -29,6 +28,9 @@ from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.signoff import ReportFiles, generate_report
 from kafka_migration.reports.summary import TopicSummary, all_verified, run_status, summarize, with_losses
 from kafka_migration.run.losses import unaccepted_message
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +84,7 @@ class RunEvidence:
 
 
 @collector_paused()
-def store_topics(ledger: Any, evidence: RunEvidence) -> None:
+def store_topics(ledger: Ledger, evidence: RunEvidence) -> None:
     """Store every topic's outcome; advance the checkpoints of verified partitions with their offset maps.
 
     A ledger that cannot store the evidence means the run is not verified: LedgerUnavailableError says so,
@@ -101,7 +103,7 @@ def store_topics(ledger: Any, evidence: RunEvidence) -> None:
                 for t in plan.topics
             ],
         )
-    except SQLAlchemyError as exc:
+    except LedgerError as exc:
         raise LedgerUnavailableError(
             f"Run {plan.run_id} copied and verified in Spark, but its evidence could not be stored in the ledger "
             f"at {redact_url(str(ledger.engine.url))} ({type(exc).__name__}: {str(exc).splitlines()[0]}). It is NOT "
@@ -111,7 +113,7 @@ def store_topics(ledger: Any, evidence: RunEvidence) -> None:
         ) from None
 
 
-def close_run(ledger: Any, evidence: RunEvidence, timings: RunTimings | None, reports_dir: Path) -> ReportFiles:
+def close_run(ledger: Ledger, evidence: RunEvidence, timings: RunTimings | None, reports_dir: Path) -> ReportFiles:
     """Close the run in the ledger (status, records copied, message, timings) and write its sign-off report."""
     plan = evidence.plan
     ledger.finish_run(plan.run_id, evidence.status, evidence.copied, evidence.message, timings=timings)
@@ -121,7 +123,7 @@ def close_run(ledger: Any, evidence: RunEvidence, timings: RunTimings | None, re
 
 
 def record_run(
-    ledger: Any,
+    ledger: Ledger,
     evidence: RunEvidence,
     timings: RunTimings | None,
     reports_dir: Path,
@@ -141,12 +143,12 @@ def run_opened(plan: MigrationPlan) -> None:
     lineage.run_started(plan)
 
 
-def record_dry_run(ledger: Any, plan: MigrationPlan) -> None:
+def record_dry_run(ledger: Ledger, plan: MigrationPlan) -> None:
     """A dry run ends once planned: nothing was created or copied, and it has no report."""
     ledger.finish_run(plan.run_id, "dry_run", 0, DRY_RUN)
 
 
-def record_failure(ledger: Any, run_id: str, error: str, reports_dir: Path | None = None) -> ReportFiles | None:
+def record_failure(ledger: Ledger, run_id: str, error: str, reports_dir: Path | None = None) -> ReportFiles | None:
     """Close a run that failed before its verdict (its error in the ledger) and write its report, which says
     so; a ledger that cannot take it only logs (the run's own error is the one to show)."""
     try:
@@ -155,6 +157,6 @@ def record_failure(ledger: Any, run_id: str, error: str, reports_dir: Path | Non
         if files is not None:
             lineage.run_ended(files.json, files.sha256, error[:2000] or "failed")  # FAIL
         return files
-    except (SQLAlchemyError, OSError) as exc:
+    except (LedgerError, OSError) as exc:
         log.warning("Could not record run %s as failed: %s", run_id, exc)
         return None

@@ -12,6 +12,7 @@ accepted as lost (``--accept-target-loss``, recorded in the ledger).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from kafka_migration.model.checkpoints import Checkpoint, Key
 from kafka_migration.model.offsets import BEYOND, MappedSegment, translate_position
@@ -33,19 +34,28 @@ def loss_candidates(
     )
 
 
+@dataclass(frozen=True)
+class Verified:
+    """What the ledger holds of a pair of clusters: the checkpoints, the verified segments (the offset map) and
+    the accepted-loss marks (target offsets below a partition's mark were accepted as lost before)."""
+
+    checkpoints: Mapping[Key, Checkpoint]
+    segments: Mapping[Key, Sequence[MappedSegment]]
+    accepted_marks: Mapping[Key, int]
+
+
 def target_losses(
     source: TopicState,
     target_topic: str,
     existing: TopicState,
-    checkpoints: Mapping[Key, Checkpoint],
-    segments: Mapping[Key, Sequence[MappedSegment]],
+    verified: Verified,
     kept_from: Mapping[int, int],
-    accepted_marks: Mapping[Key, int],
     accept: bool,
 ) -> list[TargetLoss]:
     """The lost ranges of one topic, a loss per partition. ``kept_from``: per partition, the first source offset
-    within the source's time retention (records before it are past it: not a loss); ``accepted_marks``: target
-    offsets below the mark were accepted as lost before; ``accept``: this run accepts what it finds."""
+    within the source's time retention (records before it are past it: not a loss); ``accept``: this run accepts
+    what it finds."""
+    checkpoints, segments, accepted_marks = verified.checkpoints, verified.segments, verified.accepted_marks
     found: list[TargetLoss] = []
     for p in loss_candidates(source.name, target_topic, existing, checkpoints):
         key = (source.name, p, target_topic)

@@ -110,7 +110,7 @@ class RunOutcome:
         return self.evidence.status
 
 
-def run_migration(
+def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     source: ClusterConfig,
     target: ClusterConfig,
     options: MigrationOptions,

@@ -25,11 +25,11 @@ from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import check_run_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.bulk import collector_paused
-from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
+from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, RecordedPositions
 from kafka_migration.model.config import MigrationOptions, parse_start
 from kafka_migration.model.naming import name_collisions, same_cluster_exclude_hint, target_names, target_topic_name
 from kafka_migration.model.plan import MigrationPlan, TopicPlan, group_into_jobs
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.state import TopicPair, TopicState
 from kafka_migration.model.text import plural
 from kafka_migration.run.direction import Failback
 from kafka_migration.run.discovery import select_topics
@@ -37,7 +37,7 @@ from kafka_migration.run.files import new_run_id
 from kafka_migration.run.positions import partition_positions
 from kafka_migration.run.retention import shortfalls
 from kafka_migration.run.stale_state import stale_state_problems
-from kafka_migration.run.target_checks import drop_aged, find_losses
+from kafka_migration.run.target_checks import PlanningReads, drop_aged, find_losses
 from kafka_migration.run.topic_configs import DEFAULT_SOURCES, target_defaults
 from kafka_migration.run.topics import plan_topic
 
@@ -190,30 +190,15 @@ def build_plan(
             skipped[topic] = "disappeared from the source during planning"
             continue
         existing = target_states.get(names[topic])
+        pair = TopicPair(state, names[topic], existing)
+        recorded = RecordedPositions(checkpoints, pending)
+        ids = recorded_ids.get((topic, names[topic]))
         stale.extend(
-            stale_state_problems(
-                state,
-                names[topic],
-                existing,
-                checkpoints,
-                pending,
-                recorded_ids.get((topic, names[topic])),
-                source_info.cluster_id,
-                target_info.cluster_id,
-                failback,
-            )
+            stale_state_problems(pair, recorded, ids, (source_info.cluster_id, target_info.cluster_id), failback)
         )
         at_time = starts_at_time.get(topic) if isinstance(first_start, int) else None
         positions, position_problems, position_warnings = partition_positions(
-            state,
-            names[topic],
-            target_states.get(names[topic]),
-            checkpoints,
-            pending,
-            first_start,
-            at_time,
-            options.allow_gaps,
-            failback,
+            pair, recorded, first_start, at_time, options.allow_gaps, failback
         )
         gaps.extend(position_problems)
         warnings.extend(position_warnings)
@@ -254,12 +239,8 @@ def build_plan(
     losses, loss_lines = find_losses(
         source,
         ledger,
-        source_info,
-        target_info,
-        [(t.source_topic, t.target_topic) for t in topics],
-        source_states,
-        target_states,
-        checkpoints,
+        (source_info, target_info),
+        PlanningReads([(t.source_topic, t.target_topic) for t in topics], source_states, target_states, checkpoints),
         options.accept_target_loss,
         options.accept_target_retention,
     )

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.checkpoints import RecordedPositions
+from kafka_migration.model.state import TopicPair
 from kafka_migration.model.text import offset_range, partition_list, per_partition
 from kafka_migration.run.direction import Failback
 
@@ -27,11 +27,8 @@ class Position:
 
 
 def partition_positions(
-    source: TopicState,
-    target_topic: str,
-    existing: TopicState | None,
-    checkpoints: Mapping[Key, Checkpoint],
-    pending: Mapping[Key, PendingSegment],
+    pair: TopicPair,
+    recorded: RecordedPositions,
     first_start: str | int,
     offsets_at_time: Mapping[int, int] | None,
     allow_gaps: bool,
@@ -39,6 +36,8 @@ def partition_positions(
 ) -> tuple[dict[int, Position], list[str], list[str]]:
     """(positions per partition, problems that stop the run, warnings). A ``failback`` takes no gaps: its
     problem names the way out that a failback has (run/direction.py)."""
+    source, target_topic, existing = pair.source, pair.target_topic, pair.existing
+    checkpoints, pending = recorded.checkpoints, recorded.pending
     positions: dict[int, Position] = {}
     problems: list[str] = []
     warnings: list[str] = []

@@ -132,7 +132,7 @@ def parse_line(line: str) -> Event | None:
     return None
 
 
-def topic_done_message(
+def topic_done_message(  # noqa: PLR0913 (its caller, spark/driver_jobs.py, is being rewritten elsewhere)
     step: str, source: str, target: str, status: str, records: int, seconds: float, done: int, topics: int
 ) -> str:
     """The driver's line as a topic finishes a step ('copy orders -> eu.orders: ok, 1 record in 0.1 s (1 of 2

@@ -9,10 +9,8 @@ case stops the run before anything is written, naming topic, partition, offsets 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from kafka_migration.model.checkpoints import Checkpoint, Key, PendingSegment, TopicIds
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.checkpoints import RecordedPositions, TopicIds
+from kafka_migration.model.state import TopicPair
 from kafka_migration.model.text import noun_for, partition_list, per_partition, plural
 from kafka_migration.run.direction import Failback
 
@@ -41,20 +39,20 @@ def way_outs(name: str, target_topic: str, forget: str, failback: Failback | Non
 
 
 def stale_state_problems(
-    source: TopicState,
-    target_topic: str,
-    existing: TopicState | None,
-    checkpoints: Mapping[Key, Checkpoint],
-    pending: Mapping[Key, PendingSegment],
+    pair: TopicPair,
+    recorded: RecordedPositions,
     recorded_ids: TopicIds | None,
-    source_cluster_id: str,
-    target_cluster_id: str,
+    cluster_ids: tuple[str, str],
     failback: Failback | None = None,
 ) -> list[str]:
     """Why the ledger's checkpoints (or an interrupted run's segments) no longer fit this topic; empty: they do.
+    ``cluster_ids``: the source's and the target's.
 
     Each problem ends with the way out, safe in the run's direction: a ``failback`` never advises deleting
     or forgetting anything on its target, the original cluster (run/direction.py)."""
+    source, target_topic, existing = pair.source, pair.target_topic, pair.existing
+    checkpoints, pending = recorded.checkpoints, recorded.pending
+    source_cluster_id, target_cluster_id = cluster_ids
     name = source.name
     cps = {key[1]: cp for key, cp in checkpoints.items() if key[0] == name and key[2] == target_topic}
     pend = {key[1]: seg for key, seg in pending.items() if key[0] == name and key[2] == target_topic}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
@@ -24,7 +24,7 @@ from kafka_migration.model.plan import ClusterInfo, TargetLoss, TopicPlan
 from kafka_migration.model.state import TopicState
 from kafka_migration.model.text import partition_list, plural
 from kafka_migration.run import retention
-from kafka_migration.run.losses import loss_candidates, loss_message, target_losses
+from kafka_migration.run.losses import Verified, loss_candidates, loss_message, target_losses
 
 
 def _now_ms() -> int:
@@ -109,22 +109,31 @@ def _cut(first: Mapping[tuple[str, int], int], topic: TopicPlan, partition: int,
     return none_newer if offset < 0 else offset
 
 
+@dataclass(frozen=True)
+class PlanningReads:
+    """What a loss check looks at, as planning read it: the (source topic, target topic) pairs, a source topic
+    with more than one target topic too (it was verified into another since, e.g. re-migrated under a new name),
+    the source's and the target's topic states, and the checkpoints of the pair of clusters."""
+
+    pairs: Sequence[tuple[str, str]]
+    states: Mapping[str, TopicState]
+    targets: Mapping[str, TopicState]
+    checkpoints: Mapping[Key, Checkpoint]
+
+
 def find_losses(
     source: KafkaCluster,
     ledger: Ledger | None,
-    source_info: ClusterInfo,
-    target_info: ClusterInfo,
-    pairs: Sequence[tuple[str, str]],
-    states: Mapping[str, TopicState],
-    targets: Mapping[str, TopicState],
-    checkpoints: Mapping[Key, Checkpoint],
-    accept_loss: bool,
-    accept_less: bool,
+    clusters: tuple[ClusterInfo, ClusterInfo],
+    read: PlanningReads,
+    accept_loss: bool = False,
+    accept_less: bool = False,
 ) -> tuple[list[TargetLoss], list[str]]:
-    """Verified records each target topic lost since earlier runs, and a line per topic that lost any.
-    ``pairs``: (source topic, target topic) to look at, a source topic with more than one target topic too (it was
-    verified into another since, e.g. re-migrated under a new name); ``states`` and ``targets``: what planning
-    read of them."""
+    """Verified records each target topic lost since earlier runs, and a line per topic that lost any, on the
+    (source, target) ``clusters``. ``accept_loss``: this run accepts what it finds; ``accept_less``: the target's
+    own shorter time retention is accepted too."""
+    source_info, target_info = clusters
+    pairs, states, targets, checkpoints = read.pairs, read.states, read.targets, read.checkpoints
     candidates = {
         (topic, target): loss_candidates(topic, target, targets.get(target), checkpoints)
         for topic, target in pairs
@@ -152,9 +161,8 @@ def find_losses(
         state = states[topic]
         first = first_of.get((topic, target_topic), {})
         kept_from = {p: state.latest.get(p, 0) if offset < 0 else offset for p, offset in first.items()}
-        found = target_losses(
-            state, target_topic, targets[target_topic], checkpoints, segments, kept_from, marks, accept_loss
-        )
+        verified = Verified(checkpoints, segments, marks)
+        found = target_losses(state, target_topic, targets[target_topic], verified, kept_from, accept_loss)
         if found:
             losses.extend(found)
             lines.append(loss_message(found, target_info.bootstrap))

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, SaslSsl
-from kafka_migration.access.admin import AccessCluster
+from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.model.access import ALLOW, DENY, GROUP, LITERAL, TOPIC, AclBinding, Password, ScramCredential
 from kafka_migration.model.config import ClusterConfig
 from tests.leaks import leaks

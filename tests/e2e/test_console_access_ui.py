@@ -20,7 +20,7 @@ import pytest
 
 from harness.kafka import ClusterSpec, SaslSsl
 from harness.servers.airflow_server import airflow_standalone
-from kafka_migration.access.admin import AccessCluster
+from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.model.access import ALLOW, LITERAL, PREFIXED, TOPIC, AclBinding, Password, ScramCredential
 from kafka_migration.model.config import ClusterConfig
 from tests.conftest import missing

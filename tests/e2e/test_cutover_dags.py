@@ -16,7 +16,7 @@ import pytest
 from harness.data.group_clients import active_member, busy_producer, commit, resume_records
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.groups.admin import GroupCluster
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger, default_ledger_url
 from kafka_migration.model.config import ClusterConfig
 

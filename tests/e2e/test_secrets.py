@@ -219,18 +219,10 @@ def test_cli_migration_leaks_no_secret(tls: TlsClusters, tmp_path: Path, spark_c
     assert found == [], "leaked:\n" + "\n".join(found)
 
 
-def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
-    tls: TlsClusters,
-    tmp_path: Path,
-    spark_conf_dir: Path,
-    migration_dag,
-    monkeypatch: pytest.MonkeyPatch,
-    capfd: pytest.CaptureFixture[str],
-    caplog: pytest.LogCaptureFixture,
-    unique: str,
-) -> None:
-    topic = f"leakaf{unique}.t"
-    seed_topic(tls.source_settings(inline=True), topic, partitions=2, records=200)
+@pytest.fixture
+def airflow_state(tls: TlsClusters, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The DAG's state directory (its ledger and reports in it), Spark's output at INFO, and both Kafka connections
+    as Airflow reads them, the source's SASL password in the connection's password field."""
     state = tmp_path / "state"
     monkeypatch.setenv("KAFKA_MIGRATION_STATE_DIR", str(state))
     monkeypatch.delenv("KAFKA_MIGRATION_LEDGER_URL", raising=False)
@@ -244,6 +236,21 @@ def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
     monkeypatch.setenv(
         "AIRFLOW_CONN_KAFKA_TARGET", json.dumps({"conn_type": "kafka", "extra": _settings(tls, "target")})
     )
+    return state
+
+
+def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
+    tls: TlsClusters,
+    spark_conf_dir: Path,
+    migration_dag,
+    airflow_state: Path,  # after the DAG, as the environment was set in the test before
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    unique: str,
+) -> None:
+    topic = f"leakaf{unique}.t"
+    seed_topic(tls.source_settings(inline=True), topic, partitions=2, records=200)
+    state = airflow_state
 
     with ArgsSampler() as ps:
         run = migration_dag.test(run_conf={"include": f"leakaf{unique}\\..*"})

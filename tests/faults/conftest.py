@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.kafka.replicated import ReplicatedCluster, replicated_clusters
+from harness.kafka.replicated import ReplicatedCluster, ReplicatedOptions, replicated_clusters
 
 ReplicatedPair = tuple[ReplicatedCluster, ReplicatedCluster]
 
@@ -24,7 +24,8 @@ ReplicatedPair = tuple[ReplicatedCluster, ReplicatedCluster]
 @pytest.fixture(scope="session")
 def replicated_pair(tmp_path_factory: pytest.TempPathFactory, kafka_jars: Path) -> Iterator[ReplicatedPair]:
     directory = tmp_path_factory.mktemp("kafka-replicated")
-    with replicated_clusters("repl-source", "repl-target", directory=directory, proxied=True) as (source, target):
+    options = ReplicatedOptions(proxied=True)
+    with replicated_clusters("repl-source", "repl-target", directory=directory, options=options) as (source, target):
         yield source, target
 
 

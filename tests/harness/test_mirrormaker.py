@@ -55,11 +55,13 @@ def test_migration_properties_copy_exactly_once_sync_a_group_and_leave_the_sourc
         properties = mm2.migration_properties(
             source.bootstrap,
             target.bootstrap,
-            topics=TOPIC,
-            groups=re.escape(GROUP),
-            rest_port=free_port(),
-            tasks=2,
-            intervals=mm2.Intervals(emit_checkpoints=1, sync_group_offsets=1, refresh_groups=5, refresh_topics=5),
+            mm2.Flow(
+                topics=TOPIC,
+                groups=re.escape(GROUP),
+                rest_port=free_port(),
+                tasks=2,
+                intervals=mm2.Intervals(emit_checkpoints=1, sync_group_offsets=1, refresh_groups=5, refresh_topics=5),
+            ),
         )
         maker = mm2.MirrorMaker(tmp_path / "mm2", properties, heap_mb=256).start()
         reader = mm2.SourceOffsets(target.bootstrap)

@@ -21,7 +21,7 @@ def _props(**overrides: object) -> dict[str, str]:
         "tasks": 4,
     }
     arguments.update(overrides)
-    return mm2.migration_properties("127.0.0.1:9092", "127.0.0.1:9093", **arguments)  # type: ignore[arg-type]
+    return mm2.migration_properties("127.0.0.1:9092", "127.0.0.1:9093", mm2.Flow(**arguments))  # type: ignore[arg-type]
 
 
 def test_one_way_flow_between_the_two_clusters_with_the_same_topic_names() -> None:

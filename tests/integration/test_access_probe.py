@@ -1,4 +1,5 @@
-"""access/probe.py and access/permissions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM, StandardAuthorizer).
+"""access/probe.py, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
+StandardAuthorizer).
 
 A migrated user logs in to both clusters after a sync and tries what its bindings allow and deny; both answer
 alike, the probes leave no record and no committed offset behind, and a difference planted on the target (a
@@ -20,11 +21,12 @@ from confluent_kafka.admin import AdminClient
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.acls import Acl, grant, revoke
-from kafka_migration.access.admin import AccessCluster
-from kafka_migration.access.probe import ALLOWED, CONSUME, PRODUCE, probe_users
-from kafka_migration.access.sync import sync_access
+from kafka_migration.access.probe import ProbeSetup, probe_users
+from kafka_migration.access.sync import AccessSyncOptions, sync_access
 from kafka_migration.exceptions import AuthorizationError
+from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
     ALLOW,
@@ -91,9 +93,8 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     passwords = {"alice": Password("alice", SECRET)}
     before = (_ends(source, ["orders", "events"]), _ends(target, ["dc1.orders", "dc1.events"]))
 
-    result = sync_access(
-        src, tgt, ledger, "access-probe-1", rename=RENAME, super_users=SUPER_USERS, passwords=passwords
-    )
+    options = AccessSyncOptions(rename=RENAME, super_users=SUPER_USERS, passwords=passwords)
+    result = sync_access(src, tgt, ledger, "access-probe-1", options)
     outcomes = {(o.probe.kind, o.probe.resource): o for o in result.probes.outcomes}
     assert result.proven and result.probes.proven, [o.describe() for o in result.probes.outcomes]
     assert {k: (o.source, o.target) for k, o in outcomes.items()} == {
@@ -120,7 +121,7 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     target_admin.create([planted])  # a DENY on the target only
     missing = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", ALLOW)
     assert target_admin.delete([missing]) == 1  # a WRITE the target lost
-    report = probe_users(src, tgt, BINDINGS, passwords, {"alice": ALICE.mechanism}, topics, RENAME)
+    report = probe_users(src, tgt, BINDINGS, topics, ProbeSetup(passwords, {"alice": ALICE.mechanism}, RENAME))
     found = {(o.probe.kind, o.probe.resource): (o.source, o.target) for o in report.mismatches}
     assert found == {
         (PRODUCE, "orders"): (ALLOWED, DENIED),
@@ -130,7 +131,7 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     }
     assert not report.proven
 
-    again = sync_access(src, tgt, ledger, "access-probe-2", rename=RENAME, super_users=SUPER_USERS, passwords=passwords)
+    again = sync_access(src, tgt, ledger, "access-probe-2", options)
     assert not again.proven and again.plan.conflicts == (planted,)  # the WRITE is re-added, the DENY stays
     assert {(o.probe.kind, o.probe.resource) for o in again.probes.mismatches} == {
         (CONSUME, "events"),

@@ -16,8 +16,8 @@ import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.tools import kafka_configs_sasl
-from kafka_migration.access.admin import AccessCluster
-from kafka_migration.access.quota_admin import QuotaCluster
+from kafka_migration.kafka.access import AccessCluster
+from kafka_migration.kafka.quotas import QuotaCluster
 from kafka_migration.model.access import ALLOW, LITERAL, TOPIC, USER, AclBinding, Quota, QuotaEntity
 from kafka_migration.model.config import ClusterConfig
 

@@ -35,10 +35,10 @@ from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.kafka import KafkaCluster
 from harness.kafka.acls import Acl, grant, revoke, revoke_all
-from kafka_migration.groups.admin import GroupCluster
 from kafka_migration.kafka.acls import allows
 from kafka_migration.kafka.clients import KafkaCluster as Cluster
 from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.kafka.permissions import cluster_operations
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig

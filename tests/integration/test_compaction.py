@@ -20,7 +20,7 @@ from harness.data.compaction import CLEANER_CONFIGS, wait_until_compacted
 from harness.data.group_clients import commit, resume_records
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.groups.sync import sync_groups
+from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import BOTH_AT_END, SAME_RECORD, SYNCED
@@ -87,7 +87,7 @@ def test_a_compacted_topic_copies_exactly_and_its_groups_move_to_the_next_surviv
     commit(clusters.source, group, committed)
     at_end = f"compacted{unique}-done"
     commit(clusters.source, at_end, {(topic, 0): end})
-    result = sync_groups(source, target, ledger, groups=f"compacted{unique}-(app|done)")
+    result = sync_groups(source, target, ledger, GroupSyncOptions(groups=f"compacted{unique}-(app|done)"))
     by_group = {(p.group_id, p.partition): p for p in result.partitions}
     assert [(by_group[group, q].target_offset, by_group[group, q].proof) for q in (0, 1)] == [
         (0, SAME_RECORD),

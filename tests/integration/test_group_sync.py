@@ -28,9 +28,9 @@ from harness.data.read import read_partition
 from harness.data.seed import create_topic, producer, send
 from harness.servers.postgres import database_url, optional_databases
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.groups.admin import GroupCluster
-from kafka_migration.groups.sync import sync_groups
+from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import (
@@ -235,7 +235,10 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     ledger = Ledger.open(m.ledgers[ledger_backend])
 
     result = sync_groups(
-        m.config("source"), m.config("target"), ledger, groups=f"{m.prefix}-(matrix|beyond)-{ledger_backend}"
+        m.config("source"),
+        m.config("target"),
+        ledger,
+        GroupSyncOptions(groups=f"{m.prefix}-(matrix|beyond)-{ledger_backend}"),
     )
 
     by_key = {(p.group_id, p.source_topic, p.partition): p for p in result.partitions}
@@ -269,7 +272,7 @@ def test_offsets_translate_exactly_and_a_consumer_continues_on_the_target(
     assert first["src." + m.topic("orders"), 2] is None  # at the end on both sides
 
     # A second sync changes nothing.
-    again = sync_groups(m.config("source"), m.config("target"), ledger, groups=group)
+    again = sync_groups(m.config("source"), m.config("target"), ledger, GroupSyncOptions(groups=group))
     assert again.exit_code == 0 and {p.outcome for p in again.partitions} == {UNCHANGED}
     assert _committed(m.target, group) == on_target
     rows = ledger.group_sync_rows(sync_id=result.sync_id)
@@ -360,4 +363,9 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(migrated: Migrated, 
     assert Ledger.open(ledger).group_syncs_page().rows == before
     _commit(m.source, f"{m.prefix}-elsewhere", {(m.topic("excl"), 0): 1})
     with pytest.raises(ConfigurationError, match="has committed offsets on a topic migrated"):
-        sync_groups(m.config("source"), m.config("target"), Ledger.open(ledger), groups=f"{m.prefix}-elsewhere")
+        sync_groups(
+            m.config("source"),
+            m.config("target"),
+            Ledger.open(ledger),
+            GroupSyncOptions(groups=f"{m.prefix}-elsewhere"),
+        )

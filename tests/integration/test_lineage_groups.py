@@ -11,8 +11,8 @@ import pytest
 from openlineage.client.serde import Serde
 
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.groups.admin import GroupCluster
-from kafka_migration.groups.sync import sync_groups
+from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
+from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit
 from kafka_migration.lineage.naming import namespace, run_uuid
@@ -45,7 +45,7 @@ def test_a_group_sync_sends_its_translated_positions(clusters, unique, tmp_path:
         assert run.verified, run.rows
         group = f"{topic}-app"
         GroupCluster(source).alter_offsets(group, {(topic, 0): CommittedOffset(7), (topic, 1): CommittedOffset(20)})
-        result = sync_groups(source, target, ledger, groups=group, run_id=run.plan.run_id)
+        result = sync_groups(source, target, ledger, GroupSyncOptions(groups=group, run_id=run.plan.run_id))
     finally:
         emit.route(None)
     assert result.exit_code == 0

@@ -26,7 +26,7 @@ from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.data.topics import alter_topic, delete_records, log_range, wait_for_log_start
 from kafka_migration.exceptions import SourceGapError
-from kafka_migration.groups.sync import sync_groups
+from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import SAME_RECORD, SYNCED
@@ -122,7 +122,7 @@ def test_lost_records_stop_the_next_run_and_with_allow_gaps_are_counted_not_veri
     commit(clusters.source, group, {(topic, 0): 15, (topic, 1): 27})
     source = ClusterConfig("source", {"bootstrap.servers": clusters.source})
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
-    synced = {p.partition: p for p in sync_groups(source, target, ledger, groups=group).partitions}
+    synced = {p.partition: p for p in sync_groups(source, target, ledger, GroupSyncOptions(groups=group)).partitions}
     assert (synced[0].translation, synced[0].target_offset, synced[0].proof) == (GAP, 10, SAME_RECORD)
     assert (synced[1].target_offset, synced[1].proof) == (12, SAME_RECORD)
     assert {p.outcome for p in synced.values()} == {SYNCED}

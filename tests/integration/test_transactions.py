@@ -23,7 +23,7 @@ from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic
 from harness.data.topics import log_range
 from harness.data.transactions import Interleaved, layout
-from kafka_migration.groups.sync import sync_groups
+from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import BOTH_AT_END, SAME_RECORD, SYNCED
@@ -98,7 +98,7 @@ def test_interleaved_transactions_copy_exactly_and_groups_move_exactly(  # type:
     groups = {f"tx{unique}-g{i:02d}": (positions[2 * i], positions[2 * i + 1]) for i in range(len(positions) // 2)}
     for group, (p0, p1) in groups.items():
         commit(clusters.source, group, {(topic, 0): p0, (topic, 1): p1})
-    result = sync_groups(source, target, ledger, groups=f"tx{unique}-g.*")
+    result = sync_groups(source, target, ledger, GroupSyncOptions(groups=f"tx{unique}-g.*"))
 
     assert {p.outcome for p in result.partitions} == {SYNCED}, [(p.name(), p.reason) for p in result.failures()]
     for synced in result.partitions:

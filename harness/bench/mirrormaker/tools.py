@@ -57,12 +57,14 @@ def properties(
     return mm2.migration_properties(
         source,
         target,
-        topics=topics,
-        groups=re.escape(gp.GROUP_PREFIX) + ".*",
-        rest_port=rest_port,
-        tasks=task_slots(),
-        intervals=INTERVALS,
-        replication_factor=replication_factor,
+        mm2.Flow(
+            topics=topics,
+            groups=re.escape(gp.GROUP_PREFIX) + ".*",
+            rest_port=rest_port,
+            tasks=task_slots(),
+            intervals=INTERVALS,
+            replication_factor=replication_factor,
+        ),
     )
 
 

@@ -66,12 +66,15 @@ PERF_GROUP_PREFIX = "bench-replicated-perf-"
 
 
 def seed(session: Session) -> None:
-    from harness.kafka.replicated import replicated_clusters
+    from harness.kafka.replicated import ReplicatedOptions, replicated_clusters
 
     say("scenario 9: starting a replicated source and target (3 nodes each, RF 3, min.insync.replicas=2)")
     started = time.monotonic()
     clusters = replicated_clusters(
-        "bench-rsource", "bench-rtarget", directory=session.work / "replicated", heap_mb=HEAP_MB, fast_start=False
+        "bench-rsource",
+        "bench-rtarget",
+        directory=session.work / "replicated",
+        options=ReplicatedOptions(heap_mb=HEAP_MB, fast_start=False),
     )
     source, target = session.resources.enter_context(clusters)
     session.clusters[NAME] = (source, target)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
-from sqlalchemy import Engine
+from pydantic import BaseModel, Field
 
 from kafka_migration.airflow.console import live
 from kafka_migration.airflow.console.clusters import Clusters, preflight_view
@@ -79,20 +79,36 @@ def kind_of(run: RecordedRun) -> str:
     return KINDS.get(run.dag_id or "", "CLI run" if run.trigger == "cli" else "run")
 
 
+class RunsQuery(BaseModel):
+    """The query of ``GET /runs``: its filters and its page, each a query parameter of its own."""
+
+    dag_id: str | None = Field(None, description="a DAG id, or 'cli' for runs of the CLI")
+    status: str | None = Field(
+        None, description="verified, up_to_date, mismatch, unverified, failed, running, target_lost"
+    )
+    source_cluster_id: str | None = None
+    target_cluster_id: str | None = None
+    topic: str | None = Field(None, description="a source or target topic the run planned")
+    since: str | None = Field(None, description="started at or after (ISO 8601)")
+    until: str | None = Field(None, description="started before (ISO 8601)")
+    limit: int = Field(25, ge=1, le=MAX_PAGE)
+    offset: int = Field(0, ge=0)
+
+
 class Reader:
     """What the routes read: runs as JSON with their progress, the overview, cutovers with their checklists.
 
-    ``engine`` and ``state_dir`` are called per read (the configuration may change without a restart).
+    ``ledger`` and ``state_dir`` are called per read (the configuration may change without a restart).
     """
 
-    def __init__(self, engine: Callable[[], Engine], state_dir: Callable[[], Path], clusters: Clusters) -> None:
-        self.engine = engine
+    def __init__(self, ledger: Callable[[], Ledger], state_dir: Callable[[], Path], clusters: Clusters) -> None:
+        self._ledger = ledger
         self.state_dir = state_dir
         self.clusters = clusters
 
     def ledger(self) -> Ledger:
-        """The ledger's one read API (its views and the parts that record), over the configured engine."""
-        return Ledger(self.engine())
+        """The ledger's one read API (its views and the parts that record), the configured one."""
+        return self._ledger()
 
     def progress(self, run_id: str, segments: list[RecordedSegment] | None = None) -> dict[str, Any]:
         from kafka_migration.run.files import run_dir
@@ -140,7 +156,7 @@ class Reader:
             self.clusters.log_ends(pair["source_cluster_id"], {t for t, _ in topics}) if topics else ({}, None)
         )
         lost, lost_error = (
-            self.clusters.target_losses(pair["source_cluster_id"], pair["target_cluster_id"], rows, self.engine())
+            self.clusters.target_losses(pair["source_cluster_id"], pair["target_cluster_id"], rows, self.ledger())
             if topics
             else ({}, None)
         )
@@ -303,17 +319,17 @@ def create_history_router(read: Reader) -> APIRouter:
 
 
 def create_router(
-    engine: Callable[[], Engine],
+    ledger: Callable[[], Ledger],
     state_dir: Callable[[], Path],
     clusters: Clusters,
     reports_dir: Callable[[], Path] | None = None,
 ) -> APIRouter:
-    """``engine``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
+    """``ledger``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
     a restart); ``reports_dir`` defaults to the configured one."""
     from kafka_migration.airflow.console.access import create_access_router
 
     router = APIRouter()
-    read = Reader(engine, state_dir, clusters)
+    read = Reader(ledger, state_dir, clusters)
 
     @router.get("/overview", response_model=OverviewView, summary="Each pair of clusters and how far each topic is")
     def overview() -> dict[str, Any]:
@@ -325,32 +341,20 @@ def create_router(
         return {"pairs": pairs, "running": ledger.running_runs()}
 
     @router.get("/runs", response_model=RunsPageView, summary="Runs, newest first, filtered and paged")
-    def runs(
-        dag_id: str | None = Query(None, description="a DAG id, or 'cli' for runs of the CLI"),
-        status: str | None = Query(
-            None, description="verified, up_to_date, mismatch, unverified, failed, running, target_lost"
-        ),
-        source_cluster_id: str | None = None,
-        target_cluster_id: str | None = None,
-        topic: str | None = Query(None, description="a source or target topic the run planned"),
-        since: str | None = Query(None, description="started at or after (ISO 8601)"),
-        until: str | None = Query(None, description="started before (ISO 8601)"),
-        limit: int = Query(25, ge=1, le=MAX_PAGE),
-        offset: int = Query(0, ge=0),
-    ) -> dict[str, Any]:
-        texts = {"dag_id": dag_id, "status": status, "topic": topic}
-        clusters_ = {"source_cluster_id": source_cluster_id, "target_cluster_id": target_cluster_id}
+    def runs(query: Annotated[RunsQuery, Query()]) -> dict[str, Any]:
+        texts = {"dag_id": query.dag_id, "status": query.status, "topic": query.topic}
+        clusters_ = {"source_cluster_id": query.source_cluster_id, "target_cluster_id": query.target_cluster_id}
         run_filter = RunFilter(
             **{k: (v or "").strip() or None for k, v in {**texts, **clusters_}.items()},
-            since=_parse_time(since, "since"),
-            until=_parse_time(until, "until"),
+            since=_parse_time(query.since, "since"),
+            until=_parse_time(query.until, "until"),
         )
         ledger = read.ledger()
-        page = ledger.runs_page(run_filter, limit=limit, offset=offset)
+        page = ledger.runs_page(run_filter, limit=query.limit, offset=query.offset)
         return {
             "total": page.total,
-            "limit": limit,
-            "offset": offset,
+            "limit": query.limit,
+            "offset": query.offset,
             "running": ledger.running_runs(),
             "runs": [read.run(r) for r in page.rows],
         }
@@ -430,8 +434,7 @@ def create_router(
         try:
             return preflight_view(
                 read.clusters,
-                source_conn_id,
-                target_conn_id,
+                (source_conn_id, target_conn_id),
                 include,
                 exclude or None,
                 groups or None,

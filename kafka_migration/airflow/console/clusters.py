@@ -17,9 +17,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.exceptions import MigrationError
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
 
 DEFAULT_CONNECTIONS = ("kafka_source", "kafka_target")
 TIMEOUT = 3.0  # seconds per Kafka call from a page
@@ -110,7 +113,7 @@ class Reach:
 
 def _cluster(conn_id: str, role: str, timeout: float) -> Any:
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.groups.admin import GroupCluster
+    from kafka_migration.kafka.groups import GroupCluster
 
     return GroupCluster(KafkaClusterHook(conn_id, role).get_cluster_config(), timeout=timeout)
 
@@ -172,17 +175,16 @@ class Clusters:
         return {key: high for key, (high, _stable) in ends.items()}, None
 
     def target_losses(
-        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Sequence[Mapping[str, Any]], engine: Any
+        self, source_cluster_id: str, target_cluster_id: str, checkpoints: Sequence[Mapping[str, Any]], ledger: Ledger
     ) -> tuple[dict[tuple[str, str], int], str | None]:
         """Verified records each target topic no longer holds although the source does, checked now as a run
         checks them (run/target_checks.find_losses): {(source topic, target topic): records} of the topics that
         lost any, or an empty map and why the clusters could not be read. The target's log starts come first
         (one request); only topics whose log start moved are looked at further."""
-        from kafka_migration.ledger import Ledger
         from kafka_migration.model.checkpoints import Checkpoint
         from kafka_migration.model.plan import ClusterInfo
         from kafka_migration.model.state import TopicState
-        from kafka_migration.run.target_checks import find_losses
+        from kafka_migration.run.target_checks import PlanningReads, find_losses
 
         target_conn, tried = self.connection_for(target_cluster_id)
         if target_conn is None:
@@ -210,15 +212,9 @@ class Clusters:
         try:
             losses, _ = find_losses(
                 source,
-                Ledger(engine),
-                ClusterInfo("source", "", source_cluster_id, 0),
-                ClusterInfo("target", "", target_cluster_id, 0),
-                sorted(moved),
-                states,
-                targets,
-                cps,
-                accept_loss=False,
-                accept_less=False,
+                ledger,
+                (ClusterInfo("source", "", source_cluster_id, 0), ClusterInfo("target", "", target_cluster_id, 0)),
+                PlanningReads(sorted(moved), states, targets, cps),
             )
         except Exception as exc:  # a page says what failed; it never fails itself
             return {}, f"the clusters did not answer: {' '.join(str(exc).split())}"
@@ -259,17 +255,17 @@ def unreachable(cluster_id: str, tried: Sequence[Reach]) -> str:
 
 def preflight_view(
     clusters: Clusters,
-    source_conn_id: str,
-    target_conn_id: str,
+    connections: tuple[str, str],
     include: str,
     exclude: str | None,
     groups: str | None,
     exclude_groups: str | None,
     quiet_seconds: float,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """The cutover pre-flight's checks, read only: is each selected source topic quiet, which selected groups
-    have members on either cluster. Nothing is recorded; the answer lists problems instead of raising."""
+    have members on either cluster (``connections``: the source's and the target's Kafka connection ids).
+    Nothing is recorded; the answer lists problems instead of raising."""
+    source_conn_id, target_conn_id = connections
     from kafka_migration.cutover.preflight import (
         active_group_problems,
         groups_on_topics,
@@ -297,7 +293,7 @@ def preflight_view(
     chosen = groups_on_topics(source.group_ids(), source.committed, names, groups, exclude_groups)
     before = source.log_ends(names)
     if quiet_seconds:
-        sleep(quiet_seconds)
+        time.sleep(quiet_seconds)
     after = source.log_ends(names)
     moved = moved_partitions(before, after)
     open_tx = open_transactions(after)

@@ -4,11 +4,8 @@ in tests/integration/test_access_probe.py."""
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError
-
 from kafka_migration.access.permissions import lacking, needed
 from kafka_migration.access.probe import (
-    ALLOWED,
     COMMIT,
     CONSUME,
     DESCRIBE,
@@ -17,7 +14,6 @@ from kafka_migration.access.probe import (
     Probe,
     ProbeOutcome,
     ProbeReport,
-    _outcome,
     ledger_rows,
     outcome_from_row,
     plan_probes,
@@ -25,6 +21,7 @@ from kafka_migration.access.probe import (
     target_user,
     verdict,
 )
+from kafka_migration.kafka.sessions import ALLOWED
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
     ALLOW,
@@ -84,14 +81,6 @@ def test_a_prefix_with_no_topic_yet_and_a_group_prefix_get_names_no_application_
     bindings = [_b(TOPIC, "new.", pattern=PREFIXED), _b(GROUP, "app-", pattern=PREFIXED)]
     probes = plan_probes(bindings, ["alice"], set(), set())
     assert probes == [Probe("alice", DESCRIBE, "new.km-probe"), Probe("alice", COMMIT, "app-km-probe", "new.km-probe")]
-
-
-def test_a_brokers_answer_reads_as_an_outcome() -> None:
-    assert _outcome(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)) == "denied (TOPIC_AUTHORIZATION_FAILED)"
-    assert _outcome(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)) == "denied (GROUP_AUTHORIZATION_FAILED)"
-    for allowed in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._PARTITION_EOF):
-        assert _outcome(KafkaError(allowed)) == ALLOWED
-    assert _outcome(KafkaError(KafkaError._TIMED_OUT)).startswith("inconclusive: _TIMED_OUT")
 
 
 def test_a_report_is_proven_only_when_both_clusters_answered_every_probe_alike() -> None:

@@ -13,18 +13,19 @@ import pytest
 from sqlalchemy import select
 
 from kafka_migration.access import quota_sync, sync
-from kafka_migration.access.admin import FAILED, PROVEN, ReadBindings
-from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport
+from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport, ProbeSetup
 from kafka_migration.access.sync import (
     EXIT_DIFFERENT,
     EXIT_OK,
+    AccessSyncOptions,
     AccessSyncResult,
     load_credentials,
     load_principal_map,
     principal_map,
     sync_access,
 )
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.exceptions import ConfigurationError, MigrationError
+from kafka_migration.kafka.access import FAILED, PROVEN, ReadBindings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas, access_syncs
 from kafka_migration.model.access import (
@@ -139,13 +140,13 @@ class World:
         )
         monkeypatch.setattr(sync, "probe_users", self.probe)
 
-    def probe(self, *args: Any, **kwargs: Any) -> ProbeReport:
-        names = ("source", "target", "bindings", "passwords", "mechanisms", "topics", "rename", "principals")
-        self.probed.append({**dict(zip(names, args, strict=False)), **kwargs})
+    def probe(self, source: Any, target: Any, bindings: Any, topics: Any, setup: ProbeSetup) -> ProbeReport:
+        self.probed.append({"source": source, "target": target, "bindings": bindings, "topics": topics, **vars(setup)})
         return self.probe_report
 
     def run(self, **options: Any) -> AccessSyncResult:
-        return sync_access(SOURCE, TARGET, self.ledger, "access-1", reports_dir=self.reports, **options)
+        options = AccessSyncOptions(reports_dir=self.reports, **options)
+        return sync_access(SOURCE, TARGET, self.ledger, "access-1", options)
 
 
 @pytest.fixture
@@ -207,6 +208,22 @@ def test_a_sync_writes_what_is_missing_proves_it_records_it_and_reports_it(world
             assert c.execute(select(table.c.run_id, table.c.dry_run)).all() == [(None, 0)] * (
                 2 if table is access_syncs else 1
             )
+
+
+def test_a_sync_that_fails_half_way_closes_every_client_it_opened(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write refused after both clusters and their quotas were read: the error comes out, and the ACL and the
+    quota clients of both clusters are closed all the same (kafka-python's would keep reconnecting)."""
+
+    def refused(bindings: Sequence[AclBinding]) -> None:
+        raise MigrationError("target cluster tgt:9092: could not create ACL bindings: POLICY_VIOLATION")
+
+    monkeypatch.setattr(world.target, "create", refused)
+    with pytest.raises(MigrationError, match="POLICY_VIOLATION"):
+        world.run(passwords=PASSWORDS)
+    assert world.source.closed and world.target.closed
+    assert world.quotas["source"].closed and world.quotas["target"].closed
 
 
 def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: World) -> None:
@@ -358,7 +375,7 @@ def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when
     kept = world.run()
     assert kept.plan.remove == () and stale in world.target.held
     assert kept.quotas.plan.remove == () and kept.quotas.plan.update[0].quota.value == 200.0  # ours: set again
-    removed = sync_access(SOURCE, TARGET, world.ledger, "access-2", remove_stale=True)
+    removed = sync_access(SOURCE, TARGET, world.ledger, "access-2", AccessSyncOptions(remove_stale=True))
     assert removed.plan.remove == (stale,) and removed.quotas.plan.remove == (dave,)
 
 

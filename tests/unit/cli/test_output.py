@@ -14,6 +14,7 @@ from kafka_migration.cli import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, main
 from kafka_migration.cli.output import (
     DRY_RUN,
     SCHEMA,
+    CutoverEnd,
     cutover_document,
     emit,
     final_run,
@@ -170,14 +171,8 @@ def test_group_show_document_has_the_shape_of_a_sync() -> None:
 
 
 def test_cutover_document_of_a_refusal_keeps_the_report_and_the_exit_code(tmp_path: Path) -> None:
-    doc = cutover_document(
-        "cutover",
-        "cutover-1",
-        "refused",
-        EXIT_BAD_INPUT,
-        message="Cutover refused (1 problem)",
-        report=tmp_path / "report.html",
-    )
+    end = CutoverEnd("refused", EXIT_BAD_INPUT, "Cutover refused (1 problem)", report=tmp_path / "report.html")
+    doc = cutover_document("cutover", "cutover-1", end)
     assert doc["status"] == "refused" and doc["exit_code"] == 2 and doc["report"] == str(tmp_path / "report.html")
     assert doc["final_run"] is None and doc["groups"] == []
     assert final_run("run-9", True, None) == {"run_id": "run-9", "verified": True, "report": None}

@@ -23,6 +23,7 @@ from kafka_migration.lineage.events import (
     verified_topics,
 )
 from kafka_migration.lineage.facets import PRODUCER
+from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.lineage.naming import run_uuid
 from kafka_migration.model.groups import GroupSync, GroupSyncResult, PartitionSync
 from kafka_migration.model.results import MISMATCH
@@ -149,7 +150,7 @@ def test_group_sync_and_cutover_events_carry_the_translated_positions() -> None:
     rows = [{**row, "target_topic": "copy.orders", "target_offset": 7}]
     for kind in ("cutover", "failback"):
         events = cutover_events(
-            kind, "c1", "run-9", "S:1", "T:2", topics, rows, True, "ok", "2026-11-27T10:00:00+00:00"
+            CutoverLineage(kind, "c1", "run-9", "S:1", "T:2", topics, True, "ok", "2026-11-27T10:00:00+00:00"), rows
         )
         start, done = (json.loads(Serde.to_json(e)) for e in events)
         validate_event(start)
@@ -532,7 +533,9 @@ def test_a_cutover_and_a_failback_in_full() -> None:
     ):
         start, done = (
             event(e)
-            for e in cutover_events(kind, "c1", "run-9", "S:1", "T:2", topics, rows, False, None, STARTED, "ns")
+            for e in cutover_events(
+                CutoverLineage(kind, "c1", "run-9", "S:1", "T:2", topics, False, None, STARTED), rows, "ns"
+            )
         )
         common = {
             "inputs": [dataset("kafka://s:1", source)],
@@ -559,7 +562,7 @@ def test_a_cutover_and_a_failback_in_full() -> None:
             "eventType": "FAIL",
             "run": {"facets": {"errorMessage": error, "kafkaMigrationPositions": positions}, "runId": run_id},
         }
-    (_, done) = cutover_events("cutover", "c2", None, "S:1", "T:2", topics, [], True, "moved", STARTED)
+    (_, done) = cutover_events(CutoverLineage("cutover", "c2", None, "S:1", "T:2", topics, True, "moved", STARTED), [])
     positions = event(done)["run"]["facets"]["kafkaMigrationPositions"]
     assert (positions["outcome"], positions["message"]) == ("completed", "moved")
     assert event(done)["eventType"] == "COMPLETE"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from kafka_migration.cutover.point import Cutover, CutoverTopic, PartitionEnds
-from kafka_migration.model.checkpoints import Checkpoint, TopicIds
+from kafka_migration.model.checkpoints import Checkpoint, RecordedPositions, TopicIds
 from kafka_migration.model.config import MigrationOptions
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.state import TopicPair, TopicState
 from kafka_migration.run.direction import Failback
 from kafka_migration.run.positions import partition_positions
 from kafka_migration.run.stale_state import stale_state_problems
@@ -32,14 +32,19 @@ def state(name: str, latest: dict[int, int], topic_id: str | None) -> TopicState
 
 def _stale(target: TopicState | None, failback: Failback | None, source_id: str = "sid-1") -> list[str]:
     source = state("copy.orders", {0: 150}, source_id)
-    return stale_state_problems(source, "orders", target, CPS, {}, IDS, "new-cluster", "old-cluster", failback)
+    pair, recorded = TopicPair(source, "orders", target), RecordedPositions(CPS, {})
+    return stale_state_problems(pair, recorded, IDS, ("new-cluster", "old-cluster"), failback)
 
 
 SITUATIONS = {
     "target deleted": lambda fb: _stale(None, fb),
     "target recreated": lambda fb: _stale(state("orders", {0: 3}, "tid-2"), fb),
     "target truncated": lambda fb: stale_state_problems(
-        state("copy.orders", {0: 150}, None), "orders", state("orders", {0: 3}, None), CPS, {}, None, "n", "o", fb
+        TopicPair(state("copy.orders", {0: 150}, None), "orders", state("orders", {0: 3}, None)),
+        RecordedPositions(CPS, {}),
+        None,
+        ("n", "o"),
+        fb,
     ),
     "source recreated": lambda fb: _stale(state("orders", {0: 120}, "tid-1"), fb, source_id="sid-2"),
     "fewer partitions": lambda fb: compatibility_problems(
@@ -101,8 +106,9 @@ def test_a_failback_run_knows_it_is_one_through_its_options() -> None:
 def test_records_lost_before_a_failback_copied_them_are_named_with_the_failbacks_way_out() -> None:
     source = TopicState("copy.orders", 1, 1, {}, {0: 130}, {0: 150}, "sid-1")  # 100-129 left by retention
     cps = {("copy.orders", 0, "orders"): Checkpoint(100, 120, "cutover-7")}
-    _, ordinary, _ = partition_positions(source, "orders", None, cps, {}, "earliest", None, False)
-    _, failback, _ = partition_positions(source, "orders", None, cps, {}, "earliest", None, False, FAILBACK)
+    pair, recorded = TopicPair(source, "orders", None), RecordedPositions(cps, {})
+    _, ordinary, _ = partition_positions(pair, recorded, "earliest", None, False)
+    _, failback, _ = partition_positions(pair, recorded, "earliest", None, False, FAILBACK)
     assert "Re-run with --allow-gaps" in ordinary[0]
     lost = "copy.orders: offsets left the source (retention or DeleteRecords) before they were copied, in partition 0"
     assert failback[0].startswith(lost) and "--allow-gaps" not in failback[0]

@@ -9,6 +9,7 @@ from kafka_migration.model.offsets import MappedSegment
 from kafka_migration.model.plan import TargetLoss
 from kafka_migration.model.state import TopicState
 from kafka_migration.run.losses import (
+    Verified,
     _source_offset,
     loss_candidates,
     loss_message,
@@ -37,7 +38,9 @@ CHECKPOINTS = {KEY: Checkpoint(200, 199, "run-2")}
 
 
 def losses(source: TopicState, target: TopicState, kept_from=None, marks=None, accept=False):  # type: ignore[no-untyped-def]
-    return target_losses(source, "orders", target, CHECKPOINTS, SEGMENTS, kept_from or {}, marks or {}, accept)
+    return target_losses(
+        source, "orders", target, Verified(CHECKPOINTS, SEGMENTS, marks or {}), kept_from or {}, accept
+    )
 
 
 def test_a_target_that_starts_at_its_first_verified_record_lost_nothing() -> None:
@@ -133,7 +136,7 @@ def test_each_partition_is_judged_on_its_own_whatever_the_ones_before_it_found()
 
     def found(source_earliest: dict[int, int], segments: dict, target: TopicState = target) -> list[TargetLoss]:  # type: ignore[type-arg]
         source = TopicState("orders", 2, 1, {}, source_earliest, {0: 200, 1: 200})
-        return target_losses(source, "orders", target, checkpoints, segments, {}, {}, False)
+        return target_losses(source, "orders", target, Verified(checkpoints, segments, {}), {}, False)
 
     only_p1 = {p1: SEGMENTS[KEY]}
     (loss,) = found({}, only_p1)  # no map for partition 0; the source's earliest unknown: from 0
@@ -172,7 +175,7 @@ def test_a_target_offset_outside_every_segment_maps_to_the_next_copied_record_or
 def test_a_loss_that_starts_in_a_gap_of_the_target_names_the_checkpoints_run() -> None:
     checkpoints = {KEY: Checkpoint(300, 400, "run-3")}
     source = TopicState("orders", 1, 1, {}, {0: 0}, {0: 300})
-    lost = target_losses(source, "orders", state(330, 400), checkpoints, {KEY: GAPPED}, {}, {KEY: 120}, False)
+    lost = target_losses(source, "orders", state(330, 400), Verified(checkpoints, {KEY: GAPPED}, {KEY: 120}), {}, False)
     assert [(x.target_start, x.target_end, x.source_start, x.source_end, x.verified_by) for x in lost] == [
         (120, 330, 100, 230, "run-3")
     ]
@@ -203,5 +206,5 @@ def test_a_loss_up_to_the_checkpoint_ends_at_the_checkpoints_source_offset() -> 
     99–99). A target that lost everything up to its checkpoint lost source 0–149, the whole verified range."""
     segments = {KEY: [SEGMENTS[KEY][0], MappedSegment("run-2", 100, 150, 99, 99, ())]}
     checkpoints = {KEY: Checkpoint(150, 99, "run-2")}
-    (loss,) = target_losses(state(0, 150), "orders", state(99, 99), checkpoints, segments, {}, {}, False)
+    (loss,) = target_losses(state(0, 150), "orders", state(99, 99), Verified(checkpoints, segments, {}), {}, False)
     assert (loss.target_start, loss.target_end, loss.source_start, loss.source_end) == (0, 99, 0, 150)

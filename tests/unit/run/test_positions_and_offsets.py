@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kafka_migration.model.checkpoints import Checkpoint, PendingSegment
+from kafka_migration.model.checkpoints import Checkpoint, PendingSegment, RecordedPositions
 from kafka_migration.model.offsets import OffsetMapBuilder, translate
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.state import TopicPair, TopicState
 from kafka_migration.run.positions import partition_positions
 
 
@@ -20,7 +20,8 @@ def source(earliest: int = 0, latest: int = 100, partitions: int = 1) -> TopicSt
 
 
 def positions(state: TopicState, cps=None, pending=None, first="earliest", times=None, allow_gaps=False):  # type: ignore[no-untyped-def]
-    return partition_positions(state, "orders", None, cps or {}, pending or {}, first, times, allow_gaps)
+    pair, recorded = TopicPair(state, "orders", None), RecordedPositions(cps or {}, pending or {})
+    return partition_positions(pair, recorded, first, times, allow_gaps)
 
 
 def test_first_run_rules() -> None:

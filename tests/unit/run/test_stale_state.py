@@ -6,8 +6,8 @@ these pin the rules and the messages (topic, partition, offsets, the way out).
 
 from __future__ import annotations
 
-from kafka_migration.model.checkpoints import Checkpoint, PendingSegment, TopicIds
-from kafka_migration.model.state import TopicState
+from kafka_migration.model.checkpoints import Checkpoint, PendingSegment, RecordedPositions, TopicIds
+from kafka_migration.model.state import TopicPair, TopicState
 from kafka_migration.run.stale_state import stale_state_problems
 
 
@@ -20,7 +20,9 @@ IDS = TopicIds("id-1", "tid-1", "r1")
 
 
 def problems(source, target, cps=CPS, pending=None, ids=IDS):  # type: ignore[no-untyped-def]
-    return stale_state_problems(source, "copy", target, cps, pending or {}, ids, "src", "dst")
+    return stale_state_problems(
+        TopicPair(source, "copy", target), RecordedPositions(cps, pending or {}), ids, ("src", "dst")
+    )
 
 
 def test_matching_state_and_new_records_are_fine() -> None:

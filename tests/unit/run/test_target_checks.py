@@ -17,7 +17,7 @@ from kafka_migration.model.plan import ClusterInfo, PartitionPlan, TargetLoss, T
 from kafka_migration.model.state import TopicState
 from kafka_migration.run import target_checks
 from kafka_migration.run.losses import loss_message
-from kafka_migration.run.target_checks import drop_aged, find_losses
+from kafka_migration.run.target_checks import PlanningReads, drop_aged, find_losses
 from tests.unit.factories import topic_plan, topic_state
 from tests.unit.kafka.offsets_broker import SimulatedBroker, cluster_on, simulated
 
@@ -254,12 +254,8 @@ class Verified:
         return find_losses(
             cluster_on(broker),
             cast(Ledger, self.ledger) if ledger else None,
-            SOURCE_INFO,
-            TARGET_INFO,
-            list(dict.fromkeys(pairs)),
-            self.states,
-            self.targets,
-            self.checkpoints,
+            (SOURCE_INFO, TARGET_INFO),
+            PlanningReads(list(dict.fromkeys(pairs)), self.states, self.targets, self.checkpoints),
             accept_loss,
             accept_less,
         )

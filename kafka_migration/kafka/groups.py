@@ -168,9 +168,10 @@ class GroupCluster(KafkaCluster):
         if not offsets:
             return
         partitions = [
-            TopicPartition(
-                topic, partition, committed.offset, **({"metadata": committed.metadata} if committed.metadata else {})
-            )
+            # librdkafka takes a metadata string or none at all: TopicPartition refuses metadata=None
+            TopicPartition(topic, partition, committed.offset, metadata=committed.metadata)
+            if committed.metadata
+            else TopicPartition(topic, partition, committed.offset)
             for (topic, partition), committed in sorted(offsets.items())
         ]
         deadline = time.monotonic() + self.timeout

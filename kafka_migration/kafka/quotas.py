@@ -1,7 +1,7 @@
-"""The Kafka calls of client quotas: describe every quota of a cluster, set and remove exact ones.
+"""Client quotas, the door access/ goes through: describe every quota of a cluster, set and remove exact ones.
 
 Neither confluent-kafka nor librdkafka has a client-quota API (librdkafka issue #5227), so these go through
-kafka-python's protocol messages (``kafka.kafka_python``). Both messages are answered by any broker (KRaft
+kafka-python's protocol messages (``kafka_python``). Both messages are answered by any broker (KRaft
 brokers forward AlterClientQuotas to the controller).
 """
 
@@ -50,7 +50,7 @@ class QuotaCluster:
 
         response = self.client.send(DescribeClientQuotasRequest(components=[], strict=False))
         _raise_for(self.client, response.error_code, response.error_message, "describe client quotas", DESCRIBE_QUOTAS)
-        found = []
+        found: list[Quota] = []
         for entry in response.entries or ():
             entity = QuotaEntity(tuple((e.entity_type, e.entity_name) for e in entry.entity))
             found.extend(Quota(entity, value.key, float(value.value)) for value in entry.values)

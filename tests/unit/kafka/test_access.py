@@ -1,4 +1,4 @@
-"""access/admin.py: deleting ACL bindings deletes exactly the bindings named, through filters that name every field
+"""kafka/access.py: deleting ACL bindings deletes exactly the bindings named, through filters that name every field
 (Kafka's DeleteAcls deletes every binding a filter matches; a field left open matches every value)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from kafka_migration.access.admin import AccessCluster, _client_binding
+from kafka_migration.kafka.access import AccessCluster, _client_binding
 from kafka_migration.model.access import ALLOW, LITERAL, PREFIXED, TOPIC, AclBinding
 from kafka_migration.model.config import ClusterConfig
 

@@ -1,9 +1,10 @@
-"""The Kafka calls the access capability needs: read a cluster's ACL bindings, create and delete exact ones.
+"""ACL bindings and SCRAM users, the door access/ goes through: read a cluster's ACL bindings, create and delete
+exact ones; read and write SCRAM credentials, and log in as a user to prove one.
 
 confluent-kafka (librdkafka) knows the TOPIC, GROUP, CLUSTER (its BROKER) and TRANSACTIONAL_ID resource types and
 every operation but CREATE_TOKENS and DESCRIBE_TOKENS. Bindings it cannot name (DELEGATION_TOKEN and USER
 resources, the token operations) come back as UNKNOWN: when there are any, they are read again, and written and
-deleted, through kafka-python's public ACL methods (``kafka.kafka_python``), which name every resource type and
+deleted, through kafka-python's public ACL methods (``kafka_python``), which name every resource type and
 operation. One binding model (``model.access.AclBinding``) for both clients; a binding neither can read is
 counted, never dropped silently.
 """
@@ -27,6 +28,8 @@ ALTER_ACLS = Permission("Alter", "cluster", (), "to create and delete ACL bindin
 DESCRIBE_USERS = Permission("Describe", "cluster", (), "to read its SCRAM users")
 ALTER_USERS = Permission("Alter", "cluster", (), "to create SCRAM credentials")
 PROVEN, FAILED, NOT_PROVABLE = "proven", "failed", "not_provable"  # a login check's outcome
+# A filter's field left open (matches every value): librdkafka takes None, confluent-kafka's stubs say str.
+_OPEN: Any = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ class AccessCluster(KafkaCluster):
         )
 
         everything = AclBindingFilter(
-            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+            ResourceType.ANY, _OPEN, ResourcePatternType.ANY, _OPEN, _OPEN, AclOperation.ANY, AclPermissionType.ANY
         )
         found = self._result(
             self.admin.describe_acls(everything, request_timeout=self.timeout), "describe ACLs", DESCRIBE_ACLS
