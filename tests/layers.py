@@ -48,6 +48,7 @@ LAYERS = {
     "run": 3,
     "groups": 3,
     "access": 3,
+    "schema_sync": 3,  # schemas moved with a run's records: both registries read, versions registered and proven
     "cutover": 4,
     "spark": 4,
     "cli": 5,

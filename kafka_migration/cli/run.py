@@ -32,6 +32,7 @@ from kafka_migration.cli.options import (
 )
 from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
+from kafka_migration.cli.schema_options import add_schema_options, schema_options_of
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
 from kafka_migration.reports.summary import render_plan, render_table, run_status, timings_line
@@ -135,6 +136,7 @@ def add_parser(sub: Any) -> None:
         help="seconds the run's leases on its target topics live without renewal; another run takes over a lease "
         "its holder stopped renewing for that long (default 600, or $KAFKA_MIGRATION_LEASE_TTL)",
     )
+    add_schema_options(parser)
     add_output(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
@@ -170,7 +172,9 @@ def run(args: argparse.Namespace) -> int:
     )
     writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     url = ledger_url(args)
+    schemas = schema_options_of(args)
     check_clusters(source, target)  # seconds, before Spark starts: a host name typo is not found after its start-up
+    sync = _schema_sync(schemas)
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
     view = None if args.dry_run else run_progress(args.verbose)
 
@@ -179,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
         plan_file = run_dir(state_dir, plan.run_id) / "plan.json"
         print(render_plan(plan, details=args.show_plan or None, plan_file=plan_file, details_option="--show-plan"))
+        _print_schemas(plan)
         if view is not None and plan.offset_span:
             view.planned(plan.offset_span, len(plan.topics))
 
@@ -204,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
             run_id=run_id,
             app=app,
             started=started,
+            schemas=sync,
         )
         if view is not None:
             view.done()  # the last datagrams may be lost; the steps are done
@@ -247,6 +253,26 @@ def run(args: argparse.Namespace) -> int:
         )
         print_document(args, doc)
     return code
+
+
+def _print_schemas(plan: Any) -> None:
+    """The subject versions of a run that moves schemas: present on the target, registered, or to register."""
+    if plan.schemas is not None:
+        from kafka_migration.model.schema_runs import SchemaRun
+
+        print(SchemaRun.from_dict(plan.schemas).render())
+
+
+def _schema_sync(schemas: Any) -> Any:
+    """The schema sync the pipeline runs on its plan (None: ``--schema-ids off``), both registries checked first."""
+    if schemas is None:
+        return None
+    from functools import partial
+
+    from kafka_migration.schema_sync.sync import check_registries, sync_schemas
+
+    check_registries(schemas)  # seconds, before Spark starts: an unreachable registry is one line, exit 2
+    return partial(sync_schemas, schemas)
 
 
 def _start_spark_then_open_ledger(

@@ -322,6 +322,29 @@ access_checks = Table(
     Index("ix_km_access_checks_time", "synced_at"),
 )
 
+# 0012_schema_ids: the subject versions a run needed on the target registry (--schema-ids keep or translate), in
+# the order it registered them (``position``), each source id with its target id and the fingerprint both name.
+schema_ids = Table(
+    "km_schema_ids",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(250), ForeignKey("km_runs.run_id", ondelete="CASCADE"), nullable=False),
+    Column("mode", String(20), nullable=False),  # keep or translate
+    Column("source_registry", Text, nullable=False),  # display URLs: never a password
+    Column("target_registry", Text, nullable=False),
+    Column("source_subject", String(255), nullable=False),
+    Column("target_subject", String(255), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("target_version", Integer),
+    Column("format", String(20), nullable=False),
+    Column("source_id", BigInteger, nullable=False),
+    Column("target_id", BigInteger),
+    Column("action", String(20), nullable=False),  # present, registered
+    Column("fingerprint", String(80)),
+    Column("position", Integer, nullable=False),
+    Index("ix_km_schema_ids_run", "run_id"),
+)
+
 
 def utc_now() -> datetime:
     """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""

@@ -1,0 +1,134 @@
+"""Records whose schema ids are translated (``--schema-ids translate``): as the copy writes them, and their proof.
+
+A slice with an id map (``PartitionSlice.id_map``) is copied with each key's and value's schema header rewritten
+through it (``schemas.wire.translate``); everything else of a record (the payload, Protobuf's message indexes,
+the headers, the timestamp) is written as read. A key or value whose header names an id the map lacks is
+refused, naming topic, partition and offset: its schema was not registered on the target, and a consumer there
+would fail on it or, worse, decode it with whatever schema the target gave that id.
+
+The verification compares each target record with its source record as the copy must have written it, so the
+counts and the order-sensitive checksum cover every byte of both sides, the ids included: the source side's
+checksum is over the source records with their ids mapped (what the target must hold, byte for byte), the
+target's over what it holds. A wrong id on the target changes its checksum. Then ``RecordProof`` proves each
+pair again from the raw source bytes with ``schemas.wire.check``, which does not use the rewrite: equal but
+for the id, and the id the one the map gives. It counts the keys and values translated per partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
+from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, RecordMismatch, RecordPart, SchemaCounts
+from kafka_migration.schemas.wire import check, translate
+
+TRANSLATED, UNCHANGED, WITHOUT_HEADER = Outcome.TRANSLATED, Outcome.UNCHANGED, Outcome.WITHOUT_HEADER
+
+
+class Translated:
+    """A source record as the target gets it: its key and value translated, the rest of the message as read.
+    ``source_key`` and ``source_value`` keep the bytes read from the source, for the proof."""
+
+    __slots__ = ("_key", "_message", "_value", "source_key", "source_value")
+
+    def __init__(self, message: Any, key: bytes | None, value: bytes | None) -> None:
+        self._message = message
+        self._key = key
+        self._value = value
+        self.source_key = message.key()
+        self.source_value = message.value()
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def headers(self) -> Any:
+        return self._message.headers()
+
+    def timestamp(self) -> tuple[int, int]:
+        return self._message.timestamp()  # type: ignore[no-any-return]
+
+    def offset(self) -> int:
+        return self._message.offset()  # type: ignore[no-any-return]
+
+    def partition(self) -> int:
+        return self._message.partition()  # type: ignore[no-any-return]
+
+    def topic(self) -> str:
+        return self._message.topic()  # type: ignore[no-any-return]
+
+
+def translate_batch(batch: list[Any], id_map: IdMap, topic: str, strict: bool) -> list[Translated]:
+    """The records of one source batch as the target gets them. ``strict`` (the copy): a header whose id the map
+    lacks is refused, naming the topic, partition and offset; else (the verification) it passes as it is."""
+    out = []
+    for message in batch:
+        try:
+            key, _ = translate(message.key(), id_map, strict)
+            value, _ = translate(message.value(), id_map, strict)
+        except UnknownSchemaIdError as exc:
+            raise SchemaError(
+                f"Source {topic}[{message.partition()}] offset {message.offset()}: a key or value names schema id "
+                f"{exc.schema_id}, which is not among the {len(id_map)} ids of the topic's subjects registered on "
+                "the target; nothing from this record on was copied. Its schema is under a subject this run does "
+                "not move (e.g. RecordNameStrategy): register it on the target, or copy the topic with "
+                "--schema-ids off if its records are raw bytes that start with a zero byte."
+            ) from exc
+        out.append(Translated(message, key, value))
+    return out
+
+
+def translated_batches(
+    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str, strict: bool
+) -> Iterable[list[Any]]:
+    """``batches`` translated batch by batch; as they are without an id map."""
+    if id_map is None:
+        return batches
+    return (translate_batch(batch, id_map, topic, strict) for batch in batches)
+
+
+def translated_window(
+    reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], topics: list[str]
+) -> Iterator[tuple[int, list[Any], bool]]:
+    """``read_ranges``' batches (range index, records, done), each translated by its own range's id map."""
+    for i, batch, done in reads:
+        id_map = maps[i]
+        yield i, batch if id_map is None else translate_batch(batch, id_map, topics[i], strict=True), done
+
+
+class RecordProof:
+    """The per-record proof of one partition: each target record's key and value against its source's, by
+    ``wire.check`` on the raw source bytes. Called with each pair of equally long chunks (source records as
+    ``Translated``, target messages); counts each key's and value's outcome, and gives the first mismatch."""
+
+    def __init__(self, id_map: IdMap, topic: str, partition: int) -> None:
+        self.id_map = id_map
+        self.topic = topic
+        self.partition = partition
+        self.seen: dict[tuple[RecordPart, Outcome], int] = {}
+
+    def __call__(self, sources: list[Any], targets: list[Any]) -> tuple[int, int, str] | None:
+        id_map = self.id_map
+        seen = self.seen
+        first = None
+        for source, target in zip(sources, targets, strict=True):
+            for part, mine, theirs in (
+                (RecordPart.KEY, source.source_key, target.key()),
+                (RecordPart.VALUE, source.source_value, target.value()),
+            ):
+                verdict = check(mine, theirs, id_map)
+                if isinstance(verdict, RecordMismatch):
+                    if first is None:
+                        first = (source.offset(), target.offset(), f"{part.value}: {verdict.describe()}")
+                    continue
+                seen[part, verdict] = seen.get((part, verdict), 0) + 1
+        return first
+
+    def counts(self) -> SchemaCounts:
+        def part(which: RecordPart) -> PartCounts:
+            return PartCounts(*(self.seen.get((which, o), 0) for o in (TRANSLATED, UNCHANGED, WITHOUT_HEADER)))
+
+        return SchemaCounts(self.topic, self.partition, part(RecordPart.KEY), part(RecordPart.VALUE))
