@@ -1,0 +1,50 @@
+"""The schema ids a run moved, recorded with the run on both backends and read back exactly, in registration
+order; a retried start replaces them, a dry run records none."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kafka_migration.ledger import Ledger
+from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction
+from kafka_migration.model.schemas import IdMap, IdPair, SchemaFormat, SchemaMode
+from tests.unit.factories import migration_plan, topic_plan
+
+ADDRESS = SyncedVersion(
+    "shop.Address", 1, "shop.Address", SchemaFormat.AVRO, 4, 1, VersionAction.REGISTERED, 1, "sha256:" + "a" * 64
+)
+ORDERS = SyncedVersion(
+    "dst.orders-value", 2, "orders-value", SchemaFormat.AVRO, 9, 2_000_000_000, VersionAction.PRESENT, 2, "sha256:b"
+)
+RUN = SchemaRun(
+    SchemaMode.TRANSLATE,
+    "http://src:8081",
+    "http://dst:8081",
+    (ADDRESS, ORDERS),
+    IdMap((IdPair(4, 1, SchemaFormat.AVRO), IdPair(9, 2_000_000_000, SchemaFormat.AVRO))),
+)
+
+
+def test_a_runs_schema_ids_are_recorded_with_it_and_read_back(ledger_url: str) -> None:
+    ledger = Ledger.open(ledger_url)
+    plan = dataclasses.replace(migration_plan(topic_plan("orders")), schemas=RUN.to_dict())
+    ledger.start_run(plan, trigger="cli")
+    assert ledger.run_schema_ids(plan.run_id) == RUN
+    assert ledger.run_schema_ids("another-run") is None
+
+    fewer = dataclasses.replace(RUN, versions=(ORDERS,), id_map=IdMap((IdPair(9, 2_000_000_000, SchemaFormat.AVRO),)))
+    ledger.start_run(dataclasses.replace(plan, schemas=fewer.to_dict()), trigger="cli")  # a retried start
+    assert ledger.run_schema_ids(plan.run_id) == fewer
+
+    dry = dataclasses.replace(plan, run_id="dry-1", options={**plan.options, "dry_run": True}, schemas=RUN.to_dict())
+    ledger.start_run(dry, trigger="cli")
+    assert ledger.run_schema_ids("dry-1") is None
+    ledger.engine.dispose()
+
+
+def test_a_run_without_schemas_records_none(ledger_url: str) -> None:
+    ledger = Ledger.open(ledger_url)
+    plan = migration_plan(topic_plan("orders"))
+    ledger.start_run(plan, trigger="cli")
+    assert ledger.run_schema_ids(plan.run_id) is None
+    ledger.engine.dispose()
