@@ -61,7 +61,7 @@ class Translated:
         return self._message.topic()  # type: ignore[no-any-return]
 
 
-def translate_batch(batch: list[Any], id_map: IdMap, topic: str, strict: bool) -> list[Translated]:
+def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> list[Translated]:
     """The records of one source batch as the target gets them. ``strict`` (the copy): a header whose id the map
     lacks is refused, naming the topic, partition and offset; else (the verification) it passes as it is."""
     out = []
@@ -71,7 +71,7 @@ def translate_batch(batch: list[Any], id_map: IdMap, topic: str, strict: bool) -
             value, _ = translate(message.value(), id_map, strict)
         except UnknownSchemaIdError as exc:
             raise SchemaError(
-                f"Source {topic}[{message.partition()}] offset {message.offset()}: a key or value names schema id "
+                f"Source {topic}[{partition}] offset {message.offset()}: a key or value names schema id "
                 f"{exc.schema_id}, which is not among the {len(id_map)} ids of the topic's subjects registered on "
                 "the target; nothing from this record on was copied. Its schema is under a subject this run does "
                 "not move (e.g. RecordNameStrategy): register it on the target, or copy the topic with "
@@ -82,21 +82,23 @@ def translate_batch(batch: list[Any], id_map: IdMap, topic: str, strict: bool) -
 
 
 def translated_batches(
-    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str, strict: bool
+    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str, partition: int, strict: bool
 ) -> Iterable[list[Any]]:
     """``batches`` translated batch by batch; as they are without an id map."""
     if id_map is None:
         return batches
-    return (translate_batch(batch, id_map, topic, strict) for batch in batches)
+    return (translate_batch(batch, id_map, topic, partition, strict) for batch in batches)
 
 
 def translated_window(
-    reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], topics: list[str]
+    reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], partitions: list[tuple[str, int]]
 ) -> Iterator[tuple[int, list[Any], bool]]:
     """``read_ranges``' batches (range index, records, done), each translated by its own range's id map."""
     for i, batch, done in reads:
         id_map = maps[i]
-        yield i, batch if id_map is None else translate_batch(batch, id_map, topics[i], strict=True), done
+        if id_map is not None:
+            batch = translate_batch(batch, id_map, *partitions[i], strict=True)
+        yield i, batch, done
 
 
 class RecordProof:

@@ -264,7 +264,9 @@ def verify_partition(
         follow=None if counted is None else counted.target_complete,
     )
     proof = None if task.id_map is None else RecordProof(task.id_map, task.source_topic, task.partition)
-    expected = translated_batches(counted or source_batches, task.id_map, task.source_topic, strict=False)
+    expected = translated_batches(
+        counted or source_batches, task.id_map, task.source_topic, task.partition, strict=False
+    )
     try:
         found = compare_ranges(expected, target_batches, task.target_start, progress, proof)
     finally:
@@ -329,7 +331,7 @@ def verify_window(
     for i, piece in enumerate(window):
         clock = time.monotonic()
         proof = None if piece.id_map is None else RecordProof(piece.id_map, piece.source_topic, piece.partition)
-        expected = translated_batches([sources[i]], piece.id_map, piece.source_topic, strict=False)
+        expected = translated_batches([sources[i]], piece.id_map, piece.source_topic, piece.partition, strict=False)
         found = compare_ranges(expected, [targets[i]], piece.target_start, proof=proof)
         sources[i] = targets[i] = []  # compared: no longer held
         took = reading[i] + time.monotonic() - clock

@@ -1,0 +1,125 @@
+"""Translate mode's per-record work without a broker: the copy's translation (refusing an id the map lacks, naming
+topic, partition and offset), and the verification's checksum and per-record proof (a wrong id caught)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafka_migration.exceptions import SchemaError
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.schemas import IdMap, PartCounts, SchemaFormat
+from kafka_migration.run.copy import reconcile_batches
+from kafka_migration.run.schema_records import RecordProof, translate_batch, translated_batches
+from kafka_migration.run.verify import compare_ranges
+from kafka_migration.schemas.wire import rewrite
+from tests.unit.run.test_batch_compare import Msg
+
+ID_MAP = IdMap.of({7: 107, 8: 108}, SchemaFormat.AVRO)
+
+
+def framed(schema_id: int, payload: bytes) -> bytes:
+    return b"\x00" + schema_id.to_bytes(4, "big") + payload
+
+
+def source_records() -> list[Msg]:
+    return [
+        Msg(0, framed(8, b"k0"), framed(7, b"v0"), None, 1000),
+        Msg(1, b"raw-key", framed(7, b"v1"), [("h", b"x")], 1001),  # a key without a header
+        Msg(2, framed(8, b"k2"), None, None, 1002),  # a tombstone
+        Msg(3, None, b"\x01not-framed", None, 1003),  # no key, a value without a header
+    ]
+
+
+def as_copied(records: list[Msg], id_map: IdMap) -> list[Msg]:
+    """The target as a correct copy leaves it (offsets from 50), built with wire.rewrite, not with the copy."""
+
+    def mapped(data: Any) -> Any:
+        if data is None or data[:1] != b"\x00":
+            return data
+        return rewrite(data, id_map.target(int.from_bytes(data[1:5], "big")))
+
+    return [Msg(50 + m.offset(), mapped(m.key()), mapped(m.value()), m.headers(), m.timestamp()[1]) for m in records]
+
+
+def test_translate_batch_rewrites_keys_and_values_and_keeps_the_rest() -> None:
+    out = translate_batch(source_records(), ID_MAP, "orders", 0, strict=True)
+    assert [(m.key(), m.value()) for m in out] == [(m.key(), m.value()) for m in as_copied(source_records(), ID_MAP)]
+    assert out[1].headers() == [("h", b"x")] and out[3].timestamp() == (1, 1003) and out[2].offset() == 2
+    assert out[0].source_key == framed(8, b"k0")  # the source's bytes, kept for the proof
+
+
+def test_an_id_the_map_lacks_is_refused_naming_topic_partition_and_offset() -> None:
+    records = [*source_records(), Msg(4, None, framed(9, b"v4"), None, 1004)]
+    with pytest.raises(SchemaError) as caught:
+        translate_batch(records, ID_MAP, "orders", 0, strict=True)
+    assert "Source orders[0] offset 4" in str(caught.value) and "schema id 9" in str(caught.value)
+    assert caught.value.__cause__ is not None
+    passed = translate_batch(records, ID_MAP, "orders", 0, strict=False)  # the verification passes it on unchanged
+    assert passed[4].value() == framed(9, b"v4")
+
+
+def test_no_id_map_leaves_the_batches_as_they_are() -> None:
+    batches = [source_records()]
+    assert translated_batches(batches, None, "orders", 0, strict=True) is batches
+
+
+def compare(target: list[Msg], id_map: IdMap = ID_MAP) -> tuple[Any, RecordProof]:
+    proof = RecordProof(id_map, "orders", 0)
+    expected = translated_batches([source_records()], id_map, "orders", 0, strict=False)
+    return compare_ranges(expected, [target], 50, proof=proof), proof
+
+
+def test_a_correct_copy_matches_on_count_checksum_and_proof_and_is_counted() -> None:
+    found, proof = compare(as_copied(source_records(), ID_MAP))
+    assert found.first is None and found.source.hexdigest() == found.target.hexdigest()
+    assert found.source.count == found.target.count == 4
+    counts = proof.counts()
+    assert counts.keys == PartCounts(translated=2, unchanged=0, without_header=2)
+    assert counts.values == PartCounts(translated=2, unchanged=0, without_header=2)
+
+
+def test_a_planted_wrong_id_fails_the_checksum_and_the_proof_names_it() -> None:
+    target = as_copied(source_records(), ID_MAP)
+    target[1] = Msg(51, target[1].key(), framed(108, b"v1"), [("h", b"x")], 1001)  # a valid id, another schema
+    found, _ = compare(target)
+    assert found.source.hexdigest() != found.target.hexdigest()
+    assert found.first == (
+        1,
+        51,
+        "value: the target's schema id is not the mapped one (source id 7, expected 107, target id 108)",
+    )
+
+
+def test_an_untranslated_copy_fails_although_its_bytes_equal_the_source() -> None:
+    found, _ = compare(source_records_at_50())
+    assert found.first is not None and found.first[:2] == (0, 50) and "key" in found.first[2]
+    assert found.source.hexdigest() != found.target.hexdigest()
+
+
+def source_records_at_50() -> list[Msg]:
+    return [Msg(50 + m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1]) for m in source_records()]
+
+
+def test_the_proof_refutes_bytes_that_equal_a_wrong_rewrite() -> None:
+    """A rewrite bug repeated by the expected side (checksums equal) is still caught: the proof reads the raw
+    source bytes and the map, not the rewrite's output."""
+    wrong = IdMap.of({7: 107, 8: 999}, SchemaFormat.AVRO)
+    target = as_copied(source_records(), wrong)
+    proof = RecordProof(ID_MAP, "orders", 0)
+    expected = translated_batches([source_records()], wrong, "orders", 0, strict=False)
+    found = compare_ranges(expected, [target], 50, proof=proof)
+    assert found.source.hexdigest() == found.target.hexdigest()
+    assert found.first == (
+        0,
+        50,
+        "key: the target's schema id is not the mapped one (source id 8, expected 108, target id 999)",
+    )
+
+
+def test_reconcile_finds_the_translated_prefix_a_copy_left() -> None:
+    task = PartitionSlice("orders", "orders", 0, 0, 4, 50, id_map=ID_MAP)
+    prefix = as_copied(source_records(), ID_MAP)[:3]
+    expected = translated_batches([source_records()], ID_MAP, "orders", 0, strict=True)
+    assert reconcile_batches(task, expected, [prefix]) == (3, 3)
