@@ -325,3 +325,60 @@ def _target_topics(moved: Moved) -> set[str]:
     from confluent_kafka.admin import AdminClient
 
     return set(AdminClient({"bootstrap.servers": moved.clusters.target}).list_topics(timeout=10).topics)
+
+
+def _http(method: str, url: str, body: bytes | None = None) -> tuple[int, bytes]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/zip"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_keep_mode_proves_a_registry_moved_with_its_ids_and_copies_bytes(
+    moved: Moved,
+    registry_factory,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    """The source registry moved whole with Apicurio's export and import (the ids kept): keep mode registers
+    nothing, proves every version the topic needs is there under the source's id, and copies the bytes."""
+    (empty,) = registry_factory("kept-ids")
+    root = moved.registries.source.removesuffix("/apis/ccompat/v7")
+    status, archive = _http("GET", f"{root}/apis/registry/v3/admin/export")
+    assert status == 200
+    assert _http("POST", f"{empty.url}/apis/registry/v3/admin/import", archive)[0] == 204
+    subjects = set(client(empty.ccompat_url).get_subjects())
+
+    def keep(*rename: str) -> subprocess.CompletedProcess[str]:
+        return kafka_migrate(
+            "--source", moved.clusters.source, "--target", moved.clusters.target,
+            "--include", f"{moved.topic.split('.')[0]}\\..*", *rename, "--schema-ids", "keep",
+            "--source-registry", moved.registries.source, "--target-registry", empty.ccompat_url,
+            state_dir=tmp_path,
+        )  # fmt: skip
+
+    renamed = keep("--rename", "kept.{topic}")  # renamed subjects: the moved registry has them under the old names
+    assert renamed.returncode == 2, renamed.stdout + renamed.stderr
+    assert f"subject 'kept.{moved.topic}-key' version 1: source id" in renamed.stderr
+    assert "not on the target" in renamed.stderr
+    assert f"kept.{moved.topic}" not in _target_topics(moved)
+
+    done = keep()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 subject versions (4 present)" in done.stdout and "verified" in done.stdout
+    assert set(client(empty.ccompat_url).get_subjects()) == subjects  # nothing registered
+    for partition in (0, 1):
+        source = read_partition(moved.clusters.source, moved.topic, partition)
+        target = read_partition(moved.clusters.target, moved.topic, partition)
+        assert [(r["key"], r["value"]) for r in target] == [(r["key"], r["value"]) for r in source]
+    avro = AvroDeserializer(client(empty.ccompat_url), conf=TOPICS)
+    last = read_partition(moved.clusters.target, moved.topic, 0)[-1]["value"]
+    assert avro(last, SerializationContext(moved.topic, MessageField.VALUE)) == {
+        "id": 8,
+        "ship_to": {"city": "x"},
+        "note": "v2",
+    }
