@@ -382,3 +382,30 @@ def test_keep_mode_proves_a_registry_moved_with_its_ids_and_copies_bytes(
         "ship_to": {"city": "x"},
         "note": "v2",
     }
+
+
+def test_a_record_naming_an_id_outside_the_topics_subjects_is_refused_naming_where(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """A value serialized under another subject (RecordNameStrategy's ``shop.Other``): its id is in no subject
+    the run moves, so the copy refuses it, naming topic, partition and offset, and the run is not verified."""
+    topic = f"rns{unique}.events"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 1)
+    own = source.register_schema(f"{topic}-value", Schema(json.dumps(ADDRESS), "AVRO"))
+    other = source.register_schema(f"{unique}.shop.Other", Schema(json.dumps({**ADDRESS, "name": "Other"}), "AVRO"))
+    p = producer(clusters.source)
+    for _ in range(3):
+        send(p, topic, 0, None, b"\x00" + own.to_bytes(4, "big") + b"\x06abc")
+    send(p, topic, 0, None, b"\x00" + other.to_bytes(4, "big") + b"\x06xyz")  # offset 3
+    p.flush(30)
+    done = kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target, "--include", f"rns{unique}\\..*",
+        "--rename", "moved.{topic}", "--schema-ids", "translate",
+        "--source-registry", registries.source, "--target-registry", registries.target,
+        state_dir=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    assert f"Source {topic}[0] offset 3: a key or value names schema id {other}" in output, output
+    assert "FAILED" in done.stdout
