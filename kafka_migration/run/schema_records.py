@@ -16,12 +16,20 @@ for the id, and the id the one the map gives. It counts the keys and values tran
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
-from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, RecordMismatch, RecordPart, SchemaCounts
-from kafka_migration.schemas.wire import check, translate
+from kafka_migration.model.schemas import (
+    IdMap,
+    Outcome,
+    PartCounts,
+    RecordMismatch,
+    RecordPart,
+    SchemaCounts,
+    SchemaFormat,
+)
+from kafka_migration.schemas.wire import ID_END, check, translate
 
 TRANSLATED, UNCHANGED, WITHOUT_HEADER = Outcome.TRANSLATED, Outcome.UNCHANGED, Outcome.WITHOUT_HEADER
 
@@ -61,14 +69,49 @@ class Translated:
         return self._message.topic()  # type: ignore[no-any-return]
 
 
+def translator(id_map: IdMap, strict: bool) -> Callable[[bytes | None], bytes | None]:
+    """``wire.translate``'s result for a key or value, fast: each distinct 5-byte header of Avro and JSON Schema
+    ids is looked up once and its bytes reused; Protobuf ids (message indexes to read) go through ``wire``."""
+    prefixes: dict[bytes, bytes | None] = {}
+
+    def one(data: bytes | None) -> bytes | None:
+        if data is None or len(data) < ID_END or data[0] != 0:
+            return data
+        prefix = data[:ID_END]
+        new = prefixes.get(prefix, _UNSEEN)
+        if new is _UNSEEN:
+            schema_id = int.from_bytes(prefix[1:], "big")
+            fmt = id_map.format(schema_id)
+            if fmt is None:
+                new = None
+            elif fmt is SchemaFormat.PROTOBUF:
+                new = _PROTOBUF
+            else:
+                new = b"\x00" + id_map.target(schema_id).to_bytes(4, "big")
+            prefixes[prefix] = new
+        if new is None:
+            if strict:
+                id_map.target(int.from_bytes(prefix[1:], "big"))  # raises UnknownSchemaIdError, naming the id
+            return data
+        if new is _PROTOBUF:
+            return translate(data, id_map, strict)[0]
+        return new + data[ID_END:]
+
+    return one
+
+
+_UNSEEN = b"unseen"
+_PROTOBUF = b"protobuf"
+
+
 def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> list[Translated]:
     """The records of one source batch as the target gets them. ``strict`` (the copy): a header whose id the map
     lacks is refused, naming the topic, partition and offset; else (the verification) it passes as it is."""
+    one = translator(id_map, strict)
     out = []
     for message in batch:
         try:
-            key, _ = translate(message.key(), id_map, strict)
-            value, _ = translate(message.value(), id_map, strict)
+            out.append(Translated(message, one(message.key()), one(message.value())))
         except UnknownSchemaIdError as exc:
             raise SchemaError(
                 f"Source {topic}[{partition}] offset {message.offset()}: a key or value names schema id "
@@ -77,7 +120,6 @@ def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int,
                 "not move (e.g. RecordNameStrategy): register it on the target, or copy the topic with "
                 "--schema-ids off if its records are raw bytes that start with a zero byte."
             ) from exc
-        out.append(Translated(message, key, value))
     return out
 
 
@@ -102,31 +144,62 @@ def translated_window(
 
 
 class RecordProof:
-    """The per-record proof of one partition: each target record's key and value against its source's, by
-    ``wire.check`` on the raw source bytes. Called with each pair of equally long chunks (source records as
-    ``Translated``, target messages); counts each key's and value's outcome, and gives the first mismatch."""
+    """The per-record proof of one partition: each target record's key and value against its source's, as
+    ``wire.check`` decides (the id compared as a number with the map's, the rest byte for byte; anything but the
+    plain cases asks ``wire.check`` itself, which names the mismatch). Called with each pair of equally long chunks
+    (source records as ``Translated``, target messages); counts each key's and value's outcome, and gives the first
+    mismatch."""
 
     def __init__(self, id_map: IdMap, topic: str, partition: int) -> None:
         self.id_map = id_map
         self.topic = topic
         self.partition = partition
         self.seen: dict[tuple[RecordPart, Outcome], int] = {}
+        self._expected: dict[int, int | None] = {}  # source id -> the map's target id; None: not in the map
+
+    def outcome(self, mine: bytes | None, theirs: bytes | None) -> Outcome | RecordMismatch:
+        """``wire.check(mine, theirs, id_map)``: the same answer, the common cases without its general path."""
+        if mine is None or len(mine) < ID_END or mine[0] != 0:
+            return Outcome.WITHOUT_HEADER if mine == theirs else check(mine, theirs, self.id_map)
+        source_id = int.from_bytes(mine[1:ID_END], "big")
+        expected = self._expected.get(source_id, -1)
+        if expected == -1:
+            fmt = self.id_map.format(source_id)
+            expected = None if fmt is None else -2 if fmt is SchemaFormat.PROTOBUF else self.id_map.target(source_id)
+            self._expected[source_id] = expected
+        if (
+            expected is not None
+            and expected >= 0
+            and theirs is not None
+            and len(theirs) == len(mine)
+            and theirs[0] == 0
+            and int.from_bytes(theirs[1:ID_END], "big") == expected
+            and theirs[ID_END:] == mine[ID_END:]
+        ):
+            return Outcome.TRANSLATED
+        if expected is None and mine == theirs:
+            return Outcome.UNCHANGED
+        return check(mine, theirs, self.id_map)
 
     def __call__(self, sources: list[Any], targets: list[Any]) -> tuple[int, int, str] | None:
-        id_map = self.id_map
-        seen = self.seen
+        outcome = self.outcome
+        keys: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
+        values: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
         first = None
         for source, target in zip(sources, targets, strict=True):
-            for part, mine, theirs in (
-                (RecordPart.KEY, source.source_key, target.key()),
-                (RecordPart.VALUE, source.source_value, target.value()),
-            ):
-                verdict = check(mine, theirs, id_map)
-                if isinstance(verdict, RecordMismatch):
-                    if first is None:
-                        first = (source.offset(), target.offset(), f"{part.value}: {verdict.describe()}")
-                    continue
-                seen[part, verdict] = seen.get((part, verdict), 0) + 1
+            verdict = outcome(source.source_key, target.key())
+            if type(verdict) is RecordMismatch:
+                first = first or (source.offset(), target.offset(), f"key: {verdict.describe()}")
+            else:
+                keys[verdict] += 1  # type: ignore[index]
+            verdict = outcome(source.source_value, target.value())
+            if type(verdict) is RecordMismatch:
+                first = first or (source.offset(), target.offset(), f"value: {verdict.describe()}")
+            else:
+                values[verdict] += 1  # type: ignore[index]
+        for part, counts in ((RecordPart.KEY, keys), (RecordPart.VALUE, values)):
+            for found, n in counts.items():
+                self.seen[part, found] = self.seen.get((part, found), 0) + n
         return first
 
     def counts(self) -> SchemaCounts:

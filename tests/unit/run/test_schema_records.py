@@ -6,14 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kafka_migration.exceptions import SchemaError
+from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.schemas import IdMap, PartCounts, SchemaFormat
 from kafka_migration.run.copy import reconcile_batches
-from kafka_migration.run.schema_records import RecordProof, translate_batch, translated_batches
+from kafka_migration.run.schema_records import RecordProof, translate_batch, translated_batches, translator
 from kafka_migration.run.verify import compare_ranges
-from kafka_migration.schemas.wire import rewrite
+from kafka_migration.schemas.wire import check, rewrite, translate
 from tests.unit.run.test_batch_compare import Msg
 
 ID_MAP = IdMap.of({7: 107, 8: 108}, SchemaFormat.AVRO)
@@ -123,3 +125,67 @@ def test_reconcile_finds_the_translated_prefix_a_copy_left() -> None:
     prefix = as_copied(source_records(), ID_MAP)[:3]
     expected = translated_batches([source_records()], ID_MAP, "orders", 0, strict=True)
     assert reconcile_batches(task, expected, [prefix]) == (3, 3)
+
+
+# -- the fast paths give what schemas.wire gives ----------------------------------------------------------------
+
+
+MIXED = IdMap.of(
+    {1: 101, 2: 2, 3: 103, 4: 104},
+    {1: SchemaFormat.AVRO, 2: SchemaFormat.JSON, 3: SchemaFormat.PROTOBUF, 4: SchemaFormat.AVRO},
+)
+IDS = st.sampled_from([1, 2, 3, 4, 5, 101, 103, 0x01020304])  # mapped, kept, Protobuf, unknown, targets
+
+
+@st.composite
+def payloads(draw: st.DrawFn) -> bytes | None:
+    kind = draw(st.sampled_from(["null", "raw", "short", "framed", "protobuf-indexes"]))
+    if kind == "null":
+        return None
+    if kind == "raw":
+        return draw(st.binary(max_size=12))
+    if kind == "short":
+        return b"\x00" + draw(st.binary(max_size=3))
+    header = b"\x00" + draw(IDS).to_bytes(4, "big")
+    if kind == "protobuf-indexes":
+        header += draw(st.sampled_from([b"\x00", b"\x02\x02", b"\x04\x02", b"\x81"]))  # the last does not read
+    return header + draw(st.binary(max_size=8))
+
+
+def mutated(data: bytes | None, how: int, other: bytes | None) -> bytes | None:
+    """A target key or value: the correct translation, or it with one thing changed."""
+    good = translate(data, MIXED)[0]
+    if how == 0 or good is None:
+        return good if how != 3 else other
+    if how == 1 and len(good) >= 5:
+        return good[:1] + (int.from_bytes(good[1:5], "big") ^ 1).to_bytes(4, "big") + good[5:]  # another id
+    if how == 2:
+        return good + b"x"
+    if how == 4 and len(good) > 5:
+        return good[:-1] + bytes([good[-1] ^ 1])  # the payload's last byte, the length and the id kept
+    return other
+
+
+@settings(max_examples=600, deadline=None)
+@given(payloads(), st.integers(0, 4), payloads())
+def test_the_proofs_fast_path_decides_as_wire_check(data: bytes | None, how: int, other: bytes | None) -> None:
+    target = mutated(data, how, other)
+    proof = RecordProof(MIXED, "t", 0)
+    assert proof.outcome(data, target) == check(data, target, MIXED)
+    assert proof.outcome(data, target) == check(data, target, MIXED)  # and again, from its cache
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(payloads(), max_size=6), st.booleans())
+def test_the_copys_fast_translation_writes_what_wire_translate_writes(batch: list[bytes | None], strict: bool) -> None:
+    one = translator(MIXED, strict)
+    for data in batch:
+        try:
+            expected: bytes | type | None = translate(data, MIXED, strict)[0]
+        except UnknownSchemaIdError:
+            expected = UnknownSchemaIdError
+        try:
+            got: bytes | type | None = one(data)
+        except UnknownSchemaIdError:
+            got = UnknownSchemaIdError
+        assert got == expected
