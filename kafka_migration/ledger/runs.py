@@ -260,6 +260,8 @@ def _segment_values(
             first_target_offset=v["first_target_offset"],
             verify_seconds=v["seconds"],
         )
+        if v.get("schema_counts") is not None:
+            values["schema_counts"] = v["schema_counts"]
     return values
 
 

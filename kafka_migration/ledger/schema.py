@@ -78,6 +78,9 @@ segments = Table(
     Column("copied_bytes", BigInteger),  # 0002
     # 0006: how many topics shared this topic's Spark job (1: its own job; null: not recorded)
     Column("job_topics", Integer),
+    # 0012: --schema-ids translate: the keys and values the verification found translated, unchanged or without a
+    # header (``model.schemas.SchemaCounts.to_dict``); null where the partition was compared byte for byte
+    Column("schema_counts", JSON),
     UniqueConstraint("run_id", "source_topic", "partition", name="uq_km_segments_run_partition"),
     Index("ix_km_segments_key", "source_cluster_id", "source_topic", "partition", "target_cluster_id", "target_topic"),
 )

@@ -48,3 +48,21 @@ def test_a_run_without_schemas_records_none(ledger_url: str) -> None:
     ledger.start_run(plan, trigger="cli")
     assert ledger.run_schema_ids(plan.run_id) is None
     ledger.engine.dispose()
+
+
+def test_the_translated_counts_of_each_partition_are_stored_on_its_segment(ledger_url: str) -> None:
+    from tests.unit.ledger.test_ledger import outcomes, plan
+
+    ledger = Ledger.open(ledger_url)
+    run = plan("run-1", 0, 100, 0)
+    ledger.start_run(run, trigger="cli")
+    copy, verify = outcomes(run, {0: True, 1: True})
+    counts = {"topic": "orders", "partition": 0, "keys": {"translated": 90, "unchanged": 0, "without_header": 10}}
+    verify.partitions[0]["schema_counts"] = {
+        **counts,
+        "values": {"translated": 100, "unchanged": 0, "without_header": 0},
+    }
+    ledger.record_topic(run, run.topics[0], copy, verify)
+    stored = {s.partition: s.schema_counts for s in ledger.run_segments("run-1")}
+    assert stored == {0: verify.partitions[0]["schema_counts"], 1: None}  # partition 1 was compared as bytes
+    ledger.engine.dispose()

@@ -1,5 +1,6 @@
 """The schema ids a run moved (issue 48): one row per subject version it needed on the target registry, with the
-source id, the target id, what the run did (present, registered) and the canonical fingerprint both ids name.
+source id, the target id, what the run did (present, registered) and the canonical fingerprint both ids name;
+and on each segment the keys and values its verification found translated, unchanged or without a header.
 
 Revision ID: 0012_schema_ids
 Revises: 0011_access_checks
@@ -35,8 +36,12 @@ def upgrade() -> None:
         sa.Column("position", sa.Integer, nullable=False),
     )
     op.create_index("ix_km_schema_ids_run", "km_schema_ids", ["run_id"])
+    with op.batch_alter_table("km_segments") as batch:
+        batch.add_column(sa.Column("schema_counts", sa.JSON))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("km_segments") as batch:
+        batch.drop_column("schema_counts")
     op.drop_index("ix_km_schema_ids_run", "km_schema_ids")
     op.drop_table("km_schema_ids")
