@@ -228,6 +228,9 @@ def test_the_verification_counts_translated_keys_and_values_per_partition(moved:
         },
     }
     assert all(r["match"] and r["source_checksum"] == r["target_checksum"] for r in _verify_rows(moved))
+    (report,) = (moved.state_dir / "reports").glob(f"{moved.run_id}/*.json")  # from the ledger: segments and plan
+    both = {"translated": 10, "unchanged": 0, "without_header": 2}
+    assert json.loads(report.read_text())["schemas"]["totals"] == {"keys": both, "values": both}
 
 
 def test_confluent_deserializers_read_the_target_with_its_registry_as_the_source_with_its_own(moved: Moved) -> None:
