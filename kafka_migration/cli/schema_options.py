@@ -37,6 +37,13 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
         "value's schema id rewritten and proven record by record), keep (the target registry already holds the "
         "source's ids, proven; records copied as bytes)",
     )
+    parser.add_argument(
+        "--unknown-schema-ids",
+        choices=("refuse", "pass"),
+        default=None,
+        help="--schema-ids translate: a key or value whose header names an id outside the topic's subjects is "
+        "refused, naming topic, partition and offset (refuse, the default), or copied unchanged and counted (pass)",
+    )
     for role in ("source", "target"):
         parser.add_argument(
             f"--{role}-registry",
@@ -56,6 +63,11 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
 def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The run's ``SchemaOptions``, or None for ``--schema-ids off``; a bad combination is one line, exit 2."""
     mode = SchemaMode(args.schema_ids)
+    if args.unknown_schema_ids is not None and mode is not SchemaMode.TRANSLATE:
+        raise ConfigurationError(
+            f"--unknown-schema-ids {args.unknown_schema_ids} applies to --schema-ids translate, not "
+            f"{mode.value}: add --schema-ids translate or leave the option out."
+        )
     given = [
         f"--{o}"
         for o in ("source-registry", "target-registry", "source-registry-config", "target-registry-config")
@@ -77,7 +89,7 @@ def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             f"--source-registry and --target-registry are both {source.display_url}: with one registry for both "
             "clusters the ids are already right; run with --schema-ids off."
         )
-    return SchemaOptions(mode, source, target)
+    return SchemaOptions(mode, source, target, pass_unknown_ids=args.unknown_schema_ids == "pass")
 
 
 def registry_config(role: str, url: str | None, config_file: Path | None, mode: SchemaMode) -> RegistryConfig:

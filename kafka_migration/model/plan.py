@@ -87,6 +87,8 @@ class PartitionSlice:
     # --schema-ids translate: the topic's source schema id -> target id; the copy rewrites each key's and value's
     # schema header through it and the verification proves each record by it. None: copied byte for byte.
     id_map: IdMap | None = None
+    # --unknown-schema-ids pass: a header whose id the map lacks is copied unchanged (and counted) instead of refused.
+    pass_unknown_ids: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,9 @@ class TopicPlan:
     # The largest record the source topic allows, which sizes the copy's producer (None in older plans:
     # then ``configs`` says, or Kafka's default); a created topic may leave it at the target's default.
     max_message_bytes: int | None = None
-    # --schema-ids translate: the id map of the topic's subjects (``IdMap.to_dict``), None where its records
-    # are copied byte for byte (off and keep modes, or no subject of the topic on the source registry).
+    # --schema-ids translate: the id map of the topic's subjects (``IdMap.to_dict``, and ``pass_unknown_ids``:
+    # --unknown-schema-ids pass), None where its records are copied byte for byte (off and keep modes, or no
+    # subject of the topic on the source registry).
     schema_ids: dict[str, Any] | None = None
 
     @property
@@ -134,6 +137,7 @@ class TopicPlan:
                 target_start=p.target_start,
                 max_message_bytes=max_bytes,
                 id_map=self.id_map,
+                pass_unknown_ids=bool(self.schema_ids and self.schema_ids.get("pass_unknown_ids")),
             )
             for p in self.partitions
             if include_empty or p.offset_span > 0

@@ -59,7 +59,9 @@ def reconcile(task: PartitionSlice, clusters: ClusterPair) -> tuple[int, int]:
     source_batches = read_range(clusters.source, task.source_topic, task.partition, task.start, task.end)
     target_batches = read_range(clusters.target, task.target_topic, task.partition, task.target_start, None)
     try:
-        expected = translated_batches(source_batches, task.id_map, task.source_topic, task.partition, strict=True)
+        expected = translated_batches(
+            source_batches, task.id_map, task.source_topic, task.partition, strict=not task.pass_unknown_ids
+        )
         return reconcile_batches(task, expected, target_batches)
     finally:
         source_batches.close()
@@ -294,7 +296,9 @@ def copy_partition(
     topic = task.target_topic
     partition = task.partition
     batches = read_range(clusters.source, task.source_topic, partition, resume_from, task.end)
-    for batch in translated_batches(batches, task.id_map, task.source_topic, partition, strict=True):
+    for batch in translated_batches(
+        batches, task.id_map, task.source_topic, partition, strict=not task.pass_unknown_ids
+    ):
         count, nbytes = _produce_batch(batch, topic, partition, producer, errors)
         written += count
         size += nbytes
@@ -353,9 +357,7 @@ def copy_window(
     read_error: Exception | None = None
     reads = read_ranges(clusters.source, ranges)
     maps = [piece.id_map for piece in clean]
-    translated = (
-        reads if not any(maps) else translated_window(reads, maps, [(p.source_topic, p.partition) for p in clean])
-    )
+    translated = reads if not any(maps) else translated_window(reads, maps, clean)
     try:
         for i, batch, done in translated:
             count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)

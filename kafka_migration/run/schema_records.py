@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
+from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.schemas import (
     IdMap,
     Outcome,
@@ -117,8 +118,9 @@ def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int,
                 f"Source {topic}[{partition}] offset {message.offset()}: a key or value names schema id "
                 f"{exc.schema_id}, which is not among the {len(id_map)} ids of the topic's subjects registered on "
                 "the target; nothing from this record on was copied. Its schema is under a subject this run does "
-                "not move (e.g. RecordNameStrategy): register it on the target, or copy the topic with "
-                "--schema-ids off if its records are raw bytes that start with a zero byte."
+                "not move (e.g. RecordNameStrategy): register it on the target, or let such records pass unchanged "
+                "(--unknown-schema-ids pass; they are counted), or copy the topic with --schema-ids off if its "
+                "records are raw bytes that start with a zero byte."
             ) from exc
     return out
 
@@ -133,13 +135,16 @@ def translated_batches(
 
 
 def translated_window(
-    reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], partitions: list[tuple[str, int]]
+    reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], slices: list[PartitionSlice]
 ) -> Iterator[tuple[int, list[Any], bool]]:
-    """``read_ranges``' batches (range index, records, done), each translated by its own range's id map."""
+    """``read_ranges``' batches (range index, records, done), each translated by its own slice's id map."""
     for i, batch, done in reads:
         id_map = maps[i]
         if id_map is not None:
-            batch = translate_batch(batch, id_map, *partitions[i], strict=True)
+            piece = slices[i]
+            batch = translate_batch(
+                batch, id_map, piece.source_topic, piece.partition, strict=not piece.pass_unknown_ids
+            )
         yield i, batch, done
 
 

@@ -46,6 +46,7 @@ class SchemaOptions:
     mode: SchemaMode
     source: RegistryConfig
     target: RegistryConfig
+    pass_unknown_ids: bool = False  # --unknown-schema-ids pass: a record naming an id outside the map is copied as is
 
 
 def check_registries(options: SchemaOptions) -> None:
@@ -78,7 +79,7 @@ def sync_schemas(options: SchemaOptions, plan: MigrationPlan) -> MigrationPlan:
         options.mode, options.source.display_url, options.target.display_url, versions, id_map, dry_run=dry_run
     )
     log.info("%s", run.render())
-    return with_schemas(plan, run)
+    return with_schemas(plan, run, options.pass_unknown_ids)
 
 
 def refuse_conflicts(planned: Iterable[PlannedVersion], target_url: str) -> None:
@@ -211,7 +212,7 @@ def fingerprint_by_id(door: RegistryClient, schema_id: int) -> str:
     return schema_fingerprint(schema, texts)
 
 
-def with_schemas(plan: MigrationPlan, run: SchemaRun) -> MigrationPlan:
+def with_schemas(plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = False) -> MigrationPlan:
     """``plan`` carrying ``run``, and in translate mode each topic's id map: the ids of its own subjects' versions
     (a topic without any keeps none and is copied byte for byte)."""
     if run.mode is not SchemaMode.TRANSLATE or run.dry_run:
@@ -223,5 +224,6 @@ def with_schemas(plan: MigrationPlan, run: SchemaRun) -> MigrationPlan:
     for topic in plan.topics:
         ids = [v.source_id for part in ("key", "value") for v in by_subject.get(f"{topic.source_topic}-{part}", [])]
         pairs = tuple(IdPair(i, run.id_map.target(i), run.id_map.format(i)) for i in dict.fromkeys(ids))  # type: ignore[arg-type]
-        topics.append(dataclasses.replace(topic, schema_ids=IdMap(pairs).to_dict() if pairs else None))
+        ids = {**IdMap(pairs).to_dict(), "pass_unknown_ids": True} if pass_unknown_ids else IdMap(pairs).to_dict()
+        topics.append(dataclasses.replace(topic, schema_ids=ids if pairs else None))
     return dataclasses.replace(plan, topics=tuple(topics), schemas=run.to_dict())

@@ -425,6 +425,27 @@ def test_a_record_naming_an_id_outside_the_topics_subjects_is_refused_naming_whe
     output = done.stdout + done.stderr
     assert f"Source {topic}[0] offset 3: a key or value names schema id {other}" in output, output
     assert "FAILED" in done.stdout
+    passed = kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target, "--include", f"rns{unique}\\..*",
+        "--rename", "passed.{topic}", "--schema-ids", "translate", "--unknown-schema-ids", "pass",
+        "--source-registry", registries.source, "--target-registry", registries.target,
+        state_dir=tmp_path / "passed",
+    )  # fmt: skip
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    (row,) = [
+        p
+        for path in (tmp_path / "passed" / "runs").glob("*/*.json")
+        if json.loads(path.read_text()).get("step") == "verify"
+        for t in json.loads(path.read_text())["topics"].values()
+        for p in t["partitions"]
+    ]
+    assert row["schema_counts"]["values"] == {"translated": 3, "unchanged": 1, "without_header": 0}
+    values = [r["value"] for r in read_partition(clusters.target, f"passed.{topic}", 0)]
+    assert values[3] == b"\x00" + other.to_bytes(4, "big") + b"\x06xyz"  # as it was
+    (plan,) = (tmp_path / "passed" / "runs").glob("*/plan.json")
+    mapped = MigrationPlan.read(plan).topic(topic).id_map
+    assert mapped is not None and set(mapped) == {own}  # the other id is no subject's of the topic
+    assert values[:3] == [b"\x00" + mapped.target(own).to_bytes(4, "big") + b"\x06abc"] * 3  # translated
 
 
 ORDER_V3 = {**ORDER_V2, "fields": [*ORDER_V2["fields"], {"name": "gift", "type": "boolean", "default": False}]}

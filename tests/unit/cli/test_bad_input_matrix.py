@@ -278,6 +278,13 @@ ACCESS = BASE["access sync"]
 SPECIFIC: list[Case] = [
     # --schema-ids and the registries (issue 48): refused before any cluster, registry or ledger is asked.
     run("--schema-ids", "--schema-ids", "rename", expect="argument --schema-ids: invalid choice: 'rename'"),
+    run(
+        "--unknown-schema-ids",
+        "--unknown-schema-ids",
+        "pass",
+        expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+    ),
+    run("--unknown-schema-ids", "--unknown-schema-ids", "skip", expect="invalid choice: 'skip'"),
     run("--schema-ids", "--schema-ids", "translate", expect="needs the source schema registry: give --source-registry"),
     run(
         "--schema-ids",

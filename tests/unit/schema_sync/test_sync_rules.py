@@ -62,6 +62,16 @@ def test_each_topic_gets_the_ids_of_its_own_subjects_and_a_topic_without_any_non
     assert SchemaRun.from_dict(again.schemas or {}) == run
 
 
+def test_passing_unknown_ids_reaches_the_slices() -> None:
+    versions = (version("a-value", 3, 13),)
+    run = SchemaRun(SchemaMode.TRANSLATE, "http://s", "http://t", versions, id_map_of(versions))
+    strict = with_schemas(migration_plan(topic_plan("a")), run)
+    passing = MigrationPlan.from_dict(json.loads(with_schemas(migration_plan(topic_plan("a")), run, True).to_json()))
+    assert [s.pass_unknown_ids for s in strict.topic("a").slices(True)] == [False]
+    assert [s.pass_unknown_ids for s in passing.topic("a").slices(True)] == [True]
+    assert passing.topic("a").id_map == strict.topic("a").id_map
+
+
 def test_a_dry_run_or_keep_mode_puts_no_map_on_the_topics() -> None:
     versions = (version("a-value", 3, 13),)
     for run in (
