@@ -83,6 +83,7 @@ class Moved:
     target_subjects_before: frozenset[str]
     run_id: str
     args: tuple[str, ...]
+    after_dry: tuple[frozenset[str], bool]  # the target registry's subjects, and whether the target topic existed
 
     def plan(self) -> MigrationPlan:
         return MigrationPlan.read(self.state_dir / "runs" / self.run_id / "plan.json")
@@ -140,6 +141,7 @@ def moved(clusters: Clusters, registries: Registries, tmp_path_factory: pytest.T
         "--source-registry", registries.source, "--target-registry", registries.target,
     )  # fmt: skip
     dry = kafka_migrate(*args, "--dry-run", state_dir=state_dir / "dry")
+    after_dry = (frozenset(client(registries.target).get_subjects()), f"moved.{topic}" in _topics(clusters.target))
     run = kafka_migrate(*args, state_dir=state_dir)
     (directory,) = [d for d in (state_dir / "runs").iterdir() if (d / "plan.json").exists()]
     yield Moved(
@@ -154,6 +156,7 @@ def moved(clusters: Clusters, registries: Registries, tmp_path_factory: pytest.T
         before,
         directory.name,
         args,
+        after_dry,
     )
 
 
@@ -161,6 +164,7 @@ def test_the_dry_run_lists_the_versions_to_register_and_writes_nothing(moved: Mo
     assert moved.dry.returncode == 0, moved.dry.stderr
     out = moved.dry.stdout
     assert "Schemas (translate ids" in out and "4 subject versions (4 to register)" in out, out
+    assert moved.after_dry == (moved.target_subjects_before, False)  # no subject registered, no topic created
     lines = [line.split("(")[0].split() for line in out.splitlines() if line.startswith("  to register")]
     assert lines == [
         ["to", "register", f"{moved.target_topic}-key", "v1", "<-", f"{moved.topic}-key"],
@@ -337,9 +341,13 @@ def test_keep_mode_is_refused_against_a_registry_that_cannot_keep_ids(moved: Mov
 
 
 def _target_topics(moved: Moved) -> set[str]:
+    return _topics(moved.clusters.target)
+
+
+def _topics(bootstrap: str) -> set[str]:
     from confluent_kafka.admin import AdminClient
 
-    return set(AdminClient({"bootstrap.servers": moved.clusters.target}).list_topics(timeout=10).topics)
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
 
 
 def _http(method: str, url: str, body: bytes | None = None) -> tuple[int, bytes]:
