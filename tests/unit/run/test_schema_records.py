@@ -40,7 +40,8 @@ def as_copied(records: list[Msg], id_map: IdMap) -> list[Msg]:
     def mapped(data: Any) -> Any:
         if data is None or data[:1] != b"\x00":
             return data
-        return rewrite(data, id_map.target(int.from_bytes(data[1:5], "big")))
+        target = id_map.get(int.from_bytes(data[1:5], "big"))
+        return data if target is None else rewrite(data, target)  # an id outside the map: as it is
 
     return [Msg(50 + m.offset(), mapped(m.key()), mapped(m.value()), m.headers(), m.timestamp()[1]) for m in records]
 
@@ -189,3 +190,99 @@ def test_the_copys_fast_translation_writes_what_wire_translate_writes(batch: lis
         except UnknownSchemaIdError:
             got = UnknownSchemaIdError
         assert got == expected
+
+
+# -- the verification of slices in translate mode (verify_partition, verify_window, behind a copy) -------------
+
+
+def framed_records(start: int) -> list[Msg]:
+    """Source records at ``start``...: JSON-keyed by id 8, valued by id 7, one naming id 9 (no subject of the
+    topic's: passed unchanged), a tombstone, one without a header."""
+    return [
+        Msg(start, framed(8, b"k0"), framed(7, b"v0"), None, 1000),
+        Msg(start + 1, framed(8, b"k1"), framed(9, b"v1"), None, 1001),
+        Msg(start + 2, framed(8, b"k2"), None, None, 1002),
+        Msg(start + 3, b"raw", b"raw", [("h", b"1")], 1003),
+        Msg(start + 4, framed(8, b"k4"), framed(7, b"v4"), None, 1004),
+        Msg(start + 5, framed(8, b"k5"), framed(7, b"v5"), None, 1005),
+    ]
+
+
+def copied_to(records: list[Msg], target_start: int, **changes: dict[str, Any]) -> list[Msg]:
+    """The correct copy from ``target_start`` (ids through ID_MAP, built with wire.rewrite); ``changes``: by the
+    record's index, fields to change on the target."""
+    out = []
+    for i, (m, good) in enumerate(zip(records, as_copied(records, ID_MAP), strict=True)):
+        fields = {"offset": target_start + i, "key": good.key(), "value": good.value(), **changes.get(str(i), {})}
+        out.append(m.changed(**fields))
+    return out
+
+
+def verify_with(monkeypatch: pytest.MonkeyPatch, target: list[Msg], how: str) -> Any:
+    from kafka_migration.kafka import ranges
+    from kafka_migration.run import verify
+    from tests.unit.factories import CLUSTERS
+    from tests.unit.run.test_verify import Clusters
+
+    clusters = Clusters({("source", "orders", 0): framed_records(20), ("target", "orders-copy", 0): target})
+    monkeypatch.setattr(verify, "read_range", clusters.read_range)
+    monkeypatch.setattr(ranges, "read_all", clusters.read_all)
+    piece = PartitionSlice("orders", "orders-copy", 0, 20, 26, 100, id_map=ID_MAP)
+    if how == "window":
+        return verify.verify_window([piece], CLUSTERS).results[0]
+    if how == "following":
+        return verify.verify_partitions_following([piece], CLUSTERS)[0]
+    return verify.verify_partition(piece, CLUSTERS)
+
+
+HOW = ["partition", "window", "following"]
+COUNTED = {
+    "topic": "orders",
+    "partition": 0,
+    "keys": {"translated": 5, "unchanged": 0, "without_header": 1},
+    "values": {"translated": 3, "unchanged": 1, "without_header": 2},
+}
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_translated_slice_verifies_and_counts(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    found = verify_with(monkeypatch, copied_to(framed_records(20), 100), how)
+    assert (found.match, found.first_difference, found.source_records, found.target_records) == (True, None, 6, 6)
+    assert found.source_checksum == found.target_checksum and found.schema_counts == COUNTED
+    assert found.offset_map == [(20, 100)]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_wrong_id_in_a_slice_is_found_with_its_offsets(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    target = copied_to(framed_records(20), 100, **{"4": {"value": framed(108, b"v4")}})
+    found = verify_with(monkeypatch, target, how)
+    assert not found.match and found.source_checksum != found.target_checksum
+    assert (found.first_source_offset, found.first_target_offset) == (24, 104)
+    assert found.first_difference == (
+        "value: the target's schema id is not the mapped one (source id 7, expected 107, target id 108)"
+    )
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_an_untranslated_copy_of_a_slice_fails(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    raw = [m.changed(offset=100 + i) for i, m in enumerate(framed_records(20))]
+    found = verify_with(monkeypatch, raw, how)
+    assert not found.match and (found.first_source_offset, found.first_target_offset) == (20, 100)
+    assert found.first_difference.startswith("key: the target's schema id is not the mapped one (source id 8")
+
+
+def test_a_difference_the_bytes_show_first_stays_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed timestamp (which the per-record proof does not look at) before a wrong id: the bytes' difference
+    is the first, by source offset, also when it is in an earlier chunk than the proof's."""
+    from kafka_migration.run.verify import compare_ranges
+
+    target = copied_to(framed_records(20), 100, **{"1": {"timestamp": 5}, "4": {"value": framed(108, b"v4")}})
+    for size in (6, 2):  # one chunk; chunks of two records on both sides
+        source_batches = [framed_records(20)[i : i + size] for i in range(0, 6, size)]
+        expected = translated_batches(source_batches, ID_MAP, "orders", 0, strict=False)
+        found = compare_ranges(expected, [target[i : i + size] for i in range(0, 6, size)], 100, proof=proof_of())
+        assert found.first == (21, 101, "timestamp differs")
+
+
+def proof_of() -> RecordProof:
+    return RecordProof(ID_MAP, "orders", 0)
