@@ -126,9 +126,10 @@ def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int,
 
 
 def translated_batches(
-    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str, partition: int, strict: bool
+    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str = "", partition: int = 0, strict: bool = False
 ) -> Iterable[list[Any]]:
-    """``batches`` translated batch by batch; as they are without an id map."""
+    """``batches`` translated batch by batch; as they are without an id map. ``strict`` (the copy, which names its
+    ``topic`` and ``partition``): an id the map lacks is refused; else (the verification) passed on as it is."""
     if id_map is None:
         return batches
     return (translate_batch(batch, id_map, topic, partition, strict) for batch in batches)

@@ -174,9 +174,10 @@ def _earliest(
 ) -> tuple[int | None, int | None, str]:
     """The first difference of a chunk: the bytes', unless the per-record proof refuted an earlier record (it
     names why: the wrong id, the lost header)."""
-    if proven is not None and (found[0] is None or proven[0] <= found[0]):
-        return proven
-    return found
+    source_offset = found[0]  # None only where the source chunk is empty, and then nothing was proven
+    if proven is None or (source_offset is not None and source_offset < proven[0]):
+        return found
+    return proven
 
 
 def _map_offsets(mapping: OffsetMapBuilder, s_chunk: list[Any], t_chunk: list[Any]) -> None:
@@ -264,9 +265,7 @@ def verify_partition(
         follow=None if counted is None else counted.target_complete,
     )
     proof = None if task.id_map is None else RecordProof(task.id_map, task.source_topic, task.partition)
-    expected = translated_batches(
-        counted or source_batches, task.id_map, task.source_topic, task.partition, strict=False
-    )
+    expected = translated_batches(counted or source_batches, task.id_map)  # an id outside the map: passed on
     try:
         found = compare_ranges(expected, target_batches, task.target_start, progress, proof)
     finally:
@@ -331,7 +330,7 @@ def verify_window(
     for i, piece in enumerate(window):
         clock = time.monotonic()
         proof = None if piece.id_map is None else RecordProof(piece.id_map, piece.source_topic, piece.partition)
-        expected = translated_batches([sources[i]], piece.id_map, piece.source_topic, piece.partition, strict=False)
+        expected = translated_batches([sources[i]], piece.id_map)
         found = compare_ranges(expected, [targets[i]], piece.target_start, proof=proof)
         sources[i] = targets[i] = []  # compared: no longer held
         took = reading[i] + time.monotonic() - clock
