@@ -10,8 +10,11 @@ The verification compares each target record with its source record as the copy 
 counts and the order-sensitive checksum cover every byte of both sides, the ids included: the source side's
 checksum is over the source records with their ids mapped (what the target must hold, byte for byte), the
 target's over what it holds. A wrong id on the target changes its checksum. Then ``RecordProof`` proves each
-pair again from the raw source bytes with ``schemas.wire.check``, which does not use the rewrite: equal but
-for the id, and the id the one the map gives. It counts the keys and values translated per partition.
+pair again from the raw source bytes as ``schemas.wire.check`` decides (which does not use the rewrite): equal
+but for the id, and the id the one the map gives. It counts the keys and values translated per partition.
+
+Both run per record, so their common cases are inline (``translator``, ``RecordProof.outcome``) and anything
+else goes to ``schemas.wire``; tests/unit/run/test_schema_records.py checks that they answer as ``wire`` does.
 """
 
 from __future__ import annotations
