@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     url = ledger_url(args)
     schemas = schema_options_of(args)
     check_clusters(source, target)  # seconds, before Spark starts: a host name typo is not found after its start-up
-    sync = _schema_sync(schemas)
+    _check_registries(schemas)
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
     view = None if args.dry_run else run_progress(args.verbose)
 
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
             run_id=run_id,
             app=app,
             started=started,
-            schemas=sync,
+            schemas=_schema_step(schemas, ledger),
         )
         if view is not None:
             view.done()  # the last datagrams may be lost; the steps are done
@@ -263,16 +263,26 @@ def _print_schemas(plan: Any) -> None:
         print(SchemaRun.from_dict(plan.schemas).render())
 
 
-def _schema_sync(schemas: Any) -> Any:
-    """The schema sync the pipeline runs on its plan (None: ``--schema-ids off``), both registries checked first."""
+def _check_registries(schemas: Any) -> None:
+    """Both registries answer (``--schema-ids`` keep or translate): seconds, before Spark starts; one line, exit 2."""
+    if schemas is not None:
+        from kafka_migration.schema_sync.sync import check_registries
+
+        check_registries(schemas)
+
+
+def _schema_step(schemas: Any, ledger: Ledger) -> Any:
+    """The step the pipeline runs on the plan before writing it: the schema sync, or with --schema-ids off the
+    check that no continuing topic had its ids translated by earlier runs (without the registry client's imports)."""
+    from kafka_migration.schema_sync.guard import schema_step
+
     if schemas is None:
-        return None
+        return schema_step(ledger, None)
     from functools import partial
 
-    from kafka_migration.schema_sync.sync import check_registries, sync_schemas
+    from kafka_migration.schema_sync.sync import sync_schemas
 
-    check_registries(schemas)  # seconds, before Spark starts: an unreachable registry is one line, exit 2
-    return partial(sync_schemas, schemas)
+    return schema_step(ledger, partial(sync_schemas, schemas))
 
 
 def _start_spark_then_open_ledger(

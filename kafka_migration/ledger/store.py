@@ -34,7 +34,7 @@ from kafka_migration.ledger.group_syncs import GroupSyncRecords
 from kafka_migration.ledger.leases import Leases
 from kafka_migration.ledger.losses import LossRecords
 from kafka_migration.ledger.runs import RunRecords
-from kafka_migration.ledger.schema_ids import SchemaIdRecords
+from kafka_migration.ledger.schema_ids import SchemaIdRecords, SchemaModeRecords
 from kafka_migration.ledger.urls import check_ledger_url, redact_url
 from kafka_migration.ledger.views import LedgerViews
 
@@ -53,6 +53,7 @@ class Ledger(
     LossRecords,
     AccessSyncRecords,
     SchemaIdRecords,
+    SchemaModeRecords,
     LedgerViews,
 ):
     """The ledger's one entry point: ``Ledger.open(url)``, then the methods of its parts."""

@@ -31,6 +31,7 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
 from kafka_migration.registry import RegistryClient, read_catalog
+from kafka_migration.schema_sync.guard import refuse_mixed_ids
 from kafka_migration.schemas.canonical import schema_fingerprint
 from kafka_migration.schemas.plan import Action, PlannedVersion, plan_subjects, subject_names
 
@@ -56,8 +57,12 @@ def check_registries(options: SchemaOptions) -> None:
             door.subjects()
 
 
-def sync_schemas(options: SchemaOptions, plan: MigrationPlan) -> MigrationPlan:
-    """``plan`` with its schemas planned (a dry run) or synced and proven, and each topic's id map (translate)."""
+def sync_schemas(
+    options: SchemaOptions, plan: MigrationPlan, previous: Mapping[tuple[str, str], str | None] | None = None
+) -> MigrationPlan:
+    """``plan`` with its schemas planned (a dry run) or synced and proven, and each topic's id map (translate).
+    ``previous``: the ledger's ``checkpointed_translation``, so that a continuing topic keeps its earlier runs' way
+    with the ids (``refuse_mixed_ids``)."""
     dry_run = bool(plan.options.get("dry_run"))
     template = str(plan.options.get("rename") or "{topic}")
     topics = [t.source_topic for t in plan.topics]
@@ -67,6 +72,12 @@ def sync_schemas(options: SchemaOptions, plan: MigrationPlan) -> MigrationPlan:
         target_catalog = read_catalog(target, sorted(set(renamed.values())))
         planned = plan_subjects(topics, template, source_catalog, target_catalog)
         refuse_conflicts(planned, options.target.display_url)
+        if previous:
+            translating = set()
+            if options.mode is SchemaMode.TRANSLATE:
+                subjects = {subject for subject, _ in source_catalog}
+                translating = {t for t in topics if f"{t}-key" in subjects or f"{t}-value" in subjects}
+            refuse_mixed_ids(plan, previous, translating, options.mode)
         if options.mode is SchemaMode.KEEP:
             refuse_unkept(planned, options.target.display_url)
         if dry_run:

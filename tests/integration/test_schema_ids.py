@@ -501,3 +501,18 @@ def test_a_nightly_run_registers_the_version_added_since_and_copies_its_records(
     assert {r["value"][1:5] for r in target} == {new.target_id.to_bytes(4, "big")}  # type: ignore[union-attr]
     written = {str(f): f.read_bytes() for f in moved.state_dir.rglob("*") if f.is_file()}
     assert leaks(secrets, {"stdout": done.stdout, "stderr": done.stderr, **written}) == []
+
+
+def test_a_run_without_schema_ids_after_translated_runs_is_refused(moved: Moved) -> None:
+    """The same topics, the same ledger, but --schema-ids forgotten: the target would get the source's ids after
+    translated ones. Refused before anything is written."""
+    assert moved.run.returncode == 0, moved.run.stderr
+    args = [a for a in moved.args if a not in ("--schema-ids", "translate")]
+    args = [a for i, a in enumerate(args) if not (a.endswith("-registry") or args[i - 1].endswith("-registry"))]
+    runs = set((moved.state_dir / "runs").iterdir())
+    done = kafka_migrate(*args, state_dir=moved.state_dir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = f"{moved.topic} -> {moved.target_topic}: run "  # the first run, or the nightly one if it ran before
+    assert line in done.stderr and "translated its schema ids" in done.stderr, done.stderr
+    assert "(--schema-ids off) would write the source's ids after them" in done.stderr
+    assert set((moved.state_dir / "runs").iterdir()) == runs  # no plan written

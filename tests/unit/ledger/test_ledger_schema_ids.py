@@ -66,3 +66,25 @@ def test_the_translated_counts_of_each_partition_are_stored_on_its_segment(ledge
     stored = {s.partition: s.schema_counts for s in ledger.run_segments("run-1")}
     assert stored == {0: verify.partitions[0]["schema_counts"], 1: None}  # partition 1 was compared as bytes
     ledger.engine.dispose()
+
+
+def test_the_ledger_says_which_continuing_topics_had_their_ids_translated(ledger_url: str) -> None:
+    from tests.unit.ledger.test_ledger import SOURCE, TARGET, outcomes, plan
+
+    ledger = Ledger.open(ledger_url)
+    assert ledger.checkpointed_translation(SOURCE.cluster_id, TARGET.cluster_id) == {}
+    raw = plan("run-raw", 0, 100, 0)
+    ledger.start_run(raw, trigger="cli")
+    ledger.record_topic(raw, raw.topics[0], *outcomes(raw, {0: True, 1: True}))
+    assert ledger.checkpointed_translation(SOURCE.cluster_id, TARGET.cluster_id) == {("orders", "copy.orders"): None}
+
+    translated = plan("run-tr", 100, 150, 100)
+    topic = dataclasses.replace(translated.topics[0], schema_ids=IdMap((IdPair(9, 3, SchemaFormat.AVRO),)).to_dict())
+    translated = dataclasses.replace(translated, topics=(topic,), schemas=RUN.to_dict())
+    ledger.start_run(translated, trigger="cli")
+    ledger.record_topic(translated, topic, *outcomes(translated, {0: True, 1: False}))  # partition 0 moves on
+    assert ledger.checkpointed_translation(SOURCE.cluster_id, TARGET.cluster_id) == {
+        ("orders", "copy.orders"): "run-tr"
+    }
+    assert ledger.checkpointed_translation(SOURCE.cluster_id, "elsewhere") == {}
+    ledger.engine.dispose()

@@ -94,3 +94,22 @@ def test_the_listing_names_every_version_in_order() -> None:
         "  to register  dst.a-value v1 <- a-value (JSON, source id 2, target id assigned on register)",
     ]
     assert id_map_of(versions) == IdMap.of({1: 11}, SchemaFormat.AVRO)
+
+
+def test_a_continuing_topic_keeps_its_earlier_runs_way_with_the_ids() -> None:
+    from kafka_migration.schema_sync.guard import refuse_mixed_ids
+
+    plan = migration_plan(topic_plan("a"), topic_plan("b"), topic_plan("new"))
+    previous = {("a", "a"): "run-1", ("b", "b"): None}  # a translated by run-1, b copied as it was, new: no checkpoint
+    refuse_mixed_ids(plan, previous, {"a", "new"}, SchemaMode.TRANSLATE)  # as before, and a fresh topic either way
+    refuse_mixed_ids(plan, previous, {"a"}, SchemaMode.TRANSLATE)
+    with pytest.raises(SchemaConflictError) as caught:
+        refuse_mixed_ids(plan, previous, {"new"}, SchemaMode.OFF)
+    assert "1 topic would mix schema ids on the target; nothing was written" in str(caught.value)
+    assert "a -> a: run run-1 translated its schema ids; this run (--schema-ids off) would write the source's" in str(
+        caught.value
+    )
+    with pytest.raises(SchemaConflictError) as caught:
+        refuse_mixed_ids(plan, previous, {"a", "b"}, SchemaMode.TRANSLATE)
+    assert "b -> b: earlier runs copied its schema ids as they were" in str(caught.value)
+    assert "--rename" in str(caught.value) and caught.value.exit_code == 2
