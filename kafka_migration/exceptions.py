@@ -137,6 +137,11 @@ class UnknownSchemaIdError(SchemaError):
         )
 
 
+class SchemaConflictError(ConfigurationError):
+    """The target registry holds another schema under a subject version the run needs, or cannot keep the source's
+    ids (keep mode); found while planning, before any subject, topic or record is written (CLI exit 2)."""
+
+
 class RegistryUnreachableError(ConfigurationError):
     """A schema registry did not answer (refused, timed out, TLS failed); nothing was written (CLI exit 2)."""
 

@@ -48,6 +48,7 @@ LAYERS = {
     "run": 4,
     "groups": 4,
     "access": 4,
+    "schema_sync": 4,  # schemas moved with a run's records: both registries read, versions registered and proven
     "cutover": 5,
     "spark": 5,
     "cli": 6,

@@ -141,6 +141,8 @@ def run_document(
         run_files=str(run_files) if run_files else None,
         report=report_files(report),
         timings=dict(timings) if timings is not None else None,
+        # --schema-ids: the registries, every subject version and what became of it, the id map; None when off
+        schemas=plan.schemas,
     )
 
 

@@ -21,6 +21,7 @@ from kafka_migration.ledger.schema import (
     segments,
     utc_now,
 )
+from kafka_migration.ledger.schema_ids import record_schema_ids
 from kafka_migration.model.plan import MigrationPlan, TopicPlan
 from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 from kafka_migration.model.results import TopicOutcome
@@ -63,6 +64,7 @@ class RunRecords:
             if plan.options.get("dry_run"):
                 return
             record_losses(c, plan)
+            record_schema_ids(c, plan)
             rows = [
                 {
                     "run_id": plan.run_id,
@@ -258,6 +260,8 @@ def _segment_values(
             first_target_offset=v["first_target_offset"],
             verify_seconds=v["seconds"],
         )
+        if v.get("schema_counts") is not None:
+            values["schema_counts"] = v["schema_counts"]
     return values
 
 

@@ -78,6 +78,9 @@ segments = Table(
     Column("copied_bytes", BigInteger),  # 0002
     # 0006: how many topics shared this topic's Spark job (1: its own job; null: not recorded)
     Column("job_topics", Integer),
+    # 0012: --schema-ids translate: the keys and values the verification found translated, unchanged or without a
+    # header (``model.schemas.SchemaCounts.to_dict``); null where the partition was compared byte for byte
+    Column("schema_counts", JSON),
     UniqueConstraint("run_id", "source_topic", "partition", name="uq_km_segments_run_partition"),
     Index("ix_km_segments_key", "source_cluster_id", "source_topic", "partition", "target_cluster_id", "target_topic"),
 )
@@ -320,6 +323,29 @@ access_checks = Table(
     Column("unreadable_target", Integer, nullable=False, default=0),
     Column("report_sha256", String(80)),
     Index("ix_km_access_checks_time", "synced_at"),
+)
+
+# 0012_schema_ids: the subject versions a run needed on the target registry (--schema-ids keep or translate), in
+# the order it registered them (``position``), each source id with its target id and the fingerprint both name.
+schema_ids = Table(
+    "km_schema_ids",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(250), ForeignKey("km_runs.run_id", ondelete="CASCADE"), nullable=False),
+    Column("mode", String(20), nullable=False),  # keep or translate
+    Column("source_registry", Text, nullable=False),  # display URLs: never a password
+    Column("target_registry", Text, nullable=False),
+    Column("source_subject", String(255), nullable=False),
+    Column("target_subject", String(255), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("target_version", Integer),
+    Column("format", String(20), nullable=False),
+    Column("source_id", BigInteger, nullable=False),
+    Column("target_id", BigInteger),
+    Column("action", String(20), nullable=False),  # present, registered
+    Column("fingerprint", String(80)),
+    Column("position", Integer, nullable=False),
+    Index("ix_km_schema_ids_run", "run_id"),
 )
 
 

@@ -9,6 +9,7 @@ module per concern, each a part of the class, so call sites keep one object:
   cutovers.py     cutovers and failbacks
   leases.py       one writer per target topic (``Ledger.leases``)
   losses.py       verified records a target lost, found by later runs
+  schema_ids.py   the schema ids a run moved: subject versions, source and target ids, fingerprints
 
 It takes and gives plain rows and the value types of ``kafka_migration.model``; it imports no capability.
 """
@@ -33,6 +34,7 @@ from kafka_migration.ledger.group_syncs import GroupSyncRecords
 from kafka_migration.ledger.leases import Leases
 from kafka_migration.ledger.losses import LossRecords
 from kafka_migration.ledger.runs import RunRecords
+from kafka_migration.ledger.schema_ids import SchemaIdRecords, SchemaModeRecords
 from kafka_migration.ledger.urls import check_ledger_url, redact_url
 from kafka_migration.ledger.views import LedgerViews
 
@@ -49,7 +51,15 @@ LedgerError = SQLAlchemyError
 
 
 class Ledger(
-    RunRecords, CheckpointRecords, GroupSyncRecords, CutoverRecords, LossRecords, AccessSyncRecords, LedgerViews
+    RunRecords,
+    CheckpointRecords,
+    GroupSyncRecords,
+    CutoverRecords,
+    LossRecords,
+    AccessSyncRecords,
+    SchemaIdRecords,
+    SchemaModeRecords,
+    LedgerViews,
 ):
     """The ledger's one entry point: ``Ledger.open(url)``, then the methods of its parts."""
 

@@ -148,8 +148,35 @@ def migration_facet(report: Mapping[str, Any], sha256: str | None) -> KafkaMigra
             "partitionsNotVerified": totals["partitions_not_verified"],
         },
         topics=topics,
+        schemas=_schemas(report.get("schemas")),
         producer=PRODUCER,
     )
+
+
+def _schemas(section: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The report's schema section as the facet carries it: subjects, versions and ids, the id map, the counts."""
+    if not section:
+        return None
+    names = {
+        "sourceSubject": "source_subject",
+        "targetSubject": "target_subject",
+        "version": "version",
+        "format": "format",
+        "sourceId": "source_id",
+        "targetId": "target_id",
+        "action": "action",
+        "fingerprint": "fingerprint",
+    }
+    totals = section["totals"]
+    return {
+        "mode": section["mode"],
+        "sourceRegistry": section["source_registry"],
+        "targetRegistry": section["target_registry"],
+        "versions": [{k: v[n] for k, n in names.items() if v.get(n) is not None} for v in section["versions"]],
+        "idMap": list(section["id_map"]),
+        "keysTranslated": totals["keys"]["translated"],
+        "valuesTranslated": totals["values"]["translated"],
+    }
 
 
 def report_datasets(report: Mapping[str, Any]) -> tuple[list[InputDataset], list[OutputDataset]]:

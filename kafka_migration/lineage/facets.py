@@ -42,7 +42,18 @@ class KafkaMigrationRunFacet(RunFacet):
     totals: dict[str, Any] | None = attr.field(default=None)
     topics: list[dict[str, Any]] | None = attr.field(default=None)
     message: str | None = attr.field(default=None)
-    _additional_skip_redact: ClassVar[list[str]] = ["runId", "status", "verdict", "reportSha256", "totals", "topics"]
+    # --schema-ids: the registries, every subject version with its source and target ids, the id map, the keys and
+    # values translated; None for a run that moved no schemas
+    schemas: dict[str, Any] | None = attr.field(default=None)
+    _additional_skip_redact: ClassVar[list[str]] = [
+        "runId",
+        "status",
+        "verdict",
+        "reportSha256",
+        "totals",
+        "topics",
+        "schemas",
+    ]
 
     @staticmethod
     def _get_schema() -> str:

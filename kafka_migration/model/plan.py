@@ -15,6 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from kafka_migration.model.schemas import IdMap
+
 
 @dataclass(frozen=True)
 class ClusterInfo:
@@ -82,6 +84,11 @@ class PartitionSlice:
     end: int
     target_start: int
     max_message_bytes: int = 1048588
+    # --schema-ids translate: the topic's source schema id -> target id; the copy rewrites each key's and value's
+    # schema header through it and the verification proves each record by it. None: copied byte for byte.
+    id_map: IdMap | None = None
+    # --unknown-schema-ids pass: a header whose id the map lacks is copied unchanged (and counted) instead of refused.
+    pass_unknown_ids: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,10 +109,18 @@ class TopicPlan:
     # The largest record the source topic allows, which sizes the copy's producer (None in older plans:
     # then ``configs`` says, or Kafka's default); a created topic may leave it at the target's default.
     max_message_bytes: int | None = None
+    # --schema-ids translate: the id map of the topic's subjects (``IdMap.to_dict``, and ``pass_unknown_ids``:
+    # --unknown-schema-ids pass), None where its records are copied byte for byte (off and keep modes, or no
+    # subject of the topic on the source registry).
+    schema_ids: dict[str, Any] | None = None
 
     @property
     def offset_span(self) -> int:
         return sum(p.offset_span for p in self.partitions)
+
+    @cached_property
+    def id_map(self) -> IdMap | None:
+        return None if self.schema_ids is None else IdMap.from_dict(self.schema_ids)
 
     def slices(self, include_empty: bool) -> list[PartitionSlice]:
         """Copying skips empty ranges; verification includes them (the target must be empty too)."""
@@ -121,6 +136,8 @@ class TopicPlan:
                 end=p.end,
                 target_start=p.target_start,
                 max_message_bytes=max_bytes,
+                id_map=self.id_map,
+                pass_unknown_ids=bool(self.schema_ids and self.schema_ids.get("pass_unknown_ids")),
             )
             for p in self.partitions
             if include_empty or p.offset_span > 0
@@ -141,6 +158,9 @@ class MigrationPlan:
     warnings: tuple[str, ...] = ()
     # Verified records the target lost since earlier runs (run/losses.py), accepted or not.
     target_losses: tuple[TargetLoss, ...] = ()
+    # --schema-ids keep or translate: the subject versions, what the sync did with each, and the id map
+    # (``model.schema_runs.SchemaRun.to_dict``: registry URLs without secrets). None: schemas stay behind.
+    schemas: dict[str, Any] | None = None
 
     @property
     def offset_span(self) -> int:
@@ -209,6 +229,7 @@ class MigrationPlan:
             disappeared_topics=dict(data.get("disappeared_topics", {})),
             warnings=tuple(data.get("warnings", ())),
             target_losses=tuple(TargetLoss(**loss) for loss in data.get("target_losses", ())),
+            schemas=data.get("schemas"),
         )
 
     @classmethod

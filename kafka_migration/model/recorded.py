@@ -96,6 +96,8 @@ class RecordedSegment:
     verify_seconds: float | None = None
     error: str | None = None
     job_topics: int | None = None  # topics that shared this topic's Spark job; None: not recorded (before 0006)
+    # --schema-ids translate: keys and values by outcome (``SchemaCounts.to_dict``); None: compared as bytes (0012)
+    schema_counts: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RecordedSegment:

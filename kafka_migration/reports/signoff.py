@@ -20,6 +20,7 @@ from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.groups import GOOD_OUTCOMES
 from kafka_migration.model.recorded import RecordedRun, RecordedSegment
 from kafka_migration.model.text import plural
+from kafka_migration.reports.schemas import schemas_section
 from kafka_migration.reports.signoff_render import render_html, render_markdown, shared_job_note
 
 if TYPE_CHECKING:
@@ -220,6 +221,9 @@ def build_report(
     }
     if group_syncs:
         report["consumer_groups"] = consumer_groups_section(group_syncs)
+    schemas = schemas_section(plan, segments)
+    if schemas is not None:
+        report["schemas"] = schemas
     return report
 
 

@@ -15,6 +15,7 @@ from kafka_migration.model.text import offset_range, plural
 from kafka_migration.model.timings import RunTimings
 from kafka_migration.reports.html import escape as _e
 from kafka_migration.reports.html import head
+from kafka_migration.reports.schemas import schemas_html, schemas_markdown
 from kafka_migration.reports.summary import timing_parts
 
 
@@ -114,6 +115,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
     if report.get("consumer_groups"):
         lines += ["", *_groups_markdown(report["consumer_groups"])]
+    if report.get("schemas"):
+        lines += ["", *schemas_markdown(report["schemas"])]
     lines += ["", "## Partitions", ""]
     for t in report["topics"]:
         lines += [f"### `{t['source_topic']}` → `{t['target_topic']}`", ""]
@@ -377,6 +380,8 @@ def render_html(report: Mapping[str, Any]) -> str:
         )
     if report.get("consumer_groups"):
         out.append(_groups_html(report["consumer_groups"]))
+    if report.get("schemas"):
+        out.append(schemas_html(report["schemas"]))
     out.append("<h2>Topics and partitions</h2>")
     for t in report["topics"]:
         out.append(

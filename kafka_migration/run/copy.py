@@ -24,6 +24,7 @@ from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.model.text import offset_range, plural
+from kafka_migration.run.schema_records import translated_batches, translated_window
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 
@@ -58,7 +59,10 @@ def reconcile(task: PartitionSlice, clusters: ClusterPair) -> tuple[int, int]:
     source_batches = read_range(clusters.source, task.source_topic, task.partition, task.start, task.end)
     target_batches = read_range(clusters.target, task.target_topic, task.partition, task.target_start, None)
     try:
-        return reconcile_batches(task, source_batches, target_batches)
+        expected = translated_batches(
+            source_batches, task.id_map, task.source_topic, task.partition, strict=not task.pass_unknown_ids
+        )
+        return reconcile_batches(task, expected, target_batches)
     finally:
         source_batches.close()
         target_batches.close()
@@ -291,7 +295,10 @@ def copy_partition(
     size = 0
     topic = task.target_topic
     partition = task.partition
-    for batch in read_range(clusters.source, task.source_topic, partition, resume_from, task.end):
+    batches = read_range(clusters.source, task.source_topic, partition, resume_from, task.end)
+    for batch in translated_batches(
+        batches, task.id_map, task.source_topic, partition, strict=not task.pass_unknown_ids
+    ):
         count, nbytes = _produce_batch(batch, topic, partition, producer, errors)
         written += count
         size += nbytes
@@ -349,8 +356,10 @@ def copy_window(
     ranges = [OffsetRange(piece.source_topic, piece.partition, piece.start, piece.end) for piece in clean]
     read_error: Exception | None = None
     reads = read_ranges(clusters.source, ranges)
+    maps = [piece.id_map for piece in clean]
+    translated = reads if not any(maps) else translated_window(reads, maps, clean)
     try:
-        for i, batch, done in reads:
+        for i, batch, done in translated:
             count, nbytes = _produce_batch(batch, clean[i].target_topic, clean[i].partition, producer, errors)
             written[i] += count
             sizes[i] += nbytes

@@ -124,6 +124,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     run_id: str | None = None,
     app: Application | None = None,
     started: float | None = None,
+    schemas: Callable[[MigrationPlan], MigrationPlan] | None = None,
 ) -> RunOutcome:
     """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
 
@@ -131,7 +132,8 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     the plan, so its start-up runs while the run is planned. A caller may have started it earlier still
     (``app``, waiting for the directory of ``run_id``), e.g. before its own imports: from then on this
     function owns ``app``, tells it to go or stops it. ``reports_dir``: where the sign-off report goes
-    (default: ``state_dir``/reports). ``started``: when the run began for the user (default: now).
+    (default: ``state_dir``/reports). ``started``: when the run began for the user (default: now). ``schemas``:
+    the schema sync (``schema_sync.sync``), given the plan before it is written and the run opened.
     """
     started = time.time() if started is None else started
     reports_dir = reports_dir if reports_dir is not None else state_dir / "reports"
@@ -152,7 +154,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
         app = launch(directory, source, target, wait=True, on_start=running.append)
     try:
         claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-        plan = _plan(source_cluster, target_cluster, options, ledger, run_id, claim, state_dir)
+        plan = _plan((source_cluster, target_cluster), options, ledger, run_id, claim, state_dir, schemas)
         directory = run_dir(state_dir, plan.run_id)
         planned = time.time()
         if on_plan is not None:
@@ -239,17 +241,19 @@ def _create_topics(
 
 
 def _plan(
-    source: KafkaCluster,
-    target: KafkaCluster,
+    clusters: tuple[KafkaCluster, KafkaCluster],
     options: MigrationOptions,
     ledger: Ledger,
     run_id: str,
     claim: Claim | None,
     state_dir: Path,
+    schemas: Callable[[MigrationPlan], MigrationPlan] | None = None,
 ) -> MigrationPlan:
-    """Plan under the leases, write the plan file, open the run in the ledger; release the leases on failure."""
+    """Plan under the leases, write the plan file, open the run in the ledger; release the leases on failure.
+    ``clusters``: the source's and the target's."""
     try:
-        plan = build_plan(source, target, options, run_id=run_id, ledger=ledger, claim=claim)
+        plan = build_plan(*clusters, options, run_id=run_id, ledger=ledger, claim=claim)
+        plan = plan if schemas is None else schemas(plan)
         plan.write(run_dir(state_dir, plan.run_id) / "plan.json")
         ledger.start_run(plan, trigger="cli")
         run_opened(plan)

@@ -20,6 +20,7 @@ from kafka_migration.model.checksums import RangeChecksum, batch_fields, differe
 from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.run.schema_records import RecordProof, translated_batches
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,9 @@ class PartitionVerification:
     seconds: float
     offset_map: list[tuple[int, int]] = field(default_factory=list)
     error: str | None = None
+    # --schema-ids translate: the partition's keys and values by outcome (``SchemaCounts.to_dict``), as the
+    # per-record proof found them; None where the slice was compared byte for byte.
+    schema_counts: dict[str, Any] | None = None
 
     @classmethod
     def failed(cls, task: PartitionSlice, message: str) -> PartitionVerification:
@@ -79,6 +83,7 @@ class RangeComparison:
     # (source offset, target offset, what differs) of the first differing record pair
     first: tuple[int | None, int | None, str] | None
     offset_map: list[tuple[int, int]]
+    proof: RecordProof | None = None
 
 
 def compare_ranges(
@@ -86,6 +91,7 @@ def compare_ranges(
     target_batches: Iterable[list[Any]],
     target_start: int,
     progress: Callable[[int, int], None] | None = None,
+    proof: RecordProof | None = None,
 ) -> RangeComparison:
     """Pair the n-th source record with the n-th target record, chunk by chunk; count and checksum each side.
 
@@ -96,6 +102,10 @@ def compare_ranges(
     are byte-identical they share one running checksum (SHA-256 over equal bytes is equal); it
     forks at the first difference. The offset map needs work per record only where the
     offsets of a chunk are not contiguous (transaction markers, compaction) on either side.
+
+    ``proof`` (translate mode: the source batches are then the source records with their ids mapped,
+    ``run.schema_records``): each pair of chunks is also proven record by record from the raw source bytes, and
+    its first mismatch is the first difference unless the bytes differed earlier.
     """
     source_sum = RangeChecksum()
     target_sum: RangeChecksum | None = None  # None while the target has been equal to the source
@@ -131,6 +141,7 @@ def compare_ranges(
         t_bytes = s_bytes if t_fields == s_fields else encode_records(*t_fields)
         if t_chunk:
             target_end = t_chunk[-1].offset() + 1
+        proven = proof(s_chunk, t_chunk) if proof is not None and s_chunk and t_chunk else None
         if target_sum is None and s_chunk and t_chunk and s_bytes == t_bytes:
             source_sum.add_encoded(s_bytes, n)
             _map_offsets(mapping, s_chunk, t_chunk)
@@ -138,11 +149,13 @@ def compare_ranges(
             if target_sum is None:
                 target_sum = source_sum.copy()
             if first is None:
-                first = _first_difference(mapping, s_chunk, t_chunk, s_fields, t_fields)
+                first = _earliest(_first_difference(mapping, s_chunk, t_chunk, s_fields, t_fields), proven)
             if s_chunk:
                 source_sum.add_encoded(s_bytes, n)
             if t_chunk:
                 target_sum.add_encoded(t_bytes, n)
+        if first is None and proven is not None:  # the bytes are the expected ones, yet the proof refutes them
+            first = proven
         if progress is not None and s_chunk and source_sum.count // 1000 != reported:
             reported = source_sum.count // 1000
             progress(source_sum.count, source_sum.bytes)
@@ -152,7 +165,19 @@ def compare_ranges(
         target_end=target_end,
         first=first,
         offset_map=mapping.points,
+        proof=proof,
     )
+
+
+def _earliest(
+    found: tuple[int | None, int | None, str], proven: tuple[int, int, str] | None
+) -> tuple[int | None, int | None, str]:
+    """The first difference of a chunk: the bytes', unless the per-record proof refuted an earlier record (it
+    names why: the wrong id, the lost header)."""
+    source_offset = found[0]  # None only where the source chunk is empty, and then nothing was proven
+    if proven is None or (source_offset is not None and source_offset < proven[0]):
+        return found
+    return proven
 
 
 def _map_offsets(mapping: OffsetMapBuilder, s_chunk: list[Any], t_chunk: list[Any]) -> None:
@@ -239,8 +264,10 @@ def verify_partition(
         None,
         follow=None if counted is None else counted.target_complete,
     )
+    proof = None if task.id_map is None else RecordProof(task.id_map, task.source_topic, task.partition)
+    expected = translated_batches(counted or source_batches, task.id_map)  # an id outside the map: passed on
     try:
-        found = compare_ranges(counted or source_batches, target_batches, task.target_start, progress)
+        found = compare_ranges(expected, target_batches, task.target_start, progress, proof)
     finally:
         source_batches.close()  # closes the consumers now, also after a read error on the other side
         target_batches.close()
@@ -271,6 +298,7 @@ def _verification(task: PartitionSlice, found: RangeComparison, seconds: float) 
         first_target_offset=None if first is None else first[1],
         seconds=round(seconds, 3),
         offset_map=found.offset_map if match else [],
+        schema_counts=None if found.proof is None else found.proof.counts().to_dict(),
     )
 
 
@@ -301,7 +329,9 @@ def verify_window(
     seconds = []
     for i, piece in enumerate(window):
         clock = time.monotonic()
-        found = compare_ranges([sources[i]], [targets[i]], piece.target_start)
+        proof = None if piece.id_map is None else RecordProof(piece.id_map, piece.source_topic, piece.partition)
+        expected = translated_batches([sources[i]], piece.id_map)
+        found = compare_ranges(expected, [targets[i]], piece.target_start, proof=proof)
         sources[i] = targets[i] = []  # compared: no longer held
         took = reading[i] + time.monotonic() - clock
         seconds.append(took)

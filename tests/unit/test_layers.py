@@ -118,6 +118,7 @@ UPWARD = {
     "kafka_migration/run": ("import kafka_migration.spark.mod\n", "kafka_migration.spark.mod"),
     "kafka_migration/groups": ("from ..run.mod import thing\n", "kafka_migration.run.mod"),
     "kafka_migration/access": ("from ..spark.mod import main\n", "kafka_migration.spark.mod"),
+    "kafka_migration/schema_sync": ("from kafka_migration.run import mod\n", "kafka_migration.run.mod"),
     "kafka_migration/cutover": ("def f():\n    from kafka_migration.cli import mod\n", "kafka_migration.cli.mod"),
     "kafka_migration/spark": ("def f():\n    import kafka_migration.airflow\n", "kafka_migration.airflow"),
     "kafka_migration/cli": ("from kafka_migration.airflow import mod\n", "kafka_migration.airflow.mod"),

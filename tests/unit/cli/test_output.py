@@ -92,6 +92,7 @@ def test_run_document_gives_the_verdict_report_and_per_topic_figures(tmp_path: P
 def test_a_dry_run_document_has_the_plan_and_no_report() -> None:
     doc = run_document(migration_plan(topic_plan("orders", (5,))), DRY_RUN, EXIT_OK)
     assert doc["dry_run"] is True and doc["report"] is None and doc["run_files"] is None
+    assert doc["schemas"] is None  # --schema-ids off
     assert doc["topics"][0]["partitions"][0] == {
         "partition": 0,
         "first": 0,

@@ -571,3 +571,37 @@ def test_a_cutover_and_a_failback_in_full() -> None:
 def test_a_topic_copied_under_two_names_or_not_created_is_one_input_and_its_outputs() -> None:
     inputs, outputs = datasets("S:1", "T:2", [("b", None), ("a", "x"), ("a", None), ("a", "x")])
     assert [d.name for d in inputs] == ["a", "b"] and [d.name for d in outputs] == ["x"]
+
+
+def test_a_run_that_moved_schemas_carries_its_subjects_and_id_map() -> None:
+    section = {
+        "mode": "translate",
+        "source_registry": "http://src-registry:8081",
+        "target_registry": "http://migrator:***@tgt-registry:8081",
+        "versions": [
+            {"source_subject": "shop.Address", "target_subject": "shop.Address", "version": 1, "target_version": 1,
+             "format": "AVRO", "source_id": 4, "target_id": 1, "action": "registered", "fingerprint": "sha256:ab"},
+            {"source_subject": "orders-value", "target_subject": "copy.orders-value", "version": 1,
+             "target_version": None, "format": "JSON", "source_id": 9, "target_id": None, "action": "to_register",
+             "fingerprint": None},
+        ],
+        "id_map": [{"source": 4, "target": 1, "format": "AVRO"}],
+        "partitions": [],
+        "totals": {"keys": {"translated": 3}, "values": {"translated": 5}},
+    }  # fmt: skip
+    found = event(run_end({**report("verified", "VERIFIED"), "schemas": section}, SHA))["run"]["facets"]
+    assert found["kafkaMigration"]["schemas"] == {
+        "mode": "translate",
+        "sourceRegistry": "http://src-registry:8081",
+        "targetRegistry": "http://migrator:***@tgt-registry:8081",
+        "versions": [
+            {"sourceSubject": "shop.Address", "targetSubject": "shop.Address", "version": 1, "format": "AVRO",
+             "sourceId": 4, "targetId": 1, "action": "registered", "fingerprint": "sha256:ab"},
+            {"sourceSubject": "orders-value", "targetSubject": "copy.orders-value", "version": 1, "format": "JSON",
+             "sourceId": 9, "action": "to_register"},
+        ],
+        "idMap": [{"source": 4, "target": 1, "format": "AVRO"}],
+        "keysTranslated": 3,
+        "valuesTranslated": 5,
+    }  # fmt: skip
+    assert "schemas" not in event(run_end(report("verified", "VERIFIED"), SHA))["run"]["facets"]["kafkaMigration"]

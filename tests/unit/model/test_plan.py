@@ -187,6 +187,7 @@ class TestMigrationPlan:
             "disappeared_topics",
             "warnings",
             "target_losses",
+            "schemas",  # subjects, versions and ids (never a schema text or a secret): see model/schema_runs.py
         }
 
     def test_topic_lookup_and_job_topics(self) -> None:

@@ -71,6 +71,7 @@ def segment_row(**changes: object) -> dict[str, object]:
         "error": None,
         "copied_bytes": 2048,
         "job_topics": 2,
+        "schema_counts": {"topic": "orders", "partition": 1, "keys": {"translated": 3}, "values": {}},
     }
     row.update(changes)
     return row

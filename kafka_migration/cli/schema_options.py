@@ -1,0 +1,129 @@
+"""``--schema-ids`` and the schema registries of ``kafka-migrate run``, checked before anything is written.
+
+A registry's URL is given on the command line; its credentials and TLS files only in a JSON settings file
+(``--source-registry-config``), as a cluster's are (``--source-config``): process arguments are visible to every
+user of the machine. The file's keys are confluent-kafka's ``SchemaRegistryClient`` settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from kafka_migration.cli.options import nonempty, nonempty_path
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.schemas import RegistryConfig, SchemaMode
+
+# Settings file key -> RegistryConfig field.
+FILE_KEYS = {
+    "url": "url",
+    "basic.auth.user.info": "basic_auth",
+    "bearer.auth.token": "bearer_token",
+    "ssl.ca.location": "ca_location",
+    "ssl.certificate.location": "cert_location",
+    "ssl.key.location": "key_location",
+}
+
+
+def add_schema_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--schema-ids",
+        choices=[m.value for m in SchemaMode],
+        default=SchemaMode.OFF.value,
+        help="what to do with records serialized through a schema registry: off (default: copied as bytes, their "
+        "schemas stay behind), translate (the topics' subjects registered on the target registry, each key's and "
+        "value's schema id rewritten and proven record by record), keep (the target registry already holds the "
+        "source's ids, proven; records copied as bytes)",
+    )
+    parser.add_argument(
+        "--unknown-schema-ids",
+        choices=("refuse", "pass"),
+        default=None,
+        help="--schema-ids translate: a key or value whose header names an id outside the topic's subjects is "
+        "refused, naming topic, partition and offset (refuse, the default), or copied unchanged and counted (pass)",
+    )
+    for role in ("source", "target"):
+        parser.add_argument(
+            f"--{role}-registry",
+            type=nonempty,
+            metavar="URL",
+            help=f"the {role} schema registry's Confluent-compatible URL (Apicurio: .../apis/ccompat/v7); no "
+            f"password here: give it in --{role}-registry-config",
+        )
+        parser.add_argument(
+            f"--{role}-registry-config",
+            type=nonempty_path,
+            metavar="FILE",
+            help=f"JSON file of the {role} registry's settings: {', '.join(k for k in FILE_KEYS if k != 'url')}",
+        )
+
+
+def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The run's ``SchemaOptions``, or None for ``--schema-ids off``; a bad combination is one line, exit 2."""
+    mode = SchemaMode(args.schema_ids)
+    if args.unknown_schema_ids is not None and mode is not SchemaMode.TRANSLATE:
+        raise ConfigurationError(
+            f"--unknown-schema-ids {args.unknown_schema_ids} applies to --schema-ids translate, not "
+            f"{mode.value}: add --schema-ids translate or leave the option out."
+        )
+    given = [
+        f"--{o}"
+        for o in ("source-registry", "target-registry", "source-registry-config", "target-registry-config")
+        if getattr(args, o.replace("-", "_")) is not None
+    ]
+    if mode is SchemaMode.OFF:
+        if given:
+            raise ConfigurationError(
+                f"{' and '.join(given)} given, but --schema-ids is off (the default), so no registry would be used: "
+                "add --schema-ids translate (or keep), or leave the registry options out."
+            )
+        return None
+    from kafka_migration.schema_sync.sync import SchemaOptions
+
+    source = registry_config("source", args.source_registry, args.source_registry_config, mode)
+    target = registry_config("target", args.target_registry, args.target_registry_config, mode)
+    if source.url.rstrip("/") == target.url.rstrip("/"):
+        raise ConfigurationError(
+            f"--source-registry and --target-registry are both {source.display_url}: with one registry for both "
+            "clusters the ids are already right; run with --schema-ids off."
+        )
+    return SchemaOptions(mode, source, target, pass_unknown_ids=args.unknown_schema_ids == "pass")
+
+
+def registry_config(role: str, url: str | None, config_file: Path | None, mode: SchemaMode) -> RegistryConfig:
+    settings = {} if config_file is None else _settings_file(role, config_file)
+    if url is not None:
+        if urlsplit(url).password is not None:
+            raise ConfigurationError(
+                f"--{role}-registry holds a password, which process arguments show to every user of this machine: "
+                f'give the URL without it and the user and password in --{role}-registry-config ({{"basic.auth.user.'
+                'info": "user:password"}).'
+            )
+        settings["url"] = url
+    if "url" not in settings:
+        raise ConfigurationError(
+            f"--schema-ids {mode.value} needs the {role} schema registry: give --{role}-registry URL (or 'url' in "
+            f"--{role}-registry-config)."
+        )
+    return RegistryConfig(**{FILE_KEYS[k]: v for k, v in settings.items()})
+
+
+def _settings_file(role: str, path: Path) -> dict[str, str]:
+    where = f"--{role}-registry-config {path}"
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigurationError(f"{where} cannot be read ({exc.strerror}); give a readable JSON file.") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{where} is not JSON (line {exc.lineno}); it holds one JSON object.") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{where} holds a JSON {type(data).__name__}; it must hold one JSON object.")
+    unknown = sorted(set(data) - set(FILE_KEYS))
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown settings {unknown}; the known ones are {sorted(FILE_KEYS)}.")
+    bad = sorted(k for k, v in data.items() if not isinstance(v, str) or not v)
+    if bad:
+        raise ConfigurationError(f"{where}: {bad} must be non-empty strings.")
+    return dict(data)

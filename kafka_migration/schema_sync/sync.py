@@ -1,0 +1,240 @@
+"""Schemas moved with a run's records, end to end: read both registries, plan, register, prove, hand over the id map.
+
+``sync_schemas`` runs while the run is planned, after its topics are selected and before anything is written to
+the target (no topic created, no record copied, the run not yet opened in the ledger):
+
+1. reads every version of the TopicNameStrategy subjects of the selected topics (``<topic>-key``,
+   ``<topic>-value``) and their references from the source registry, and the renamed subjects from the target;
+2. plans them (``schemas.plan.plan_subjects``): each version present on the target, to register, or a conflict;
+   a conflict is refused, naming subject and version and the way out, before any subject is written;
+3. translate mode: registers the versions to register, references first (their references pointed at the
+   versions the target gave them); keep mode: registers nothing, and refuses a target that lacks a version
+   under the source's id (no Confluent-compatible register keeps an id on Apicurio);
+4. proves each source id and its target id name the same schema: both read back by id, each with its references
+   read from its own registry, their canonical fingerprints equal;
+5. puts the result in the plan: the ``SchemaRun`` (written to plan.json, recorded by the ledger with the run) and
+   each topic's id map, which reaches the copy and verification tasks with their slices.
+
+A dry run does steps 1 and 2 and lists what it would register. A topic without any subject on the source
+registry keeps no id map: its records are copied and verified byte for byte, as with ``--schema-ids off``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from kafka_migration.exceptions import SchemaConflictError, SchemaError
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
+from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
+from kafka_migration.registry import RegistryClient, read_catalog
+from kafka_migration.schema_sync.guard import refuse_mixed_ids
+from kafka_migration.schemas.canonical import schema_fingerprint
+from kafka_migration.schemas.plan import Action, PlannedVersion, plan_subjects, subject_names
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class SchemaOptions:
+    """``--schema-ids`` and the two registries (their secrets stay in the configs, never in the plan)."""
+
+    mode: SchemaMode
+    source: RegistryConfig
+    target: RegistryConfig
+    pass_unknown_ids: bool = False  # --unknown-schema-ids pass: a record naming an id outside the map is copied as is
+
+
+def check_registries(options: SchemaOptions) -> None:
+    """Both registries answer and let this user read (seconds, before Spark starts or anything is written)."""
+    for config in (options.source, options.target):
+        with RegistryClient(config) as door:
+            door.subjects()
+
+
+def sync_schemas(
+    options: SchemaOptions, plan: MigrationPlan, previous: Mapping[tuple[str, str], str | None] | None = None
+) -> MigrationPlan:
+    """``plan`` with its schemas planned (a dry run) or synced and proven, and each topic's id map (translate).
+    ``previous``: the ledger's ``checkpointed_translation``, so that a continuing topic keeps its earlier runs' way
+    with the ids (``refuse_mixed_ids``)."""
+    dry_run = bool(plan.options.get("dry_run"))
+    template = str(plan.options.get("rename") or "{topic}")
+    topics = [t.source_topic for t in plan.topics]
+    with RegistryClient(options.source) as source, RegistryClient(options.target) as target:
+        renamed = subject_names(topics, template)
+        source_catalog = read_catalog(source, sorted(renamed))
+        target_catalog = read_catalog(target, sorted(set(renamed.values())))
+        planned = plan_subjects(topics, template, source_catalog, target_catalog)
+        refuse_conflicts(planned, options.target.display_url)
+        if previous:
+            translating = set()
+            if options.mode is SchemaMode.TRANSLATE:
+                subjects = {subject for subject, _ in source_catalog}
+                translating = {t for t in topics if f"{t}-key" in subjects or f"{t}-value" in subjects}
+            refuse_mixed_ids(plan, previous, translating, options.mode)
+        if options.mode is SchemaMode.KEEP:
+            refuse_unkept(planned, options.target.display_url)
+        if dry_run:
+            versions = tuple(_unproven(p) for p in planned)
+            id_map = id_map_of(versions)
+        else:
+            versions = _prove(_register_all(planned, target), source, target)
+            id_map = id_map_of(versions)
+    run = SchemaRun(
+        options.mode, options.source.display_url, options.target.display_url, versions, id_map, dry_run=dry_run
+    )
+    log.info("%s", run.render())
+    return with_schemas(plan, run, options.pass_unknown_ids)
+
+
+def refuse_conflicts(planned: Iterable[PlannedVersion], target_url: str) -> None:
+    conflicts = [p for p in planned if p.action is Action.CONFLICT]
+    if not conflicts:
+        return
+    lines = "\n".join(
+        f"  - subject {p.target_subject!r} version {p.version}: the target holds another schema (target id "
+        f"{p.target_id}) than the source's {p.source_subject!r} version {p.version} (source id {p.schema.schema_id})"
+        for p in conflicts
+    )
+    raise SchemaConflictError(
+        f"{len(conflicts)} subject version{'s' if len(conflicts) != 1 else ''} conflict on the target registry "
+        f"{target_url}; nothing was written:\n{lines}\nCopy under other names (--rename, which renames the "
+        "subjects with the topics), or delete those subject versions on the target registry, or use an empty one."
+    )
+
+
+def refuse_unkept(planned: Iterable[PlannedVersion], target_url: str) -> None:
+    """Keep mode registers nothing: every version must be on the target already, under the source's id."""
+    missing = [p for p in planned if p.action is Action.REGISTER or p.target_id != p.schema.schema_id]
+    if not missing:
+        return
+    lines = "\n".join(
+        f"  - subject {p.target_subject!r} version {p.version}: source id {p.schema.schema_id}, "
+        + ("not on the target" if p.target_id is None else f"target id {p.target_id}")
+        for p in missing[:20]
+    )
+    more = f"\n  ... and {len(missing) - 20} more" if len(missing) > 20 else ""
+    raise SchemaConflictError(
+        f"--schema-ids keep: the target registry {target_url} does not hold {len(missing)} subject "
+        f"version{'s' if len(missing) != 1 else ''} under the source's ids, and this run cannot register a schema "
+        f"under a given id (Apicurio's Confluent-compatible API ignores it, even in IMPORT mode); nothing was "
+        f"written:\n{lines}{more}\nMove the whole registry with its own export and import first (Apicurio: "
+        "/apis/registry/v3/admin/export into an empty registry's /admin/import), or use --schema-ids translate."
+    )
+
+
+def _unproven(p: PlannedVersion) -> SyncedVersion:
+    action = VersionAction.PRESENT if p.action is Action.PRESENT else VersionAction.TO_REGISTER
+    target_version = p.version if p.action is Action.PRESENT else None
+    return SyncedVersion(
+        p.target_subject,
+        p.version,
+        p.source_subject,
+        p.schema.format,
+        p.schema.schema_id,
+        p.target_id,
+        action,
+        target_version,
+    )
+
+
+def _register_all(planned: list[PlannedVersion], target: RegistryClient) -> Iterable[SyncedVersion]:
+    """Register what the target lacks, in the plan's order (references first), each reference pointed at the
+    version the target holds it under."""
+    placed: dict[Key, Key] = {}  # source (subject, version) -> target (subject, version)
+    for p in planned:
+        if p.action is Action.PRESENT:
+            placed[(p.source_subject, p.version)] = (p.target_subject, p.version)
+            yield _unproven(p)
+            continue
+        schema = _pointed(p.schema, placed)
+        target_id = target.register(p.target_subject, schema)
+        found = target.lookup(p.target_subject, schema)
+        if found is None:
+            raise SchemaError(
+                f"Subject {p.target_subject!r}: the target registry gave id {target_id} to the schema of source "
+                f"{p.source_subject!r} version {p.version} but does not find it under the subject when asked back; "
+                "check the target registry's state, then run again (registered versions are found present)."
+            )
+        placed[(p.source_subject, p.version)] = (p.target_subject, found.version.version)
+        yield SyncedVersion(
+            p.target_subject,
+            p.version,
+            p.source_subject,
+            p.schema.format,
+            p.schema.schema_id,
+            target_id,
+            VersionAction.REGISTERED,
+            found.version.version,
+        )
+
+
+def _pointed(schema: RegisteredSchema, placed: Mapping[Key, Key]) -> RegisteredSchema:
+    references = []
+    for ref in schema.references:
+        subject, version = placed.get((ref.subject, ref.version), (ref.subject, ref.version))
+        references.append(SchemaReference(ref.name, subject, version))
+    return dataclasses.replace(schema, references=tuple(references))
+
+
+def _prove(
+    versions: Iterable[SyncedVersion], source: RegistryClient, target: RegistryClient
+) -> tuple[SyncedVersion, ...]:
+    """Each source id and its target id, read back by id from their own registries, have one fingerprint; each
+    version gets it. A difference is refused: the target would decode the records with another schema."""
+    proven: dict[tuple[int, int | None], str] = {}
+    out = []
+    for v in versions:
+        pair = (v.source_id, v.target_id)
+        if pair not in proven:
+            if v.target_id is None:
+                raise SchemaError(f"Subject {v.target_subject!r} version {v.version} has no target id to prove.")
+            mine = fingerprint_by_id(source, v.source_id)
+            theirs = fingerprint_by_id(target, v.target_id)
+            if mine != theirs:
+                raise SchemaError(
+                    f"Subject {v.target_subject!r} version {v.version}: source id {v.source_id} and target id "
+                    f"{v.target_id} do not name the same schema (canonical fingerprints {mine} and {theirs}); "
+                    "no record was copied. Check what the target registry normalizes on register, then run again."
+                )
+            proven[pair] = mine
+        out.append(dataclasses.replace(v, fingerprint=proven[pair]))
+    return tuple(out)
+
+
+def fingerprint_by_id(door: RegistryClient, schema_id: int) -> str:
+    """A schema's fingerprint as its registry serves it by id, its references' texts read from the same registry."""
+    schema = door.schema(schema_id)
+    texts: dict[str, str] = {}
+    pending = list(schema.references)
+    while pending:
+        ref = pending.pop()
+        if ref.name in texts:
+            continue
+        held = door.subject_version(ref.subject, ref.version).schema
+        texts[ref.name] = held.text
+        pending.extend(held.references)
+    return schema_fingerprint(schema, texts)
+
+
+def with_schemas(plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = False) -> MigrationPlan:
+    """``plan`` carrying ``run``, and in translate mode each topic's id map: the ids of its own subjects' versions
+    (a topic without any keeps none and is copied byte for byte)."""
+    if run.mode is not SchemaMode.TRANSLATE or run.dry_run:
+        return dataclasses.replace(plan, schemas=run.to_dict())
+    by_subject: dict[str, list[SyncedVersion]] = {}
+    for v in run.versions:
+        by_subject.setdefault(v.source_subject, []).append(v)
+    topics = []
+    for topic in plan.topics:
+        ids = [v.source_id for part in ("key", "value") for v in by_subject.get(f"{topic.source_topic}-{part}", [])]
+        pairs = tuple(IdPair(i, run.id_map.target(i), run.id_map.format(i)) for i in dict.fromkeys(ids))  # type: ignore[arg-type]
+        ids = {**IdMap(pairs).to_dict(), "pass_unknown_ids": True} if pass_unknown_ids else IdMap(pairs).to_dict()
+        topics.append(dataclasses.replace(topic, schema_ids=ids if pairs else None))
+    return dataclasses.replace(plan, topics=tuple(topics), schemas=run.to_dict())

@@ -1,0 +1,288 @@
+"""Translate mode's per-record work without a broker: the copy's translation (refusing an id the map lacks, naming
+topic, partition and offset), and the verification's checksum and per-record proof (a wrong id caught)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
+from kafka_migration.model.plan import PartitionSlice
+from kafka_migration.model.schemas import IdMap, PartCounts, SchemaFormat
+from kafka_migration.run.copy import reconcile_batches
+from kafka_migration.run.schema_records import RecordProof, translate_batch, translated_batches, translator
+from kafka_migration.run.verify import compare_ranges
+from kafka_migration.schemas.wire import check, rewrite, translate
+from tests.unit.run.test_batch_compare import Msg
+
+ID_MAP = IdMap.of({7: 107, 8: 108}, SchemaFormat.AVRO)
+
+
+def framed(schema_id: int, payload: bytes) -> bytes:
+    return b"\x00" + schema_id.to_bytes(4, "big") + payload
+
+
+def source_records() -> list[Msg]:
+    return [
+        Msg(0, framed(8, b"k0"), framed(7, b"v0"), None, 1000),
+        Msg(1, b"raw-key", framed(7, b"v1"), [("h", b"x")], 1001),  # a key without a header
+        Msg(2, framed(8, b"k2"), None, None, 1002),  # a tombstone
+        Msg(3, None, b"\x01not-framed", None, 1003),  # no key, a value without a header
+    ]
+
+
+def as_copied(records: list[Msg], id_map: IdMap) -> list[Msg]:
+    """The target as a correct copy leaves it (offsets from 50), built with wire.rewrite, not with the copy."""
+
+    def mapped(data: Any) -> Any:
+        if data is None or data[:1] != b"\x00":
+            return data
+        target = id_map.get(int.from_bytes(data[1:5], "big"))
+        return data if target is None else rewrite(data, target)  # an id outside the map: as it is
+
+    return [Msg(50 + m.offset(), mapped(m.key()), mapped(m.value()), m.headers(), m.timestamp()[1]) for m in records]
+
+
+def test_translate_batch_rewrites_keys_and_values_and_keeps_the_rest() -> None:
+    out = translate_batch(source_records(), ID_MAP, "orders", 0, strict=True)
+    assert [(m.key(), m.value()) for m in out] == [(m.key(), m.value()) for m in as_copied(source_records(), ID_MAP)]
+    assert out[1].headers() == [("h", b"x")] and out[3].timestamp() == (1, 1003) and out[2].offset() == 2
+    assert out[0].source_key == framed(8, b"k0")  # the source's bytes, kept for the proof
+
+
+def test_an_id_the_map_lacks_is_refused_naming_topic_partition_and_offset() -> None:
+    records = [*source_records(), Msg(4, None, framed(9, b"v4"), None, 1004)]
+    with pytest.raises(SchemaError) as caught:
+        translate_batch(records, ID_MAP, "orders", 0, strict=True)
+    assert "Source orders[0] offset 4" in str(caught.value) and "schema id 9" in str(caught.value)
+    assert caught.value.__cause__ is not None
+    passed = translate_batch(records, ID_MAP, "orders", 0, strict=False)  # the verification passes it on unchanged
+    assert passed[4].value() == framed(9, b"v4")
+
+
+def test_no_id_map_leaves_the_batches_as_they_are() -> None:
+    batches = [source_records()]
+    assert translated_batches(batches, None, "orders", 0, strict=True) is batches
+
+
+def compare(target: list[Msg], id_map: IdMap = ID_MAP) -> tuple[Any, RecordProof]:
+    proof = RecordProof(id_map, "orders", 0)
+    expected = translated_batches([source_records()], id_map, "orders", 0, strict=False)
+    return compare_ranges(expected, [target], 50, proof=proof), proof
+
+
+def test_a_correct_copy_matches_on_count_checksum_and_proof_and_is_counted() -> None:
+    found, proof = compare(as_copied(source_records(), ID_MAP))
+    assert found.first is None and found.source.hexdigest() == found.target.hexdigest()
+    assert found.source.count == found.target.count == 4
+    counts = proof.counts()
+    assert counts.keys == PartCounts(translated=2, unchanged=0, without_header=2)
+    assert counts.values == PartCounts(translated=2, unchanged=0, without_header=2)
+
+
+def test_a_planted_wrong_id_fails_the_checksum_and_the_proof_names_it() -> None:
+    target = as_copied(source_records(), ID_MAP)
+    target[1] = Msg(51, target[1].key(), framed(108, b"v1"), [("h", b"x")], 1001)  # a valid id, another schema
+    found, _ = compare(target)
+    assert found.source.hexdigest() != found.target.hexdigest()
+    assert found.first == (
+        1,
+        51,
+        "value: the target's schema id is not the mapped one (source id 7, expected 107, target id 108)",
+    )
+
+
+def test_an_untranslated_copy_fails_although_its_bytes_equal_the_source() -> None:
+    found, _ = compare(source_records_at_50())
+    assert found.first is not None and found.first[:2] == (0, 50) and "key" in found.first[2]
+    assert found.source.hexdigest() != found.target.hexdigest()
+
+
+def source_records_at_50() -> list[Msg]:
+    return [Msg(50 + m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1]) for m in source_records()]
+
+
+def test_the_proof_refutes_bytes_that_equal_a_wrong_rewrite() -> None:
+    """A rewrite bug repeated by the expected side (checksums equal) is still caught: the proof reads the raw
+    source bytes and the map, not the rewrite's output."""
+    wrong = IdMap.of({7: 107, 8: 999}, SchemaFormat.AVRO)
+    target = as_copied(source_records(), wrong)
+    proof = RecordProof(ID_MAP, "orders", 0)
+    expected = translated_batches([source_records()], wrong, "orders", 0, strict=False)
+    found = compare_ranges(expected, [target], 50, proof=proof)
+    assert found.source.hexdigest() == found.target.hexdigest()
+    assert found.first == (
+        0,
+        50,
+        "key: the target's schema id is not the mapped one (source id 8, expected 108, target id 999)",
+    )
+
+
+def test_reconcile_finds_the_translated_prefix_a_copy_left() -> None:
+    task = PartitionSlice("orders", "orders", 0, 0, 4, 50, id_map=ID_MAP)
+    prefix = as_copied(source_records(), ID_MAP)[:3]
+    expected = translated_batches([source_records()], ID_MAP, "orders", 0, strict=True)
+    assert reconcile_batches(task, expected, [prefix]) == (3, 3)
+
+
+# -- the fast paths give what schemas.wire gives ----------------------------------------------------------------
+
+
+MIXED = IdMap.of(
+    {1: 101, 2: 2, 3: 103, 4: 104},
+    {1: SchemaFormat.AVRO, 2: SchemaFormat.JSON, 3: SchemaFormat.PROTOBUF, 4: SchemaFormat.AVRO},
+)
+IDS = st.sampled_from([1, 2, 3, 4, 5, 101, 103, 0x01020304])  # mapped, kept, Protobuf, unknown, targets
+
+
+@st.composite
+def payloads(draw: st.DrawFn) -> bytes | None:
+    kind = draw(st.sampled_from(["null", "raw", "short", "framed", "protobuf-indexes"]))
+    if kind == "null":
+        return None
+    if kind == "raw":
+        return draw(st.binary(max_size=12))
+    if kind == "short":
+        return b"\x00" + draw(st.binary(max_size=3))
+    header = b"\x00" + draw(IDS).to_bytes(4, "big")
+    if kind == "protobuf-indexes":
+        header += draw(st.sampled_from([b"\x00", b"\x02\x02", b"\x04\x02", b"\x81"]))  # the last does not read
+    return header + draw(st.binary(max_size=8))
+
+
+def mutated(data: bytes | None, how: int, other: bytes | None) -> bytes | None:
+    """A target key or value: the correct translation, or it with one thing changed."""
+    good = translate(data, MIXED)[0]
+    if how == 0 or good is None:
+        return good if how != 3 else other
+    if how == 1 and len(good) >= 5:
+        return good[:1] + (int.from_bytes(good[1:5], "big") ^ 1).to_bytes(4, "big") + good[5:]  # another id
+    if how == 2:
+        return good + b"x"
+    if how == 4 and len(good) > 5:
+        return good[:-1] + bytes([good[-1] ^ 1])  # the payload's last byte, the length and the id kept
+    return other
+
+
+@settings(max_examples=600, deadline=None)
+@given(payloads(), st.integers(0, 4), payloads())
+def test_the_proofs_fast_path_decides_as_wire_check(data: bytes | None, how: int, other: bytes | None) -> None:
+    target = mutated(data, how, other)
+    proof = RecordProof(MIXED, "t", 0)
+    assert proof.outcome(data, target) == check(data, target, MIXED)
+    assert proof.outcome(data, target) == check(data, target, MIXED)  # and again, from its cache
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(payloads(), max_size=6), st.booleans())
+def test_the_copys_fast_translation_writes_what_wire_translate_writes(batch: list[bytes | None], strict: bool) -> None:
+    one = translator(MIXED, strict)
+    for data in batch:
+        try:
+            expected: bytes | type | None = translate(data, MIXED, strict)[0]
+        except UnknownSchemaIdError:
+            expected = UnknownSchemaIdError
+        try:
+            got: bytes | type | None = one(data)
+        except UnknownSchemaIdError:
+            got = UnknownSchemaIdError
+        assert got == expected
+
+
+# -- the verification of slices in translate mode (verify_partition, verify_window, behind a copy) -------------
+
+
+def framed_records(start: int) -> list[Msg]:
+    """Source records at ``start``...: JSON-keyed by id 8, valued by id 7, one naming id 9 (no subject of the
+    topic's: passed unchanged), a tombstone, one without a header."""
+    return [
+        Msg(start, framed(8, b"k0"), framed(7, b"v0"), None, 1000),
+        Msg(start + 1, framed(8, b"k1"), framed(9, b"v1"), None, 1001),
+        Msg(start + 2, framed(8, b"k2"), None, None, 1002),
+        Msg(start + 3, b"raw", b"raw", [("h", b"1")], 1003),
+        Msg(start + 4, framed(8, b"k4"), framed(7, b"v4"), None, 1004),
+        Msg(start + 5, framed(8, b"k5"), framed(7, b"v5"), None, 1005),
+    ]
+
+
+def copied_to(records: list[Msg], target_start: int, **changes: dict[str, Any]) -> list[Msg]:
+    """The correct copy from ``target_start`` (ids through ID_MAP, built with wire.rewrite); ``changes``: by the
+    record's index, fields to change on the target."""
+    out = []
+    for i, (m, good) in enumerate(zip(records, as_copied(records, ID_MAP), strict=True)):
+        fields = {"offset": target_start + i, "key": good.key(), "value": good.value(), **changes.get(str(i), {})}
+        out.append(m.changed(**fields))
+    return out
+
+
+def verify_with(monkeypatch: pytest.MonkeyPatch, target: list[Msg], how: str) -> Any:
+    from kafka_migration.kafka import ranges
+    from kafka_migration.run import verify
+    from tests.unit.factories import CLUSTERS
+    from tests.unit.run.test_verify import Clusters
+
+    clusters = Clusters({("source", "orders", 0): framed_records(20), ("target", "orders-copy", 0): target})
+    monkeypatch.setattr(verify, "read_range", clusters.read_range)
+    monkeypatch.setattr(ranges, "read_all", clusters.read_all)
+    piece = PartitionSlice("orders", "orders-copy", 0, 20, 26, 100, id_map=ID_MAP)
+    if how == "window":
+        return verify.verify_window([piece], CLUSTERS).results[0]
+    if how == "following":
+        return verify.verify_partitions_following([piece], CLUSTERS)[0]
+    return verify.verify_partition(piece, CLUSTERS)
+
+
+HOW = ["partition", "window", "following"]
+COUNTED = {
+    "topic": "orders",
+    "partition": 0,
+    "keys": {"translated": 5, "unchanged": 0, "without_header": 1},
+    "values": {"translated": 3, "unchanged": 1, "without_header": 2},
+}
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_translated_slice_verifies_and_counts(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    found = verify_with(monkeypatch, copied_to(framed_records(20), 100), how)
+    assert (found.match, found.first_difference, found.source_records, found.target_records) == (True, None, 6, 6)
+    assert found.source_checksum == found.target_checksum and found.schema_counts == COUNTED
+    assert found.offset_map == [(20, 100)]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_wrong_id_in_a_slice_is_found_with_its_offsets(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    target = copied_to(framed_records(20), 100, **{"4": {"value": framed(108, b"v4")}})
+    found = verify_with(monkeypatch, target, how)
+    assert not found.match and found.source_checksum != found.target_checksum
+    assert (found.first_source_offset, found.first_target_offset) == (24, 104)
+    assert found.first_difference == (
+        "value: the target's schema id is not the mapped one (source id 7, expected 107, target id 108)"
+    )
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_an_untranslated_copy_of_a_slice_fails(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    raw = [m.changed(offset=100 + i) for i, m in enumerate(framed_records(20))]
+    found = verify_with(monkeypatch, raw, how)
+    assert not found.match and (found.first_source_offset, found.first_target_offset) == (20, 100)
+    assert found.first_difference.startswith("key: the target's schema id is not the mapped one (source id 8")
+
+
+def test_a_difference_the_bytes_show_first_stays_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed timestamp (which the per-record proof does not look at) before a wrong id: the bytes' difference
+    is the first, by source offset, also when it is in an earlier chunk than the proof's."""
+    from kafka_migration.run.verify import compare_ranges
+
+    target = copied_to(framed_records(20), 100, **{"1": {"timestamp": 5}, "4": {"value": framed(108, b"v4")}})
+    for size in (6, 2):  # one chunk; chunks of two records on both sides
+        source_batches = [framed_records(20)[i : i + size] for i in range(0, 6, size)]
+        expected = translated_batches(source_batches, ID_MAP, "orders", 0, strict=False)
+        found = compare_ranges(expected, [target[i : i + size] for i in range(0, 6, size)], 100, proof=proof_of())
+        assert found.first == (21, 101, "timestamp differs")
+
+
+def proof_of() -> RecordProof:
+    return RecordProof(ID_MAP, "orders", 0)
