@@ -32,8 +32,13 @@ from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionA
 from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
 from kafka_migration.registry import RegistryClient, read_catalog
 from kafka_migration.schema_sync.guard import refuse_mixed_ids
-from kafka_migration.schemas.canonical import schema_fingerprint
-from kafka_migration.schemas.plan import Action, PlannedVersion, plan_subjects, subject_names
+from kafka_migration.schemas.plan import (
+    Action,
+    PlannedVersion,
+    fingerprint_with_references,
+    plan_subjects,
+    subject_names,
+)
 
 log = logging.getLogger(__name__)
 
@@ -210,17 +215,9 @@ def _prove(
 
 def fingerprint_by_id(door: RegistryClient, schema_id: int) -> str:
     """A schema's fingerprint as its registry serves it by id, its references' texts read from the same registry."""
-    schema = door.schema(schema_id)
-    texts: dict[str, str] = {}
-    pending = list(schema.references)
-    while pending:
-        ref = pending.pop()
-        if ref.name in texts:
-            continue
-        held = door.subject_version(ref.subject, ref.version).schema
-        texts[ref.name] = held.text
-        pending.extend(held.references)
-    return schema_fingerprint(schema, texts)
+    return fingerprint_with_references(
+        door.schema(schema_id), lambda subject, version: door.subject_version(subject, version).schema
+    )
 
 
 def with_schemas(plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = False) -> MigrationPlan:

@@ -9,7 +9,7 @@ to register, or a conflict (the same subject and version holds another schema on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -87,14 +87,20 @@ def _ordered(wanted: list[Key], source: Catalog) -> list[Key]:
 
 
 def _fingerprint(schema: RegisteredSchema, catalog: Catalog) -> str:
-    """The fingerprint with every reference's text reachable from ``schema``, by reference name."""
+    """The fingerprint with every reference's text reachable from ``schema``, from ``catalog``."""
+    return fingerprint_with_references(schema, lambda subject, version: catalog.get((subject, version)))
+
+
+def fingerprint_with_references(schema: RegisteredSchema, lookup: Callable[[str, int], RegisteredSchema | None]) -> str:
+    """``schema``'s fingerprint with the text of every reference reachable from it, by reference name, each
+    subject version found through ``lookup`` (a catalog read before, or a registry asked now)."""
     texts: dict[str, str] = {}
     pending = list(schema.references)
     while pending:
         ref = pending.pop()
         if ref.name in texts:
             continue
-        held = catalog.get((ref.subject, ref.version))
+        held = lookup(ref.subject, ref.version)
         if held is None:
             raise SchemaError(f"Subject {ref.subject!r} version {ref.version} is referenced but not registered.")
         texts[ref.name] = held.text
