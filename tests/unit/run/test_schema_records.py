@@ -11,9 +11,15 @@ from hypothesis import strategies as st
 
 from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
 from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.model.schemas import IdMap, PartCounts, SchemaFormat
+from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, SchemaFormat
 from kafka_migration.run.copy import reconcile_batches
-from kafka_migration.run.schema_records import RecordProof, translate_batch, translated_batches, translator
+from kafka_migration.run.schema_records import (
+    RecordProof,
+    translate_batch,
+    translated_batches,
+    translated_window,
+    translator,
+)
 from kafka_migration.run.verify import compare_ranges
 from kafka_migration.schemas.wire import check, rewrite, translate
 from tests.unit.run.test_batch_compare import Msg
@@ -286,3 +292,145 @@ def test_a_difference_the_bytes_show_first_stays_the_first(monkeypatch: pytest.M
 
 def proof_of() -> RecordProof:
     return RecordProof(ID_MAP, "orders", 0)
+
+
+def test_the_plain_cases_are_decided_without_wire_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Translated, unchanged and header-less keys and values take the proof's fast path: at a million records the
+    general path was most of the verification's time. Anything else still goes to wire.check."""
+    import kafka_migration.run.schema_records as module
+
+    asked: list[tuple[Any, Any]] = []
+
+    def general(mine: Any, theirs: Any, id_map: Any) -> Any:
+        asked.append((mine, theirs))
+        return check(mine, theirs, id_map)
+
+    monkeypatch.setattr(module, "check", general)
+    # 8 -> 0: a valid id; ids past 2**24 use all four bytes
+    proof = RecordProof(IdMap.of({7: 107, 8: 0, 0x01000007: 0x02000107}, SchemaFormat.AVRO), "t", 0)
+    plain = [
+        (None, None),
+        (b"raw", b"raw"),
+        (b"\x00\x01", b"\x00\x01"),  # shorter than a header
+        (framed(7, b"v"), framed(107, b"v")),
+        (framed(7, b""), framed(107, b"")),
+        (framed(8, b"v"), framed(0, b"v")),
+        (framed(11, b"v"), framed(11, b"v")),  # an id outside the map, passed on unchanged
+        (framed(0x01000007, b"v"), framed(0x02000107, b"v")),
+    ]
+    for _ in range(2):  # the second time from what the proof keeps of each id
+        for mine, theirs in plain:
+            assert proof.outcome(mine, theirs) == check(mine, theirs, proof.id_map), (mine, theirs)
+    assert asked == []
+    for mine, theirs in [(framed(7, b"v"), framed(108, b"v")), (framed(7, b"v"), framed(107, b"w")), (b"a", b"b")]:
+        assert proof.outcome(mine, theirs) == check(mine, theirs, proof.id_map)
+    assert len(asked) == 3
+
+
+def test_the_proof_refuses_chunks_of_different_lengths() -> None:
+    sources = translate_batch(source_records(), ID_MAP, "t", 0, strict=True)
+    with pytest.raises(ValueError, match=r"shorter|longer"):
+        RecordProof(ID_MAP, "t", 0)(sources, as_copied(source_records(), ID_MAP)[:2])
+
+
+BIG = IdMap.of({0x01000007: 0x02000107, 7: 0x03000000}, SchemaFormat.AVRO)  # ids past 2**24: all four bytes count
+
+
+def test_ids_past_three_bytes_are_read_and_written_whole() -> None:
+    records = [Msg(0, framed(0x01000007, b"k"), framed(7, b"v"), None, 1000)]
+    (out,) = translate_batch(records, BIG, "t", 0, strict=True)
+    assert (out.key(), out.value()) == (framed(0x02000107, b"k"), framed(0x03000000, b"v"))
+    proof = RecordProof(BIG, "t", 0)
+    assert proof.outcome(framed(0x01000007, b"k"), framed(0x02000107, b"k")) is Outcome.TRANSLATED
+    assert proof.outcome(framed(7, b"v"), framed(0x03000000, b"v")) is Outcome.TRANSLATED
+    wrong = proof.outcome(framed(0x01000007, b"k"), framed(0x03000107, b"k"))  # differs in the id's second byte
+    assert type(wrong) is not Outcome and wrong == check(framed(0x01000007, b"k"), framed(0x03000107, b"k"), BIG)
+    with pytest.raises(SchemaError, match="schema id 16777224"):  # 0x01000008, not in the map
+        translate_batch([Msg(5, framed(0x01000008, b"k"), None, None, 1)], BIG, "t", 0, strict=True)
+
+
+def test_protobuf_ids_and_records_outside_the_plain_cases_go_to_wire(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kafka_migration.run.schema_records as module
+
+    asked: list[Any] = []
+    monkeypatch.setattr(module, "check", lambda *args: asked.append(args) or check(*args))
+    proto = IdMap.of({7: 107}, SchemaFormat.PROTOBUF)
+    proof = RecordProof(proto, "t", 0)
+    mine = framed(7, b"\x00payload")  # message indexes [0] (one zero byte), then the payload
+    assert proof.outcome(mine, framed(107, b"\x00payload")) is Outcome.TRANSLATED
+    assert len(asked) == 1  # message indexes are wire's to read
+    one = translator(proto, strict=True)
+    assert one(mine) == framed(107, b"\x00payload")
+    with pytest.raises(UnknownSchemaIdError):
+        translator(proto, strict=True)(framed(9, b"\x00p"))
+    assert translator(proto, strict=False)(framed(9, b"\x00p")) == framed(9, b"\x00p")
+
+
+def test_each_source_id_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked: list[int] = []
+    real = IdMap.format
+    monkeypatch.setattr(IdMap, "format", lambda self, schema_id: looked.append(schema_id) or real(self, schema_id))
+    proof = RecordProof(ID_MAP, "t", 0)
+    for _ in range(50):
+        assert proof.outcome(framed(7, b"v"), framed(107, b"v")) is Outcome.TRANSLATED
+        assert proof.outcome(framed(11, b"v"), framed(11, b"v")) is Outcome.UNCHANGED
+    assert sorted(looked) == [7, 11]
+    one = translator(ID_MAP, strict=False)
+    looked.clear()
+    for _ in range(50):
+        assert one(framed(7, b"v")) == framed(107, b"v")
+    assert looked == [7]
+
+
+def test_a_fresh_proof_counts_nothing() -> None:
+    counts = RecordProof(ID_MAP, "t", 3).counts()
+    assert (counts.topic, counts.partition) == ("t", 3)
+    assert counts.keys == counts.values == PartCounts(translated=0, unchanged=0, without_header=0)
+
+
+def test_the_copys_batches_name_their_topic_and_partition_when_refused() -> None:
+    batches = translated_batches([[Msg(4, None, framed(9, b"v"), None, 1)]], ID_MAP, "orders", 2, strict=True)
+    with pytest.raises(SchemaError) as refused:
+        list(batches)
+    assert str(refused.value) == (
+        "Source orders[2] offset 4: a key or value names schema id 9, which is not among the 2 ids of the topic's "
+        "subjects registered on the target; nothing from this record on was copied. Its schema is under a subject "
+        "this run does not move (e.g. RecordNameStrategy): register it on the target, or let such records pass "
+        "unchanged (--unknown-schema-ids pass; they are counted), or copy the topic with --schema-ids off if its "
+        "records are raw bytes that start with a zero byte."
+    )
+    (passed,) = translated_batches([[Msg(4, None, framed(9, b"v"), None, 1)]], ID_MAP, "orders", 2, strict=False)
+    assert passed[0].value() == framed(9, b"v")
+
+
+def test_a_window_translates_each_range_by_its_own_slices_map() -> None:
+    def piece(topic: str, id_map: IdMap | None, pass_unknown: bool = False) -> PartitionSlice:
+        return PartitionSlice(topic, topic, 1, 0, 10, 0, id_map=id_map, pass_unknown_ids=pass_unknown)
+
+    slices = [piece("a", ID_MAP), piece("b", None), piece("c", ID_MAP, pass_unknown=True)]
+    reads = iter(
+        [
+            (0, [Msg(0, None, framed(7, b"v"), None, 1)], False),
+            (1, [Msg(0, None, framed(7, b"v"), None, 1)], True),
+            (2, [Msg(0, None, framed(9, b"v"), None, 1)], True),
+            (0, [Msg(1, None, framed(9, b"v"), None, 1)], True),
+        ]
+    )
+    window = translated_window(reads, [s.id_map for s in slices], slices)
+    i, batch, done = next(window)
+    assert (i, batch[0].value(), done) == (0, framed(107, b"v"), False)
+    i, batch, done = next(window)
+    assert (i, batch[0].value(), done) == (1, framed(7, b"v"), True)  # no map: as read
+    i, batch, done = next(window)
+    assert (i, batch[0].value(), done) == (2, framed(9, b"v"), True)  # passed on, as the slice allows
+    with pytest.raises(SchemaError, match=r"Source a\[1\] offset 1"):
+        next(window)
+
+
+def test_a_translated_record_keeps_its_partition() -> None:
+    class WithPartition(Msg):
+        def partition(self) -> int:
+            return 6
+
+    (out,) = translate_batch([WithPartition(0, None, framed(7, b"v"), None, 1)], ID_MAP, "t", 6, strict=True)
+    assert out.partition() == 6
