@@ -38,6 +38,10 @@ class TopicCreation:
     CREATE_BATCH = 500
     PROBES = 4  # polls of one topic in a row at most, while waiting for new topics (wait_for_topics)
     FIRST_WINDOW = 50  # topics of the first window waited for; each next one twice as big, up to CREATE_BATCH
+    # Seconds between polls for new topics: short after progress (a warm broker brings 500 topics up in well
+    # under a second, and each poll is one small request), longer the longer nothing comes up.
+    FIRST_PAUSE = 0.05
+    LAST_PAUSE = 1.0
 
     def create_topics(self, topics: Iterable[tuple[str, int, int, Mapping[str, str]]]) -> dict[str, bool]:
         """Create topics (name, partitions, replication factor, configs) in batched requests.
@@ -105,8 +109,9 @@ class TopicCreation:
 
         Asks for a window of the first topics still waiting only (FIRST_WINDOW, doubling up to CREATE_BATCH:
         small at first, so that the first topics are released to the copy soon), in the order given (a broker brings new
-        topics up in the order they were created), once the last of them is up, less often the longer it
-        waits: asking for all of them made each poll as big as the topic count, for as long as the broker
+        topics up in the order they were created), once the last of them is up: at once after a window found
+        whole (a pause there delayed the copy's releases by a fifth of a second each), otherwise less often the
+        longer it waits: asking for all of them made each poll as big as the topic count, for as long as the broker
         took to create them (10,000 new topics: ~25 s of the client's CPU and as much of the broker's).
         Gives up when no topic got its leaders for ``timeout`` seconds: a broker creates thousands of
         topics in longer than that in all. ``on_ready`` receives each poll's newly ready topics as they come
@@ -115,7 +120,7 @@ class TopicCreation:
         pending = list(dict.fromkeys(names))
         counts: dict[str, TopicDescription] = {}
         progress = time.monotonic()
-        pause = 0.2
+        pause = self.FIRST_PAUSE
         probes = 0
         size = self.FIRST_WINDOW
         while pending:
@@ -132,11 +137,12 @@ class TopicCreation:
             if ready and on_ready is not None:
                 on_ready(ready)
             now = time.monotonic()
+            whole = bool(ready) and window[-1] in ready and len(ready) == len(window)
             if ready:
                 size = min(self.CREATE_BATCH, size * 2) if window[-1] in ready else size
                 pending = [n for n in pending if n not in ready]
                 progress = now
-                pause = 0.2
+                pause = self.FIRST_PAUSE
             if pending and now - progress > timeout:
                 shown = ", ".join(sorted(pending)[:10]) + (
                     f" and {len(pending) - 10:,} more" if len(pending) > 10 else ""
@@ -145,9 +151,9 @@ class TopicCreation:
                     f"Topics {shown} were created on the {self.config.role} cluster but have no leader after "
                     f"{timeout:.0f}s without progress; check the target cluster's health."
                 )
-            if pending:
+            if pending and not whole:  # a whole window up: the next one is most likely up too, ask at once
                 time.sleep(pause)
-                pause = min(1.0, pause * 1.5)
+                pause = min(self.LAST_PAUSE, pause * 1.5)
         return counts
 
     def _have_leaders(self, names: set[str]) -> dict[str, TopicDescription]:

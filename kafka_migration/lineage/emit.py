@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 from kafka_migration.lineage.moves import CutoverLineage
@@ -130,6 +131,14 @@ def send(build: Callable[[], Iterable[Any]]) -> None:
         sink.send(event)
 
 
+def _events() -> ModuleType:
+    """The event builders, imported only when something takes the events: they import openlineage-python's
+    client, 0.7 s of a run's start-up on the CPU its planning needs."""
+    from kafka_migration.lineage import events
+
+    return events
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -141,9 +150,7 @@ def run_started(plan: Any) -> None:
     """A run's START, once it is planned and open in the ledger (not for a dry run: nothing moves)."""
     if plan.options.get("dry_run"):
         return
-    from kafka_migration.lineage.events import run_start
-
-    send(lambda: [run_start(plan, job_namespace())])
+    send(lambda: [_events().run_start(plan, job_namespace())])
 
 
 def run_ended(report_file: Path | None, sha256: str | None, error: str | None = None) -> None:
@@ -151,11 +158,12 @@ def run_ended(report_file: Path | None, sha256: str | None, error: str | None = 
     for a dry run or when no report could be written."""
     if report_file is None:
         return
-    from kafka_migration.lineage.events import run_end
 
     def build() -> list[Any]:
         report = json.loads(Path(report_file).read_bytes())
-        return [] if report["scope"].get("dry_run") else [run_end(report, sha256, job_namespace(), error=error)]
+        if report["scope"].get("dry_run"):
+            return []
+        return [_events().run_end(report, sha256, job_namespace(), error=error)]
 
     send(build)
 
@@ -164,14 +172,10 @@ def group_sync_done(result: Any, source: str, target: str, started: str) -> None
     """A group sync that wrote (not a dry run): its START and COMPLETE or FAIL with the translated positions."""
     if result.dry_run:
         return
-    from kafka_migration.lineage.events import group_sync_events
-
-    send(lambda: group_sync_events(result, source, target, started, job_namespace()))
+    send(lambda: _events().group_sync_events(result, source, target, started, job_namespace()))
 
 
 def cutover_done(cutover: CutoverLineage, group_rows: Callable[[], Sequence[Mapping[str, Any]]]) -> None:
     """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets
     (``group_rows`` reads them, only when something takes the events)."""
-    from kafka_migration.lineage.events import cutover_events
-
-    send(lambda: cutover_events(cutover, group_rows(), job_namespace()))
+    send(lambda: _events().cutover_events(cutover, group_rows(), job_namespace()))

@@ -77,6 +77,7 @@ def test_summary_and_table_show_growth_the_wall_and_requests_per_topic() -> None
     raw = {
         "planning": {str(n): [{**plan, "topics": n, "seconds": n / 1000}] for n in (100, 1000, 5000)},
         "whole": {"1000": [_whole(1000, 20.0)], "5000": [_whole(5000, 110.0)], "10000": [_whole(10_000, 230.0)]},
+        "warm": {"1000": [_whole(1000, 9.0), _whole(1000, 12.0), _whole(1000, 9.5)]},
     }
     summary = scale.summarize(raw, {"scale_topics": 10_000})
     s = summary["scale"]
@@ -91,6 +92,8 @@ def test_summary_and_table_show_growth_the_wall_and_requests_per_topic() -> None
         "whole run per-topic growth 1,000->5,000: 1.10x (target <= 1.25); 10,000 topics 230.0 s (target < 120 s)"
         in text
     )
+    assert s["whole_warm_1000_seconds"] == 9.5  # the median of the warmed-target runs, beside the fresh one's 20
+    assert "whole run 1,000 topics, warmed target: 9.5 s (plan 2.4, copy 4.8; target <= 10 s)" in text
     met = {key: check(s[key.split(".")[1]]) for key, (_, check) in scale.TARGETS.items()}
     assert met == {
         "scale.planning_1000_seconds": True,
@@ -98,4 +101,7 @@ def test_summary_and_table_show_growth_the_wall_and_requests_per_topic() -> None
         "scale.whole_1000_seconds": False,
         "scale.whole_growth": True,
         "scale.whole_10000_seconds": False,
+        "scale.whole_warm_1000_seconds": True,
     }
+    del raw["warm"]  # a results file from before the warmed run: no figure, no error
+    assert scale.summarize(raw, {"scale_topics": 10_000})["scale"]["whole_warm_1000_seconds"] is None

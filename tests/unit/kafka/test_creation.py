@@ -58,6 +58,24 @@ def test_waiting_for_new_topics_asks_about_the_last_of_each_window_until_it_is_u
     assert broker.asked.count(1) > len(broker.asked) // 2
 
 
+def test_windows_found_whole_are_followed_at_once_and_a_wait_polls_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [f"t.{i:05d}" for i in range(1000)]
+    broker = _Broker(rate=1e9)  # every topic up before the first poll
+    broker.now = 1.0
+    assert set(_wait(broker, names, monkeypatch)) == set(names)
+    assert broker.now == 1.0  # no pause at all: each window was whole, the next asked at once
+    assert broker.asked == [1, 50, 1, 100, 1, 200, 1, 400, 1, 250]  # the last of each window first, then it whole
+
+    slow = _Broker(rate=500.0)  # a warm broker: 500 topics a second, the first window up after 0.1 s
+    released: list[float] = []
+    monkeypatch.setattr(creation.time, "sleep", lambda seconds: setattr(slow, "now", slow.now + seconds))
+    monkeypatch.setattr(creation.time, "monotonic", lambda: slow.now)
+    slow.order = names
+    assert set(slow.wait_for_topics(names, on_ready=lambda ready: released.append(slow.now))) == set(names)
+    # Released to the copy soon after the broker brings them up: polls are short while topics come up.
+    assert released[0] <= 0.15 and slow.now < 2.3, (released, slow.now)
+
+
 def test_a_topic_that_comes_up_out_of_order_still_lets_the_others_through(monkeypatch: pytest.MonkeyPatch) -> None:
     names = [f"t.{i:05d}" for i in range(1200)]
     broker = _Broker(rate=1000.0, late=frozenset({"t.00499"}), late_after=20.0)  # the first window's last one

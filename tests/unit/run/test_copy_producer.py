@@ -88,3 +88,58 @@ def test_a_user_setting_that_breaks_a_promise_fails_the_copy_task_by_name() -> N
     """The Spark task's own check, for a run that reached it without the driver's (check_client_settings)."""
     with pytest.raises(ConfigurationError, match=re.escape("target cluster setting enable.idempotence='false'")):
         copy._producer(Endpoint("target", {"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": "false"}), 1000)
+
+
+class _Listing:
+    """Stands in for a producer's list_topics(): the cluster's topics, or a failure; counts the listings."""
+
+    def __init__(self, topics: set[str], fail: bool = False) -> None:
+        self.topics, self.fail, self.listed = topics, fail, 0
+
+    def list_topics(self, timeout: float) -> Any:
+        self.listed += 1
+        if self.fail:
+            raise RuntimeError("no answer")
+        return type("Metadata", (), {"topics": {name: object() for name in self.topics}})()
+
+
+def test_a_window_of_many_new_topics_teaches_the_producer_them_in_one_listing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(copy, "_KNOWN", {})
+    topics = {f"t{i}" for i in range(30)}
+    producer = _Listing(topics | {"other"})
+    copy._learn_topics(producer, topics, 30.0)
+    assert producer.listed == 1 and copy._KNOWN[id(producer)] == frozenset(topics | {"other"})
+    copy._learn_topics(producer, topics, 30.0)  # known: nothing asked
+    copy._learn_topics(producer, topics | {f"u{i}" for i in range(copy.LEARN_TOPICS - 1)}, 30.0)  # too few new
+    assert producer.listed == 1
+    copy._learn_topics(producer, topics | {f"u{i}" for i in range(copy.LEARN_TOPICS)}, 30.0)
+    assert producer.listed == 2
+
+
+def test_a_large_cluster_is_listed_only_for_a_window_that_brings_enough_of_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(copy, "_KNOWN", {})
+    cluster = {f"c{i}" for i in range(10_000)}
+    producer = _Listing(cluster)
+    copy._KNOWN[id(producer)] = frozenset(cluster)
+    few = {f"n{i}" for i in range(10_000 // copy.LEARN_RATIO - 1)}
+    copy._learn_topics(producer, few, 30.0)
+    assert producer.listed == 0  # a one-topic request each is cheaper than listing 10,000 topics
+    copy._learn_topics(producer, few | {"one-more"}, 30.0)
+    assert producer.listed == 1
+
+
+def test_a_failed_listing_leaves_the_producer_asking_per_topic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(copy, "_KNOWN", {})
+    producer = _Listing(set(), fail=True)
+    copy._learn_topics(producer, {f"t{i}" for i in range(50)}, 30.0)  # no exception: the writes still work
+    assert producer.listed == 1 and id(producer) not in copy._KNOWN
+
+
+def test_a_retired_producer_takes_what_it_knew_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(copy, "_KNOWN", {})
+    first, _ = copy._producer(SETTINGS, 1000, ["a"])
+    copy._KNOWN[id(first)] = frozenset({"a"})
+    second, _ = copy._producer(SETTINGS, 1000, ["b", "c", "d", "e"])
+    assert second is not first and id(first) not in copy._KNOWN
