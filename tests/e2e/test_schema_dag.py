@@ -184,3 +184,68 @@ def test_a_registry_that_does_not_answer_is_refused_by_the_plan_task_before_writ
     from confluent_kafka.admin import AdminClient
 
     assert topic not in AdminClient({"bootstrap.servers": clusters.target}).list_topics(timeout=10).topics
+
+
+def test_the_failback_dag_translates_back_through_the_recorded_map(  # type: ignore[no-untyped-def]
+    clusters: Clusters, registry_connections: Registries, capfd, unique: str
+) -> None:
+    """kafka_cutover with schema_ids translate, records of a version registered on the target afterwards, then
+    kafka_failback: refused by its prepare task without schema_ids (nothing recorded), translated back with it."""
+    from kafka_migration.airflow.hooks import LedgerHook
+
+    registries = registry_connections
+    topic, target_topic = f"schfb{unique}.orders", f"back.schfb{unique}.orders"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO"))
+    target = client(registries.target)
+    for i in range(2):
+        target.register_schema(f"{topic}-filler{i}", Schema(json.dumps({**ORDER, "name": f"Filler{i}"}), "AVRO"))
+    _send(clusters, source, topic, ORDER, range(6))
+    conf = {"include": f"schfb{unique}\\..*", "rename": "back.{topic}", "quiet_seconds": 1, "schema_ids": "translate"}
+    assert str(_dag("kafka_cutover").test(run_conf=conf).state) == "success"
+    ledger = LedgerHook().get_conn()
+    cutover = ledger.cutovers(limit=1)[0]
+
+    target.register_schema(f"{target_topic}-value", Schema(json.dumps(ORDER_V2), "AVRO"))  # on the target only
+    after = {q: len(read_partition(clusters.target, target_topic, q)) for q in (0, 1)}
+    on_source = {q: len(read_partition(clusters.source, topic, q)) for q in (0, 1)}
+    fresh = client(registries.target)
+    conf_v2 = {**TOPICS, "auto.register.schemas": False, "use.latest.version": True}
+    serialize = AvroSerializer(fresh, json.dumps(ORDER_V2), conf=conf_v2)
+    p = producer(clusters.target)
+    for i in range(30, 34):
+        value = serialize({"id": i, "note": "t"}, SerializationContext(target_topic, MessageField.VALUE))
+        send(p, target_topic, i % 2, f"k{i}".encode(), value)
+    p.flush(30)
+
+    failback = _dag("kafka_failback")
+    refused = failback.test(run_conf={"cutover_id": cutover["cutover_id"], "quiet_seconds": 1})
+    assert str(refused.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in refused.get_task_instances()}
+    assert [t for t, s in states.items() if s == "failed"] == ["prepare"], states
+    assert "The runs before the cutover translated the schema ids of 1 topic" in capfd.readouterr().out
+    assert ledger.cutover(cutover["cutover_id"])["failback_status"] is None  # type: ignore[index]
+
+    back = failback.test(run_conf={"cutover_id": cutover["cutover_id"], "quiet_seconds": 1, "schema_ids": "translate"})
+    assert str(back.state) == "success"
+    avro_target = AvroDeserializer(client(registries.target), conf=TOPICS)
+    avro_source = AvroDeserializer(client(registries.source), conf=TOPICS)
+    came = [
+        avro_target(r["value"], SerializationContext(target_topic, MessageField.VALUE))
+        for q in (0, 1)
+        for r in read_partition(clusters.target, target_topic, q, start=after[q])
+    ]
+    went = [
+        avro_source(r["value"], SerializationContext(topic, MessageField.VALUE))
+        for q in (0, 1)
+        for r in read_partition(clusters.source, topic, q, start=on_source[q])
+    ]
+    assert went == came and len(went) == 4 and {"id": 33, "note": "t"} in went
+    registered = client(registries.source).get_version(f"{topic}-value", 2)
+    headers = {
+        int.from_bytes(r["value"][1:5], "big")
+        for q in (0, 1)
+        for r in read_partition(clusters.source, topic, q, start=on_source[q])
+    }
+    assert headers == {registered.schema_id}

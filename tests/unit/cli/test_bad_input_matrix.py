@@ -274,6 +274,59 @@ TRANSLATE = BASE["offsets translate"]
 GROUPS = BASE["groups sync"]
 ACCESS = BASE["access sync"]
 
+
+def schema_cases(command: str) -> list[Case]:
+    """The schema options of ``cutover`` and ``failback`` (as ``run``'s, below): refused before the ledger is read."""
+    base = BASE[command]
+    translate = ("--schema-ids", "translate", "--source-registry", "http://127.0.0.1:1")
+    return [
+        cmd("--schema-ids", *base, "--schema-ids", "keeps", expect="argument --schema-ids: invalid choice: 'keeps'"),
+        cmd(
+            "--unknown-schema-ids",
+            *base,
+            "--unknown-schema-ids",
+            "pass",
+            expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+        ),
+        cmd(
+            "--source-registry",
+            *base,
+            "--source-registry",
+            "http://127.0.0.1:1",
+            expect="--source-registry given, but --schema-ids is off (the default)",
+        ),
+        cmd(
+            "--target-registry",
+            *base,
+            *translate,
+            "--target-registry",
+            "ftp://127.0.0.1:2",
+            expect="is not an http(s) URL with a host",
+        ),
+        cmd(
+            "--source-registry-config",
+            *base,
+            "--schema-ids",
+            "translate",
+            "--source-registry-config",
+            "{tmp}/r.json",
+            "--target-registry",
+            "http://127.0.0.1:2",
+            expect="unknown settings ['password']",
+            r_json='{"url": "http://127.0.0.1:1", "password": "x"}',
+        ),
+        cmd(
+            "--target-registry-config",
+            *base,
+            *translate,
+            "--target-registry-config",
+            "{tmp}/r.json",
+            expect="basic auth must be 'user:password'",
+            r_json='{"url": "http://127.0.0.1:2", "basic.auth.user.info": "alice"}',
+        ),
+    ]
+
+
 # Refusals particular to one subcommand.
 SPECIFIC: list[Case] = [
     # --schema-ids and the registries (issue 48): refused before any cluster, registry or ledger is asked.
@@ -547,6 +600,8 @@ SPECIFIC: list[Case] = [
     cmd("--output", "package-env", "--output", "{tmp}/env.rar", expect="must end with .tar.gz, .tgz or .zip"),
     cmd("--python", "package-env", "--python", "{tmp}/no-python", expect="no such interpreter"),
     cmd("--project", "package-env", "--project", "{tmp}", expect="is neither a wheel nor a source tree"),
+    *schema_cases("cutover"),
+    *schema_cases("failback"),
 ]
 
 
