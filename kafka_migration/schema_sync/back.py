@@ -112,6 +112,7 @@ def sync_back(
     """``plan`` (a failback's) with its schemas translated back through ``recorded`` (the forward runs' versions),
     the versions new on its source registry registered on its target, every pair proven."""
     from kafka_migration.registry import RegistryClient, read_catalog
+    from kafka_migration.schema_sync.compat import read_compatibility
     from kafka_migration.schema_sync.sync import with_schemas
 
     renamed = {f"{t.source_topic}-{p}": f"{t.target_topic}-{p}" for t in plan.topics for p in PARTS}
@@ -123,8 +124,11 @@ def sync_back(
             subjects = {subject for subject, _ in catalog}
             translating = {t.source_topic for t in plan.topics if {f"{t.source_topic}-{p}" for p in PARTS} & subjects}
             refuse_mixed_ids(plan, previous, translating, options.mode)
+        pairs = [(p.source_subject, renamed.get(p.source_subject, p.source_subject)) for p in ordered]
+        compatibility = read_compatibility(source, target, pairs)
         versions = prove_back(_placed_back(ordered, renamed, recorded, target), source, target)
-    run = SchemaRun(options.mode, options.source.display_url, options.target.display_url, versions, id_map_of(versions))
+    urls = (options.source.display_url, options.target.display_url)
+    run = SchemaRun(options.mode, *urls, versions, id_map_of(versions), compatibility=compatibility)
     log.info("%s", run.render())
     return with_schemas(plan, run, options.pass_unknown_ids)
 

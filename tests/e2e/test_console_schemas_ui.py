@@ -4,8 +4,9 @@ registry per cluster (Apicurio).
 
 One run translates a topic's Avro values (two versions of one subject), another copies a topic of raw bytes. A
 person signs in, opens the first run from the runs list and reads its Schemas section: the registries and the
-counts, each subject version with its source and target ids, the id map, and the values translated per partition,
-each as the ledger recorded it; the second run's page has no Schemas section.
+counts, each subject version with its source and target ids, each subject's compatibility on both registries, the
+id map, and the values translated per partition, each as the ledger recorded it; the second run's page has no
+Schemas section.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def test_a_person_reads_a_runs_schemas_on_its_page(
         missing("Debian's chromium is needed for the console's browser tests: make system-deps (as root)")
     topic, raw = f"uisch{unique}.orders", f"uiraw{unique}.t"
     _seed(clusters, registries, topic)
+    SchemaRegistryClient({"url": registries.source, "timeout": 20.0}).set_compatibility(f"{topic}-value", "FULL")
+    target_global = SchemaRegistryClient({"url": registries.target, "timeout": 20.0}).get_compatibility()
     create_topic(clusters.source, raw, 1)
     p = producer(clusters.source)
     send(p, raw, 0, b"k", b"raw bytes")
@@ -137,6 +140,8 @@ def test_a_person_reads_a_runs_schemas_on_its_page(
                 for v in recorded.versions
             ]  # fmt: skip
             assert versions == expected, versions
+            levels = rows(page, "Compatibility")
+            assert levels == [[f"ui.{topic}-value", "FULL", f"{target_global} (global)"]], levels
             pairs = [[str(p.source_id), str(p.target_id), "AVRO"] for p in recorded.id_map.pairs]
             assert rows(page, "Id map") == pairs
             per_partition = rows(page, "Translated per partition")

@@ -57,6 +57,17 @@ class SchemaTotalsView(ApiView):
     values: SchemaCountView
 
 
+class SubjectCompatibilityView(ApiView):
+    """A subject's compatibility level on both registries when the run planned (null: not read)."""
+
+    target_subject: str
+    source_subject: str
+    source: str | None
+    target: str | None
+    source_global: bool = Field(description="the registry's global level: the subject has none of its own")
+    target_global: bool
+
+
 class RunSchemasView(ApiView):
     """What a run did with its topics' schemas (as the sign-off report's Schemas section)."""
 
@@ -68,6 +79,9 @@ class RunSchemasView(ApiView):
     id_map: list[SchemaIdView]
     partitions: list[SchemaPartitionView] = Field(description="per verified partition, keys and values by outcome")
     totals: SchemaTotalsView
+    compatibility: list[SubjectCompatibilityView] = Field(
+        description="each subject's compatibility on both registries (empty for runs recorded before it was read)"
+    )
 
 
 def create_schemas_router(ledger: Callable[[], Ledger]) -> APIRouter:

@@ -1008,6 +1008,11 @@ export interface components {
              */
             partitions: components["schemas"]["SchemaPartitionView"][];
             totals: components["schemas"]["SchemaTotalsView"];
+            /**
+             * Compatibility
+             * @description each subject's compatibility on both registries (empty for runs recorded before it was read)
+             */
+            compatibility: components["schemas"]["SubjectCompatibilityView"][];
         };
         /** RunView */
         RunView: {
@@ -1235,6 +1240,27 @@ export interface components {
             eta_seconds: number | null;
             /** Topics Done */
             topics_done: number;
+        };
+        /**
+         * SubjectCompatibilityView
+         * @description A subject's compatibility level on both registries when the run planned (null: not read).
+         */
+        SubjectCompatibilityView: {
+            /** Target Subject */
+            target_subject: string;
+            /** Source Subject */
+            source_subject: string;
+            /** Source */
+            source: string | null;
+            /** Target */
+            target: string | null;
+            /**
+             * Source Global
+             * @description the registry's global level: the subject has none of its own
+             */
+            source_global: boolean;
+            /** Target Global */
+            target_global: boolean;
         };
         /**
          * TimingsView

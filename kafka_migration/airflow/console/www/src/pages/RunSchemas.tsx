@@ -8,6 +8,8 @@ import { ErrorBox, Section, SimpleTable } from "../components";
 import { count, plural } from "../format";
 import { useRunSchemas } from "../queries";
 
+const level = (value: string | null, isGlobal: boolean): string => (value === null ? "unknown" : isGlobal ? `${value} (global)` : value);
+
 const outcomes = (c: SchemaCountView): string =>
   `${count(c.translated)} / ${count(c.unchanged)} / ${count(c.without_header)}`;
 
@@ -37,6 +39,22 @@ export const RunSchemas = ({ runId, running }: { readonly runId: string; readonl
           </Table.Row>
         ))}
       </SimpleTable>
+      {data.compatibility.length ? (
+        <>
+          <Text fontSize="sm" mt={4} mb={2}>Compatibility of each subject when the run planned: its own level, or the registry's global one.</Text>
+          <SimpleTable headers={["Subject", "On the source", "On the target"]} label="Compatibility">
+            {data.compatibility.map((c) => (
+              <Table.Row data-compatibility={c.target_subject} key={c.target_subject}>
+                <Table.Cell fontFamily="mono" fontSize="xs">{c.target_subject}</Table.Cell>
+                <Table.Cell>{level(c.source, c.source_global)}</Table.Cell>
+                <Table.Cell color={c.source !== null && c.target !== null && c.source !== c.target ? "fg.warning" : undefined}>
+                  {level(c.target, c.target_global)}
+                </Table.Cell>
+              </Table.Row>
+            ))}
+          </SimpleTable>
+        </>
+      ) : undefined}
       <Text fontSize="sm" mt={4} mb={2}>Id map: each source id and the target id of the same schema.</Text>
       <SimpleTable headers={["Source id", "Target id", "Format"]} label="Id map">
         {data.id_map.map((pair) => (
