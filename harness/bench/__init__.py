@@ -20,6 +20,9 @@ scenarios chosen with ``--scenarios`` (default all but ``replicated``), one modu
 * ``replicated`` (replicated/): 9. on a three-node source and target of their own (RF 3,
   min.insync.replicas=2, acks=all): the verified CLI run vs MirrorMaker 2 vs Kafka's own perf tools;
   each run on a target cleaned of its topics, not a fresh cluster. Opt-in: it starts six broker JVMs.
+* ``access`` (access/): 10. ACL bindings and SCRAM users moved and proven. Opt-in.
+* ``schemas`` (schemas.py): 11. whole verified CLI runs of Avro records with the registry's wire header,
+  ``--schema-ids translate`` against ``off`` on the same data (two schema registries, started here). Opt-in.
 
 Every repetition copies into a fresh target cluster (a new one-node cluster with a new cluster
 id; the previous one is stopped and its data removed; starting one is not measured), and every
@@ -27,6 +30,6 @@ project run has a fresh run directory. Results: a table on stdout and ``.bench/r
 (runner.py). Not a test: nothing here asserts timings.
 
     python -m harness.bench [--quick] [--repeat N] [--records N] [--topics N] [--cluster-records N]
-                            [--mm2-records N] [--replicated-records N]
-                            [--scenarios copy,many,cluster,whole,scale,mm2,large,replicated]
+                            [--mm2-records N] [--replicated-records N] [--schema-records N]
+                            [--scenarios copy,many,cluster,whole,scale,mm2,large,replicated,access,schemas]
 """

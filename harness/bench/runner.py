@@ -18,17 +18,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.bench import access, cluster, copy_verify, large, many, mirrormaker, replicated, scale, whole
+from harness.bench import access, cluster, copy_verify, large, many, mirrormaker, replicated, scale, schemas, whole
 from harness.bench.common import RECORD_BYTES, SPARK, TABLE_HEAD, describe_machine, elapsed, say
 from harness.bench.seeding import KEY_BYTES, seed_topics
 from harness.bench.session import Session
 from kafka_migration.spark.startup import archive_path
 
 SCENARIOS: dict[str, ModuleType] = {
-    module.NAME: module for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large, replicated, access)
+    module.NAME: module
+    for module in (copy_verify, many, cluster, whole, scale, mirrormaker, large, replicated, access, schemas)
 }
-# replicated (scenario 9) starts six broker JVMs of its own, access (10) two ACL-enforcing ones: opt-in
-# (--scenarios replicated,access)
+# replicated (scenario 9) starts six broker JVMs of its own, access (10) two ACL-enforcing ones, schemas (11) two
+# schema registries: opt-in (--scenarios replicated,access,schemas)
 DEFAULT_SCENARIOS = "copy,many,cluster,whole,scale,mm2,large"
 WARMUP_TOPIC = "bench.warmup"
 
@@ -85,6 +86,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "(default 1,000; --quick 100)",
     )
     parser.add_argument(
+        "--schema-records",
+        type=int,
+        help="Avro records in scenario 11 (schema ids translated vs off), 8 partitions (default 1,000,000; --quick "
+        "100,000)",
+    )
+    parser.add_argument(
         "--scenarios",
         default=DEFAULT_SCENARIOS,
         help="comma list of: copy (scenarios 1, 3 and memory), many (2), cluster (4: standalone vs local), "
@@ -92,7 +99,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "scale (6: planning and whole runs at many topics, with the requests sent), mm2 (7: vs MirrorMaker 2), "
         "large (8: copy and verify of 10 KB records), replicated (9: on three-broker clusters, RF 3, acks=all: "
         "ours vs MM2 vs Kafka's perf tools; not in the default list), access (10: 10,000 ACL bindings and 1,000 "
-        "SCRAM users moved and proven by kafka-migrate access sync; not in the default list)",
+        "SCRAM users moved and proven by kafka-migrate access sync; not in the default list), schemas (11: whole "
+        "verified runs of Avro records, --schema-ids translate vs off, two schema registries; not in the default "
+        "list)",
     )
     parser.add_argument("--output", type=Path, default=Path(".bench/results.json"))
     parser.add_argument("--master", help="Spark master for the project's runs (default: the product's default)")
@@ -149,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "mm2_records": args.mm2_records or (100_000 if args.quick else 1_000_000),
         "replicated_records": args.replicated_records or (100_000 if args.quick else 1_000_000),
         "access_users": args.access_users or (100 if args.quick else 1_000),
+        "schema_records": args.schema_records or (100_000 if args.quick else 1_000_000),
         "repeat": repeat,
     }
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -198,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             "whole_partitions": whole.PARTITIONS,
             "mm2_partitions": mirrormaker.PARTITIONS,
             "replicated_partitions": replicated.PARTITIONS,
+            "schemas_partitions": schemas.PARTITIONS,
             "spark_master": SPARK.settings.master,
             "scenarios": [m.NAME for m in chosen],
             "ratio_definition": "project throughput / baseline throughput (= baseline seconds / project seconds); "

@@ -65,6 +65,11 @@ def failback_params() -> dict[str, Param]:
         "source_conn_id": base["source_conn_id"],
         "target_conn_id": base["target_conn_id"],
         "topics_per_job": base["topics_per_job"],
+        # After runs that translated the schema ids: schema_ids translate, the registries named as in the cutover.
+        **{
+            k: base[k]
+            for k in ("schema_ids", "unknown_schema_ids", "source_registry_conn_id", "target_registry_conn_id")
+        },
     }
 
 

@@ -133,15 +133,18 @@ def failback_prepare(params: dict[str, Any]) -> dict[str, Any]:
     """Check the target is quiet and the groups idle; seed the reverse checkpoints; the reverse run's options."""
     from dataclasses import asdict
 
-    from kafka_migration.cutover.steps import prepare_failback
+    from kafka_migration.airflow.schema_tasks import check_failback_mode
+    from kafka_migration.cutover.steps import load_cutover, prepare_failback
     from kafka_migration.exceptions import ConfigurationError
 
     cutover_id = _text(params, "cutover_id")
     if not cutover_id:
         raise ConfigurationError("Give the cutover to fail back (Param cutover_id); see 'kafka-migrate history'.")
     source_conn, target_conn, source, target = _clusters(params)
+    ledger = LedgerHook().get_conn()
+    check_failback_mode(params, ledger, load_cutover(ledger, cutover_id))  # before the pre-flight records anything
     cutover, checked, options = prepare_failback(
-        source, target, LedgerHook().get_conn(), cutover_id, _quiet(params), settings.reports_dir()
+        source, target, ledger, cutover_id, _quiet(params), settings.reports_dir()
     )
     log.info(
         "Failback of cutover %s: target quiet, groups idle; copying %s back",

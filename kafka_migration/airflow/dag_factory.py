@@ -23,6 +23,7 @@ from airflow.task.trigger_rule import TriggerRule
 from kafka_migration.airflow import run_tasks
 from kafka_migration.airflow.lineage import use_provider
 from kafka_migration.airflow.operators import MigrationSparkOperator, MigrationSummaryOperator
+from kafka_migration.airflow.schema_tasks import schema_params
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import MigrationOptions
 
@@ -49,15 +50,22 @@ def skipped_after_a_failed_plan(finish: Callable[..., dict], *args: Any, **kwarg
         raise AirflowSkipException(str(exc)) from None
 
 
-def migration_params(include: str = ".*", exclude: str = "", rename: str = "{topic}") -> dict[str, Param]:
+def migration_params(
+    include: str = ".*",
+    exclude: str = "",
+    rename: str = "{topic}",
+    schema_ids: str = "off",
+    unknown_schema_ids: str = "refuse",
+) -> dict[str, Param]:
     """The trigger form. Invalid defaults (the nightly DAG reads them from airflow.cfg) are an import
     error that names the value, not a run that fails later."""
     try:
         MigrationOptions(include=include, exclude=exclude or None, rename=rename)
+        schemas = schema_params(schema_ids, unknown_schema_ids)
     except ConfigurationError as exc:
         raise ConfigurationError(
             f"{exc} (a default Param of the DAG; kafka_nightly_sync reads it from [kafka_migration] "
-            "nightly_include, nightly_exclude or nightly_rename)"
+            "nightly_include, nightly_exclude, nightly_rename, nightly_schema_ids or nightly_unknown_schema_ids)"
         ) from None
     return {
         "include": Param(
@@ -171,6 +179,7 @@ def migration_params(include: str = ".*", exclude: str = "", rename: str = "{top
             title="Topics per Spark application",
             description="Small topics share a Spark application so that they do not each pay a Spark start-up.",
         ),
+        **schemas,
     }
 
 

@@ -1,5 +1,5 @@
-"""Connections as Airflow stores them: the Kafka clusters (``KafkaClusterHook``), the ledger (``LedgerHook``) and
-the Spark master (``SparkConnectionHook``).
+"""Connections as Airflow stores them: the Kafka clusters (``KafkaClusterHook``), the ledger (``LedgerHook``),
+the Spark master (``SparkConnectionHook``) and the schema registries (``SchemaRegistryHook``).
 
 Convention of apache-airflow-providers-apache-kafka: a connection of type ``kafka``
 whose extra field is the librdkafka configuration as JSON, ``bootstrap.servers``
@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
@@ -27,6 +28,7 @@ from kafka_migration.exceptions import ConfigurationError
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
+    from kafka_migration.model.schemas import RegistryConfig
 from kafka_migration.model.config import ClusterConfig, SecretSource, is_secret_setting, load_settings_file
 from kafka_migration.model.text import plural
 
@@ -270,3 +272,96 @@ class SparkConnectionHook(BaseHook):
             spark_binary=binary,
             conf={str(key): str(value) for key, value in conf.items()},
         )
+
+
+REGISTRY_CONNECTIONS = {"source": "schema_registry_source", "target": "schema_registry_target"}
+
+
+class SchemaRegistryHook(BaseHook):
+    """A schema registry (``--schema-ids``): connection ``schema_registry_source`` or ``schema_registry_target``.
+
+    The host is the registry's Confluent-compatible URL (``https://registry:8081``; Apicurio:
+    ``http://host:8080/apis/ccompat/v7``), or a bare host with the type ``http`` or ``https`` as its scheme, the
+    port and the schema field (the path) added, as Airflow splits a connection URI. Login and password are basic
+    auth. The extra takes the keys of ``kafka-migrate run --*-registry-config``: ``bearer.auth.token``,
+    ``ssl.ca.location``, ``ssl.certificate.location``, ``ssl.key.location`` (files on the worker), ``url`` instead
+    of the host, ``basic.auth.user.info`` instead of login and password. Secrets are masked in task logs; they stay
+    in the plan task (the copy does not need the registries: the id map travels in the plan).
+    """
+
+    conn_name_attr = "registry_conn_id"
+    default_conn_name = REGISTRY_CONNECTIONS["source"]
+    hook_name = "Schema registry (kafka-migration)"
+
+    def __init__(self, registry_conn_id: str, role: str = "source") -> None:
+        super().__init__()
+        self.registry_conn_id = registry_conn_id
+        self.role = role
+
+    def get_registry_config(self) -> RegistryConfig:
+        from kafka_migration.model.schemas import check_registry_settings, registry_config_of
+
+        where = f"Airflow connection {self.registry_conn_id!r} of the {self.role} schema registry"
+        try:
+            conn = self.get_connection(self.registry_conn_id)
+        except Exception as exc:
+            raise ConfigurationError(
+                f"Airflow connection {self.registry_conn_id!r} for the {self.role} schema registry does not exist "
+                f"({exc}). Create it with the registry's URL as host, e.g. https://registry:8081 (Apicurio: "
+                "http://host:8080/apis/ccompat/v7), or set Param schema_ids to off."
+            ) from None
+        try:
+            extra: Any = json.loads(conn.extra) if conn.extra else {}
+        except ValueError as exc:
+            raise ConfigurationError(f"{where}: its extra field is not valid JSON ({exc}).") from None
+        if not isinstance(extra, dict):
+            raise ConfigurationError(f"{where}: its extra field must be one JSON object, not a {type(extra).__name__}.")
+        mask_secret(extra)
+        for secret in (conn.password, extra.get("bearer.auth.token"), extra.get("basic.auth.user.info")):
+            if secret:
+                mask_secret(str(secret))
+        settings = check_registry_settings(extra, f"{where} (its extra field)")
+        if conn.password and not conn.login:
+            raise ConfigurationError(
+                f"{where} has a password but no login: give the user as login for basic auth, or a bearer token as "
+                "bearer.auth.token in the extra."
+            )
+        if conn.login:
+            if "basic.auth.user.info" in settings:
+                raise ConfigurationError(
+                    f"{where}: give the user and password as login and password or as basic.auth.user.info in the "
+                    "extra, not both."
+                )
+            settings["basic.auth.user.info"] = f"{conn.login}:{conn.password or ''}"
+        if "url" not in settings:
+            settings["url"] = _registry_url(conn, where)
+        elif conn.host:
+            raise ConfigurationError(f"{where}: give the registry's URL as host or as url in the extra, not both.")
+        password = urlsplit(settings["url"]).password
+        if password:
+            mask_secret(password)
+        return registry_config_of(settings)
+
+
+def _registry_url(conn: Any, where: str) -> str:
+    """The URL in a connection's host: whole (``https://registry:8081``, the port added when the field has one),
+    or as Airflow splits a URI (type ``http``/``https``, host, port, schema: the path)."""
+    host = (conn.host or "").strip()
+    if not host:
+        raise ConfigurationError(
+            f"{where} has no host: put the registry's URL there, e.g. https://registry:8081 (Apicurio: "
+            "http://host:8080/apis/ccompat/v7)."
+        )
+    if "://" not in host:
+        if conn.conn_type not in ("http", "https"):
+            raise ConfigurationError(
+                f"{where}: host {host!r} has no scheme; give the whole URL, e.g. https://{host}:8081, or make the "
+                "connection's type http or https."
+            )
+        host = f"{conn.conn_type}://{host}"
+    scheme, netloc, path, query, fragment = urlsplit(host)
+    if conn.port and urlsplit(host).port is None:
+        netloc = f"{netloc}:{conn.port}"
+    if conn.schema and path in ("", "/"):
+        path = "/" + str(conn.schema).strip("/")
+    return urlunsplit((scheme, netloc, path, query, fragment))

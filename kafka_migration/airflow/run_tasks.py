@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.group_tasks import SummaryGroupSync, check_group_params
 from kafka_migration.airflow.hooks import LedgerHook
+from kafka_migration.airflow.schema_tasks import check_registries, schema_options, schema_step
 from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.plan import MigrationPlan
@@ -31,6 +33,7 @@ from kafka_migration.run.losses import verdict_line
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
+    from kafka_migration.schema_sync.sync import SchemaOptions
 
 log = logging.getLogger(__name__)
 
@@ -61,20 +64,34 @@ def hold_leases(plan: MigrationPlan, ledger: Ledger) -> None:
     ledger.leases.renew(plan.run_id, lease_keys(plan), settings.lease_ttl())
 
 
+@dataclass(frozen=True)
+class RunInputs:
+    """A DAG run's inputs, checked: its options, both clusters, the state directory, the ledger's URL (with its
+    password: never logged) and the schema registries (None: Param schema_ids off)."""
+
+    options: MigrationOptions
+    source: ClusterConfig
+    target: ClusterConfig
+    state_dir: Path
+    ledger_url: str = field(repr=False)
+    schemas: SchemaOptions | None = None
+
+
 def validated_inputs(
     params: dict[str, Any],
     declared: Iterable[str] | None = None,
     options: dict[str, Any] | None = None,
     source_conn_id: str | None = None,
     target_conn_id: str | None = None,
-) -> tuple[MigrationOptions, ClusterConfig, ClusterConfig, Path, str]:
+) -> RunInputs:
     """Turn a run's Params and connections into checked values before anything is written.
 
     Refuses, with one line naming the problem and the fix: Params that are not declared (a typo
     would otherwise fall back to a default such as include '.*'), Params of the wrong type or value,
-    missing or malformed connections, settings librdkafka refuses, an unwritable state or report
-    directory and a ledger URL of an unsupported scheme. ``options`` and the connection ids override
-    the Params (a failback passes the reverse direction and an explicit topic map).
+    missing or malformed connections (the clusters', and the registries' unless Param schema_ids is off),
+    settings librdkafka refuses, an unwritable state or report directory, a ledger URL of an unsupported
+    scheme, and an unreachable cluster or registry. ``options`` and the connection ids override the Params
+    (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
     from kafka_migration.kafka.clients import check_client_settings
@@ -90,6 +107,7 @@ def validated_inputs(
             )
     checked = MigrationOptions.from_mapping({**params, **(options or {})})
     check_group_params(params)
+    schemas = schema_options(params)
     conn_ids = {}
     overrides = {"source": source_conn_id, "target": target_conn_id}
     for role in ("source", "target"):
@@ -112,7 +130,8 @@ def validated_inputs(
     check_ledger_url(url)
     check_reachable(source)  # seconds: a host name typo is refused before planning waits on its timeouts
     check_reachable(target)
-    return checked, source, target, directory, url
+    check_registries(schemas)
+    return RunInputs(checked, source, target, directory, url, schemas)
 
 
 def plan_run(
@@ -137,18 +156,21 @@ def plan_run(
     from kafka_migration.run.files import run_dir
     from kafka_migration.run.planner import build_plan, safe_run_id
 
-    options, source_config, target_config, state, url = validated_inputs(
+    inputs = validated_inputs(
         params, declared, options=options, source_conn_id=source_conn_id, target_conn_id=target_conn_id
     )
+    options, state = inputs.options, inputs.state_dir
     check_executor_env()
-    source = KafkaCluster(source_config)
-    target = KafkaCluster(target_config)
-    ledger = Ledger.open(url)
+    source = KafkaCluster(inputs.source)
+    target = KafkaCluster(inputs.target)
+    ledger = Ledger.open(inputs.ledger_url)
     migration_run_id = safe_run_id(f"{dag_id}__{run_id}")
     holder = Holder(migration_run_id, "airflow", f"DAG {dag_id}, DAG run {run_id}")
     claim = None if options.dry_run else lease_claim(ledger, holder, settings.lease_ttl())
     try:
         plan = build_plan(source, target, options, run_id=migration_run_id, ledger=ledger, claim=claim)
+        # Schemas registered and proven before the plan is written; a failback's back through the recorded map.
+        plan = schema_step(inputs.schemas, ledger, failback=options.failback_of is not None)(plan)
         directory = run_dir(state, plan.run_id)
         plan_path = directory / "plan.json"
         plan.write(plan_path)

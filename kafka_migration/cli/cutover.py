@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,13 @@ from kafka_migration.cli.options import (
     reports_dir_of,
     seconds,
     spark_conf,
+)
+from kafka_migration.cli.schema_options import (
+    add_schema_options,
+    check_registries,
+    print_schemas,
+    schema_options_of,
+    schema_step,
 )
 from kafka_migration.cutover.point import COMPLETED, FAILED
 from kafka_migration.exceptions import ConfigurationError, MigrationError, describe_failure
@@ -82,6 +90,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--replication-factor", type=positive, help="target replication factor (default: min(source, target brokers))"
     )
+    add_schema_options(parser)  # the final run treats the schema ids as the runs before it did
 
 
 def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -123,8 +132,10 @@ def cutover(args: argparse.Namespace) -> int:
     if args.exclude_group:
         compile_group_pattern("exclude-group", args.exclude_group)
     url = ledger_url(args)
+    schemas = schema_options_of(args)
     check_before_writing(args, source, target)
     check_clusters(source, target)  # refused here: no cutover id, no ledger row, no report (docs/cli.md)
+    check_registries(schemas)
     from kafka_migration.ledger import Ledger
 
     ledger = Ledger.open(url)  # the final run may be the first one: like run, it may create it
@@ -151,7 +162,7 @@ def cutover(args: argparse.Namespace) -> int:
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
         try:
-            outcome, run_report = final_run(args, source, target, options, ledger)
+            outcome, run_report = final_run(args, source, target, options, ledger, schema_step(schemas, ledger))
         except BaseException as exc:
             message = str(exc)[:4000] or type(exc).__name__
             ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message)
@@ -211,10 +222,15 @@ def _report_of(ledger: Ledger, cutover_id: str, reports_dir: Path, exc: Migratio
 
 
 def final_run(
-    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger
+    args: argparse.Namespace,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    options: MigrationOptions,
+    ledger: Ledger,
+    schemas: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, Path]:
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
-    outcome and the path of its report."""
+    outcome and the path of its report. ``schemas``: the step on its plan (cli/schema_options.schema_step)."""
     from kafka_migration.cli.progress import run_progress
     from kafka_migration.run.pipeline import run_migration
     from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
@@ -224,6 +240,7 @@ def final_run(
 
     def on_plan(plan) -> None:  # type: ignore[no-untyped-def]
         print(render_plan(plan))
+        print_schemas(plan)
         if plan.offset_span:
             view.planned(plan.offset_span, len(plan.topics))
 
@@ -242,6 +259,7 @@ def final_run(
             ),
             reports_dir=reports_dir_of(args),
             on_plan=on_plan,
+            schemas=schemas,
         )
         view.done()
     if not outcome.nothing_new:

@@ -4,7 +4,7 @@ and move the groups back."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.cli import output
 from kafka_migration.cli.cutover import check_before_writing, cluster_options, final_run, stopped
@@ -20,9 +20,15 @@ from kafka_migration.cli.options import (
     print_document,
     reports_dir_of,
 )
+from kafka_migration.cli.schema_options import add_schema_options, check_registries, schema_options_of, schema_step
 from kafka_migration.cutover.point import COMPLETED, FAILED
 from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, MigrationError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
+
+if TYPE_CHECKING:
+    from kafka_migration.cutover.point import Cutover
+    from kafka_migration.ledger import Ledger
+    from kafka_migration.schema_sync.sync import SchemaOptions
 
 
 def add_parser(sub: Any) -> None:
@@ -45,6 +51,8 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("--cutover", type=nonempty, required=True, metavar="CUTOVER_ID", help="the cutover to reverse")
     cluster_options(parser, required=False)
+    # After runs that translated the schema ids: --schema-ids translate, the registries named as in the cutover.
+    add_schema_options(parser)
 
 
 def failback(args: argparse.Namespace) -> int:
@@ -60,13 +68,16 @@ def failback(args: argparse.Namespace) -> int:
     for role in ("source", "target"):
         if getattr(args, f"{role}_config") and not getattr(args, role):
             load_settings_file(role, getattr(args, f"{role}_config"))
+    schemas = schema_options_of(args)  # the cutover's source and target registries
     check_before_writing(args, *given)
     ledger = open_ledger(args)
     cutover = load_cutover(ledger, args.cutover)
     cutover.ready_for_failback()  # before the first line of progress: bad input is the one line on stderr
+    check_schema_mode(ledger, cutover, schemas)
     source = ClusterConfig.build("source", args.source or cutover.source_bootstrap, args.source_config)
     target = ClusterConfig.build("target", args.target or cutover.target_bootstrap, args.target_config)
     check_clusters(source, target)  # the cutover's addresses too: an unreachable cluster is refused before recording
+    check_registries(schemas)
     print(
         f"Failback of cutover {cutover.cutover_id}: checking that no consumer of the groups runs, then that the "
         f"target topics stay quiet for {args.quiet_seconds:g}s ..."
@@ -80,7 +91,8 @@ def failback(args: argparse.Namespace) -> int:
         done["groups"] = checked.groups
         options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
         try:  # reverse: the target's records go back to the source
-            outcome, run_report = final_run(args, target, source, options, ledger)
+            step = schema_step(schemas, ledger, failback=True)  # back through the map the forward runs recorded
+            outcome, run_report = final_run(args, target, source, options, ledger, step)
         except BaseException as exc:
             message = str(exc)[:4000] or type(exc).__name__
             ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message)
@@ -101,3 +113,14 @@ def failback(args: argparse.Namespace) -> int:
     print(f"Failback of cutover {cutover_id} COMPLETED: {result.message}.")
     print(f"Cutover report (with the failback): {result.report}")
     return EXIT_OK
+
+
+def check_schema_mode(ledger: Ledger, cutover: Cutover, schemas: SchemaOptions | None) -> None:
+    """The failback treats the schema ids as the runs before the cutover did: refused (exit 2) before anything is
+    checked on the clusters or recorded (schema_sync/back.py)."""
+    from kafka_migration.model.schemas import SchemaMode
+    from kafka_migration.schema_sync.back import forward_translations, refuse_failback_mode
+
+    pairs = [(t.source_topic, t.target_topic) for t in cutover.topics]
+    translated = forward_translations(ledger, cutover.source_cluster_id, cutover.target_cluster_id, pairs)
+    refuse_failback_mode(translated, SchemaMode.OFF if schemas is None else schemas.mode)

@@ -32,7 +32,13 @@ from kafka_migration.cli.options import (
 )
 from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
-from kafka_migration.cli.schema_options import add_schema_options, schema_options_of
+from kafka_migration.cli.schema_options import (
+    add_schema_options,
+    check_registries,
+    print_schemas,
+    schema_options_of,
+    schema_step,
+)
 from kafka_migration.model.config import DEFAULT_INCLUDE, DEFAULT_RENAME, ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.results import UNVERIFIED
 from kafka_migration.reports.summary import render_plan, render_table, run_status, timings_line
@@ -174,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     url = ledger_url(args)
     schemas = schema_options_of(args)
     check_clusters(source, target)  # seconds, before Spark starts: a host name typo is not found after its start-up
-    _check_registries(schemas)
+    check_registries(schemas)
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
     view = None if args.dry_run else run_progress(args.verbose)
 
@@ -183,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
         plan_file = run_dir(state_dir, plan.run_id) / "plan.json"
         print(render_plan(plan, details=args.show_plan or None, plan_file=plan_file, details_option="--show-plan"))
-        _print_schemas(plan)
+        print_schemas(plan)
         if view is not None and plan.offset_span:
             view.planned(plan.offset_span, len(plan.topics))
 
@@ -209,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
             run_id=run_id,
             app=app,
             started=started,
-            schemas=_schema_step(schemas, ledger),
+            schemas=schema_step(schemas, ledger),
         )
         if view is not None:
             view.done()  # the last datagrams may be lost; the steps are done
@@ -253,36 +259,6 @@ def run(args: argparse.Namespace) -> int:
         )
         print_document(args, doc)
     return code
-
-
-def _print_schemas(plan: Any) -> None:
-    """The subject versions of a run that moves schemas: present on the target, registered, or to register."""
-    if plan.schemas is not None:
-        from kafka_migration.model.schema_runs import SchemaRun
-
-        print(SchemaRun.from_dict(plan.schemas).render())
-
-
-def _check_registries(schemas: Any) -> None:
-    """Both registries answer (``--schema-ids`` keep or translate): seconds, before Spark starts; one line, exit 2."""
-    if schemas is not None:
-        from kafka_migration.schema_sync.sync import check_registries
-
-        check_registries(schemas)
-
-
-def _schema_step(schemas: Any, ledger: Ledger) -> Any:
-    """The step the pipeline runs on the plan before writing it: the schema sync, or with --schema-ids off the
-    check that no continuing topic had its ids translated by earlier runs (without the registry client's imports)."""
-    from kafka_migration.schema_sync.guard import schema_step
-
-    if schemas is None:
-        return schema_step(ledger, None)
-    from functools import partial
-
-    from kafka_migration.schema_sync.sync import sync_schemas
-
-    return schema_step(ledger, partial(sync_schemas, schemas))
 
 
 def _start_spark_then_open_ledger(

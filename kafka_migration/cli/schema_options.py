@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kafka_migration.cli.options import nonempty, nonempty_path
-from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.model.schemas import RegistryConfig, SchemaMode
 
-# Settings file key -> RegistryConfig field.
-FILE_KEYS = {
-    "url": "url",
-    "basic.auth.user.info": "basic_auth",
-    "bearer.auth.token": "bearer_token",
-    "ssl.ca.location": "ca_location",
-    "ssl.certificate.location": "cert_location",
-    "ssl.key.location": "key_location",
-}
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+    from kafka_migration.model.plan import MigrationPlan
+    from kafka_migration.schema_sync.sync import SchemaOptions
+from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.schemas import (
+    REGISTRY_SETTINGS,
+    RegistryConfig,
+    SchemaMode,
+    check_registry_settings,
+    registry_config_of,
+)
+
+SETTINGS_HELP = ", ".join(k for k in REGISTRY_SETTINGS if k != "url")
 
 
 def add_schema_options(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +61,7 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
             f"--{role}-registry-config",
             type=nonempty_path,
             metavar="FILE",
-            help=f"JSON file of the {role} registry's settings: {', '.join(k for k in FILE_KEYS if k != 'url')}",
+            help=f"JSON file of the {role} registry's settings: {SETTINGS_HELP}",
         )
 
 
@@ -92,6 +97,44 @@ def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return SchemaOptions(mode, source, target, pass_unknown_ids=args.unknown_schema_ids == "pass")
 
 
+def print_schemas(plan: MigrationPlan) -> None:
+    """The subject versions of a run that moves schemas: present on the target, registered, or to register."""
+    if plan.schemas is not None:
+        from kafka_migration.model.schema_runs import SchemaRun
+
+        print(SchemaRun.from_dict(plan.schemas).render())
+
+
+def check_registries(schemas: SchemaOptions | None) -> None:
+    """Both registries answer (``--schema-ids`` keep or translate): seconds, before Spark starts; one line, exit 2."""
+    if schemas is not None:
+        from kafka_migration.schema_sync.sync import check_registries as check
+
+        check(schemas)
+
+
+def schema_step(
+    schemas: SchemaOptions | None, ledger: Ledger, failback: bool = False
+) -> Callable[[MigrationPlan], MigrationPlan]:
+    """The step the pipeline runs on the plan before writing it: the schema sync, or with --schema-ids off the
+    check that no continuing topic had its ids translated by earlier runs (without the registry client's imports).
+    ``failback``: the run goes back from the cutover's target to its source, translating through the recorded map
+    (``schemas`` as given, the cutover's source and target registries)."""
+    if failback:
+        from kafka_migration.schema_sync.back import failback_step, reversed_options
+
+        return failback_step(ledger, None if schemas is None else reversed_options(schemas))
+    from kafka_migration.schema_sync.guard import schema_step as step
+
+    if schemas is None:
+        return step(ledger, None)
+    from functools import partial
+
+    from kafka_migration.schema_sync.sync import sync_schemas
+
+    return step(ledger, partial(sync_schemas, schemas))
+
+
 def registry_config(role: str, url: str | None, config_file: Path | None, mode: SchemaMode) -> RegistryConfig:
     settings = {} if config_file is None else _settings_file(role, config_file)
     if url is not None:
@@ -107,7 +150,7 @@ def registry_config(role: str, url: str | None, config_file: Path | None, mode: 
             f"--schema-ids {mode.value} needs the {role} schema registry: give --{role}-registry URL (or 'url' in "
             f"--{role}-registry-config)."
         )
-    return RegistryConfig(**{FILE_KEYS[k]: v for k, v in settings.items()})
+    return registry_config_of(settings)
 
 
 def _settings_file(role: str, path: Path) -> dict[str, str]:
@@ -120,10 +163,4 @@ def _settings_file(role: str, path: Path) -> dict[str, str]:
         raise ConfigurationError(f"{where} is not JSON (line {exc.lineno}); it holds one JSON object.") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{where} holds a JSON {type(data).__name__}; it must hold one JSON object.")
-    unknown = sorted(set(data) - set(FILE_KEYS))
-    if unknown:
-        raise ConfigurationError(f"{where}: unknown settings {unknown}; the known ones are {sorted(FILE_KEYS)}.")
-    bad = sorted(k for k, v in data.items() if not isinstance(v, str) or not v)
-    if bad:
-        raise ConfigurationError(f"{where}: {bad} must be non-empty strings.")
-    return dict(data)
+    return check_registry_settings(data, where)

@@ -71,16 +71,18 @@ class SchemaModeRecords:
     engine: Engine
 
     def checkpointed_translation(
-        self, source_cluster_id: str, target_cluster_id: str
+        self, source_cluster_id: str, target_cluster_id: str, seeded_by: str | None = None
     ) -> dict[tuple[str, str], str | None]:
         """(source topic, target topic) of every topic with checkpoints between the clusters -> the run whose copy
-        translated its schema ids, None where its checkpoints' runs copied its ids as they were."""
+        translated its schema ids, None where its checkpoints' runs copied its ids as they were. ``seeded_by``: the
+        cutover whose failback seeded checkpoints in this direction; those copied nothing and are left out."""
         with self.engine.connect() as c:
             rows = c.execute(
                 select(checkpoints.c.source_topic, checkpoints.c.target_topic, checkpoints.c.run_id)
                 .where(
                     checkpoints.c.source_cluster_id == source_cluster_id,
                     checkpoints.c.target_cluster_id == target_cluster_id,
+                    *([checkpoints.c.run_id != seeded_by] if seeded_by is not None else []),
                 )
                 .distinct()
             ).all()

@@ -70,6 +70,52 @@ class SyncedVersion:
         )
 
 
+@dataclass(frozen=True, order=True)
+class SubjectCompatibility:
+    """A subject's compatibility level on both registries, as registering a version meets it: its own level, or
+    the registry's global one when it has none (``*_global``). None: not read (a registry without the config API)."""
+
+    target_subject: str
+    source_subject: str
+    source: str | None
+    target: str | None
+    source_global: bool = False
+    target_global: bool = False
+
+    @property
+    def differs(self) -> bool:
+        return self.source is not None and self.target is not None and self.source != self.target
+
+    def describe(self) -> str:
+        def level(value: str | None, is_global: bool) -> str:
+            return "unknown" if value is None else f"{value}{' (global)' if is_global else ''}"
+
+        return f"source {level(self.source, self.source_global)}, target {level(self.target, self.target_global)}" + (
+            ": they differ, the target may refuse a version the source took" if self.differs else ""
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target_subject": self.target_subject,
+            "source_subject": self.source_subject,
+            "source": self.source,
+            "target": self.target,
+            "source_global": self.source_global,
+            "target_global": self.target_global,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SubjectCompatibility:
+        return cls(
+            str(data["target_subject"]),
+            str(data["source_subject"]),
+            data.get("source"),
+            data.get("target"),
+            bool(data.get("source_global", False)),
+            bool(data.get("target_global", False)),
+        )
+
+
 @dataclass(frozen=True)
 class SchemaRun:
     """A run's schemas: the mode, both registries (display URLs: never a secret), every subject version in the
@@ -81,6 +127,9 @@ class SchemaRun:
     versions: tuple[SyncedVersion, ...] = ()
     id_map: IdMap = field(default_factory=IdMap)
     dry_run: bool = False
+    # Each subject's compatibility on both registries, as read when the run planned (the plan file and the report
+    # keep it; the ledger's schema ids table does not, so it takes no part in comparing two runs' schemas).
+    compatibility: tuple[SubjectCompatibility, ...] = field(default=(), compare=False)
 
     def counts(self) -> dict[str, int]:
         """Versions by action, every action named (0 where none)."""
@@ -94,6 +143,7 @@ class SchemaRun:
             "versions": [v.to_dict() for v in self.versions],
             "id_map": self.id_map.to_dict(),
             "dry_run": self.dry_run,
+            **({"compatibility": [c.to_dict() for c in self.compatibility]} if self.compatibility else {}),
         }
 
     @classmethod
@@ -105,6 +155,7 @@ class SchemaRun:
             versions=tuple(SyncedVersion.from_dict(v) for v in data.get("versions", ())),
             id_map=IdMap.from_dict(data.get("id_map", {})),
             dry_run=bool(data.get("dry_run", False)),
+            compatibility=tuple(SubjectCompatibility.from_dict(c) for c in data.get("compatibility", ())),
         )
 
     def render(self) -> str:
@@ -123,6 +174,10 @@ class SchemaRun:
                 f"  {v.action.value.replace('_', ' '):<12} {v.target_subject} v{v.version}{renamed} "
                 f"({v.format.value}, source id {v.source_id}, {target})"
             )
+        if self.compatibility:
+            lines.append("Compatibility of each subject:")
+            width = max(len(c.target_subject) for c in self.compatibility)
+            lines += [f"  {c.target_subject:<{width}}  {c.describe()}" for c in self.compatibility]
         return "\n".join(lines)
 
 

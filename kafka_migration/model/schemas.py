@@ -415,3 +415,33 @@ class RegistryConfig:
     @property
     def auth_kind(self) -> str:
         return "basic" if self.basic_auth or urlsplit(self.url).password else "bearer" if self.bearer_token else "none"
+
+
+# A registry's settings as confluent-kafka's SchemaRegistryClient names them -> RegistryConfig's fields: the keys of
+# a --*-registry-config file (the CLI) and of a schema registry connection's extra (Airflow).
+REGISTRY_SETTINGS = {
+    "url": "url",
+    "basic.auth.user.info": "basic_auth",
+    "bearer.auth.token": "bearer_token",
+    "ssl.ca.location": "ca_location",
+    "ssl.certificate.location": "cert_location",
+    "ssl.key.location": "key_location",
+}
+
+
+def check_registry_settings(settings: Mapping[str, object], where: str) -> dict[str, str]:
+    """``settings`` named as in ``REGISTRY_SETTINGS``, each a non-empty string; anything else refused naming
+    ``where`` (the file or the connection they came from) and the known names."""
+    unknown = sorted(set(settings) - set(REGISTRY_SETTINGS))
+    if unknown:
+        known = sorted(REGISTRY_SETTINGS)
+        raise ConfigurationError(f"{where}: unknown settings {unknown}; the known ones are {known}.")
+    bad = sorted(k for k, v in settings.items() if not isinstance(v, str) or not v)
+    if bad:
+        raise ConfigurationError(f"{where}: {bad} must be non-empty strings.")
+    return {k: str(v) for k, v in settings.items()}
+
+
+def registry_config_of(settings: Mapping[str, str]) -> RegistryConfig:
+    """The ``RegistryConfig`` of settings checked by ``check_registry_settings`` (``url`` among them)."""
+    return RegistryConfig(**{REGISTRY_SETTINGS[k]: v for k, v in settings.items()})

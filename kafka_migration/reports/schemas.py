@@ -36,7 +36,13 @@ def schemas_section(plan: Mapping[str, Any], segments: Sequence[RecordedSegment]
         "id_map": run.id_map.to_dict()["ids"],
         "partitions": counts,
         "totals": totals,
+        "compatibility": [c.to_dict() for c in run.compatibility],
     }
+
+
+def _level(compatibility: Mapping[str, Any], side: str) -> str:
+    level = compatibility.get(side)
+    return "unknown" if level is None else f"{level}{' (global)' if compatibility.get(f'{side}_global') else ''}"
 
 
 def _line(section: Mapping[str, Any]) -> str:
@@ -64,6 +70,10 @@ def schemas_markdown(section: Mapping[str, Any]) -> list[str]:
             f"| {v['target_id'] if v['target_id'] is not None else '–'} | {v['action']} | "
             f"`{(v['fingerprint'] or '–')[:23]}` |"
         )
+    if section.get("compatibility"):
+        lines += ["", "| subject | compatibility on the source | on the target |", "|---|---|---|"]
+        for c in section["compatibility"]:
+            lines.append(f"| `{c['target_subject']}` | {_level(c, 'source')} | {_level(c, 'target')} |")
     if section["partitions"]:
         lines += ["", "| topic | partition | keys translated / unchanged / no header | values |", "|---|---:|---|---|"]
         for c in section["partitions"]:
@@ -87,6 +97,14 @@ def schemas_html(section: Mapping[str, Any]) -> str:
             f"<td><code title='{_e(v['fingerprint'])}'>{_e((v['fingerprint'] or '–')[:19])}</code></td></tr>"
         )
     out.append("</table>")
+    if section.get("compatibility"):
+        out.append("<table><tr><th>subject</th><th>compatibility on the source</th><th>on the target</th></tr>")
+        for c in section["compatibility"]:
+            out.append(
+                f"<tr><td><code>{_e(c['target_subject'])}</code></td><td>{_e(_level(c, 'source'))}</td>"
+                f"<td>{_e(_level(c, 'target'))}</td></tr>"
+            )
+        out.append("</table>")
     if section["partitions"]:
         out.append(
             "<table><tr><th>topic</th><th>partition</th><th>keys translated / unchanged / no header</th>"

@@ -31,6 +31,7 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
 from kafka_migration.registry import RegistryClient, read_catalog
+from kafka_migration.schema_sync.compat import read_compatibility
 from kafka_migration.schema_sync.guard import refuse_mixed_ids
 from kafka_migration.schemas.plan import (
     Action,
@@ -76,6 +77,7 @@ def sync_schemas(
         source_catalog = read_catalog(source, sorted(renamed))
         target_catalog = read_catalog(target, sorted(set(renamed.values())))
         planned = plan_subjects(topics, template, source_catalog, target_catalog)
+        compatibility = read_compatibility(source, target, [(p.source_subject, p.target_subject) for p in planned])
         refuse_conflicts(planned, options.target.display_url)
         if previous:
             translating = set()
@@ -92,7 +94,13 @@ def sync_schemas(
             versions = _prove(_register_all(planned, target), source, target)
             id_map = id_map_of(versions)
     run = SchemaRun(
-        options.mode, options.source.display_url, options.target.display_url, versions, id_map, dry_run=dry_run
+        options.mode,
+        options.source.display_url,
+        options.target.display_url,
+        versions,
+        id_map,
+        dry_run=dry_run,
+        compatibility=compatibility,
     )
     log.info("%s", run.render())
     return with_schemas(plan, run, options.pass_unknown_ids)

@@ -516,3 +516,42 @@ def test_a_run_without_schema_ids_after_translated_runs_is_refused(moved: Moved)
     assert line in done.stderr and "translated its schema ids" in done.stderr, done.stderr
     assert "(--schema-ids off) would write the source's ids after them" in done.stderr
     assert set((moved.state_dir / "runs").iterdir()) == runs  # no plan written
+
+
+def test_the_dry_run_lists_each_subjects_compatibility_on_both_registries(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """The source subject has a level of its own, the target subject another; the reference's subject has none on
+    either side (the registries' global levels apply). Read from both registries, listed per subject; the plan
+    file keeps them."""
+    topic, address = f"compat{unique}.orders", f"compat{unique}-shop.Address"
+    source, target = client(registries.source), client(registries.target)
+    create_topic(clusters.source, topic, 1)
+    source.register_schema(address, Schema(json.dumps(ADDRESS), "AVRO"))
+    reference = SchemaReference("shop.Address", address, 1)
+    source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO", [reference]))
+    source.set_compatibility(f"{topic}-value", "FULL")
+    target.set_compatibility(f"c.{topic}-value", "NONE")  # set before the subject exists there
+    done = kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target, "--include", f"compat{unique}\\..*",
+        "--rename", "c.{topic}", "--schema-ids", "translate", "--dry-run",
+        "--source-registry", registries.source, "--target-registry", registries.target,
+        state_dir=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    source_global, target_global = source.get_compatibility(), target.get_compatibility()
+    listed = done.stdout.split("Compatibility of each subject:\n", 1)[1].splitlines()[:2]
+    width = len(f"c.{topic}-value")
+    # The reference's subject has no level of its own: a subject the target lacks gets the global one (404 on
+    # the subject, marked so); for one it holds, Apicurio answers the level in force without saying whence.
+    assert listed[0].startswith(f"  {address:<{width}}  source {source_global}"), done.stdout
+    assert listed[0].endswith(f"target {target_global} (global)"), done.stdout
+    assert listed[1] == (
+        f"  c.{topic}-value  source FULL, target NONE: they differ, the target may refuse a version the source took"
+    ), done.stdout
+    (plan,) = (tmp_path / "runs").glob("*/plan.json")
+    levels = SchemaRun.from_dict(MigrationPlan.read(plan).schemas or {}).compatibility
+    assert [(c.target_subject, c.source, c.target) for c in levels] == [
+        (address, source_global, target_global),
+        (f"c.{topic}-value", "FULL", "NONE"),
+    ]

@@ -327,6 +327,7 @@ def create_router(
     """``ledger``, ``state_dir`` and ``reports_dir`` are called per request (the configuration may change without
     a restart); ``reports_dir`` defaults to the configured one."""
     from kafka_migration.airflow.console.access import create_access_router
+    from kafka_migration.airflow.console.schemas import create_schemas_router
 
     router = APIRouter()
     read = Reader(ledger, state_dir, clusters)
@@ -447,4 +448,5 @@ def create_router(
     router.include_router(create_names_router(read))
     router.include_router(create_history_router(read))
     router.include_router(create_access_router(read.ledger, reports_dir or _configured_reports_dir))
+    router.include_router(create_schemas_router(read.ledger))
     return router

@@ -426,3 +426,48 @@ def test_every_route_refuses_an_unauthenticated_caller(ledger: Ledger, tmp_path:
         url = path.format(run_id=RUN_1, cutover_id="c", sync_id="s", fmt="html", name="console.umd.cjs")
         assert client.get(url).status_code == 401, path
     assert client.get("/api/runs", headers={"Authorization": "Bearer good"}).status_code == 200
+
+
+RUN_SCHEMAS = "kafka_migration__manual_schemas"
+
+
+def test_a_runs_schemas_are_its_reports_and_a_run_without_any_answers_as_before(
+    client: TestClient, ledger: Ledger
+) -> None:
+    """``/runs/{id}/schemas``: the subject versions, the id map and the keys and values translated per partition,
+    as the report's Schemas section holds them; the answers about runs that moved none keep their keys."""
+    import dataclasses
+
+    from kafka_migration.reports.schemas import schemas_section
+    from tests.unit.ledger.test_ledger_schema_ids import RUN
+
+    translated = plan(RUN_SCHEMAS, 0, 50, 0)
+    topic = dataclasses.replace(translated.topics[0], schema_ids=RUN.id_map.to_dict())
+    translated = dataclasses.replace(translated, topics=(topic,), schemas=RUN.to_dict())
+    ledger.start_run(translated, trigger="cli")
+    copy, verify = outcomes(translated, {0: True, 1: True})
+    for p in verify.partitions:
+        counts = {"translated": 20 + p["partition"], "unchanged": 0, "without_header": 5}
+        p["schema_counts"] = {"topic": "orders", "partition": p["partition"], "keys": counts, "values": counts}
+    ledger.record_topic(translated, topic, copy, verify)
+    ledger.finish_run(RUN_SCHEMAS, "verified", 50)
+
+    answer = client.get(f"/api/runs/{RUN_SCHEMAS}/schemas")
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    expected = schemas_section(translated.to_dict(), ledger.run_segments(RUN_SCHEMAS))
+    assert body == {"run_id": RUN_SCHEMAS, **expected}  # type: ignore[dict-item]
+    assert [v["target_subject"] for v in body["versions"]] == ["shop.Address", "dst.orders-value"]
+    assert body["id_map"] == [
+        {"source": 4, "target": 1, "format": "AVRO"},
+        {"source": 9, "target": 2_000_000_000, "format": "AVRO"},
+    ]
+    assert [(p["partition"], p["values"]["translated"]) for p in body["partitions"]] == [(0, 20), (1, 21)]
+    assert body["totals"]["keys"] == {"translated": 41, "unchanged": 0, "without_header": 10}
+
+    plain = client.get(f"/api/runs/{RUN_1}")
+    assert set(plain.json()) == {"run", "options", "warnings", "segments", "progress", "group_syncs"}
+    assert "schema" not in plain.text
+    none = client.get(f"/api/runs/{RUN_1}/schemas")
+    assert none.status_code == 404 and "moved no schemas" in none.json()["detail"]
+    assert client.get("/api/runs/no-such-run/schemas").status_code == 404

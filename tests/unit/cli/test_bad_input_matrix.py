@@ -274,6 +274,59 @@ TRANSLATE = BASE["offsets translate"]
 GROUPS = BASE["groups sync"]
 ACCESS = BASE["access sync"]
 
+
+def schema_cases(command: str) -> list[Case]:
+    """The schema options of ``cutover`` and ``failback`` (as ``run``'s, below): refused before the ledger is read."""
+    base = BASE[command]
+    translate = ("--schema-ids", "translate", "--source-registry", "http://127.0.0.1:1")
+    return [
+        cmd("--schema-ids", *base, "--schema-ids", "keeps", expect="argument --schema-ids: invalid choice: 'keeps'"),
+        cmd(
+            "--unknown-schema-ids",
+            *base,
+            "--unknown-schema-ids",
+            "pass",
+            expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+        ),
+        cmd(
+            "--source-registry",
+            *base,
+            "--source-registry",
+            "http://127.0.0.1:1",
+            expect="--source-registry given, but --schema-ids is off (the default)",
+        ),
+        cmd(
+            "--target-registry",
+            *base,
+            *translate,
+            "--target-registry",
+            "ftp://127.0.0.1:2",
+            expect="is not an http(s) URL with a host",
+        ),
+        cmd(
+            "--source-registry-config",
+            *base,
+            "--schema-ids",
+            "translate",
+            "--source-registry-config",
+            "{tmp}/r.json",
+            "--target-registry",
+            "http://127.0.0.1:2",
+            expect="unknown settings ['password']",
+            r_json='{"url": "http://127.0.0.1:1", "password": "x"}',
+        ),
+        cmd(
+            "--target-registry-config",
+            *base,
+            *translate,
+            "--target-registry-config",
+            "{tmp}/r.json",
+            expect="basic auth must be 'user:password'",
+            r_json='{"url": "http://127.0.0.1:2", "basic.auth.user.info": "alice"}',
+        ),
+    ]
+
+
 # Refusals particular to one subcommand.
 SPECIFIC: list[Case] = [
     # --schema-ids and the registries (issue 48): refused before any cluster, registry or ledger is asked.
@@ -547,6 +600,8 @@ SPECIFIC: list[Case] = [
     cmd("--output", "package-env", "--output", "{tmp}/env.rar", expect="must end with .tar.gz, .tgz or .zip"),
     cmd("--python", "package-env", "--python", "{tmp}/no-python", expect="no such interpreter"),
     cmd("--project", "package-env", "--project", "{tmp}", expect="is neither a wheel nor a source tree"),
+    *schema_cases("cutover"),
+    *schema_cases("failback"),
 ]
 
 
@@ -732,6 +787,17 @@ PARAM_CASES: list[ParamCase] = [
     ParamCase("groups", "app-(", "pattern 'app-(' is not a valid regular expression", True),
     ParamCase("groups", 3, "Param 'groups' must be a string, got int", True),
     ParamCase("exclude_groups", "[a-", "pattern '[a-' is not a valid regular expression", True),
+    ParamCase("schema_ids", "sometimes", "must be one of off, keep, translate, got 'sometimes'", True),
+    ParamCase("schema_ids", 1, "Param 'schema_ids' must be one of off, keep, translate, got 1", True),
+    ParamCase("unknown_schema_ids", "maybe", "Param 'unknown_schema_ids' must be refuse or pass, got 'maybe'", True),
+    ParamCase(
+        "unknown_schema_ids",
+        "pass",
+        "unknown_schema_ids is pass, which applies to schema_ids translate, not off",
+        False,
+    ),
+    ParamCase("source_registry_conn_id", "", "Param 'source_registry_conn_id' must name an Airflow connection", True),
+    ParamCase("target_registry_conn_id", 7, "Param 'target_registry_conn_id' must name an Airflow connection", True),
 ]
 
 CONNECTIONS = {  # Airflow connections from the environment (AIRFLOW_CONN_<ID>), as a deployment defines them
@@ -742,6 +808,23 @@ CONNECTIONS = {  # Airflow connections from the environment (AIRFLOW_CONN_<ID>),
     "km_unknown_key": {"conn_type": "kafka", "extra": {"bootstrap.servers": S, "fetch.max.wait.ms": 10}},
     "km_bad_bootstrap": {"conn_type": "kafka", "extra": {"bootstrap.servers": "b 1:9092"}},
     "km_no_bootstrap": {"conn_type": "kafka", "extra": {"security.protocol": "SSL"}},
+    "schema_registry_source": {"conn_type": "http", "host": "http://127.0.0.1:1/apis/ccompat/v7"},
+    "schema_registry_target": {"conn_type": "http", "host": "http://127.0.0.1:2/apis/ccompat/v7"},
+    "km_reg_no_host": {"conn_type": "http"},
+    "km_reg_no_scheme": {"conn_type": "generic", "host": "registry"},
+    "km_reg_password_only": {"conn_type": "http", "host": "http://r:8081", "password": "planted-pw"},
+    "km_reg_unknown_extra": {"conn_type": "http", "host": "http://r:8081", "extra": {"basic.auth.password": "x"}},
+    "km_reg_bad_json": {"conn_type": "http", "host": "http://r:8081", "extra": "{url: r}"},
+    "km_reg_two_urls": {"conn_type": "http", "host": "http://r:8081", "extra": {"url": "http://q:8081"}},
+    "km_reg_two_users": {
+        "conn_type": "http",
+        "host": "http://r:8081",
+        "login": "u",
+        "password": "planted-pw",
+        "extra": {"basic.auth.user.info": "u:planted-pw"},
+    },
+    "km_reg_half_tls": {"conn_type": "http", "host": "https://r:8081", "extra": {"ssl.certificate.location": "/c"}},
+    "km_reg_same": {"conn_type": "http", "host": "127.0.0.1", "port": 1, "schema": "apis/ccompat/v7"},
 }
 
 
@@ -814,6 +897,41 @@ def test_param_schema(case: ParamCase) -> None:
             params[case.param].resolve(case.value)
     else:
         assert params[case.param].resolve(case.value) == case.value
+
+
+# Param schema_ids translate (or keep) with a registry connection the plan task must refuse: (Params, fragment).
+REGISTRY_CASES: list[tuple[dict[str, Any], str]] = [
+    ({"source_registry_conn_id": "no_such_registry"}, "connection 'no_such_registry' for the source schema registry"),
+    ({"target_registry_conn_id": "km_reg_no_host"}, "of the target schema registry has no host"),
+    ({"source_registry_conn_id": "km_reg_no_scheme"}, "host 'registry' has no scheme"),
+    ({"source_registry_conn_id": "km_reg_password_only"}, "has a password but no login"),
+    ({"source_registry_conn_id": "km_reg_unknown_extra"}, "unknown settings ['basic.auth.password']"),
+    ({"source_registry_conn_id": "km_reg_bad_json"}, "its extra field is not valid JSON"),
+    ({"source_registry_conn_id": "km_reg_two_urls"}, "as host or as url in the extra, not both"),
+    ({"source_registry_conn_id": "km_reg_two_users"}, "as login and password or as basic.auth.user.info"),
+    ({"target_registry_conn_id": "km_reg_half_tls"}, "needs both its cert and key files"),
+    ({"target_registry_conn_id": "km_reg_same"}, "both name the schema registry http://127.0.0.1:1/apis/ccompat/v7"),
+    ({"schema_ids": "keep", "unknown_schema_ids": "pass"}, "applies to schema_ids translate, not keep"),
+]
+
+
+@pytest.mark.parametrize(("params", "expect"), REGISTRY_CASES, ids=[e[:40] for _, e in REGISTRY_CASES])
+def test_plan_task_refuses_a_bad_registry_connection_before_writing(
+    params: dict[str, Any], expect: str, airflow_env: Path
+) -> None:
+    """Param schema_ids translate reads both registries' connections (SchemaRegistryHook) before anything is
+    reached or written: a missing or malformed one is one line naming the connection and the way out, without its
+    password."""
+    from kafka_migration.airflow.run_tasks import plan_run
+
+    declared = _params()
+    params = {name: param.value for name, param in declared.items()} | {"schema_ids": "translate"} | params
+    before = _tree(airflow_env)
+    with pytest.raises(ConfigurationError) as refused:
+        plan_run(params, "manual__2026-11-23", declared=declared)
+    line = _one_line(str(refused.value))
+    assert expect in line and leaked("planted-pw", line) == []
+    assert _tree(airflow_env) == before, "something was written"
 
 
 def test_every_param_has_a_case() -> None:

@@ -88,3 +88,20 @@ def test_the_ledger_says_which_continuing_topics_had_their_ids_translated(ledger
     }
     assert ledger.checkpointed_translation(SOURCE.cluster_id, "elsewhere") == {}
     ledger.engine.dispose()
+
+
+def test_checkpoints_a_failback_seeded_are_left_out_when_asked(ledger_url: str) -> None:
+    """A failback seeds the reverse direction's checkpoints at the cutover point (their run: the cutover's id):
+    they copied nothing, so they say nothing of how earlier runs treated the ids."""
+    from kafka_migration.model.checkpoints import Checkpoint
+    from tests.unit.ledger.test_ledger import SOURCE, TARGET
+
+    ledger = Ledger.open(ledger_url)
+    seeds = {("copy.orders", p, "orders"): Checkpoint(10, 20, "cutover-1") for p in (0, 1)}
+    ledger.seed_checkpoints(TARGET.cluster_id, SOURCE.cluster_id, seeds)
+    assert ledger.checkpointed_translation(TARGET.cluster_id, SOURCE.cluster_id) == {("copy.orders", "orders"): None}
+    assert ledger.checkpointed_translation(TARGET.cluster_id, SOURCE.cluster_id, seeded_by="cutover-1") == {}
+    assert ledger.checkpointed_translation(TARGET.cluster_id, SOURCE.cluster_id, seeded_by="cutover-2") == {
+        ("copy.orders", "orders"): None
+    }
+    ledger.engine.dispose()

@@ -63,6 +63,22 @@ export const useRun = (runId: string) =>
     queryKey: ["run", runId],
   });
 
+/** A run's schemas (--schema-ids, Param schema_ids): null when it moved none (the API's 404). Refreshed while the
+ *  run runs: its per-partition counts come with each verified partition. */
+export const useRunSchemas = (runId: string, running: boolean) =>
+  useQuery({
+    queryFn: async () => {
+      try {
+        return await get("/api/runs/{run_id}/schemas", { path: { run_id: runId } });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }
+    },
+    queryKey: ["run-schemas", runId],
+    refetchInterval: running ? POLL.running : false,
+  });
+
 /** The run a DAG run made (404 when it made none: the tab says so). */
 export const useDagRunRun = (dagId: string, dagRunId: string) =>
   useQuery({

@@ -268,6 +268,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{run_id}/schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's schemas: subject versions, the id map, keys and values translated per partition */
+        get: operations["run_schemas_api_runs__run_id__schemas_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{run_id}/report.{fmt}": {
         parameters: {
             query?: never;
@@ -959,6 +976,44 @@ export interface components {
             /** Partitions */
             partitions: components["schemas"]["PartitionProgressView"][];
         };
+        /**
+         * RunSchemasView
+         * @description What a run did with its topics' schemas (as the sign-off report's Schemas section).
+         */
+        RunSchemasView: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Mode
+             * @description translate or keep
+             */
+            mode: string;
+            /**
+             * Source Registry
+             * @description the source registry's URL, without any secret
+             */
+            source_registry: string;
+            /** Target Registry */
+            target_registry: string;
+            /**
+             * Versions
+             * @description every subject version, in the order registered
+             */
+            versions: components["schemas"]["SchemaVersionView"][];
+            /** Id Map */
+            id_map: components["schemas"]["SchemaIdView"][];
+            /**
+             * Partitions
+             * @description per verified partition, keys and values by outcome
+             */
+            partitions: components["schemas"]["SchemaPartitionView"][];
+            totals: components["schemas"]["SchemaTotalsView"];
+            /**
+             * Compatibility
+             * @description each subject's compatibility on both registries (empty for runs recorded before it was read)
+             */
+            compatibility: components["schemas"]["SubjectCompatibilityView"][];
+        };
         /** RunView */
         RunView: {
             /** Run Id */
@@ -1037,6 +1092,80 @@ export interface components {
             /** Runs */
             runs: components["schemas"]["RunView"][];
         };
+        /** SchemaCountView */
+        SchemaCountView: {
+            /** Translated */
+            translated: number;
+            /**
+             * Unchanged
+             * @description a header whose id the map lacks, passed with unknown_schema_ids pass
+             */
+            unchanged: number;
+            /** Without Header */
+            without_header: number;
+        };
+        /** SchemaIdView */
+        SchemaIdView: {
+            /** Source */
+            source: number;
+            /** Target */
+            target: number;
+            /** Format */
+            format: string;
+        };
+        /** SchemaPartitionView */
+        SchemaPartitionView: {
+            /** Source Topic */
+            source_topic: string;
+            /** Partition */
+            partition: number;
+            keys: components["schemas"]["SchemaCountView"];
+            values: components["schemas"]["SchemaCountView"];
+        };
+        /** SchemaTotalsView */
+        SchemaTotalsView: {
+            keys: components["schemas"]["SchemaCountView"];
+            values: components["schemas"]["SchemaCountView"];
+        };
+        /**
+         * SchemaVersionView
+         * @description One subject version the run's topics need, on both registries.
+         */
+        SchemaVersionView: {
+            /** Target Subject */
+            target_subject: string;
+            /** Version */
+            version: number;
+            /** Source Subject */
+            source_subject: string;
+            /**
+             * Target Version
+             * @description where the target registry holds it; null in a dry run
+             */
+            target_version: number | null;
+            /**
+             * Format
+             * @description AVRO, JSON or PROTOBUF
+             */
+            format: string;
+            /** Source Id */
+            source_id: number;
+            /**
+             * Target Id
+             * @description null: a dry run's version to register
+             */
+            target_id: number | null;
+            /**
+             * Action
+             * @description present, registered or to_register
+             */
+            action: string;
+            /**
+             * Fingerprint
+             * @description the canonical fingerprint proven on both registries
+             */
+            fingerprint: string | null;
+        };
         /**
          * SegmentView
          * @description One partition of a run: `start` and `end` as Kafka gives them, the end excluded (the next offset).
@@ -1111,6 +1240,27 @@ export interface components {
             eta_seconds: number | null;
             /** Topics Done */
             topics_done: number;
+        };
+        /**
+         * SubjectCompatibilityView
+         * @description A subject's compatibility level on both registries when the run planned (null: not read).
+         */
+        SubjectCompatibilityView: {
+            /** Target Subject */
+            target_subject: string;
+            /** Source Subject */
+            source_subject: string;
+            /** Source */
+            source: string | null;
+            /** Target */
+            target: string | null;
+            /**
+             * Source Global
+             * @description the registry's global level: the subject has none of its own
+             */
+            source_global: boolean;
+            /** Target Global */
+            target_global: boolean;
         };
         /**
          * TimingsView
@@ -1622,6 +1772,44 @@ export interface operations {
         responses: {
             /** @description Successful Response */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    run_schemas_api_runs__run_id__schemas_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSchemasView"];
+                };
+            };
+            /** @description no such run, or the run moved no schemas */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,6 +10,7 @@ import { CONSOLE } from "../links";
 import { useClusterNames, useDagRunRun, useRun } from "../queries";
 import { ratesOf, useProgressSamples } from "../samples";
 import { RunLinks, RunState } from "./Runs";
+import { RunSchemas } from "./RunSchemas";
 
 const TIMING_PARTS: Array<[keyof TimingsView, string]> = [
   ["plan", "planning"],
@@ -135,6 +136,7 @@ const RunDetails = ({ detail }: { readonly detail: RunDetailView }) => {
           ))}
         </SimpleTable>
       </Section>
+      <RunSchemas runId={run.run_id} running={running} />
       {detail.group_syncs.length ? (
         <Text fontSize="sm">
           Consumer group syncs of this run: {detail.group_syncs.join(", ")} (

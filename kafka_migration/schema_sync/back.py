@@ -1,0 +1,218 @@
+"""Schemas on a failback: the records the target received after a cutover go back to the source with the source's ids.
+
+A failback's run reads the cutover's target and writes its source. When the runs before the cutover translated the
+topics' schema ids, each record on the target names a target registry id, which the source's consumers cannot
+resolve; ``failback_step`` makes that run translate back:
+
+1. the map comes from the ledger: every subject version the forward runs recorded (``km_schema_ids``), each target
+   id back to the source id it was translated from;
+2. the failback's source registry (the cutover's target registry) is read for the topics' subjects
+   (``<target topic>-key``, ``-value``) and their references; a version whose id the map names is on the source
+   already; a version registered on the target after the cutover is registered on the source like a forward sync
+   does, references first, under the source topic's subject;
+3. each pair is proven, both schemas read back by id from their registries with one canonical fingerprint;
+4. each topic gets its id map (target id -> source id), which the copy rewrites by and the verification proves
+   record by record, as in the forward direction.
+
+Refused before anything is written (exit 2): a failback without ``--schema-ids translate`` of topics whose ids the
+forward runs translated (it would write the target's ids into the source), one with it when no forward run
+translated any (the target's records already hold the source's ids), and keep mode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from kafka_migration.exceptions import SchemaConflictError, SchemaError
+from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
+from kafka_migration.model.schemas import SchemaMode, SchemaReference
+from kafka_migration.schema_sync.guard import refuse_mixed_ids, schema_step
+from kafka_migration.schemas.plan import PARTS, PlannedVersion, plan_subjects
+
+if TYPE_CHECKING:
+    from kafka_migration.ledger import Ledger
+    from kafka_migration.registry import RegistryClient
+    from kafka_migration.schema_sync.sync import SchemaOptions
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, int]  # (subject, version)
+Pair = tuple[str, str]  # (source topic, target topic) of the forward direction
+
+
+def reversed_options(options: SchemaOptions) -> SchemaOptions:
+    """The options of a run in the other direction: its source registry is the cutover's target's."""
+    return dataclasses.replace(options, source=options.target, target=options.source)
+
+
+def forward_translations(
+    ledger: Ledger, source_cluster_id: str, target_cluster_id: str, pairs: Iterable[Pair]
+) -> dict[Pair, str]:
+    """(source topic, target topic) of the cutover's topics whose forward runs translated their ids -> that run."""
+    wanted = set(pairs)
+    found = ledger.checkpointed_translation(source_cluster_id, target_cluster_id)
+    return {pair: run for pair, run in found.items() if pair in wanted and run is not None}
+
+
+def refuse_failback_mode(translated: Mapping[Pair, str], mode: SchemaMode) -> None:
+    """A failback treats the ids as the cutover's runs did (one line, exit 2, nothing written)."""
+    if mode is SchemaMode.KEEP:
+        raise SchemaConflictError(
+            "--schema-ids keep is not taken by a failback: after a cutover with kept ids both registries hold the "
+            "same ids, so fail back without --schema-ids; after translated runs fail back with --schema-ids translate."
+        )
+    if mode is SchemaMode.OFF and translated:
+        names = ", ".join(sorted(f"{s} -> {t} (run {run})" for (s, t), run in translated.items())[:5])
+        raise SchemaConflictError(
+            f"The runs before the cutover translated the schema ids of {len(translated)} topic"
+            f"{'s' if len(translated) != 1 else ''} ({names}): copied back as they are, their records would name "
+            "the target registry's ids on the source. Fail back with --schema-ids translate and the cutover's two "
+            "registries (Param schema_ids translate and the registry connections)."
+        )
+    if mode is SchemaMode.TRANSLATE and not translated:
+        raise SchemaConflictError(
+            "The runs before the cutover copied the schema ids as they were (none translated them), so the target's "
+            "records already name the source registry's ids: fail back without --schema-ids."
+        )
+
+
+def failback_step(ledger: Ledger, options: SchemaOptions | None) -> Callable[[MigrationPlan], MigrationPlan]:
+    """What a failback's run does with its plan before writing it. ``options``: of the failback's own direction
+    (``reversed_options``: its source registry is the cutover's target's), None for ``--schema-ids off``."""
+
+    def step(plan: MigrationPlan) -> MigrationPlan:
+        pairs = [(t.target_topic, t.source_topic) for t in plan.topics]
+        translated = forward_translations(ledger, plan.target.cluster_id, plan.source.cluster_id, pairs)
+        refuse_failback_mode(translated, SchemaMode.OFF if options is None else options.mode)
+        if options is None:
+            return schema_step(ledger, None)(plan)
+        seeded_by = str(plan.options.get("failback_of") or "") or None
+        previous = ledger.checkpointed_translation(plan.source.cluster_id, plan.target.cluster_id, seeded_by)
+        recorded = [v for run in sorted(set(translated.values())) for v in _versions(ledger, run)]
+        return sync_back(options, plan, recorded, previous)
+
+    return step
+
+
+def _versions(ledger: Ledger, run_id: str) -> tuple[SyncedVersion, ...]:
+    run = ledger.run_schema_ids(run_id)
+    return run.versions if run is not None else ()
+
+
+def sync_back(
+    options: SchemaOptions,
+    plan: MigrationPlan,
+    recorded: Iterable[SyncedVersion],
+    previous: Mapping[Pair, str | None] | None = None,
+) -> MigrationPlan:
+    """``plan`` (a failback's) with its schemas translated back through ``recorded`` (the forward runs' versions),
+    the versions new on its source registry registered on its target, every pair proven."""
+    from kafka_migration.registry import RegistryClient, read_catalog
+    from kafka_migration.schema_sync.compat import read_compatibility
+    from kafka_migration.schema_sync.sync import with_schemas
+
+    renamed = {f"{t.source_topic}-{p}": f"{t.target_topic}-{p}" for t in plan.topics for p in PARTS}
+    with RegistryClient(options.source) as source, RegistryClient(options.target) as target:
+        catalog = read_catalog(source, sorted(renamed))
+        # References first, every version "to register" against an empty catalog: only the order is used.
+        ordered = plan_subjects([t.source_topic for t in plan.topics], "{topic}", catalog, {})
+        if previous:
+            subjects = {subject for subject, _ in catalog}
+            translating = {t.source_topic for t in plan.topics if {f"{t.source_topic}-{p}" for p in PARTS} & subjects}
+            refuse_mixed_ids(plan, previous, translating, options.mode)
+        pairs = [(p.source_subject, renamed.get(p.source_subject, p.source_subject)) for p in ordered]
+        compatibility = read_compatibility(source, target, pairs)
+        versions = prove_back(_placed_back(ordered, renamed, recorded, target), source, target)
+    urls = (options.source.display_url, options.target.display_url)
+    run = SchemaRun(options.mode, *urls, versions, id_map_of(versions), compatibility=compatibility)
+    log.info("%s", run.render())
+    return with_schemas(plan, run, options.pass_unknown_ids)
+
+
+def _placed_back(
+    ordered: Iterable[PlannedVersion],
+    renamed: Mapping[str, str],
+    recorded: Iterable[SyncedVersion],
+    target: RegistryClient,
+) -> Iterator[SyncedVersion]:
+    """Each version of the failback's source registry with its id on the target: the recorded source id where the
+    forward map names it, else registered now (references pointed at where the target holds them)."""
+    back: dict[int, SyncedVersion] = {}  # the cutover target's id -> the forward version that gave it
+    placed: dict[Key, Key] = {}  # the failback source's (subject, version) -> the failback target's
+    for v in recorded:
+        if v.target_id is not None:
+            back.setdefault(v.target_id, v)
+            if v.target_version is not None:
+                placed.setdefault((v.target_subject, v.target_version), (v.source_subject, v.version))
+    for p in ordered:
+        key, schema = (p.source_subject, p.version), p.schema
+        known = back.get(schema.schema_id)
+        if known is not None:
+            placed.setdefault(key, (known.source_subject, known.version))
+            yield SyncedVersion(
+                known.source_subject,
+                p.version,
+                p.source_subject,
+                schema.format,
+                schema.schema_id,
+                known.source_id,
+                VersionAction.PRESENT,
+                known.version,
+            )
+            continue
+        subject = renamed.get(p.source_subject, p.source_subject)
+        references = tuple(
+            SchemaReference(r.name, *placed.get((r.subject, r.version), (r.subject, r.version)))
+            for r in schema.references
+        )
+        pointed = dataclasses.replace(schema, references=references)
+        target_id = target.register(subject, pointed)
+        found = target.lookup(subject, pointed)
+        if found is None:
+            raise SchemaError(
+                f"Subject {subject!r}: the registry gave id {target_id} to the schema of {p.source_subject!r} version "
+                f"{p.version} but does not find it under the subject when asked back; check its state, then fail "
+                "back again (registered versions are found present)."
+            )
+        placed[key] = (subject, found.version.version)
+        yield SyncedVersion(
+            subject,
+            p.version,
+            p.source_subject,
+            schema.format,
+            schema.schema_id,
+            target_id,
+            VersionAction.REGISTERED,
+            found.version.version,
+        )
+
+
+def prove_back(
+    versions: Iterable[SyncedVersion], source: RegistryClient, target: RegistryClient
+) -> tuple[SyncedVersion, ...]:
+    """Each id and the one it goes back to, read back by id from their registries, have one fingerprint: a
+    recorded pair that no longer holds (a registry changed since) is refused before any record is copied."""
+    from kafka_migration.schema_sync.sync import fingerprint_by_id
+
+    proven: dict[tuple[int, int | None], str] = {}
+    out = []
+    for v in versions:
+        pair = (v.source_id, v.target_id)
+        if pair not in proven:
+            if v.target_id is None:
+                raise SchemaError(f"Subject {v.target_subject!r} version {v.version} has no id to go back to.")
+            mine, theirs = fingerprint_by_id(source, v.source_id), fingerprint_by_id(target, v.target_id)
+            if mine != theirs:
+                raise SchemaError(
+                    f"Subject {v.source_subject!r} version {v.version}: id {v.source_id} and id {v.target_id} it goes "
+                    f"back to (subject {v.target_subject!r}) do not name the same schema (canonical fingerprints "
+                    f"{mine} and {theirs}); nothing was copied back. Check whether either registry changed since the "
+                    "cutover."
+                )
+            proven[pair] = mine
+        out.append(dataclasses.replace(v, fingerprint=proven[pair]))
+    return tuple(out)
