@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kafka_migration.model.census import CensusNote
 from kafka_migration.model.schemas import IdMap, IdPair, SchemaFormat, SchemaMode
 
 
@@ -81,6 +82,9 @@ class SchemaRun:
     versions: tuple[SyncedVersion, ...] = ()
     id_map: IdMap = field(default_factory=IdMap)
     dry_run: bool = False
+    # What the census of the records found (subjects of other strategies, unknown ids let through): in the plan
+    # file; the ledger keeps the versions and the map, so a run read back from it has none, and compares equal.
+    census: CensusNote | None = field(default=None, compare=False)
 
     def counts(self) -> dict[str, int]:
         """Versions by action, every action named (0 where none)."""
@@ -94,6 +98,7 @@ class SchemaRun:
             "versions": [v.to_dict() for v in self.versions],
             "id_map": self.id_map.to_dict(),
             "dry_run": self.dry_run,
+            **({"census": self.census.to_dict()} if self.census is not None else {}),
         }
 
     @classmethod
@@ -105,6 +110,7 @@ class SchemaRun:
             versions=tuple(SyncedVersion.from_dict(v) for v in data.get("versions", ())),
             id_map=IdMap.from_dict(data.get("id_map", {})),
             dry_run=bool(data.get("dry_run", False)),
+            census=CensusNote.from_dict(data["census"]) if data.get("census") else None,
         )
 
     def render(self) -> str:
@@ -116,13 +122,17 @@ class SchemaRun:
             + (f" ({counts})" if counts else "")
         )
         lines = [head]
+        found = set(self.census.subjects) if self.census is not None else set()
         for v in self.versions:
             target = f"target id {v.target_id}" if v.target_id is not None else "target id assigned on register"
             renamed = f" <- {v.source_subject}" if v.source_subject != v.target_subject else ""
             lines.append(
                 f"  {v.action.value.replace('_', ' '):<12} {v.target_subject} v{v.version}{renamed} "
                 f"({v.format.value}, source id {v.source_id}, {target})"
+                + (" found in the records" if v.source_subject in found else "")
             )
+        if self.census is not None:
+            lines += self.census.render()
         return "\n".join(lines)
 
 

@@ -282,7 +282,7 @@ SPECIFIC: list[Case] = [
         "--unknown-schema-ids",
         "--unknown-schema-ids",
         "pass",
-        expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+        expect="--unknown-schema-ids pass applies to --schema-ids translate or keep, not off",
     ),
     run("--unknown-schema-ids", "--unknown-schema-ids", "skip", expect="invalid choice: 'skip'"),
     run("--schema-ids", "--schema-ids", "translate", expect="needs the source schema registry: give --source-registry"),
