@@ -127,3 +127,25 @@ def test_the_listing_marks_the_subjects_found_in_the_records_and_the_ledgers_cop
     again = SchemaRun.from_dict(plan.schemas or {})
     assert again.census == note  # the plan file keeps the note
     assert SchemaRun(run.mode, run.source_registry, run.target_registry, versions, run.id_map) == run  # the ledger's
+
+
+class Ledger:
+    def checkpointed_translation(self, source: str, target: str) -> dict[tuple[str, str], str | None]:
+        return {}
+
+
+def test_only_a_sync_asks_for_the_census_so_schema_ids_off_reads_no_record() -> None:
+    from kafka_migration.schema_sync.guard import schema_step
+
+    asked: list[MigrationPlan] = []
+
+    def census(plan: MigrationPlan) -> Census:
+        asked.append(plan)
+        return CENSUS
+
+    plan = migration_plan(topic_plan("orders"))
+    assert schema_step(Ledger(), None)(plan, census=census) is plan  # type: ignore[arg-type]
+    assert asked == []
+    given: list[object] = []
+    synced = schema_step(Ledger(), lambda p, previous, taker: given.append(taker) or p)  # type: ignore[arg-type]
+    assert synced(plan, census=census) is plan and given == [census]
