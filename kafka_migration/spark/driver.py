@@ -44,7 +44,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         type=Path,
         help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for its word ('go': "
         "read the plan and run; 'plan', then 'ready N': run the first N topics of the run order as they are "
-        "released; anything else or end of file: stop without writing anything; see spark/gate.py)",
+        "released; 'census' before those: take the census of the source records and wait again; anything else "
+        "or end of file: stop without writing anything; see spark/gate.py)",
     )
     args = parser.parse_args(argv)
     if args.step == "migrate" and args.verify_results is None:
