@@ -142,6 +142,11 @@ class SchemaConflictError(ConfigurationError):
     ids (keep mode); found while planning, before any subject, topic or record is written (CLI exit 2)."""
 
 
+class UnknownRecordIdsError(ConfigurationError):
+    """Source records name schema ids the source registry cannot give (unknown, or held by no subject version any
+    more); found by the census of the records before anything is written (CLI exit 2)."""
+
+
 class RegistryUnreachableError(ConfigurationError):
     """A schema registry did not answer (refused, timed out, TLS failed); nothing was written (CLI exit 2)."""
 

@@ -46,8 +46,9 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
         "--unknown-schema-ids",
         choices=("refuse", "pass"),
         default=None,
-        help="--schema-ids translate: a key or value whose header names an id outside the topic's subjects is "
-        "refused, naming topic, partition and offset (refuse, the default), or copied unchanged and counted (pass)",
+        help="--schema-ids translate or keep: a key or value whose header names an id the source registry cannot "
+        "give refuses the run before anything is written, naming topic, partition and offset (refuse, the default), "
+        "or is copied unchanged and counted (pass)",
     )
     for role in ("source", "target"):
         parser.add_argument(
@@ -68,10 +69,10 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
 def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The run's ``SchemaOptions``, or None for ``--schema-ids off``; a bad combination is one line, exit 2."""
     mode = SchemaMode(args.schema_ids)
-    if args.unknown_schema_ids is not None and mode is not SchemaMode.TRANSLATE:
+    if args.unknown_schema_ids is not None and mode is SchemaMode.OFF:
         raise ConfigurationError(
-            f"--unknown-schema-ids {args.unknown_schema_ids} applies to --schema-ids translate, not "
-            f"{mode.value}: add --schema-ids translate or leave the option out."
+            f"--unknown-schema-ids {args.unknown_schema_ids} applies to --schema-ids translate or keep, not off (the "
+            "default): add --schema-ids translate (or keep), or leave the option out."
         )
     given = [
         f"--{o}"

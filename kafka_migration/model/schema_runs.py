@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kafka_migration.model.census import CensusNote
 from kafka_migration.model.schemas import IdMap, IdPair, SchemaFormat, SchemaMode
 
 
@@ -130,6 +131,9 @@ class SchemaRun:
     # Each subject's compatibility on both registries, as read when the run planned (the plan file and the report
     # keep it; the ledger's schema ids table does not, so it takes no part in comparing two runs' schemas).
     compatibility: tuple[SubjectCompatibility, ...] = field(default=(), compare=False)
+    # What the census of the records found (subjects of other strategies, unknown ids let through): in the plan
+    # file; the ledger keeps the versions and the map, so a run read back from it has none, and compares equal.
+    census: CensusNote | None = field(default=None, compare=False)
 
     def counts(self) -> dict[str, int]:
         """Versions by action, every action named (0 where none)."""
@@ -144,6 +148,7 @@ class SchemaRun:
             "id_map": self.id_map.to_dict(),
             "dry_run": self.dry_run,
             **({"compatibility": [c.to_dict() for c in self.compatibility]} if self.compatibility else {}),
+            **({"census": self.census.to_dict()} if self.census is not None else {}),
         }
 
     @classmethod
@@ -156,6 +161,7 @@ class SchemaRun:
             id_map=IdMap.from_dict(data.get("id_map", {})),
             dry_run=bool(data.get("dry_run", False)),
             compatibility=tuple(SubjectCompatibility.from_dict(c) for c in data.get("compatibility", ())),
+            census=CensusNote.from_dict(data["census"]) if data.get("census") else None,
         )
 
     def render(self) -> str:
@@ -167,17 +173,21 @@ class SchemaRun:
             + (f" ({counts})" if counts else "")
         )
         lines = [head]
+        found = set(self.census.subjects) if self.census is not None else set()
         for v in self.versions:
             target = f"target id {v.target_id}" if v.target_id is not None else "target id assigned on register"
             renamed = f" <- {v.source_subject}" if v.source_subject != v.target_subject else ""
             lines.append(
                 f"  {v.action.value.replace('_', ' '):<12} {v.target_subject} v{v.version}{renamed} "
                 f"({v.format.value}, source id {v.source_id}, {target})"
+                + (" found in the records" if v.source_subject in found else "")
             )
         if self.compatibility:
             lines.append("Compatibility of each subject:")
             width = max(len(c.target_subject) for c in self.compatibility)
             lines += [f"  {c.target_subject:<{width}}  {c.describe()}" for c in self.compatibility]
+        if self.census is not None:
+            lines += self.census.render()
         return "\n".join(lines)
 
 

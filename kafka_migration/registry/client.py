@@ -79,6 +79,14 @@ class RegistryClient:
         got = self._call(f"read schema id {schema_id}", self._client.get_schema, schema_id)
         return _registered(schema_id, got)
 
+    def subject_versions_of(self, schema_id: int) -> list[SubjectVersion]:
+        """Every live subject version that holds schema ``schema_id``, whatever strategy named its subject
+        (RegistryNotFoundError: the registry does not know the id)."""
+        got = self._call(
+            f"list the subject versions of schema id {schema_id}", self._client.get_schema_versions, schema_id
+        )
+        return sorted(SubjectVersion(v.subject, v.version, schema_id) for v in got)
+
     def lookup(self, subject: str, schema: RegisteredSchema) -> Found | None:
         """The version of ``subject`` that holds ``schema`` (its text, format and references), or None."""
         try:

@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -21,12 +22,14 @@ from kafka_migration.exceptions import ConfigurationError, LeaseLostError, Ledge
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, lease_ttl_from_env
-from kafka_migration.model.config import ClusterConfig, MigrationOptions
+from kafka_migration.model.census import Census
+from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.reports.signoff import ReportFiles
 from kafka_migration.reports.summary import TopicSummary, results_timings
+from kafka_migration.run.census import bounded_census, census_slices
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.evidence import (
     RunEvidence,
@@ -48,6 +51,7 @@ class Application(Protocol):
 
     process: subprocess.Popen[str] | None
 
+    def census(self, plan: MigrationPlan) -> Census: ...  # before anything is written: the ids the records carry
     def go(self) -> None: ...  # the plan is written and the topics exist: start (what is not released yet)
     def planned(self) -> None: ...  # the plan is written, the topics are being created: wait for release()
     def release(self, count: int) -> None: ...  # the first count topics of the run order exist: start them
@@ -70,6 +74,20 @@ class Launcher(Protocol):
         wait: bool,
         on_start: Callable[[subprocess.Popen[str]], None] | None = None,
     ) -> Application | None: ...
+
+    def census(self, directory: Path, plan: MigrationPlan, source: ClusterConfig, target: ClusterConfig) -> Census:
+        """The census of ``plan``'s source ranges by an application of its own, for a launcher whose application
+        cannot wait for its plan (and so cannot take the census before anything is written)."""
+        ...
+
+
+class SchemaStep(Protocol):
+    """The schema step (``schema_sync.guard.schema_step``): the plan before it is written, and what takes the
+    census of its source records if the step needs one."""
+
+    def __call__(
+        self, plan: MigrationPlan, census: Callable[[MigrationPlan], Census] | None = None
+    ) -> MigrationPlan: ...
 
 
 @dataclass
@@ -124,7 +142,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     run_id: str | None = None,
     app: Application | None = None,
     started: float | None = None,
-    schemas: Callable[[MigrationPlan], MigrationPlan] | None = None,
+    schemas: SchemaStep | None = None,
 ) -> RunOutcome:
     """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
 
@@ -133,7 +151,8 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     (``app``, waiting for the directory of ``run_id``), e.g. before its own imports: from then on this
     function owns ``app``, tells it to go or stops it. ``reports_dir``: where the sign-off report goes
     (default: ``state_dir``/reports). ``started``: when the run began for the user (default: now). ``schemas``:
-    the schema sync (``schema_sync.sync``), given the plan before it is written and the run opened.
+    the schema sync (``schema_sync.sync``), given the plan before it is written and the run opened, and what takes
+    the census of the plan's source records (``_census_taker``).
     """
     started = time.time() if started is None else started
     reports_dir = reports_dir if reports_dir is not None else state_dir / "reports"
@@ -154,7 +173,9 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
         app = launch(directory, source, target, wait=True, on_start=running.append)
     try:
         claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-        plan = _plan((source_cluster, target_cluster), options, ledger, run_id, claim, state_dir, schemas)
+        census = _census_taker(options, (source, target), app, launch, directory)
+        step = None if schemas is None else partial(schemas, census=census)
+        plan = _plan((source_cluster, target_cluster), options, ledger, run_id, claim, state_dir, step)
         directory = run_dir(state_dir, plan.run_id)
         planned = time.time()
         if on_plan is not None:
@@ -219,6 +240,35 @@ def _abort(app: Application | None) -> None:
     """Stop an application that waits for a plan (or still runs), so that no driver outlives the run."""
     if app is not None:
         app.abort()
+
+
+def _census_taker(
+    options: MigrationOptions,
+    clusters: tuple[ClusterConfig, ClusterConfig],
+    app: Application | None,
+    launch: Launcher | None,
+    directory: Path,
+) -> Callable[[MigrationPlan], Census]:
+    """What takes the census of a plan's source ranges, when the schema step asks: this process, bounded, in a dry
+    run (which starts no Spark); else the run's application before its copy is released, or one of its own when
+    the application cannot wait (a driver in a cluster). Nothing to copy: nothing to read."""
+
+    def take(plan: MigrationPlan) -> Census:
+        if not census_slices(plan):
+            return Census()
+        started = time.monotonic()
+        if options.dry_run:
+            found = bounded_census(plan, ClusterPair.of(*clusters).source)
+        elif app is not None:
+            found = app.census(plan)
+        elif launch is not None:
+            found = launch.census(directory, plan, *clusters)
+        else:
+            raise ConfigurationError("A run that copies needs a launcher of its copy (spark/submit.SparkLauncher).")
+        log.info("census of the source records in %.1f s: %s", time.monotonic() - started, found.describe())
+        return found
+
+    return take
 
 
 def _create_topics(

@@ -5,9 +5,10 @@ continuing from checkpoints keeps its earlier runs' way with the schema ids."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_migration.exceptions import SchemaConflictError
+from kafka_migration.model.census import Census
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schemas import SchemaMode
 
@@ -15,18 +16,27 @@ if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
 
 Previous = Mapping[tuple[str, str], str | None]  # (source topic, target topic) -> the run that translated it, or None
-Sync = Callable[[MigrationPlan, Previous], MigrationPlan]
+CensusTaker = Callable[[MigrationPlan], Census]  # the census of a plan's source ranges (run/census.py)
+Sync = Callable[[MigrationPlan, Previous, CensusTaker | None], MigrationPlan]
 
 
-def schema_step(ledger: Ledger, sync: Sync | None) -> Callable[[MigrationPlan], MigrationPlan]:
+class SchemaStep(Protocol):
+    """What a run does with its plan before writing it (``schema_step``); ``census`` takes the census of the
+    plan's source records, which only a sync asks for (``--schema-ids off`` reads no record)."""
+
+    def __call__(self, plan: MigrationPlan, census: CensusTaker | None = None) -> MigrationPlan: ...
+
+
+def schema_step(ledger: Ledger, sync: Sync | None) -> SchemaStep:
     """What a run does with its plan before writing it: ``sync`` (``sync.sync_schemas`` with the run's options,
-    for ``--schema-ids translate`` or ``keep``) given what the ledger says of the continuing topics, or without
-    one (``off``) only the check that no continuing topic had its ids translated by earlier runs."""
+    for ``--schema-ids translate`` or ``keep``) given what the ledger says of the continuing topics and the census
+    taker, or without one (``off``) only the check that no continuing topic had its ids translated by earlier
+    runs."""
 
-    def step(plan: MigrationPlan) -> MigrationPlan:
+    def step(plan: MigrationPlan, census: CensusTaker | None = None) -> MigrationPlan:
         previous = ledger.checkpointed_translation(plan.source.cluster_id, plan.target.cluster_id)
         if sync is not None:
-            return sync(plan, previous)
+            return sync(plan, previous, census)
         if any(previous.values()):
             refuse_mixed_ids(plan, previous, set(), SchemaMode.OFF)
         return plan

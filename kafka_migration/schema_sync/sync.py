@@ -5,6 +5,10 @@ the target (no topic created, no record copied, the run not yet opened in the le
 
 1. reads every version of the TopicNameStrategy subjects of the selected topics (``<topic>-key``,
    ``<topic>-value``) and their references from the source registry, and the renamed subjects from the target;
+   given a census of the run's source records (``model.census``), resolves the ids found there that those
+   subjects do not hold (``records.resolve_ids``): their subjects (RecordNameStrategy and others) are read and
+   moved too, under their own names, and an id the source registry cannot give is refused, naming the first record
+   that carries it, unless such records may pass unchanged;
 2. plans them (``schemas.plan.plan_subjects``): each version present on the target, to register, or a conflict;
    a conflict is refused, naming subject and version and the way out, before any subject is written;
 3. translate mode: registers the versions to register, references first (their references pointed at the
@@ -15,8 +19,9 @@ the target (no topic created, no record copied, the run not yet opened in the le
 5. puts the result in the plan: the ``SchemaRun`` (written to plan.json, recorded by the ledger with the run) and
    each topic's id map, which reaches the copy and verification tasks with their slices.
 
-A dry run does steps 1 and 2 and lists what it would register. A topic without any subject on the source
-registry keeps no id map: its records are copied and verified byte for byte, as with ``--schema-ids off``.
+A dry run does steps 1 and 2 (with a bounded census) and lists what it would register. A topic without any subject
+on the source registry, and without any id in its records that the run moves, keeps no id map: its records are
+copied and verified byte for byte, as with ``--schema-ids off``.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kafka_migration.exceptions import SchemaConflictError, SchemaError
+from kafka_migration.model.census import Census
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
 from kafka_migration.registry import RegistryClient, read_catalog
 from kafka_migration.schema_sync.compat import read_compatibility
-from kafka_migration.schema_sync.guard import refuse_mixed_ids
+from kafka_migration.schema_sync.guard import CensusTaker, refuse_mixed_ids
+from kafka_migration.schema_sync.records import ResolvedIds, census_note, refuse_unknown, resolve_ids
 from kafka_migration.schemas.plan import (
     Action,
     PlannedVersion,
@@ -64,26 +71,37 @@ def check_registries(options: SchemaOptions) -> None:
 
 
 def sync_schemas(
-    options: SchemaOptions, plan: MigrationPlan, previous: Mapping[tuple[str, str], str | None] | None = None
+    options: SchemaOptions,
+    plan: MigrationPlan,
+    previous: Mapping[tuple[str, str], str | None] | None = None,
+    census: CensusTaker | None = None,
 ) -> MigrationPlan:
     """``plan`` with its schemas planned (a dry run) or synced and proven, and each topic's id map (translate).
     ``previous``: the ledger's ``checkpointed_translation``, so that a continuing topic keeps its earlier runs' way
-    with the ids (``refuse_mixed_ids``)."""
+    with the ids (``refuse_mixed_ids``). ``census``: takes the census of the plan's source ranges (None: only the
+    topics' own subjects move, and a record naming another id is found by the copy)."""
     dry_run = bool(plan.options.get("dry_run"))
     template = str(plan.options.get("rename") or "{topic}")
     topics = [t.source_topic for t in plan.topics]
+    found = census(plan) if census is not None else None
     with RegistryClient(options.source) as source, RegistryClient(options.target) as target:
         renamed = subject_names(topics, template)
         source_catalog = read_catalog(source, sorted(renamed))
-        target_catalog = read_catalog(target, sorted(set(renamed.values())))
-        planned = plan_subjects(topics, template, source_catalog, target_catalog)
+        resolved = ResolvedIds()
+        if found is not None:
+            resolved = resolve_ids(found, {s.schema_id for s in source_catalog.values()}, source)
+            if not options.pass_unknown_ids:
+                refuse_unknown(found, resolved.unknown, options.source.display_url)
+            if resolved.subjects:
+                source_catalog = {**source_catalog, **read_catalog(source, list(resolved.subjects))}
+        target_catalog = read_catalog(target, sorted({*renamed.values(), *resolved.subjects}))
+        planned = plan_subjects(topics, template, source_catalog, target_catalog, resolved.subjects)
         compatibility = read_compatibility(source, target, [(p.source_subject, p.target_subject) for p in planned])
         refuse_conflicts(planned, options.target.display_url)
         if previous:
             translating = set()
             if options.mode is SchemaMode.TRANSLATE:
-                subjects = {subject for subject, _ in source_catalog}
-                translating = {t for t in topics if f"{t}-key" in subjects or f"{t}-value" in subjects}
+                translating = _translating(topics, source_catalog, found)
             refuse_mixed_ids(plan, previous, translating, options.mode)
         if options.mode is SchemaMode.KEEP:
             refuse_unkept(planned, options.target.display_url)
@@ -93,6 +111,7 @@ def sync_schemas(
         else:
             versions = _prove(_register_all(planned, target), source, target)
             id_map = id_map_of(versions)
+    note = census_note(found, resolved) if found is not None else None
     run = SchemaRun(
         options.mode,
         options.source.display_url,
@@ -101,9 +120,22 @@ def sync_schemas(
         id_map,
         dry_run=dry_run,
         compatibility=compatibility,
+        census=note,
     )
     log.info("%s", run.render())
-    return with_schemas(plan, run, options.pass_unknown_ids)
+    return with_schemas(plan, run, options.pass_unknown_ids, found)
+
+
+def _translating(topics: Iterable[str], catalog: Mapping[Key, RegisteredSchema], census: Census | None) -> set[str]:
+    """The topics a translate run rewrites: those with a subject of their own, or whose records carry an id the
+    sync moves."""
+    subjects = {subject for subject, _ in catalog}
+    ids = {schema.schema_id for schema in catalog.values()}
+    return {
+        t
+        for t in topics
+        if f"{t}-key" in subjects or f"{t}-value" in subjects or (census is not None and census.ids_of(t) & ids)
+    }
 
 
 def refuse_conflicts(planned: Iterable[PlannedVersion], target_url: str) -> None:
@@ -228,9 +260,12 @@ def fingerprint_by_id(door: RegistryClient, schema_id: int) -> str:
     )
 
 
-def with_schemas(plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = False) -> MigrationPlan:
+def with_schemas(
+    plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = False, census: Census | None = None
+) -> MigrationPlan:
     """``plan`` carrying ``run``, and in translate mode each topic's id map: the ids of its own subjects' versions
-    (a topic without any keeps none and is copied byte for byte)."""
+    and those the census found in its records that the run moved (a topic without any keeps none and is copied
+    byte for byte)."""
     if run.mode is not SchemaMode.TRANSLATE or run.dry_run:
         return dataclasses.replace(plan, schemas=run.to_dict())
     by_subject: dict[str, list[SyncedVersion]] = {}
@@ -239,6 +274,8 @@ def with_schemas(plan: MigrationPlan, run: SchemaRun, pass_unknown_ids: bool = F
     topics = []
     for topic in plan.topics:
         ids = [v.source_id for part in ("key", "value") for v in by_subject.get(f"{topic.source_topic}-{part}", [])]
+        if census is not None:
+            ids += sorted(i for i in census.ids_of(topic.source_topic) if i in run.id_map)
         pairs = tuple(IdPair(i, run.id_map.target(i), run.id_map.format(i)) for i in dict.fromkeys(ids))  # type: ignore[arg-type]
         ids = {**IdMap(pairs).to_dict(), "pass_unknown_ids": True} if pass_unknown_ids else IdMap(pairs).to_dict()
         topics.append(dataclasses.replace(topic, schema_ids=ids if pairs else None))

@@ -2,7 +2,8 @@
 
 Given the selected source topics, the ``--rename`` template and what was read from both registries (each a
 mapping of ``(subject, version)`` to its ``RegisteredSchema``), ``plan_subjects`` lists the TopicNameStrategy
-subjects (``<topic>-key``, ``<topic>-value``, renamed for the target) with every version, each reference before
+subjects (``<topic>-key``, ``<topic>-value``, renamed for the target) and the subjects found behind the ids of the
+records (RecordNameStrategy and others, under their own names) with every version, each reference before
 the version that uses it (a cycle is refused), and for each: already on the target with the same canonical form,
 to register, or a conflict (the same subject and version holds another schema on the target).
 """
@@ -44,9 +45,14 @@ def subject_names(topics: Iterable[str], template: str) -> dict[str, str]:
     return {f"{t}-{p}": f"{target_topic_name(template, t)}-{p}" for t in topics for p in PARTS}
 
 
-def plan_subjects(topics: Iterable[str], template: str, source: Catalog, target: Catalog) -> list[PlannedVersion]:
+def plan_subjects(
+    topics: Iterable[str], template: str, source: Catalog, target: Catalog, others: Iterable[str] = ()
+) -> list[PlannedVersion]:
+    """``others``: subjects of other naming strategies found behind the ids in the records (the census), moved
+    under their own names with every version."""
     renamed = subject_names(topics, template)
-    wanted = sorted(k for k in source if k[0] in renamed)
+    kept = set(others) - set(renamed)
+    wanted = sorted(k for k in source if k[0] in renamed or k[0] in kept)
     order = _ordered(wanted, source)
     plans = []
     for subject, version in order:

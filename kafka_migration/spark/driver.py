@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ log = logging.getLogger("kafka_migration.spark")
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Copy and/or verify the topics of a migration plan with Spark.")
-    parser.add_argument("step", choices=STEPS)
+    parser.add_argument("step", choices=(*STEPS, CENSUS_STEP))
     parser.add_argument("--plan", required=True, type=Path, help="plan.json written by the planning step")
     parser.add_argument("--job", action="append", default=[], help="job number(s) from the plan, or 'all'")
     parser.add_argument(
@@ -44,7 +44,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         type=Path,
         help="a FIFO the launcher holds open: start Spark, warm the Python workers, then wait for its word ('go': "
         "read the plan and run; 'plan', then 'ready N': run the first N topics of the run order as they are "
-        "released; anything else or end of file: stop without writing anything; see spark/gate.py)",
+        "released; 'census' before those: take the census of the source records and wait again; anything else "
+        "or end of file: stop without writing anything; see spark/gate.py)",
     )
     args = parser.parse_args(argv)
     if args.step == "migrate" and args.verify_results is None:
@@ -63,13 +64,20 @@ def select_jobs(plan: MigrationPlan, jobs: Sequence[str]) -> list[int]:
 
 
 ABORTED = 3  # exit code of a driver told not to run (nothing written)
+CENSUS_STEP = "census"  # the census alone (run/census.py), for a launcher whose driver cannot wait for its plan
 
 
 def _warm_and_wait(
-    sc: Any, step: str, channel: Path, driver_started: float, target: Endpoint | None = None
+    sc: Any,
+    step: str,
+    channel: Path,
+    driver_started: float,
+    target: Endpoint | None = None,
+    on_census: Callable[[], None] | None = None,
 ) -> Gate | None:
-    """Warm the Python workers, then wait for the launcher's first word: the gate that releases the plan's topics,
-    or None (stop) when told not to run or anything failed."""
+    """Warm the Python workers, then wait for the launcher's first word (answering its ``census`` words with
+    ``on_census``): the gate that releases the plan's topics, or None (stop) when told not to run or anything
+    failed."""
     try:
         context_up = time.time()
         warm_workers(sc, target)
@@ -80,7 +88,7 @@ def _warm_and_wait(
             time.time() - driver_started,
         )
         gate = Gate(channel)
-        return gate if gate.first() else None
+        return gate if gate.first(on_census) else None
     except Exception as exc:  # e.g. the launcher stopped the JVM while the workers started
         log.info("%s: could not wait for the plan (%s)", step, exc)
         return None
@@ -181,10 +189,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc = SparkContext(conf=with_executor_settings(conf))
     try:
         sc.setLogLevel(spark_log_level())  # as the driver's log4j2 configuration says (spark/startup.py)
+        from kafka_migration.run.census import ANSWER, REQUEST
+        from kafka_migration.spark.census_jobs import answer_census
+
+        if args.step == CENSUS_STEP:
+            answer_census(sc, args.plan, args.results, clusters)
+            log.info(RESULTS_WRITTEN)
+            return 0
         gate = None
+        directory = args.plan.parent  # the run's: where the launcher asks for a census (run/census.py)
+
+        def census() -> None:
+            answer_census(sc, directory / REQUEST, directory / ANSWER, clusters)
+
         if args.wait_for and not (
             gate := _warm_and_wait(
-                sc, args.step, args.wait_for, driver_started, clusters.target if args.step != "verify" else None
+                sc,
+                args.step,
+                args.wait_for,
+                driver_started,
+                clusters.target if args.step != "verify" else None,
+                census,
             )
         ):
             # Told not to run, or the launcher is gone: leave at once. Stopping the context could wait on a

@@ -3,7 +3,10 @@
 One line per word. ``go``: the plan is written and every target topic is ready, run it all. ``plan``: the plan
 is written and the target topics are still being created; then ``ready N`` each time the first N topics of the
 plan's run order (``MigrationPlan.run_order``) are served and checked, and ``go`` once they all are. Anything
-else, or end of file (the launcher is gone), before ``go`` means stop. So a run of many new topics copies its
+else, or end of file (the launcher is gone), before ``go`` means stop. Before its first of these, the launcher
+may say ``census``, as often as it needs: the driver takes the census of the schema ids in the source ranges of
+the plan the launcher wrote for it (run/census.py), writes it back, says so on its output, and waits for the next
+word; nothing is written to the target before the sync has read it. So a run of many new topics copies its
 first topics while the broker still creates the others (a broker brings up a thousand new topics in seconds).
 """
 
@@ -13,6 +16,7 @@ import logging
 import os
 import select
 import threading
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
@@ -22,6 +26,7 @@ GO = "go"
 PLAN = "plan"
 READY = "ready"
 ABORT = "abort"
+CENSUS = "census"
 
 
 def ready_line(count: int) -> str:
@@ -49,9 +54,13 @@ class Gate:
         self._state = _State.LISTENING
         self._changed = threading.Condition()
 
-    def first(self) -> bool:
-        """Block until the launcher's first word: True to run (the plan is written), False to stop."""
+    def first(self, on_census: Callable[[], None] | None = None) -> bool:
+        """Block until the launcher's first word: True to run (the plan is written), False to stop. ``on_census``
+        answers each ``census`` said before it (without one, ``census`` is a word this driver does not know: stop)."""
         word = self._word()
+        while word == CENSUS and on_census is not None:
+            on_census()
+            word = self._word()
         if word == PLAN:
             threading.Thread(target=self._follow, daemon=True).start()
             return True

@@ -26,16 +26,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from kafka_migration.exceptions import ConfigurationError, SparkJobError
+from kafka_migration.model.census import Census
 from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import StepResults
+from kafka_migration.run.census import ANSWER, REQUEST, read_answer
 from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
+from kafka_migration.spark.census_jobs import census_written
 from kafka_migration.spark.driver import results_written
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
-from kafka_migration.spark.gate import ABORT, GO, PLAN, ready_line
+from kafka_migration.spark.gate import ABORT, CENSUS, GO, PLAN, ready_line
+from kafka_migration.spark.processes import descendants, end_all
 from kafka_migration.spark.startup import (
     DriverStartup,
     default_archive_dir,
@@ -47,7 +50,12 @@ from kafka_migration.spark.startup import (
 
 log = logging.getLogger(__name__)
 
-ENTRY_POINTS = {"copy": "copy_topics.py", "verify": "verify_topics.py", "migrate": "migrate_topics.py"}
+ENTRY_POINTS = {
+    "copy": "copy_topics.py",
+    "verify": "verify_topics.py",
+    "migrate": "migrate_topics.py",
+    "census": "census_topics.py",
+}
 
 
 def entry_point(step: str) -> Path:
@@ -233,6 +241,7 @@ class SparkApplication:
         wait: bool = False,
     ) -> None:
         self.step = step
+        self.plan_path = plan_path
         self.results_paths = dict(results)
         self.tail: collections.deque[str] = collections.deque(maxlen=60)
         self._on_line = on_line
@@ -240,6 +249,7 @@ class SparkApplication:
         self._fifo_dir: str | None = None
         self._told = False
         self._written = threading.Event()
+        self._census = threading.Event()
         self.code: int | None = None
         for path in self.results_paths.values():
             path.unlink(missing_ok=True)
@@ -251,7 +261,7 @@ class SparkApplication:
             os.mkfifo(wait_for, 0o600)
             # Read-write, so opening does not block; the driver sees end of file once this process is gone.
             self._channel = os.open(wait_for, os.O_RDWR)
-        paths = [self.results_paths[k] for k in ("copy", "verify") if k in self.results_paths]
+        paths = [self.results_paths[k] for k in ("copy", "verify", "census") if k in self.results_paths]
         command = submit_command(
             step,
             plan_path,
@@ -292,6 +302,8 @@ class SparkApplication:
         self.tail.append(line)
         if results_written(line):
             self._written.set()
+        elif census_written(line):
+            self._census.set()
 
     def _tell(self, word: str, final: bool = True) -> None:
         """Write one line (spark/gate.py); the FIFO stays open (its buffer with it) until the application has ended.
@@ -310,6 +322,37 @@ class SparkApplication:
             shutil.rmtree(self._fifo_dir, ignore_errors=True)
             self._fifo_dir = None
 
+    def census(self, plan: MigrationPlan) -> Census:
+        """Before anything is written: the census of ``plan``'s source ranges, taken by the driver waiting for its
+        plan (spark/gate.py); its run files are removed once read."""
+        if self._channel is None or self._told:
+            raise SparkJobError(
+                f"The Spark {self.step} application does not wait for its plan: it cannot take a census."
+            )
+        request, answer = self.plan_path.with_name(REQUEST), self.plan_path.with_name(ANSWER)
+        answer.unlink(missing_ok=True)
+        plan.write(request)
+        self._census.clear()
+        self._tell(CENSUS, final=False)
+        try:
+            self._until(self._census, "during the census of the source records")
+            return read_answer(answer)
+        finally:
+            request.unlink(missing_ok=True)
+            answer.unlink(missing_ok=True)
+
+    def _until(self, said: threading.Event, when: str) -> None:
+        """Wait for the driver to say it wrote something (``said``); SparkJobError when it ended first."""
+        while not said.wait(0.1):
+            if self.process.poll() is not None:
+                self._reader.join(timeout=5)
+                if said.is_set():
+                    return
+                raise SparkJobError(
+                    f"The Spark {self.step} application exited with code {self.process.returncode} {when}; nothing "
+                    "was written to the target. Last output:\n" + "\n".join(self.tail)
+                )
+
     def go(self) -> None:
         """The plan file is written and the target topics exist: run (what is not released yet)."""
         self._tell(GO)
@@ -326,7 +369,7 @@ class SparkApplication:
         """Do not run: the driver stops without writing anything; killed if it does not stop within ``grace``."""
         self._tell(ABORT)
         self._close()
-        children = _descendants(self.process.pid)  # the Python driver spark-submit started, and its workers
+        children = descendants(self.process.pid)  # the Python driver spark-submit started, and its workers
         if self.process.poll() is None:
             self.process.terminate()  # do not wait for a driver that is still starting Spark
         try:
@@ -334,7 +377,7 @@ class SparkApplication:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        _end(children, grace)
+        end_all(children, grace)
         self._reader.join(timeout=5)
         self.startup.finish(False)
         self.code = self.process.returncode
@@ -354,8 +397,8 @@ class SparkApplication:
         if self.startup.writing is not None:
             self.wait()
 
-    def wait(self) -> dict[str, StepResults]:
-        """Wait for the application to end; what it wrote, or SparkJobError when it wrote nothing."""
+    def end(self) -> None:
+        """Wait for the application to end by itself."""
         try:
             self.code = self.process.wait()
             self._reader.join()
@@ -365,35 +408,16 @@ class SparkApplication:
             self.startup.finish(
                 self.code is not None and self.code >= 0 and all(p.exists() for p in self.results_paths.values())
             )
+
+    def wait(self) -> dict[str, StepResults]:
+        """Wait for the application to end; what it wrote, or SparkJobError when it wrote nothing."""
+        self.end()
         if all(path.exists() for path in self.results_paths.values()):
             return {kind: StepResults.read(path) for kind, path in self.results_paths.items()}
         raise SparkJobError(
             f"The Spark {self.step} application exited with code {self.code} before writing results. Last output:\n"
             + "\n".join(self.tail)
         )
-
-
-def _descendants(pid: int) -> list[psutil.Process]:
-    """The processes under ``pid`` now (none once it has gone)."""
-    try:
-        return list(psutil.Process(pid).children(recursive=True))
-    except psutil.Error:
-        return []
-
-
-def _end(processes: Sequence[psutil.Process], grace: float) -> None:
-    """Let ``processes`` end by themselves within ``grace`` seconds (a driver that sees the FIFO close leaves at
-    once), then terminate them, then kill what is left after as long again: a driver killed with its JVM while
-    it started Spark could otherwise wait forever on the JVM's socket, outliving the run."""
-    _, alive = psutil.wait_procs(processes, timeout=grace)
-    for process in alive:
-        with contextlib.suppress(psutil.Error):
-            process.terminate()
-    _, alive = psutil.wait_procs(alive, timeout=grace)
-    for process in alive:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(alive, timeout=5)
 
 
 def submit_step(
@@ -459,3 +483,23 @@ class SparkLauncher:
         if wait and not can_wait(self.settings):
             return None  # the driver runs elsewhere: launched once the plan is ready
         return migrate_application(directory, source, target, self.settings, self.on_line, on_start, wait=wait)
+
+    def census(self, directory: Path, plan: MigrationPlan, source: ClusterConfig, target: ClusterConfig) -> Census:
+        """The census of ``plan``'s source ranges by an application of its own (step ``census``), for a run whose
+        migrate application cannot wait for its plan; its run files are removed once read."""
+        request, answer = directory / REQUEST, directory / ANSWER
+        plan.write(request)
+        app = SparkApplication(
+            "census", request, {"census": answer}, source, target, self.settings, on_line=self.on_line
+        )
+        try:
+            app._until(app._written, "during the census of the source records")
+            found = read_answer(answer)
+            app.end()  # seconds: Spark stops, and any class archive is put in place
+        except BaseException:
+            app.abort()
+            raise
+        finally:
+            request.unlink(missing_ok=True)
+            answer.unlink(missing_ok=True)
+        return found

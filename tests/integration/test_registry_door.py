@@ -54,6 +54,23 @@ def test_json_schema(registries: Registries, unique: str) -> None:
         assert door.schema(schema_id).format is SchemaFormat.JSON
 
 
+def test_the_subject_versions_of_an_id_whatever_strategy_named_them(registries: Registries, unique: str) -> None:
+    """What the census's lookup asks (schema_sync/records.py): every subject version holding an id, and 404 for an
+    id the registry does not know."""
+    from kafka_migration.model.schemas import SubjectVersion
+
+    other = {**ADDRESS, "name": f"Other{unique}"}
+    with RegistryClient(RegistryConfig(registries.source)) as door:
+        schema_id = door.register(f"shop.Other{unique}", _avro(other))  # RecordNameStrategy's subject
+        assert door.register(f"o{unique}-value", _avro(other)) == schema_id  # the same schema, another subject
+        assert door.subject_versions_of(schema_id) == [
+            SubjectVersion(f"o{unique}-value", 1, schema_id),
+            SubjectVersion(f"shop.Other{unique}", 1, schema_id),
+        ]
+        with pytest.raises(RegistryNotFoundError, match="list the subject versions of schema id 987654"):
+            door.subject_versions_of(987_654)
+
+
 def test_not_found_names_the_registry_and_the_request(registries: Registries, unique: str) -> None:
     with RegistryClient(RegistryConfig(registries.source)) as door, pytest.raises(RegistryNotFoundError) as caught:
         door.versions(f"missing{unique}-value")

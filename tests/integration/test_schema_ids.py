@@ -5,7 +5,9 @@ versions; among its records a tombstone and records without a header. The module
 (Spark starts once), then each test checks one aspect: the listing, the registered and proven subjects, the id
 map in the ledger, the counts per partition, and that confluent-kafka's deserializers reading the target with the
 target's registry get what they get from the source with the source's. Then the refusals (exit 2, nothing
-written), and the per-record proof finding a planted wrong id on the target.
+written), and the per-record proof finding a planted wrong id on the target. Topics of their own test the census of
+the records: an id the source registry does not know refused before anything is written (or let through), the
+census as an application of its own, and RecordNameStrategy subjects found behind the values' ids.
 """
 
 from __future__ import annotations
@@ -408,52 +410,197 @@ def test_keep_mode_proves_a_registry_moved_with_its_ids_and_copies_bytes(
     }
 
 
-def test_a_record_naming_an_id_outside_the_topics_subjects_is_refused_naming_where(
-    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
-) -> None:
-    """A value serialized under another subject (RecordNameStrategy's ``shop.Other``): its id is in no subject
-    the run moves, so the copy refuses it, naming topic, partition and offset, and the run is not verified."""
-    topic = f"rns{unique}.events"
-    source = client(registries.source)
-    create_topic(clusters.source, topic, 1)
-    own = source.register_schema(f"{topic}-value", Schema(json.dumps(ADDRESS), "AVRO"))
-    other = source.register_schema(f"{unique}.shop.Other", Schema(json.dumps({**ADDRESS, "name": "Other"}), "AVRO"))
-    p = producer(clusters.source)
-    for _ in range(3):
-        send(p, topic, 0, None, b"\x00" + own.to_bytes(4, "big") + b"\x06abc")
-    send(p, topic, 0, None, b"\x00" + other.to_bytes(4, "big") + b"\x06xyz")  # offset 3
-    p.flush(30)
-    done = kafka_migrate(
-        "--source", clusters.source, "--target", clusters.target, "--include", f"rns{unique}\\..*",
-        "--rename", "moved.{topic}", "--schema-ids", "translate",
+UNKNOWN_ID = 987_654  # an id no test registers: the source registry does not know it
+
+
+def _translate(clusters: Clusters, registries: Registries, prefix: str, rename: str, state_dir: Path, *extra: str):  # type: ignore[no-untyped-def]
+    return kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target, "--include", f"{prefix}\\..*",
+        "--rename", rename, "--schema-ids", "translate",
         "--source-registry", registries.source, "--target-registry", registries.target,
-        state_dir=tmp_path,
+        *extra, state_dir=state_dir,
     )  # fmt: skip
-    assert done.returncode == 3, done.stdout + done.stderr
-    output = done.stdout + done.stderr
-    assert f"Source {topic}[0] offset 3: a key or value names schema id {other}" in output, output
-    assert "FAILED" in done.stdout
-    passed = kafka_migrate(
-        "--source", clusters.source, "--target", clusters.target, "--include", f"rns{unique}\\..*",
-        "--rename", "passed.{topic}", "--schema-ids", "translate", "--unknown-schema-ids", "pass",
-        "--source-registry", registries.source, "--target-registry", registries.target,
-        state_dir=tmp_path / "passed",
-    )  # fmt: skip
-    assert passed.returncode == 0, passed.stdout + passed.stderr
-    (row,) = [
+
+
+def _verify_rows_in(state_dir: Path) -> list[dict[str, Any]]:
+    return [
         p
-        for path in (tmp_path / "passed" / "runs").glob("*/*.json")
+        for path in (state_dir / "runs").glob("*/*.json")
         if json.loads(path.read_text()).get("step") == "verify"
         for t in json.loads(path.read_text())["topics"].values()
         for p in t["partitions"]
     ]
-    assert row["schema_counts"]["values"] == {"translated": 3, "unchanged": 1, "without_header": 0}
-    values = [r["value"] for r in read_partition(clusters.target, f"passed.{topic}", 0)]
-    assert values[3] == b"\x00" + other.to_bytes(4, "big") + b"\x06xyz"  # as it was
+
+
+def test_a_record_naming_an_id_the_source_registry_does_not_know_is_refused_before_anything_is_written(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """A key in the middle of a partition names an id the source registry does not know: the census finds it
+    before anything is written (exit 2, naming topic, partition, offset and the way out; no subject registered,
+    no topic created, no run opened), in the dry run too. With --unknown-schema-ids pass the record is copied
+    unchanged and counted, the others translated. A census that skipped keys would let the run start and the copy
+    refuse the record half way (exit 3)."""
+    topic = f"unk{unique}.events"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    own = source.register_schema(f"{topic}-value", Schema(json.dumps(ADDRESS), "AVRO"))
+    p = producer(clusters.source)
+    for i in range(7):
+        key = b"\x00" + UNKNOWN_ID.to_bytes(4, "big") + b"k" if i == 3 else f"k{i}".encode()
+        send(p, topic, 0, key, b"\x00" + own.to_bytes(4, "big") + b"\x06abc")
+    send(p, topic, 1, None, b"\x00" + own.to_bytes(4, "big") + b"\x06def")
+    p.flush(30)
+    target = client(registries.target)
+    subjects = set(target.get_subjects())
+    where = f"Source {topic}[0] offset 3: its key names schema id {UNKNOWN_ID}, which the source registry"
+    dry = _translate(clusters, registries, f"unk{unique}", "moved.{topic}", tmp_path / "dry", "--dry-run")
+    assert dry.returncode == 2 and where in dry.stderr, dry.stdout + dry.stderr
+    done = _translate(clusters, registries, f"unk{unique}", "moved.{topic}", tmp_path / "refused")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert where in done.stderr and "nothing was written" in done.stderr, done.stderr
+    assert (
+        f"  - id {UNKNOWN_ID}: unknown to the source registry; 1 key or value, the first the key of {topic}[0] "
+        "at offset 3" in done.stderr
+    )
+    assert "--unknown-schema-ids pass" in done.stderr
+    assert f"moved.{topic}" not in _topics(clusters.target)  # no topic created, so no record written
+    assert set(target.get_subjects()) == subjects  # no subject registered
+    assert not list((tmp_path / "refused").glob("runs/*/plan.json"))  # no run opened
+    assert not list((tmp_path / "refused").glob("runs/*/census*.json"))  # the census's files cleaned up
+
+    passed = _translate(
+        clusters, registries, f"unk{unique}", "passed.{topic}", tmp_path / "passed", "--unknown-schema-ids", "pass"
+    )
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert (
+        f"unknown schema id {UNKNOWN_ID} passed unchanged (--unknown-schema-ids pass): 1 key or value, first the key "
+        f"of {topic}[0] at offset 3" in passed.stdout
+    ), passed.stdout
+    rows = {r["partition"]: r["schema_counts"] for r in _verify_rows_in(tmp_path / "passed")}
+    assert rows[0]["keys"] == {"translated": 0, "unchanged": 1, "without_header": 6}
+    assert rows[0]["values"] == {"translated": 7, "unchanged": 0, "without_header": 0}
+    assert rows[1]["values"] == {"translated": 1, "unchanged": 0, "without_header": 0}
+    copied = read_partition(clusters.target, f"passed.{topic}", 0)
+    assert copied[3]["key"] == b"\x00" + UNKNOWN_ID.to_bytes(4, "big") + b"k"  # as it was
     (plan,) = (tmp_path / "passed" / "runs").glob("*/plan.json")
     mapped = MigrationPlan.read(plan).topic(topic).id_map
-    assert mapped is not None and set(mapped) == {own}  # the other id is no subject's of the topic
-    assert values[:3] == [b"\x00" + mapped.target(own).to_bytes(4, "big") + b"\x06abc"] * 3  # translated
+    assert mapped is not None and set(mapped) == {own}
+    assert {r["value"][:5] for r in copied} == {b"\x00" + mapped.target(own).to_bytes(4, "big")}  # translated
+
+
+def test_a_census_application_of_its_own_finds_the_ids_of_keys_and_values(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """The census as a driver that cannot wait for its plan gets it (step census, spark_jobs/census_topics.py): a
+    Spark application of its own reads the planned ranges and answers ids and first offsets."""
+    from kafka_migration.model.config import ClusterConfig
+    from kafka_migration.model.schemas import RecordPart
+    from kafka_migration.spark.submit import SparkLauncher, SparkSettings
+
+    topic = f"cen{unique}.events"
+    create_topic(clusters.source, topic, 2)
+    p = producer(clusters.source)
+    for i in range(5):
+        send(p, topic, 0, b"\x00" + (40 + i % 2).to_bytes(4, "big") + b"k", b"\x00" + (50).to_bytes(4, "big"))
+    send(p, topic, 1, b"raw", None)
+    p.flush(30)
+    dry = kafka_migrate(
+        "--source", clusters.source, "--target", clusters.target, "--include", f"cen{unique}\\..*", "--dry-run",
+        state_dir=tmp_path,
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    (planned,) = (tmp_path / "runs").glob("*/plan.json")
+    directory = tmp_path / "census"
+    directory.mkdir()
+    found = SparkLauncher(SparkSettings(master="local[2]")).census(
+        directory,
+        MigrationPlan.read(planned),
+        ClusterConfig.build("source", clusters.source),
+        ClusterConfig.build("target", clusters.target),
+    )
+    assert [(s.partition, s.part, s.schema_id, s.offset, s.records) for s in found.sightings] == [
+        (0, RecordPart.KEY, 40, 0, 3),
+        (0, RecordPart.VALUE, 50, 0, 5),
+        (0, RecordPart.KEY, 41, 1, 2),
+    ]
+    assert (found.records, found.complete) == (6, True) and list(directory.iterdir()) == []
+
+
+EVENT_NS = "ev"  # the namespace prefix of the RecordNameStrategy records below
+RECORDS = {"subject.name.strategy.type": "RECORD"}  # RecordNameStrategy: a record's subject is its full name
+
+
+def test_record_name_strategy_subjects_are_listed_registered_translated_and_proven(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """A topic without any subject of its own whose values are two record types under RecordNameStrategy (one with a
+    reference to a third subject): the dry run lists their subjects, the run registers them (the reference first),
+    rewrites every value's id and proves each record, and confluent-kafka's deserializers read the target with its
+    registry as the source with its own. A census that skipped values would find no subject, and the values would
+    reach the target with the source's ids."""
+    ns = f"{EVENT_NS}{unique}"
+    place = {"type": "record", "name": "Place", "namespace": ns, "fields": [{"name": "city", "type": "string"}]}
+    event = {
+        "type": "record",
+        "name": "Event",
+        "namespace": ns,
+        "fields": [{"name": "id", "type": "long"}, {"name": "where", "type": f"{ns}.Place"}],
+    }
+    ping = {"type": "record", "name": "Ping", "namespace": ns, "fields": [{"name": "n", "type": "int"}]}
+    topic = f"rns{unique}.events"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    source.register_schema(f"{ns}.Place", Schema(json.dumps(place), "AVRO"))
+    reference = SchemaReference(f"{ns}.Place", f"{ns}.Place", 1)
+    source.register_schema(f"{ns}.Event", Schema(json.dumps(event), "AVRO", [reference]))
+    source.register_schema(f"{ns}.Ping", Schema(json.dumps(ping), "AVRO"))
+    conf = {"auto.register.schemas": False, "use.latest.version": True, **RECORDS}
+    as_event = AvroSerializer(source, source.get_latest_version(f"{ns}.Event").schema, conf=conf)
+    as_ping = AvroSerializer(source, json.dumps(ping), conf=conf)
+    context = SerializationContext(topic, MessageField.VALUE)
+    p = producer(clusters.source)
+    for i in range(6):
+        value = as_event({"id": i, "where": {"city": f"c{i}"}}, context) if i % 3 else as_ping({"n": i}, context)
+        send(p, topic, i % 2, f"k{i}".encode(), value)
+    p.flush(30)
+    target = client(registries.target)
+    for i in range(2):  # the target's ids run ahead of the source's
+        target.register_schema(f"{ns}-filler{i}", Schema(json.dumps({**ping, "name": f"Filler{i}"}), "AVRO"))
+
+    dry = _translate(clusters, registries, f"rns{unique}", "moved.{topic}", tmp_path / "dry", "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    listed = [line.split("(")[0].split() for line in dry.stdout.splitlines() if line.startswith("  to register")]
+    assert listed == [
+        ["to", "register", f"{ns}.Place", "v1"],
+        ["to", "register", f"{ns}.Event", "v1"],
+        ["to", "register", f"{ns}.Ping", "v1"],
+    ], dry.stdout
+    assert f"{ns}.Event v1 (AVRO" in dry.stdout and dry.stdout.count("found in the records") == 2
+    assert f"subjects found behind ids in the records: {ns}.Event, {ns}.Ping" in dry.stdout
+    assert f"{ns}.Event" not in target.get_subjects()
+
+    done = _translate(clusters, registries, f"rns{unique}", "moved.{topic}", tmp_path / "run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified" in done.stdout
+    assert {f"{ns}.Place", f"{ns}.Event", f"{ns}.Ping"} <= set(target.get_subjects())
+    refs = target.get_version(f"{ns}.Event", 1).schema.references
+    assert [(r.name, r.subject, r.version) for r in refs] == [(f"{ns}.Place", f"{ns}.Place", 1)]
+    rows = {r["partition"]: r["schema_counts"]["values"] for r in _verify_rows_in(tmp_path / "run")}
+    assert rows == {p: {"translated": 3, "unchanged": 0, "without_header": 0} for p in (0, 1)}
+    assert all(r["match"] for r in _verify_rows_in(tmp_path / "run"))
+
+    def decoded(bootstrap: str, name: str, url: str) -> list[tuple[Any, bytes]]:
+        avro = AvroDeserializer(client(url), conf=RECORDS)
+        return [
+            (avro(r["value"], SerializationContext(name, MessageField.VALUE)), r["value"][1:5])
+            for partition in (0, 1)
+            for r in read_partition(bootstrap, name, partition)
+        ]
+
+    mine = decoded(clusters.source, topic, registries.source)
+    theirs = decoded(clusters.target, f"moved.{topic}", registries.target)
+    assert [v for v, _ in theirs] == [v for v, _ in mine] and len(mine) == 6
+    assert all(a != b for (_, a), (_, b) in zip(mine, theirs, strict=True))  # every value names the target's id
 
 
 ORDER_V3 = {**ORDER_V2, "fields": [*ORDER_V2["fields"], {"name": "gift", "type": "boolean", "default": False}]}

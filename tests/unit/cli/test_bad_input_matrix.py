@@ -286,7 +286,7 @@ def schema_cases(command: str) -> list[Case]:
             *base,
             "--unknown-schema-ids",
             "pass",
-            expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+            expect="--unknown-schema-ids pass applies to --schema-ids translate or keep, not off",
         ),
         cmd(
             "--source-registry",
@@ -335,7 +335,7 @@ SPECIFIC: list[Case] = [
         "--unknown-schema-ids",
         "--unknown-schema-ids",
         "pass",
-        expect="--unknown-schema-ids pass applies to --schema-ids translate, not off",
+        expect="--unknown-schema-ids pass applies to --schema-ids translate or keep, not off",
     ),
     run("--unknown-schema-ids", "--unknown-schema-ids", "skip", expect="invalid choice: 'skip'"),
     run("--schema-ids", "--schema-ids", "translate", expect="needs the source schema registry: give --source-registry"),

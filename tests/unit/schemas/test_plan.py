@@ -87,3 +87,22 @@ def test_conflicts_are_found_exactly(held: list[str]) -> None:
     }
     expected = {"absent": Action.REGISTER, "same": Action.PRESENT, "other": Action.CONFLICT}
     assert [p.action for p in plan_subjects(["t"], "{topic}", source, target)] == [expected[h] for h in held]
+
+
+def test_subjects_found_behind_record_ids_move_under_their_own_names_with_their_references_first() -> None:
+    ref = SchemaReference("shop.Address", "shop.Address", 1)
+    source = {
+        ("orders-value", 1): _json("order", 1),
+        ("shop.Address", 1): _json("address", 2),
+        ("shop.Other", 1): _json("other", 3, ref),
+        ("shop.Other", 2): _json("other2", 4, ref),
+        ("unrelated", 1): _json("unrelated", 5),
+    }
+    plan = plan_subjects(["orders"], "copy.{topic}", source, {}, others=["shop.Other", "orders-value"])
+    assert [(p.source_subject, p.target_subject, p.version) for p in plan] == [
+        ("orders-value", "copy.orders-value", 1),  # a topic's own subject found in the records: still renamed
+        ("shop.Address", "shop.Address", 1),
+        ("shop.Other", "shop.Other", 1),
+        ("shop.Other", "shop.Other", 2),
+    ]
+    assert [p.source_subject for p in plan_subjects(["orders"], "{topic}", source, {})] == ["orders-value"]

@@ -57,6 +57,31 @@ class TestFirstWord:
         assert Gate(path).first() is False  # no launcher at all: nothing to wait for
 
 
+class TestCensus:
+    """Before its first word the launcher may ask for censuses of the source records (run/census.py)."""
+
+    def test_each_census_word_is_answered_then_the_first_word_decides(self, tmp_path: Path) -> None:
+        path, fd = _fifo(tmp_path)
+        answered: list[int] = []
+        _say(fd, "census", "census", "plan", ready_line(1))
+        gate = Gate(path)
+        assert gate.first(lambda: answered.append(len(answered))) is True
+        assert answered == [0, 1] and gate.wait_for(1) is True
+        _say(fd, "go")
+        os.close(fd)
+        (tmp_path / "again").mkdir()
+        path, fd = _fifo(tmp_path / "again")
+        _say(fd, "census", "abort")
+        assert Gate(path).first(lambda: answered.append(2)) is False and answered == [0, 1, 2]
+        os.close(fd)
+
+    def test_a_driver_that_cannot_take_a_census_stops(self, tmp_path: Path) -> None:
+        path, fd = _fifo(tmp_path)
+        _say(fd, "census", "go")
+        assert Gate(path).first() is False  # a word it does not know: stop, writing nothing
+        os.close(fd)
+
+
 class TestRelease:
     """After ``plan``, topics are released a prefix of the run order at a time."""
 

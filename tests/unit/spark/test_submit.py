@@ -41,7 +41,8 @@ def test_a_stopped_application_leaves_no_process_even_one_that_ignores_the_reque
     that ignores SIGTERM, as a driver stuck on its dead JVM's socket would never read its FIFO, is killed."""
     import psutil
 
-    from kafka_migration.spark.submit import _descendants, _end
+    from kafka_migration.spark.processes import descendants as _descendants
+    from kafka_migration.spark.processes import end_all as _end
 
     stubborn = (
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "

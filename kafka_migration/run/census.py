@@ -1,0 +1,152 @@
+"""The census of a run's source records (``model.census``): the planned ranges read, each key's and value's candidate
+schema id kept with the first offset that carries it.
+
+It runs before anything is written, and only when the run moves schemas (``--schema-ids keep`` or ``translate``):
+- a run: Spark tasks, each reading its slices whole (``census_task``; spark/census_jobs.py runs them in the copy's
+  own application before its copy is released, see spark/gate.py);
+- a dry run, which starts no Spark: this process reads the ranges whole when they hold at most ``DRY_RUN_RECORDS``
+  offsets in all, else the first and last records of each partition within that budget (``bounded_census``), and
+  says so.
+
+Only the first five bytes of a key or value are looked at, but a Kafka fetch brings whole records: the census costs
+one more read of the source ranges (docs/schemas.md gives the figure measured).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kafka_migration.exceptions import CopyError
+from kafka_migration.model.census import Census, Sighting
+from kafka_migration.model.config import Endpoint
+from kafka_migration.model.plan import MigrationPlan, PartitionSlice
+from kafka_migration.model.schemas import RecordPart
+
+if TYPE_CHECKING:  # imported where they read: the launcher and the driver import this module for its files
+    from kafka_migration.kafka.ranges import OffsetRange
+
+HEADER = 5  # the magic byte 0 and the four id bytes (schemas.wire.ID_END)
+REQUEST = "census-plan.json"  # in the run's directory: the plan as planned so far, whose ranges the census reads
+ANSWER = "census.json"  # beside it: the census, or why it could not be taken
+DRY_RUN_RECORDS = 200_000  # offsets a dry run's census reads at most
+EDGE = 1_000  # records a bounded census reads at most from each end of a partition
+
+Tally = dict[bytes, list[int]]  # a header's five bytes -> [first offset, records]
+
+
+def tally(batch: Iterable[Any], keys: Tally, values: Tally) -> None:
+    """Count the candidate headers of a batch's keys and values (messages in offset order: the first seen is the
+    first offset). A header is the byte 0 then four more; anything else is no candidate."""
+    for message in batch:
+        key = message.key()
+        if key and key[0] == 0 and len(key) >= HEADER:
+            seen = keys.get(key[:HEADER])
+            if seen is None:
+                keys[key[:HEADER]] = [message.offset(), 1]
+            else:
+                seen[1] += 1
+        value = message.value()
+        if value and value[0] == 0 and len(value) >= HEADER:
+            seen = values.get(value[:HEADER])
+            if seen is None:
+                values[value[:HEADER]] = [message.offset(), 1]
+            else:
+                seen[1] += 1
+
+
+def sightings(topic: str, partition: int, keys: Tally, values: Tally) -> list[Sighting]:
+    return [
+        Sighting(topic, partition, part, int.from_bytes(header[1:HEADER], "big"), first, records)
+        for part, found in ((RecordPart.KEY, keys), (RecordPart.VALUE, values))
+        for header, (first, records) in found.items()
+    ]
+
+
+def census_of(source: Endpoint, ranges: Sequence[OffsetRange], complete: bool = True) -> Census:
+    """The census of ``ranges`` (each partition once), read with one consumer."""
+    from kafka_migration.kafka.ranges import read_ranges
+
+    tallies: dict[int, tuple[Tally, Tally]] = {}
+    records = 0
+    for i, batch, _done in read_ranges(source, ranges):
+        if batch:
+            keys, values = tallies.setdefault(i, ({}, {}))
+            tally(batch, keys, values)
+            records += len(batch)
+    found = [s for i, (k, v) in tallies.items() for s in sightings(ranges[i].topic, ranges[i].partition, k, v)]
+    planned = sum(max(0, (r.end or r.start) - r.start) for r in ranges)
+    return Census(tuple(found), records, planned, complete)
+
+
+def census_task(slices: Sequence[PartitionSlice], source: Endpoint) -> dict[str, Any]:
+    """A Spark task of the census: its slices read whole; the census as a plain dict (what travels to the driver)."""
+    from kafka_migration.kafka.ranges import OffsetRange
+
+    ranges = [OffsetRange(s.source_topic, s.partition, s.start, s.end) for s in slices]
+    return census_of(source, ranges).to_dict()
+
+
+def census_slices(plan: MigrationPlan) -> list[PartitionSlice]:
+    """The ranges a census reads: those the copy will copy."""
+    return [s for topic in plan.topics for s in topic.slices(include_empty=False)]
+
+
+def bounded_ranges(
+    slices: Sequence[PartitionSlice], budget: int = DRY_RUN_RECORDS, edge: int = EDGE
+) -> tuple[list[OffsetRange], list[OffsetRange]]:
+    """What a bounded census reads: every range whole when they hold ``budget`` offsets at most (no second list);
+    else each partition's first and last records, ``edge`` at each end at most and ``budget`` in all (at least one
+    at each end): the first ids a topic used and the newest."""
+    from kafka_migration.kafka.ranges import OffsetRange
+
+    whole = [OffsetRange(s.source_topic, s.partition, s.start, s.end) for s in slices]
+    if sum(s.end - s.start for s in slices) <= budget:
+        return whole, []
+    per_end = max(1, min(edge, budget // (2 * len(slices))))
+    heads = [OffsetRange(r.topic, r.partition, r.start, min(r.end or r.start, r.start + per_end)) for r in whole]
+    tails = [
+        OffsetRange(r.topic, r.partition, max(r.start + per_end, (r.end or r.start) - per_end), r.end)
+        for r in whole
+        if (r.end or r.start) - r.start > per_end
+    ]
+    return heads, tails
+
+
+def bounded_census(plan: MigrationPlan, source: Endpoint, budget: int = DRY_RUN_RECORDS) -> Census:
+    """A dry run's census, in this process (``bounded_ranges``); ``complete`` when it read every range whole."""
+    slices = census_slices(plan)
+    if not slices:
+        return Census()
+    heads, tails = bounded_ranges(slices, budget)
+    if not tails:
+        return census_of(source, heads)
+    found = census_of(source, heads).merge(census_of(source, tails))
+    return Census(found.sightings, found.records, sum(s.end - s.start for s in slices), complete=False)
+
+
+def write_answer(path: Path, census: Census | None, error: str | None = None) -> None:
+    """The driver's answer to the launcher's ``census`` word: the census, or why it could not be taken."""
+    data = {"census": census.to_dict()} if census is not None else {"error": error or "unknown error"}
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(data))
+    os.replace(partial, path)  # whole or absent: the launcher reads it once the driver says it is written
+
+
+def read_answer(path: Path) -> Census:
+    """The census the driver wrote; CopyError when it could not take it (nothing was written to the target)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise CopyError(
+            f"The census of the source records ({path}) cannot be read: {exc}; nothing was written."
+        ) from exc
+    if "census" not in data:
+        raise CopyError(
+            f"The census of the source records failed: {data.get('error')}; nothing was written. Check that the source "
+            "is reachable and readable, then run again."
+        )
+    return Census.from_dict(data["census"])
