@@ -6,19 +6,19 @@ the plan task (the copy gets the id map with its slices)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Param
 
 from kafka_migration.airflow.hooks import REGISTRY_CONNECTIONS, SchemaRegistryHook
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schemas import SchemaMode
 
 if TYPE_CHECKING:
     from kafka_migration.cutover.point import Cutover
     from kafka_migration.ledger import Ledger
+    from kafka_migration.schema_sync.guard import SchemaStep
     from kafka_migration.schema_sync.sync import SchemaOptions
 
 MODES = tuple(m.value for m in SchemaMode)
@@ -129,9 +129,7 @@ def check_registries(options: SchemaOptions | None) -> None:
         check(options)
 
 
-def schema_step(
-    options: SchemaOptions | None, ledger: Ledger, failback: bool = False
-) -> Callable[[MigrationPlan], MigrationPlan]:
+def schema_step(options: SchemaOptions | None, ledger: Ledger, failback: bool = False) -> SchemaStep:
     """What the plan task does with the plan before writing it (``schema_sync.guard.schema_step``); ``failback``:
     the run goes from the cutover's target back to its source, through the map the forward runs recorded
     (``schema_sync.back``; ``options`` name the cutover's source and target registries)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -19,6 +18,7 @@ from kafka_migration.cli.options import nonempty, nonempty_path
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
     from kafka_migration.model.plan import MigrationPlan
+    from kafka_migration.schema_sync.guard import SchemaStep
     from kafka_migration.schema_sync.sync import SchemaOptions
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.schemas import (
@@ -114,9 +114,7 @@ def check_registries(schemas: SchemaOptions | None) -> None:
         check(schemas)
 
 
-def schema_step(
-    schemas: SchemaOptions | None, ledger: Ledger, failback: bool = False
-) -> Callable[[MigrationPlan], MigrationPlan]:
+def schema_step(schemas: SchemaOptions | None, ledger: Ledger, failback: bool = False) -> SchemaStep:
     """The step the pipeline runs on the plan before writing it: the schema sync, or with --schema-ids off the
     check that no continuing topic had its ids translated by earlier runs (without the registry client's imports).
     ``failback``: the run goes back from the cutover's target to its source, translating through the recorded map

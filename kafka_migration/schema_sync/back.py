@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from kafka_migration.exceptions import SchemaConflictError, SchemaError
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import SchemaMode, SchemaReference
-from kafka_migration.schema_sync.guard import refuse_mixed_ids, schema_step
+from kafka_migration.schema_sync.guard import CensusTaker, SchemaStep, refuse_mixed_ids, schema_step
 from kafka_migration.schemas.plan import PARTS, PlannedVersion, plan_subjects
 
 if TYPE_CHECKING:
@@ -80,11 +80,15 @@ def refuse_failback_mode(translated: Mapping[Pair, str], mode: SchemaMode) -> No
         )
 
 
-def failback_step(ledger: Ledger, options: SchemaOptions | None) -> Callable[[MigrationPlan], MigrationPlan]:
+def failback_step(ledger: Ledger, options: SchemaOptions | None) -> SchemaStep:
     """What a failback's run does with its plan before writing it. ``options``: of the failback's own direction
-    (``reversed_options``: its source registry is the cutover's target's), None for ``--schema-ids off``."""
+    (``reversed_options``: its source registry is the cutover's target's), None for ``--schema-ids off``.
 
-    def step(plan: MigrationPlan) -> MigrationPlan:
+    A failback goes back through the map the forward runs proved and the subjects of its own topics; it takes
+    no census (``census`` is accepted as every schema step's is, and not asked): a record naming an id outside
+    them is refused when the copy reaches it."""
+
+    def step(plan: MigrationPlan, census: CensusTaker | None = None) -> MigrationPlan:
         pairs = [(t.target_topic, t.source_topic) for t in plan.topics]
         translated = forward_translations(ledger, plan.target.cluster_id, plan.source.cluster_id, pairs)
         refuse_failback_mode(translated, SchemaMode.OFF if options is None else options.mode)
