@@ -77,8 +77,8 @@ def validated_inputs(
     the Params (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.kafka.reach import check_reachable
+    from kafka_migration.kafka.settings import check_client_settings
     from kafka_migration.ledger.urls import check_ledger_url
 
     if declared is not None:

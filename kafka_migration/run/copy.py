@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
-from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
 from kafka_migration.kafka.replicas import replica_problems
-from kafka_migration.kafka.settings import check_producer_promises
+from kafka_migration.kafka.settings import check_producer_promises, cluster_label, delivery_timeout, producer_settings
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.config import ClusterPair, Endpoint
