@@ -65,7 +65,7 @@ class Intervals:
     refresh_topics: int = 5
 
 
-# The target producer's settings of kafka-migrate's copy (kafka_migration.kafka.clients.producer_settings),
+# The target producer's settings of kafka-migrate's copy (kafka_migration.kafka.settings.producer_settings),
 # so that the comparison is about the tools, not about batching or compression.
 PRODUCER = {"compression.type": "lz4", "linger.ms": "20", "batch.size": str(1024 * 1024)}
 
