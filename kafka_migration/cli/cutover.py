@@ -48,6 +48,7 @@ from kafka_migration.spark.submit import SparkSettings, default_master
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
+    from kafka_migration.lineage.emit import Lineage
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,8 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
 
 
 def cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.steps import CutoverRequest, finish_cutover, prepare_cutover
+    from kafka_migration.cutover.steps import CutoverRecord, CutoverRequest, finish_cutover, prepare_cutover
+    from kafka_migration.lineage.emit import Lineage
     from kafka_migration.run.planner import new_run_id
 
     if not args.source or not args.target:
@@ -128,6 +130,7 @@ def cutover(args: argparse.Namespace) -> int:
     from kafka_migration.ledger import Ledger
 
     ledger = Ledger.open(url)  # the final run may be the first one: like run, it may create it
+    lineage = Lineage.from_environment()  # the final run's, the groups' and the cutover's
     cutover_id = new_run_id("cutover")
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a cutover that stopped
     print(
@@ -151,13 +154,14 @@ def cutover(args: argparse.Namespace) -> int:
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
         try:
-            outcome, run_report = final_run(args, source, target, options, ledger)
+            outcome, run_report = final_run(args, source, target, options, ledger, lineage)
         except BaseException as exc:
             message = str(exc)[:4000] or type(exc).__name__
             ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message)
             raise
         done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
-        result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
+        record = CutoverRecord(reports_dir_of(args), lineage)
+        result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, record)
     except MigrationError as exc:
         stopped(args, "cutover", ledger, cutover_id, exc, done)
         raise
@@ -211,10 +215,15 @@ def _report_of(ledger: Ledger, cutover_id: str, reports_dir: Path, exc: Migratio
 
 
 def final_run(
-    args: argparse.Namespace, source: ClusterConfig, target: ClusterConfig, options: MigrationOptions, ledger: Ledger
+    args: argparse.Namespace,
+    source: ClusterConfig,
+    target: ClusterConfig,
+    options: MigrationOptions,
+    ledger: Ledger,
+    lineage: Lineage,
 ) -> tuple[Any, Path]:
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
-    outcome and the path of its report."""
+    outcome and the path of its report. Its lineage goes where the cutover's goes."""
     from kafka_migration.cli.progress import run_progress
     from kafka_migration.run.pipeline import run_migration
     from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
@@ -241,6 +250,7 @@ def final_run(
                 view.line,
             ),
             reports_dir=reports_dir_of(args),
+            lineage=lineage,
             on_plan=on_plan,
         )
         view.done()
