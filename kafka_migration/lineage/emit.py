@@ -4,8 +4,8 @@ Configured means what openlineage-python reads: ``OPENLINEAGE_URL`` (HTTP), a fi
 ``OPENLINEAGE_CONFIG``, ``openlineage.yml`` in the working directory or in ``~/.openlineage/``, or
 ``OPENLINEAGE__TRANSPORT__...`` variables; ``OPENLINEAGE_DISABLED=true`` turns it off. Without any of them
 nothing is built or sent (no console output either). An event that cannot be sent (an unreachable endpoint, a
-bad configuration) costs one warning line, after which this process sends no more: lineage never changes a
-run's verdict or exit code.
+bad configuration) costs one warning line, after which that command's ``Lineage`` sends no more: lineage never
+changes a run's verdict or exit code.
 
 Inside Airflow the provider (apache-airflow-providers-openlineage) sends, so that a DAG run is not reported
 twice: the Airflow glue passes a ``Lineage`` whose sink collects the events, and the operator that closes the
