@@ -21,6 +21,17 @@ class ClusterUnreachableError(ConfigurationError):
     """A cluster did not answer within the connection timeout."""
 
 
+class BootstrapAddressError(ConfigurationError):
+    """One address of ``bootstrap.servers`` is not ``[PROTOCOL://]HOST[:PORT]`` (``model/bootstrap``)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__(
+            f"The bootstrap address {address!r} is not HOST:PORT; give the brokers as HOST:PORT[,HOST:PORT...], "
+            "e.g. broker1:9092,broker2:9092 ([::1]:9092 for an IPv6 address)."
+        )
+
+
 class AuthorizationError(ConfigurationError):
     """A cluster's ACLs do not allow what the run needs; names the operation, the resources and the ACL to add."""
 

@@ -23,9 +23,9 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from harness.bench.seeding import create_topics
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
-# The project's producer defaults (kafka_migration.kafka.clients.producer_settings), written out.
+# The project's producer defaults (kafka_migration.kafka.settings.producer_settings), written out.
 BASELINE_PRODUCER = {
     "linger.ms": 20,
     "batch.size": 1024 * 1024,

@@ -35,7 +35,7 @@ from harness.bench.common import cli_run_command, cluster_configs, load1, median
 from harness.bench.meter import MiB, TreeMeter
 from harness.bench.seeding import KEY_BYTES, TIMESTAMP_BASE
 from harness.kafka import metrics
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 if TYPE_CHECKING:
     from harness.bench.session import Session

@@ -60,7 +60,7 @@ def seed_avro(bootstrap: str, topic: str, partitions: int, records: int, schema_
     timestamps), as scenario 1's data; the seconds taken."""
     from confluent_kafka import Producer
 
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     started = time.monotonic()
     create_topics(bootstrap, {topic: partitions})

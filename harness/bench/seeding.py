@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 KEY_BYTES = 10  # b"k%09d"
 # Record timestamps: a day before the bench started, one millisecond apart. Apache Kafka deletes by

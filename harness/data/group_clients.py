@@ -15,7 +15,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from harness.data.seed import producer, send
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000}
 # The two consumer group protocols of Apache Kafka 4: the classic one (JoinGroup/SyncGroup, timeouts set by the

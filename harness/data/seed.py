@@ -21,7 +21,7 @@ KEEP_FOREVER = {"retention.ms": "-1"}
 
 
 def _quiet() -> dict[str, object]:
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     return client_settings({})
 

@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 
 def admin(cluster: str | Mapping[str, Any]) -> AdminClient:

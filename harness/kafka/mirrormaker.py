@@ -65,7 +65,7 @@ class Intervals:
     refresh_topics: int = 5
 
 
-# The target producer's settings of kafka-migrate's copy (kafka_migration.kafka.clients.producer_settings),
+# The target producer's settings of kafka-migrate's copy (kafka_migration.kafka.settings.producer_settings),
 # so that the comparison is about the tools, not about batching or compression.
 PRODUCER = {"compression.type": "lz4", "linger.ms": "20", "batch.size": str(1024 * 1024)}
 
@@ -264,7 +264,7 @@ class SourceOffsets:
     def __init__(self, target: str, timeout: float = 60.0) -> None:
         from confluent_kafka import Consumer
 
-        from kafka_migration.kafka.clients import client_settings
+        from kafka_migration.kafka.settings import client_settings
 
         self.consumer = Consumer(
             client_settings(
@@ -334,7 +334,7 @@ def group_offsets(target: str, groups: Iterable[str], timeout: float = 30.0) -> 
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
     from confluent_kafka.admin import AdminClient
 
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     admin = AdminClient(client_settings({"bootstrap.servers": target}))
     deadline = time.monotonic() + timeout

@@ -130,7 +130,7 @@ class ReplicatedCluster:
     def admin(self) -> Any:
         from confluent_kafka.admin import AdminClient
 
-        from kafka_migration.kafka.clients import client_settings
+        from kafka_migration.kafka.settings import client_settings
 
         return AdminClient(client_settings({"bootstrap.servers": ",".join(n.bootstrap for n in self.running())}))
 

@@ -21,7 +21,7 @@ from harness.data.seed import producer, send
 from harness.kafka import ClusterSpec, KafkaCluster, Tls, kafka_clusters
 from harness.kafka.certs import Pki, make_pki
 from harness.servers.ports import free_port
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 
 def tls_settings(bootstrap: str, pki: Pki, *, client_cert: bool, inline: bool) -> dict[str, Any]:

@@ -97,6 +97,8 @@ def cutover_finish(
     PlanFailed (the DAG skips the task) when the pre-flight refused or the final run's plan failed: the
     task that failed says why; this one records the cutover as failed and writes its report.
     """
+    from kafka_migration.airflow.lineage import LINEAGE
+    from kafka_migration.cutover.steps import CutoverRecord
     from kafka_migration.cutover.steps import finish_cutover as finish
     from kafka_migration.exceptions import MigrationError
 
@@ -121,7 +123,7 @@ def cutover_finish(
             prepared["cutover_id"],
             Preflight.from_dict(prepared["preflight"]),
             plan,
-            settings.reports_dir(),
+            CutoverRecord(settings.reports_dir(), LINEAGE),
         )
     except MigrationError as exc:
         raise RuntimeError(str(exc)) from None
@@ -171,9 +173,10 @@ def failback_finish(
 ) -> dict:  # type: ignore[type-arg]
     """Target still quiet, the reverse run verified, groups moved back with proof; the cutover report.
     PlanFailed (skipped) as ``cutover_finish``."""
+    from kafka_migration.airflow.lineage import LINEAGE
     from kafka_migration.cutover.point import FAILED
+    from kafka_migration.cutover.steps import CutoverRecord, load_cutover
     from kafka_migration.cutover.steps import finish_failback as finish
-    from kafka_migration.cutover.steps import load_cutover
     from kafka_migration.exceptions import MigrationError
 
     if not prepared:
@@ -192,9 +195,8 @@ def failback_finish(
             f"Failback of cutover {cutover.cutover_id} recorded as FAILED: {exc}. Report: {files.html}"
         ) from None
     try:
-        outcome = finish(
-            source, target, ledger, cutover, Preflight.from_dict(prepared["preflight"]), plan, settings.reports_dir()
-        )
+        checked = Preflight.from_dict(prepared["preflight"])
+        outcome = finish(source, target, ledger, cutover, checked, plan, CutoverRecord(settings.reports_dir(), LINEAGE))
     except MigrationError as exc:
         raise RuntimeError(str(exc)) from None
     log.info("Failback of cutover %s completed: %s. Report: %s", outcome.cutover_id, outcome.message, outcome.report)

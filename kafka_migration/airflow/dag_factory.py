@@ -21,7 +21,6 @@ from airflow.sdk import DAG, Param, task
 from airflow.task.trigger_rule import TriggerRule
 
 from kafka_migration.airflow import run_tasks
-from kafka_migration.airflow.lineage import use_provider
 from kafka_migration.airflow.operators import MigrationSparkOperator, MigrationSummaryOperator
 from kafka_migration.airflow.schema_tasks import schema_params
 from kafka_migration.exceptions import ConfigurationError
@@ -31,10 +30,6 @@ from kafka_migration.model.config import MigrationOptions
 # or the form keeps its Trigger button disabled while the field holds its default.
 OPTIONAL_TEXT = ["null", "string"]
 TOPICS = "topics"  # XCom key of the plan task: one entry per planned topic, for the per-topic results
-
-# Inside Airflow a run's lineage goes through apache-airflow-providers-openlineage, not openlineage-python's
-# client: one emitter per DAG run (kafka_migration/airflow/lineage.py).
-use_provider()
 
 
 def skipped_after_a_failed_plan(finish: Callable[..., dict], *args: Any, **kwargs: Any) -> dict:  # type: ignore[type-arg]

@@ -33,6 +33,7 @@ def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dic
     closing the run.
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
+    from kafka_migration.airflow.lineage import LINEAGE
     from kafka_migration.groups.rules import render_sync, verdict_line
     from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 
@@ -46,6 +47,7 @@ def sync_consumer_groups(params: dict[str, Any], planned: dict[str, Any]) -> dic
             dry_run=bool(planned.get("dry_run")),
             run_id=planned["run_id"],
         ),
+        LINEAGE,
     )
     log.info("\n%s", render_sync(result))
     line = verdict_line(result)

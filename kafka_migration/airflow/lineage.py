@@ -2,8 +2,8 @@
 
 run/evidence.py builds the same events for a DAG run as for a CLI run (lineage/events.py). Inside Airflow
 openlineage-python's client does not send them (two emitters would report one run twice, and the provider is
-how a deployment configures lineage: ``[openlineage] transport``). ``use_provider()``, called when the DAG
-modules load (dag_factory), routes them to ``TASK``:
+how a deployment configures lineage: ``[openlineage] transport``). The tasks pass ``LINEAGE`` (a ``Lineage``
+whose sink is ``TASK``) to what records a run, a group sync or a cutover:
 
 * a migration run's events are kept for the operators: the summary (``MigrationSummaryOperator``, the task that
   records the evidence and closes the run) reports the last one's inputs (source topics), outputs (target
@@ -64,11 +64,7 @@ class ProviderSink:
 
 
 TASK = ProviderSink()
-
-
-def use_provider() -> None:
-    """Route this process's lineage to ``TASK`` (the DAG modules call it when they load)."""
-    emit.route(TASK)
+LINEAGE = emit.Lineage(TASK)  # what the tasks pass on: this worker's events to TASK, never to openlineage-python
 
 
 def run_lineage() -> Any:
@@ -102,19 +98,19 @@ def verified_assets(report_path: Path) -> list[tuple[str, dict[str, Any]]]:
     none unless the whole run is verified. The URI is the Kafka provider's: ``kafka://host:port/topic``."""
     from kafka_migration.lineage.events import verified_topics
     from kafka_migration.lineage.naming import asset_uri
+    from kafka_migration.model.report import SignoffReport
     from kafka_migration.reports.signoff import sha256
 
     data = report_path.read_bytes()
-    report = json.loads(data)
-    target = report["scope"]["target"]["bootstrap"]
-    copied = {t["target_topic"]: t for t in report["topics"]}
+    report = SignoffReport.from_content(json.loads(data))
+    copied = {t.target_topic: t for t in report.topics}
     return [
         (
-            asset_uri(target, topic),
+            asset_uri(report.scope.target.bootstrap, topic),
             {
-                "run_id": report["run"]["run_id"],
-                "records_copied": copied[topic]["records_copied"],
-                "records_verified": copied[topic]["records_verified"],
+                "run_id": report.run.run_id,
+                "records_copied": copied[topic].records_copied,
+                "records_verified": copied[topic].records_verified,
                 "report_sha256": sha256(data),
             },
         )

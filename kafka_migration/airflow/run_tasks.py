@@ -94,8 +94,8 @@ def validated_inputs(
     (a failback passes the reverse direction and an explicit topic map).
     """
     from kafka_migration.airflow.hooks import KafkaClusterHook
-    from kafka_migration.kafka.clients import check_client_settings
     from kafka_migration.kafka.reach import check_reachable
+    from kafka_migration.kafka.settings import check_client_settings
     from kafka_migration.ledger.urls import check_ledger_url
 
     if declared is not None:
@@ -378,10 +378,11 @@ class PlanFailed(Exception):
 def _close_unplanned(planned: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
     """The plan task recorded the run, then failed (creating the target topics): close the run as failed with
     its report, and say so without a second error."""
+    from kafka_migration.airflow.lineage import LINEAGE
     from kafka_migration.run.evidence import record_failure
 
     message = "the plan task failed after planning, before anything was copied (see its log)"
-    files = record_failure(ledger, planned["run_id"], message, settings.reports_dir())
+    files = record_failure(ledger, planned["run_id"], message, settings.reports_dir(), LINEAGE)
     if files is not None:
         _log_report(files)
     raise PlanFailed(f"Run {planned['run_id']} closed as failed: {message}.")
@@ -392,6 +393,7 @@ def _summarize(
 ) -> dict[str, Any]:
     """Record the run through run/evidence.py, as the CLI's run does; the group sync between its topics and
     its close, when every topic is verified and the target lost nothing."""
+    from kafka_migration.airflow.lineage import LINEAGE
     from kafka_migration.run.evidence import RunEvidence, record_dry_run, record_failure, record_run
 
     plan = load_plan(path, planned["run_id"], ledger)
@@ -406,7 +408,7 @@ def _summarize(
     try:
         hold_leases(plan, ledger)  # before anything is stored: another run may have taken the leases over
     except LeaseLostError as exc:
-        record_failure(ledger, plan.run_id, str(exc), settings.reports_dir())  # no evidence of this run's
+        record_failure(ledger, plan.run_id, str(exc), settings.reports_dir(), LINEAGE)  # no evidence of this run's
         raise
     if planned.get("nothing_new"):
         copy: list[StepResults] = []
@@ -426,7 +428,7 @@ def _summarize(
             )
 
     timings = _timings(ledger, plan, path, copy, verify)
-    _log_report(record_run(ledger, evidence, timings, settings.reports_dir(), sync_groups))
+    _log_report(record_run(ledger, evidence, timings, settings.reports_dir(), sync_groups, LINEAGE))
     if timings is not None:
         log.info("%s", timings_line(timings))
     if evidence.nothing_new:

@@ -56,6 +56,7 @@ from kafka_migration.spark.submit import SparkSettings, default_master
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
+    from kafka_migration.lineage.emit import Lineage
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,8 @@ def cluster_options(parser: argparse.ArgumentParser, required: bool) -> None:
 
 
 def cutover(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.steps import CutoverRequest, finish_cutover, prepare_cutover
+    from kafka_migration.cutover.steps import CutoverRecord, CutoverRequest, finish_cutover, prepare_cutover
+    from kafka_migration.lineage.emit import Lineage
     from kafka_migration.run.planner import new_run_id
 
     if not args.source or not args.target:
@@ -139,6 +141,7 @@ def cutover(args: argparse.Namespace) -> int:
     from kafka_migration.ledger import Ledger
 
     ledger = Ledger.open(url)  # the final run may be the first one: like run, it may create it
+    lineage = Lineage.from_environment()  # the final run's, the groups' and the cutover's
     cutover_id = new_run_id("cutover")
     done: dict[str, Any] = {}  # how far it got, for the JSON document of a cutover that stopped
     print(
@@ -162,13 +165,16 @@ def cutover(args: argparse.Namespace) -> int:
         done["groups"] = checked.groups
         print(f"Pre-flight passed: source quiet; consumer groups to move: {', '.join(checked.groups) or 'none'}.")
         try:
-            outcome, run_report = final_run(args, source, target, options, ledger, schema_step(schemas, ledger))
+            outcome, run_report = final_run(
+                args, source, target, options, ledger, lineage, schema_step(schemas, ledger)
+            )
         except BaseException as exc:
             message = str(exc)[:4000] or type(exc).__name__
             ledger.update_cutover(cutover_id, finished=True, status=FAILED, message=message)
             raise
         done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
-        result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, reports_dir_of(args))
+        record = CutoverRecord(reports_dir_of(args), lineage)
+        result = finish_cutover(source, target, ledger, cutover_id, checked, outcome.plan, record)
     except MigrationError as exc:
         stopped(args, "cutover", ledger, cutover_id, exc, done)
         raise
@@ -227,10 +233,12 @@ def final_run(
     target: ClusterConfig,
     options: MigrationOptions,
     ledger: Ledger,
+    lineage: Lineage,
     schemas: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, Path]:
     """The final run of a cutover or failback, the pipeline's own, with its plan, progress and table; its
-    outcome and the path of its report. ``schemas``: the step on its plan (cli/schema_options.schema_step)."""
+    outcome and the path of its report. Its lineage goes where the cutover's goes. ``schemas``: the step on its
+    plan (cli/schema_options.schema_step)."""
     from kafka_migration.cli.progress import run_progress
     from kafka_migration.run.pipeline import run_migration
     from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
@@ -258,6 +266,7 @@ def final_run(
                 view.line,
             ),
             reports_dir=reports_dir_of(args),
+            lineage=lineage,
             on_plan=on_plan,
             schemas=schemas,
         )

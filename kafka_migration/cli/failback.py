@@ -56,7 +56,8 @@ def add_parser(sub: Any) -> None:
 
 
 def failback(args: argparse.Namespace) -> int:
-    from kafka_migration.cutover.steps import finish_failback, load_cutover, prepare_failback
+    from kafka_migration.cutover.steps import CutoverRecord, finish_failback, load_cutover, prepare_failback
+    from kafka_migration.lineage.emit import Lineage
     from kafka_migration.model.config import load_settings_file
 
     # Before the ledger is read: what the options say on their own (bootstraps may come from the cutover).
@@ -71,6 +72,7 @@ def failback(args: argparse.Namespace) -> int:
     schemas = schema_options_of(args)  # the cutover's source and target registries
     check_before_writing(args, *given)
     ledger = open_ledger(args)
+    lineage = Lineage.from_environment()  # the reverse run's, the groups' and the failback's
     cutover = load_cutover(ledger, args.cutover)
     cutover.ready_for_failback()  # before the first line of progress: bad input is the one line on stderr
     check_schema_mode(ledger, cutover, schemas)
@@ -92,13 +94,14 @@ def failback(args: argparse.Namespace) -> int:
         options = MigrationOptions.from_mapping({**vars(options), "topics_per_job": args.topics_per_job})
         try:  # reverse: the target's records go back to the source
             step = schema_step(schemas, ledger, failback=True)  # back through the map the forward runs recorded
-            outcome, run_report = final_run(args, target, source, options, ledger, step)
+            outcome, run_report = final_run(args, target, source, options, ledger, lineage, step)
         except BaseException as exc:
             message = str(exc)[:4000] or type(exc).__name__
             ledger.update_cutover(cutover_id, failback_status=FAILED, failback_message=message)
             raise
         done["final_run"] = output.final_run(outcome.plan.run_id, outcome.verified, run_report)
-        result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, reports_dir_of(args))
+        record = CutoverRecord(reports_dir_of(args), lineage)
+        result = finish_failback(source, target, ledger, cutover, checked, outcome.plan, record)
     except MigrationError as exc:
         # Bad input found before the pre-flight recorded anything (the cutover cannot be failed back, the
         # clusters are not the cutover's) writes nothing, not even a report; a refusal or failure is recorded.

@@ -83,7 +83,7 @@ def add_cluster_options(parser: argparse.ArgumentParser, required: bool = False)
 
 def check_settings(*clusters: ClusterConfig) -> None:
     """The clusters' client settings, checked without a cluster (before a ledger is opened)."""
-    from kafka_migration.kafka.clients import check_client_settings
+    from kafka_migration.kafka.settings import check_client_settings
 
     for cluster in clusters:
         check_client_settings(cluster)

@@ -53,10 +53,8 @@ def _plain(value: Any) -> Any:
 
 
 def when(value: datetime | None) -> str | None:
-    """ISO 8601 with its offset; the ledger's naive times (SQLite) are UTC."""
-    if value is None:
-        return None
-    return value.isoformat() if value.tzinfo else value.isoformat() + "+00:00"
+    """ISO 8601 with its offset (the ledger's times are aware UTC: ``ledger.schema.UtcDateTime``)."""
+    return None if value is None else value.isoformat()
 
 
 def report_files(files: ReportFiles | None) -> dict[str, Any] | None:

@@ -33,7 +33,7 @@ from kafka_migration.exceptions import ConfigurationError, CutoverRefusedError, 
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.ledger import Ledger
-from kafka_migration.lineage import emit as lineage
+from kafka_migration.lineage.emit import Lineage, now
 from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, compile_group_pattern
@@ -73,6 +73,15 @@ class CutoverRequest:
     dag_id: str | None = None
     dag_run_id: str | None = None
     reports_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class CutoverRecord:
+    """Where a finished cutover's or failback's record goes besides the ledger: the directory of its report, and
+    its lineage (None: openlineage-python's standard configuration, as the CLI has it)."""
+
+    reports_dir: Path
+    lineage: Lineage | None = None
 
 
 def prepare_cutover(
@@ -171,10 +180,11 @@ def finish_cutover(
     cutover_id: str,
     checked: Preflight,
     plan: MigrationPlan,
-    reports_dir: Path,
+    record: CutoverRecord,
 ) -> CutoverOutcome:
     """After the final run: still quiet, verified, groups synced and proven; record the ends; write the report."""
-    started = lineage.now()
+    started = now()
+    reports_dir, lineage = record.reports_dir, record.lineage or Lineage.from_environment()
     ledger.update_cutover(cutover_id, run_id=plan.run_id)
     problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(source), checked)
@@ -195,7 +205,7 @@ def finish_cutover(
     if problems:
         _fail(ledger, cutover_id, problems, reports_dir)
     ledger.update_cutover(cutover_id, topics=[t.to_dict() for t in topics])
-    problems = move_groups(source, target, ledger, checked.groups, plan.run_id)
+    problems = move_groups(source, target, ledger, checked.groups, plan.run_id, lineage=lineage)
     status = FAILED if problems else COMPLETED
     message = "; ".join(problems) if problems else "consumers may start on the target"
     ledger.update_cutover(cutover_id, finished=True, status=status, message=message[:4000])
@@ -204,7 +214,7 @@ def finish_cutover(
     moved = CutoverLineage(
         "cutover", cutover_id, plan.run_id, source.bootstrap, target.bootstrap, ends, not problems, message, started
     )
-    _lineage(ledger, moved)
+    _lineage(ledger, moved, lineage)
     if problems:
         raise VerificationError(
             f"Cutover {cutover_id} FAILED: consumer groups not moved with proof: {message}. Report: {files}"
@@ -219,14 +229,17 @@ def move_groups(
     groups: Iterable[str],
     run_id: str,
     segments: Mapping[Key, list[MappedSegment]] | None = None,
+    lineage: Lineage | None = None,
 ) -> list[str]:
-    """Move the selected groups with proof (``groups.sync``); the problems, empty when every one is proven."""
+    """Move the selected groups with proof (``groups.sync``, its lineage to ``lineage``); the problems, empty when
+    every one is proven."""
     names = sorted(groups)
     if not names:
         return []
     from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
 
-    result = sync_groups(source, target, ledger, GroupSyncOptions(_exact(names), run_id=run_id, segments=segments))
+    options = GroupSyncOptions(_exact(names), run_id=run_id, segments=segments)
+    result = sync_groups(source, target, ledger, options, lineage)
     return [f"{p.name()}: {p.outcome}" + (f" ({p.reason})" if p.reason else "") for p in result.failures()]
 
 
@@ -320,17 +333,19 @@ def finish_failback(
     cutover: Cutover,
     checked: Preflight,
     plan: MigrationPlan,
-    reports_dir: Path,
+    record: CutoverRecord,
 ) -> CutoverOutcome:
     """After the reverse run: target still quiet, verified, groups translated back with proof; report."""
-    started = lineage.now()
+    started = now()
+    reports_dir, lineage = record.reports_dir, record.lineage or Lineage.from_environment()
     ledger.update_cutover(cutover.cutover_id, failback_run_id=plan.run_id)
     problems, error = _run_problems(ledger, plan.run_id)
     problems += still_quiet(KafkaCluster(target), checked)
     if problems:
         _fail(ledger, cutover.cutover_id, problems, reports_dir, failback=True, error=error)
     groups = sorted(checked.groups)
-    problems = move_groups(target, source, ledger, groups, plan.run_id, segments=failback_segments(ledger, cutover))
+    segments = failback_segments(ledger, cutover)
+    problems = move_groups(target, source, ledger, groups, plan.run_id, segments=segments, lineage=lineage)
     message = "; ".join(problems) if problems else "consumers may start on the source again"
     ledger.update_cutover(
         cutover.cutover_id, failback_status=FAILED if problems else COMPLETED, failback_message=message[:4000]
@@ -348,7 +363,7 @@ def finish_failback(
         message,
         started,
     )
-    _lineage(ledger, back)
+    _lineage(ledger, back, lineage)
     if problems:
         raise VerificationError(
             f"Failback of cutover {cutover.cutover_id} FAILED: consumer groups not moved back with proof: {message}. "
@@ -357,10 +372,9 @@ def finish_failback(
     return CutoverOutcome(cutover.cutover_id, plan.run_id, True, message, files)
 
 
-def _lineage(ledger: Ledger, cutover: CutoverLineage) -> None:
+def _lineage(ledger: Ledger, cutover: CutoverLineage, lineage: Lineage) -> None:
     """The cutover's (or failback's) lineage: each partition's ends and where each group starts (lineage/emit.py;
-    off unless configured, never failing the cutover); the groups' rows are read from the ledger only when
-    something takes the events."""
+    never failing the cutover); the groups' rows are read from the ledger only when something takes the events."""
 
     def rows() -> list[dict[str, Any]]:
         return [r.to_dict() for r in ledger.group_sync_rows(run_id=cutover.run_id)]

@@ -21,7 +21,7 @@ from kafka_migration.kafka.groups import GroupCluster, first_record
 from kafka_migration.kafka.permissions import check_group_permissions
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.urls import redact_url
-from kafka_migration.lineage import emit as lineage
+from kafka_migration.lineage.emit import Lineage, now
 from kafka_migration.model.checkpoints import Key
 from kafka_migration.model.config import ClusterConfig, ClusterPair
 from kafka_migration.model.groups import PENDING, UNREADABLE, WRITE, GroupSync, GroupSyncResult, PartitionSync
@@ -58,7 +58,11 @@ class GroupSyncOptions:
 
 
 def sync_groups(
-    source: ClusterConfig, target: ClusterConfig, ledger: Ledger, options: GroupSyncOptions | None = None
+    source: ClusterConfig,
+    target: ClusterConfig,
+    ledger: Ledger,
+    options: GroupSyncOptions | None = None,
+    lineage: Lineage | None = None,
 ) -> GroupSyncResult:
     """Translate the committed offsets of the selected source groups to the target, write, prove and record them.
 
@@ -75,6 +79,8 @@ def sync_groups(
         verified ranges, have the same canonical encoding, or both ranges end there.
       * Records every partition in the ledger (km_group_syncs) under ``sync_id`` (default ``new_sync_id``),
         linked to ``run_id`` when the sync is part of a migration run; a dry run writes and records nothing.
+      * Sends its lineage (START, COMPLETE or FAIL) to ``lineage``; None: openlineage-python's standard
+        configuration, as the CLI has it.
       * Returns the frozen result; ``result.exit_code`` is 0 when every partition is synced or unchanged and
         proven, 1 otherwise (``result.failures()`` names them). Other failures raise MigrationError (exit 3).
     """
@@ -82,7 +88,7 @@ def sync_groups(
     groups, exclude_groups, dry_run = options.groups, options.exclude_groups, options.dry_run
     allow_rewind, run_id, segments = options.allow_rewind, options.run_id, options.segments
     select_groups((), groups, exclude_groups)  # bad patterns fail first, before any connection
-    started = lineage.now()
+    started = now()
     source_cluster = GroupCluster(source)
     target_cluster = GroupCluster(target)
     source_info = source_cluster.describe()
@@ -138,6 +144,7 @@ def sync_groups(
     )
     if not dry_run:
         ledger.record_group_sync(result)
+        lineage = lineage if lineage is not None else Lineage.from_environment()
         lineage.group_sync_done(result, source.bootstrap, target.bootstrap, started)  # the translated positions
     return result
 

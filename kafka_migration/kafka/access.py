@@ -262,7 +262,7 @@ class AccessCluster(KafkaCluster):
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
-        from kafka_migration.kafka.clients import client_settings
+        from kafka_migration.kafka.settings import client_settings
 
         protocol = str(self.config.settings.get("security.protocol", "PLAINTEXT")).upper()
         if not protocol.startswith("SASL"):

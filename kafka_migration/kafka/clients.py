@@ -1,7 +1,7 @@
-"""Thin wrappers over confluent-kafka: admin calls with clear errors (the client settings: ``kafka.settings``).
+"""The admin client of one cluster (``KafkaCluster``): its calls, with errors that name the cluster and the fix.
 
-Everything that talks to a broker goes through here, so the logic modules can be
-tested on plain data and the settings that correctness depends on live in one place.
+The clients' settings (consumers, producers, timeouts) are ``kafka.settings``; topic creation and offset lookups,
+mixed in here, are ``kafka.creation`` and ``kafka.offsets``.
 """
 
 from __future__ import annotations
@@ -18,21 +18,7 @@ from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES, Permission, refus
 from kafka_migration.kafka.batches import chunks, pipelined
 from kafka_migration.kafka.creation import TopicCreation, described_topic_id
 from kafka_migration.kafka.offsets import OffsetLookups
-from kafka_migration.kafka.settings import (  # noqa: F401 (the settings live there; importers use either module)
-    DEFAULT_MESSAGE_TIMEOUT_MS,
-    DEFAULT_SOCKET_TIMEOUT_MS,
-    READER_GROUP,
-    _ConnectionWatch,
-    _QuietRdkafkaLogger,
-    check_client_settings,
-    client_settings,
-    cluster_label,
-    consumer_settings,
-    delivery_timeout,
-    producer_settings,
-    refused_settings,
-    stall_timeout,
-)
+from kafka_migration.kafka.settings import _ConnectionWatch, refused_settings
 from kafka_migration.kafka.tls import check_tls_settings, diagnose_tls, uses_tls
 from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.config import ClusterConfig, scrub

@@ -3,10 +3,11 @@ AlterClientQuotas) and ACL bindings on DELEGATION_TOKEN and USER resources (with
 DESCRIBE_TOKENS operations).
 
 The product's connection settings are librdkafka's (``ClusterConfig.settings``); this module is the one place
-that turns them into kafka-python's arguments, builds the TLS context from the same files or inline PEM, and
-refuses (naming the setting, never its value) what kafka-python cannot honour, so that a setting is never
-silently dropped. kafka-python's admin client logs its whole configuration, password included, at DEBUG when it
-starts: that one record is filtered out here.
+that turns them into kafka-python's arguments, and refuses (naming the setting, never its value) what kafka-python
+cannot honour, so that a setting is never silently dropped. The TLS context is ``kafka.tls.tls_context``'s, the
+one translation of the ``ssl.*`` settings, and the addresses ``model.bootstrap``'s, the one parser.
+kafka-python's admin client logs its whole configuration, password included, at DEBUG when it starts: that one
+record is filtered out here.
 
 Two kafka-python clients serve two needs: ``KafkaAdminClient`` for its public ACL methods (``describe_acls``,
 ``create_acls``, ``delete_acls``), and ``KafkaNetClient`` (kafka-python's general client, the one its admin,
@@ -21,12 +22,14 @@ import logging
 import ssl
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kafka_migration.exceptions import ClusterUnreachableError, ConfigurationError, MigrationError
 from kafka_migration.kafka.acls import Permission, refusal
+from kafka_migration.kafka.tls import check_tls_settings, tls_context
+from kafka_migration.model.bootstrap import broker_addresses
 from kafka_migration.model.config import ClusterConfig, scrub
 
 T = TypeVar("T")
@@ -62,57 +65,11 @@ def _quiet_configuration_log() -> None:
         logger.addFilter(_FILTER)
 
 
-def _bootstrap_servers(value: object) -> list[str]:
-    servers = [s.strip() for s in str(value).split(",") if s.strip()]
-    return [s.split("://", 1)[1] if "://" in s else s for s in servers]
-
-
 def _refuse(role: str, setting: str, why: str) -> ConfigurationError:
     return ConfigurationError(
         f"The {role} cluster's setting {setting} cannot be used for client quotas and token/user ACLs "
         f"(read and written with kafka-python): {why}."
     )
-
-
-def ssl_context(role: str, settings: Mapping[str, Any], scratch: Path) -> ssl.SSLContext:
-    """The TLS context librdkafka's settings describe: the CA (file, directory or inline PEM), the client identity
-    (files or inline PEM, written to ``scratch`` only while loading), host name checking, CRL and ciphers."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    verify = str(settings.get("enable.ssl.certificate.verification", "true")).lower() not in ("false", "0")
-    identify = str(settings.get("ssl.endpoint.identification.algorithm", "https")).lower() != "none"
-    context.check_hostname = verify and identify
-    if not verify:
-        context.verify_mode = ssl.CERT_NONE
-    elif settings.get("ssl.ca.pem") is not None:
-        context.load_verify_locations(cadata=str(settings["ssl.ca.pem"]))
-    elif settings.get("ssl.ca.location") not in (None, "probe"):
-        location = Path(str(settings["ssl.ca.location"]))
-        if location.is_dir():
-            context.load_verify_locations(capath=str(location))
-        else:
-            context.load_verify_locations(cafile=str(location))
-    else:
-        context.load_default_certs()
-    if settings.get("ssl.crl.location"):
-        context.load_verify_locations(cafile=str(settings["ssl.crl.location"]))
-        context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
-    if settings.get("ssl.cipher.suites"):
-        context.set_ciphers(str(settings["ssl.cipher.suites"]))
-    files = {}
-    for what in ("certificate", "key"):
-        if settings.get(f"ssl.{what}.location"):
-            files[what] = str(settings[f"ssl.{what}.location"])
-        elif settings.get(f"ssl.{what}.pem") is not None:
-            path = scratch / f"{what}.pem"
-            path.touch(mode=0o600)
-            path.write_text(str(settings[f"ssl.{what}.pem"]))
-            files[what] = str(path)
-    if set(files) == {"certificate", "key"}:
-        password = settings.get("ssl.key.password")
-        context.load_cert_chain(files["certificate"], files["key"], None if password is None else str(password))
-    elif files:
-        raise _refuse(role, f"ssl.{next(iter(files))}.*", "a client identity needs both a certificate and its key")
-    return context
 
 
 def kafka_python_settings(config: ClusterConfig, timeout: float) -> dict[str, Any]:
@@ -126,7 +83,7 @@ def kafka_python_settings(config: ClusterConfig, timeout: float) -> dict[str, An
         if name.startswith(in_use) and any(name.startswith(prefix) for prefix in _UNSUPPORTED):
             raise _refuse(role, name, "kafka-python has no counterpart; use a SASL or certificate login here")
     found: dict[str, Any] = {
-        "bootstrap_servers": _bootstrap_servers(settings.get("bootstrap.servers", "")),
+        "bootstrap_servers": [str(address) for address in broker_addresses(str(settings["bootstrap.servers"]))],
         "client_id": str(settings.get("client.id", "kafka-migration")),
         "security_protocol": protocol,
         "request_timeout_ms": int(timeout * 1000),
@@ -163,9 +120,10 @@ class KafkaPythonClient:
     def _arguments(self) -> dict[str, Any]:
         arguments = kafka_python_settings(self.config, self.timeout)
         if arguments["security_protocol"] in ("SSL", "SASL_SSL"):
+            check_tls_settings(self.config.role, self.config.settings)
             with tempfile.TemporaryDirectory(prefix="km-tls-") as scratch:
                 try:
-                    arguments["ssl_context"] = ssl_context(self.config.role, self.config.settings, Path(scratch))
+                    arguments["ssl_context"], _ = tls_context(self.config.settings, Path(scratch))
                 except (OSError, ssl.SSLError) as exc:
                     raise ConfigurationError(
                         scrub(

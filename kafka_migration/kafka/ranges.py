@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
-from kafka_migration.kafka.clients import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.reader import BATCH, POLL_SECONDS, fetched_high_watermark, why_unreadable
+from kafka_migration.kafka.settings import cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.config import Endpoint
 from kafka_migration.model.text import offset_range, plural

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
-from kafka_migration.kafka.clients import client_settings, cluster_label, consumer_settings, stall_timeout
+from kafka_migration.kafka.settings import client_settings, cluster_label, consumer_settings, stall_timeout
 from kafka_migration.kafka.tls import check_tls_settings
 from kafka_migration.model.config import Endpoint
 from kafka_migration.model.text import offset_range, plural

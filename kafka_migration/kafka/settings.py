@@ -1,7 +1,7 @@
 """librdkafka settings as the product uses them: consumers, producers and admin clients, their timeouts,
 the quiet logger every client gets, and the check that refuses bad settings before anything is written.
 
-Pure settings logic (no cluster is contacted), re-exported by ``kafka.clients``.
+Pure settings logic: no cluster is contacted.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.bootstrap import first_broker
 
 TLS_PROTOCOLS = ("ssl", "sasl_ssl")
 # (inline PEM setting, path setting) of each piece of certificate material.
@@ -77,40 +78,65 @@ def check_tls_settings(role: str, settings: Mapping[str, Any]) -> None:
         )
 
 
-def _bootstrap_address(settings: Mapping[str, Any]) -> tuple[str, int]:
-    first = str(settings["bootstrap.servers"]).split(",")[0].strip()
-    if "://" in first:
-        first = first.split("://", 1)[1]
-    host, _, port = first.rpartition(":")
-    return host.strip("[]") or first, int(port or 9092)
+def tls_context(settings: Mapping[str, Any], scratch: Path | None = None) -> tuple[ssl.SSLContext, bool]:
+    """The TLS context librdkafka's settings describe, with Python's ssl module (the same OpenSSL checks), and
+    whether it presents a client identity. The one translation of the ``ssl.*`` settings: the handshake probe and
+    kafka-python's clients (``kafka.kafka_python``) both use it.
 
-
-def _context(settings: Mapping[str, Any]) -> tuple[ssl.SSLContext, bool]:
-    """An SSL context that checks what librdkafka checks; True when it presents the client identity."""
+    It trusts the CA (inline PEM, a file or a directory; the system's CAs otherwise), checks the host name unless
+    ``ssl.endpoint.identification.algorithm`` is none, honours ``enable.ssl.certificate.verification``,
+    ``ssl.crl.location`` and ``ssl.cipher.suites``, and presents the client certificate and key given by path, or
+    inline when ``scratch`` is given: a directory the PEM is written to (mode 0600) while it loads, as Python's ssl
+    module reads a key only from a file. Without ``scratch`` an inline identity is not presented (False).
+    Half an identity is refused (``check_tls_settings``).
+    """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     verify = str(settings.get("enable.ssl.certificate.verification", "true")).lower() not in ("false", "0")
-    context.check_hostname = verify and str(settings.get("ssl.endpoint.identification.algorithm", "https")) != "none"
+    identify = str(settings.get("ssl.endpoint.identification.algorithm", "https")).lower() != "none"
+    context.check_hostname = verify and identify
     if not verify:
         context.verify_mode = ssl.CERT_NONE
-    elif "ssl.ca.pem" in settings:
+    elif settings.get("ssl.ca.pem") is not None:
         context.load_verify_locations(cadata=str(settings["ssl.ca.pem"]))
     elif settings.get("ssl.ca.location") not in (None, "probe"):
         location = Path(str(settings["ssl.ca.location"]))
-        context.load_verify_locations(
-            cafile=str(location) if location.is_file() else None, capath=str(location) if location.is_dir() else None
-        )
+        if location.is_dir():
+            context.load_verify_locations(capath=str(location))
+        else:
+            context.load_verify_locations(cafile=str(location))
     else:
         context.load_default_certs()
-    # A client identity by path can be presented; inline PEM keys would need a file, which we do not write.
-    if "ssl.certificate.location" in settings and "ssl.key.location" in settings:
+    if settings.get("ssl.crl.location"):
+        context.load_verify_locations(cafile=str(settings["ssl.crl.location"]))
+        context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    if settings.get("ssl.cipher.suites"):
+        context.set_ciphers(str(settings["ssl.cipher.suites"]))
+    files = _identity_files(settings, scratch)
+    if set(files) == {"certificate", "key"}:
         password = settings.get("ssl.key.password")
-        context.load_cert_chain(
-            str(settings["ssl.certificate.location"]),
-            str(settings["ssl.key.location"]),
-            password=None if password is None else str(password),
-        )
+        context.load_cert_chain(files["certificate"], files["key"], None if password is None else str(password))
         return context, True
     return context, False
+
+
+def _identity_files(settings: Mapping[str, Any], scratch: Path | None) -> dict[str, str]:
+    """The files of the client certificate and key: their paths, or inline PEM written to ``scratch``."""
+    files = {}
+    for what in ("certificate", "key"):
+        if settings.get(f"ssl.{what}.location"):
+            files[what] = str(settings[f"ssl.{what}.location"])
+        elif settings.get(f"ssl.{what}.pem") is not None and scratch is not None:
+            path = scratch / f"{what}.pem"
+            path.touch(mode=0o600)
+            path.write_text(str(settings[f"ssl.{what}.pem"]))
+            files[what] = str(path)
+    if len(files) == 1 and scratch is not None:
+        given, missing = ("certificate", "key") if "certificate" in files else ("key", "certificate")
+        raise ConfigurationError(
+            f"A client {given} is set but no client {missing}: mutual TLS needs both (ssl.certificate.pem + "
+            "ssl.key.pem, or ssl.certificate.location + ssl.key.location)."
+        )
+    return files
 
 
 def _verify_cause(exc: ssl.SSLCertVerificationError, host: str) -> str:
@@ -144,10 +170,11 @@ def diagnose_tls(settings: Mapping[str, Any], timeout: float = _PROBE_TIMEOUT) -
     try:
         if not uses_tls(settings):
             raise ValueError("no TLS")
-        host, port = _bootstrap_address(settings)
-        context, presents_identity = _context(settings)
-        raw = socket.create_connection((host, port), timeout=timeout)
-    except (ValueError, OSError):
+        first = first_broker(str(settings["bootstrap.servers"]))
+        host = first.host
+        context, presents_identity = tls_context(settings)
+        raw = socket.create_connection((host, first.port), timeout=timeout)
+    except (ValueError, KeyError, OSError, ConfigurationError):
         return None  # librdkafka's own message says more than a probe that cannot start
     with contextlib.closing(raw):
         try:

@@ -112,12 +112,7 @@ class Takeover:
 
 
 def _iso(moment: datetime) -> str:
-    return _utc(moment).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; the ledger writes UTC only."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _now() -> datetime:
@@ -130,9 +125,9 @@ def _row_lease(row: Any) -> Lease:
         run_id=row.run_id,
         trigger=row.trigger,
         holder=row.holder,
-        acquired_at=_utc(row.acquired_at),
-        renewed_at=_utc(row.renewed_at),
-        expires_at=_utc(row.expires_at),
+        acquired_at=row.acquired_at,
+        renewed_at=row.renewed_at,
+        expires_at=row.expires_at,
         taken_over_from=row.taken_over_from,
     )
 

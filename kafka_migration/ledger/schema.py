@@ -19,6 +19,32 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A time as the ledger keeps it: written and read as timezone-aware UTC, on every database.
+
+    The column is ``DateTime(timezone=True)`` (TIMESTAMP WITH TIME ZONE on PostgreSQL). SQLite has no time zones:
+    it stores the wall time and hands back a naive datetime, and PostgreSQL hands back the session's time zone.
+    Every reader of the ledger gets UTC with its offset, so none needs to know which database it came from.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else _as_utc(value)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else _as_utc(value)
+
+
+def _as_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive one is UTC already (SQLite's, and what the ledger always wrote)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
 
 metadata = MetaData()
 
@@ -34,8 +60,8 @@ runs = Table(
     Column("source_bootstrap", Text, nullable=False),
     Column("target_cluster_id", String(250), nullable=False),
     Column("target_bootstrap", Text, nullable=False),
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("ended_at", DateTime(timezone=True)),
+    Column("started_at", UtcDateTime(), nullable=False),
+    Column("ended_at", UtcDateTime()),
     Column("status", String(20), nullable=False),
     Column("topics", Integer, nullable=False, default=0),
     Column("records", BigInteger, nullable=False, default=0),
@@ -96,7 +122,7 @@ checkpoints = Table(
     Column("source_offset", BigInteger, nullable=False),  # verified up to here (exclusive)
     Column("target_offset", BigInteger, nullable=False),  # where the next copied record lands
     Column("run_id", String(250), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
 )
 
 offset_map = Table(
@@ -113,7 +139,7 @@ group_syncs = Table(  # 0003_group_syncs: one row per consumer group partition a
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("sync_id", String(250), nullable=False),  # one `groups sync` invocation or DAG task
     Column("run_id", String(250)),  # the migration run the sync was part of (DAG run, cutover), else null
-    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("synced_at", UtcDateTime(), nullable=False),
     Column("source_cluster_id", String(250), nullable=False),
     Column("target_cluster_id", String(250), nullable=False),
     Column("group_id", String(255), nullable=False),
@@ -151,15 +177,15 @@ cutovers = Table(
     # [{source_topic, target_topic, partitions: [{partition, source_end, target_end}]}]: where failback starts
     Column("topics", JSON, nullable=False, default=list),
     Column("groups", JSON, nullable=False, default=list),  # group ids moved to the target
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("ended_at", DateTime(timezone=True)),
+    Column("started_at", UtcDateTime(), nullable=False),
+    Column("ended_at", UtcDateTime()),
     Column("status", String(20), nullable=False),  # checking, refused, running, completed, failed
     Column("message", Text),
     Column("report_sha256", String(80)),
     Column("failback_run_id", String(250)),
     Column("failback_status", String(20)),  # running, completed, failed
-    Column("failback_started_at", DateTime(timezone=True)),
-    Column("failback_ended_at", DateTime(timezone=True)),
+    Column("failback_started_at", UtcDateTime()),
+    Column("failback_ended_at", UtcDateTime()),
     Column("failback_message", Text),
     Index("ix_km_cutovers_clusters", "source_cluster_id", "target_cluster_id"),
 )
@@ -178,9 +204,9 @@ leases = Table(
     Column("run_id", String(250), nullable=False),
     Column("trigger", String(40), nullable=False),  # "cli" or "airflow"
     Column("holder", Text, nullable=False),  # host and process, or DAG and DAG run
-    Column("acquired_at", DateTime(timezone=True), nullable=False),
-    Column("renewed_at", DateTime(timezone=True), nullable=False),
-    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("acquired_at", UtcDateTime(), nullable=False),
+    Column("renewed_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
     Column("taken_over_from", String(250)),  # the run whose expired lease this one took over
     Index("ix_km_leases_run", "run_id"),
 )
@@ -220,7 +246,7 @@ target_losses = Table(
     Column("target_end", BigInteger, nullable=False),
     Column("verified_by", String(250), nullable=False),
     Column("accepted", Integer, nullable=False, default=0),
-    Column("found_at", DateTime(timezone=True), nullable=False),
+    Column("found_at", UtcDateTime(), nullable=False),
     Index("ix_km_target_losses_clusters", "source_cluster_id", "target_cluster_id"),
 )
 
@@ -231,7 +257,7 @@ access_syncs = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("sync_id", String(250), nullable=False),  # one `access sync` invocation or DAG task
     Column("run_id", String(250)),  # the migration run it was part of, else null
-    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("synced_at", UtcDateTime(), nullable=False),
     Column("source_cluster_id", String(250), nullable=False),
     Column("target_cluster_id", String(250), nullable=False),
     Column("dry_run", Integer, nullable=False, default=0),
@@ -271,7 +297,7 @@ access_quotas = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("sync_id", String(250), nullable=False),
     Column("run_id", String(250)),
-    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("synced_at", UtcDateTime(), nullable=False),
     Column("source_cluster_id", String(250), nullable=False),
     Column("target_cluster_id", String(250), nullable=False),
     Column("dry_run", Integer, nullable=False, default=0),
@@ -310,7 +336,7 @@ access_checks = Table(
     metadata,
     Column("sync_id", String(250), primary_key=True),
     Column("run_id", String(250)),
-    Column("synced_at", DateTime(timezone=True), nullable=False),
+    Column("synced_at", UtcDateTime(), nullable=False),
     Column("source_cluster_id", String(250), nullable=False),
     Column("target_cluster_id", String(250), nullable=False),
     Column("source_bootstrap", Text, nullable=False),
@@ -350,5 +376,5 @@ schema_ids = Table(
 
 
 def utc_now() -> datetime:
-    """The time the ledger records: timezone-aware UTC, as its DateTime(timezone=True) columns hold."""
+    """The time the ledger records: timezone-aware UTC, as its UtcDateTime() columns hold."""
     return datetime.now(UTC)

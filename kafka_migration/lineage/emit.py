@@ -4,26 +4,31 @@ Configured means what openlineage-python reads: ``OPENLINEAGE_URL`` (HTTP), a fi
 ``OPENLINEAGE_CONFIG``, ``openlineage.yml`` in the working directory or in ``~/.openlineage/``, or
 ``OPENLINEAGE__TRANSPORT__...`` variables; ``OPENLINEAGE_DISABLED=true`` turns it off. Without any of them
 nothing is built or sent (no console output either). An event that cannot be sent (an unreachable endpoint, a
-bad configuration) costs one warning line, after which this process sends no more: lineage never changes a
-run's verdict or exit code.
+bad configuration) costs one warning line, after which that command's ``Lineage`` sends no more: lineage never
+changes a run's verdict or exit code.
 
 Inside Airflow the provider (apache-airflow-providers-openlineage) sends, so that a DAG run is not reported
-twice: the Airflow glue routes the events here to a ``Collector`` (``route``), and the operator that closes the
-run reports what was collected as its OperatorLineage (kafka_migration/airflow/lineage.py).
+twice: the Airflow glue passes a ``Lineage`` whose sink collects the events, and the operator that closes the
+run reports what was collected as its OperatorLineage (kafka_migration/airflow/lineage.py). Nothing here is
+global: each command or task makes its ``Lineage`` and passes it on.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka_migration.lineage.moves import CutoverLineage
+from kafka_migration.model.report import SignoffReport
+
+if TYPE_CHECKING:
+    from kafka_migration.model.groups import GroupSyncResult
+    from kafka_migration.model.plan import MigrationPlan
 
 log = logging.getLogger(__name__)
 
@@ -96,49 +101,6 @@ class Collector:
         self.events.clear()
 
 
-_routed: Sink | None = None
-_client_sink: ClientSink | None = None
-
-
-def route(sink: Sink | None) -> None:
-    """Send this process's events to ``sink`` (None: back to the client, when configured)."""
-    global _routed  # noqa: PLW0603
-    _routed = sink
-
-
-def _sink() -> Sink | None:
-    global _client_sink  # noqa: PLW0603
-    if _routed is not None:
-        return _routed
-    if not configured():
-        return None
-    if _client_sink is None:
-        _client_sink = ClientSink()
-    return _client_sink
-
-
-def send(build: Callable[[], Iterable[Any]]) -> None:
-    """Build the events (only when something takes them) and send them; never raises."""
-    sink = _sink()
-    if sink is None:
-        return
-    try:
-        events = list(build())
-    except Exception as exc:
-        log.warning("OpenLineage: could not build a lineage event (%s: %s); nothing sent.", type(exc).__name__, exc)
-        return
-    for event in events:
-        sink.send(event)
-
-
-def _events() -> ModuleType:
-    """The event builders, imported only when something takes the events: they import openlineage-python's
-    client, 0.7 s of a run's start-up on the CPU its planning needs."""
-    from kafka_migration.lineage import events
-
-    return events
-
-
 def now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -146,36 +108,70 @@ def now() -> str:
 # -- what the capabilities call ------------------------------------------------------------------------------
 
 
-def run_started(plan: Any) -> None:
-    """A run's START, once it is planned and open in the ledger (not for a dry run: nothing moves)."""
-    if plan.options.get("dry_run"):
-        return
-    send(lambda: [_events().run_start(plan, job_namespace())])
+@dataclass(frozen=True)
+class Lineage:
+    """Where a command's or a task's lineage goes: ``sink``, or nowhere (None). Made once by the front door
+    (``from_environment`` for the CLI, the provider's sink inside Airflow: airflow/lineage.py) and passed to
+    what reports a run, a sync or a cutover, so that a START and its COMPLETE share one sink (one that failed
+    sends nothing more)."""
+
+    sink: Sink | None = None
+
+    @classmethod
+    def from_environment(cls) -> Lineage:
+        """openlineage-python's client when its standard configuration asks for events (``configured``); else
+        nowhere, and nothing is built."""
+        return cls(ClientSink() if configured() else None)
+
+    def send(self, build: Callable[[], Iterable[Any]]) -> None:
+        """Build the events (only when something takes them) and send them; never raises."""
+        if self.sink is None:
+            return
+        try:
+            events = list(build())
+        except Exception as exc:
+            log.warning("OpenLineage: could not build a lineage event (%s: %s); nothing sent.", type(exc).__name__, exc)
+            return
+        for event in events:
+            self.sink.send(event)
+
+    def run_started(self, plan: MigrationPlan) -> None:
+        """A run's START, once it is planned and open in the ledger (not for a dry run: nothing moves)."""
+        if self.sink is None or plan.options.get("dry_run"):
+            return  # the builders import openlineage-python's client: 0.7 s of a run's start-up, for nothing
+        from kafka_migration.lineage.events import run_start
+
+        self.send(lambda: [run_start(plan, job_namespace())])
+
+    def run_ended(self, report_file: Path | None, sha256: str | None, error: str | None = None) -> None:
+        """A run's COMPLETE or FAIL, built from its report.json (read only when something takes the event);
+        nothing for a dry run or when no report could be written."""
+        if self.sink is None or report_file is None:
+            return
+        from kafka_migration.lineage.events import run_end
+
+        def build() -> list[Any]:
+            report = SignoffReport.read(report_file)
+            return [] if report.scope.dry_run else [run_end(report, sha256, job_namespace(), error=error)]
+
+        self.send(build)
+
+    def group_sync_done(self, result: GroupSyncResult, source: str, target: str, started: str) -> None:
+        """A group sync that wrote (not a dry run): its START and COMPLETE or FAIL with the translated positions."""
+        if self.sink is None or result.dry_run:
+            return
+        from kafka_migration.lineage.events import group_sync_events
+
+        self.send(lambda: group_sync_events(result, source, target, started, job_namespace()))
+
+    def cutover_done(self, cutover: CutoverLineage, group_rows: Callable[[], Sequence[Mapping[str, Any]]]) -> None:
+        """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets
+        (``group_rows`` reads them, only when something takes the events)."""
+        if self.sink is None:
+            return
+        from kafka_migration.lineage.events import cutover_events
+
+        self.send(lambda: cutover_events(cutover, group_rows(), job_namespace()))
 
 
-def run_ended(report_file: Path | None, sha256: str | None, error: str | None = None) -> None:
-    """A run's COMPLETE or FAIL, built from its report.json (read only when something takes the event); nothing
-    for a dry run or when no report could be written."""
-    if report_file is None:
-        return
-
-    def build() -> list[Any]:
-        report = json.loads(Path(report_file).read_bytes())
-        if report["scope"].get("dry_run"):
-            return []
-        return [_events().run_end(report, sha256, job_namespace(), error=error)]
-
-    send(build)
-
-
-def group_sync_done(result: Any, source: str, target: str, started: str) -> None:
-    """A group sync that wrote (not a dry run): its START and COMPLETE or FAIL with the translated positions."""
-    if result.dry_run:
-        return
-    send(lambda: _events().group_sync_events(result, source, target, started, job_namespace()))
-
-
-def cutover_done(cutover: CutoverLineage, group_rows: Callable[[], Sequence[Mapping[str, Any]]]) -> None:
-    """A cutover's or failback's START and COMPLETE or FAIL, with its ends and the groups' start offsets
-    (``group_rows`` reads them, only when something takes the events)."""
-    send(lambda: _events().cutover_events(cutover, group_rows(), job_namespace()))
+OFF = Lineage()  # nowhere: for what reports nothing (a dry run's callers, tests)

@@ -1,7 +1,7 @@
 """OpenLineage events of a migration run, a consumer group sync, a cutover and a failback, built from plain values.
 
 Pure: nothing here sends, reads a cluster or the ledger. A run's START is built from its plan; its COMPLETE or
-FAIL from its sign-off report (``reports/signoff.build_report``'s content), so that the datasets, counts and
+FAIL from its sign-off report (``model/report.SignoffReport``, report.json as read), so that the datasets, counts and
 checksums an event carries are the ones of the report whose SHA-256 it names. A run that ends ``verified`` or
 ``up_to_date`` COMPLETEs; any other status (differences, could not verify, failed, target lost) FAILs.
 """
@@ -27,6 +27,7 @@ from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.lineage.naming import JOB_NAMESPACE, canonical_server, job_name, namespace, run_uuid
 from kafka_migration.model.groups import GOOD_OUTCOMES, GroupSyncResult
 from kafka_migration.model.plan import MigrationPlan
+from kafka_migration.model.report import ReportCluster, ReportSchemas, SignoffReport
 
 GOOD_RUN_STATUSES = frozenset({"verified", "up_to_date"})
 VERIFIED_TOPIC = "verified"  # the report's topic verdict of a topic copied and verified (not "up to date")
@@ -95,118 +96,120 @@ def run_start(plan: MigrationPlan, job_namespace: str = JOB_NAMESPACE, event_tim
     )
 
 
-def _partition(p: Mapping[str, Any]) -> dict[str, Any]:
-    keys = {
-        "partition": "partition",
-        "status": "status",
-        "sourceStart": "source_start",
-        "sourceEnd": "source_end",
-        "targetStart": "target_start",
-        "targetEnd": "target_end",
-        "copiedRecords": "copied_records",
-        "sourceRecords": "source_records",
-        "targetRecords": "target_records",
-        "sourceChecksum": "source_checksum",
-        "targetChecksum": "target_checksum",
-        "firstDifference": "first_difference",
-    }
-    return {ours: p[theirs] for ours, theirs in keys.items() if p.get(theirs) is not None}
+# The facet's name of each partition field, in the facet's order; a field the report has no value for is left out.
+_PARTITION_FIELDS = {
+    "partition": "partition",
+    "status": "status",
+    "sourceStart": "source_start",
+    "sourceEnd": "source_end",
+    "targetStart": "target_start",
+    "targetEnd": "target_end",
+    "copiedRecords": "copied_records",
+    "sourceRecords": "source_records",
+    "targetRecords": "target_records",
+    "sourceChecksum": "source_checksum",
+    "targetChecksum": "target_checksum",
+    "firstDifference": "first_difference",
+}
+_VERSION_FIELDS = {
+    "sourceSubject": "source_subject",
+    "targetSubject": "target_subject",
+    "version": "version",
+    "format": "format",
+    "sourceId": "source_id",
+    "targetId": "target_id",
+    "action": "action",
+    "fingerprint": "fingerprint",
+}
 
 
-def _cluster(scope: Mapping[str, Any]) -> dict[str, Any]:
-    return {"clusterId": scope["cluster_id"], "bootstrap": canonical_server(scope["bootstrap"])}
+def _present(value: object, names: Mapping[str, str]) -> dict[str, Any]:
+    """``value``'s fields under the facet's ``names``, those without a value (None) left out."""
+    found = {ours: getattr(value, theirs) for ours, theirs in names.items()}
+    return {name: v for name, v in found.items() if v is not None}
 
 
-def migration_facet(report: Mapping[str, Any], sha256: str | None) -> KafkaMigrationRunFacet:
+def _cluster(cluster: ReportCluster) -> dict[str, Any]:
+    return {"clusterId": cluster.cluster_id, "bootstrap": canonical_server(cluster.bootstrap)}
+
+
+def migration_facet(report: SignoffReport, sha256: str | None) -> KafkaMigrationRunFacet:
     """The ``kafkaMigration`` facet of a finished run: the report's evidence, per topic and partition."""
-    scope, run, totals = report["scope"], report["run"], report["totals"]
+    totals = report.totals
     topics = [
         {
-            "sourceTopic": t["source_topic"],
-            **({"targetTopic": t["target_topic"]} if t.get("target_topic") else {}),
-            "verdict": t["verdict"],
-            "recordsCopied": t["records_copied"],
-            "recordsVerified": t["records_verified"],
-            "partitions": [_partition(p) for p in t["partition_details"]],
+            "sourceTopic": t.source_topic,
+            **({"targetTopic": t.target_topic} if t.target_topic else {}),
+            "verdict": t.verdict,
+            "recordsCopied": t.records_copied,
+            "recordsVerified": t.records_verified,
+            "partitions": [_present(p, _PARTITION_FIELDS) for p in t.partitions],
         }
-        for t in report["topics"]
+        for t in report.topics
     ]
     return KafkaMigrationRunFacet(
-        runId=run["run_id"],
-        status=run["status"],
-        verdict=report["verdict"],
+        runId=report.run.run_id,
+        status=report.run.status,
+        verdict=report.verdict,
         reportSha256=sha256,
-        message=run.get("message") or None,
-        source=_cluster(scope["source"]),
-        target=_cluster(scope["target"]),
+        message=report.run.message or None,
+        source=_cluster(report.scope.source),
+        target=_cluster(report.scope.target),
         totals={
-            "topics": totals["topics"],
-            "partitions": totals["partitions"],
-            "recordsCopied": totals["records_copied"],
-            "recordsVerified": totals["records_verified"],
-            "partitionsVerified": totals["partitions_verified"],
-            "partitionsNotVerified": totals["partitions_not_verified"],
+            "topics": totals.topics,
+            "partitions": totals.partitions,
+            "recordsCopied": totals.records_copied,
+            "recordsVerified": totals.records_verified,
+            "partitionsVerified": totals.partitions_verified,
+            "partitionsNotVerified": totals.partitions_not_verified,
         },
         topics=topics,
-        schemas=_schemas(report.get("schemas")),
+        schemas=_schemas(report.schemas),
         producer=PRODUCER,
     )
 
 
-def _schemas(section: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _schemas(section: ReportSchemas | None) -> dict[str, Any] | None:
     """The report's schema section as the facet carries it: subjects, versions and ids, the id map, the counts."""
-    if not section:
+    if section is None:
         return None
-    names = {
-        "sourceSubject": "source_subject",
-        "targetSubject": "target_subject",
-        "version": "version",
-        "format": "format",
-        "sourceId": "source_id",
-        "targetId": "target_id",
-        "action": "action",
-        "fingerprint": "fingerprint",
-    }
-    totals = section["totals"]
     return {
-        "mode": section["mode"],
-        "sourceRegistry": section["source_registry"],
-        "targetRegistry": section["target_registry"],
-        "versions": [{k: v[n] for k, n in names.items() if v.get(n) is not None} for v in section["versions"]],
-        "idMap": list(section["id_map"]),
-        "keysTranslated": totals["keys"]["translated"],
-        "valuesTranslated": totals["values"]["translated"],
+        "mode": section.mode,
+        "sourceRegistry": section.source_registry,
+        "targetRegistry": section.target_registry,
+        "versions": [_present(v, _VERSION_FIELDS) for v in section.versions],
+        "idMap": list(section.id_map),
+        "keysTranslated": section.keys_translated,
+        "valuesTranslated": section.values_translated,
     }
 
 
-def report_datasets(report: Mapping[str, Any]) -> tuple[list[InputDataset], list[OutputDataset]]:
+def report_datasets(report: SignoffReport) -> tuple[list[InputDataset], list[OutputDataset]]:
     """The datasets of a report's topics; each target topic with the records and bytes copied to it."""
-    scope = report["scope"]
-    written = {
-        t["target_topic"]: (t["records_copied"], t["bytes_copied"]) for t in report["topics"] if t.get("target_topic")
-    }
+    scope = report.scope
+    written = {t.target_topic: (t.records_copied, t.bytes_copied) for t in report.topics if t.target_topic}
     return datasets(
-        scope["source"]["bootstrap"],
-        scope["target"]["bootstrap"],
-        ((t["source_topic"], t.get("target_topic")) for t in report["topics"]),
+        scope.source.bootstrap,
+        scope.target.bootstrap,
+        ((t.source_topic, t.target_topic) for t in report.topics),
         written,
     )
 
 
 def run_end(
-    report: Mapping[str, Any],
+    report: SignoffReport,
     sha256: str | None,
     job_namespace: str = JOB_NAMESPACE,
     event_time: str | None = None,
     error: str | None = None,
 ) -> RunEvent:
     """A run's COMPLETE (verified, up to date) or FAIL (anything else, ``error`` for a run that broke off)."""
-    run, scope = report["run"], report["scope"]
-    good = run["status"] in GOOD_RUN_STATUSES and error is None
+    run, scope = report.run, report.scope
+    good = run.status in GOOD_RUN_STATUSES and error is None
     facets: dict[str, Any] = {MIGRATION_FACET: migration_facet(report, sha256)}
     if not good:
         facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
-            message=error or run.get("message") or f"the run ended {report['verdict']}",
+            message=error or run.message or f"the run ended {report.verdict}",
             programmingLanguage="python",
             producer=PRODUCER,
         )
@@ -214,20 +217,20 @@ def run_end(
     return RunEvent(
         eventType=RunState.COMPLETE if good else RunState.FAIL,
         eventTime=event_time or now(),
-        run=Run(runId=run_uuid(RUN, run["run_id"]), facets=facets),
-        job=_job(RUN, scope["source"]["bootstrap"], scope["target"]["bootstrap"], job_namespace),
+        run=Run(runId=run_uuid(RUN, run.run_id), facets=facets),
+        job=_job(RUN, scope.source.bootstrap, scope.target.bootstrap, job_namespace),
         inputs=inputs,
         outputs=outputs,
         producer=PRODUCER,
     )
 
 
-def verified_topics(report: Mapping[str, Any]) -> list[str]:
+def verified_topics(report: SignoffReport) -> list[str]:
     """Target topics a run copied and verified: none unless the whole run is verified (a run with differences,
     or one that failed, vouches for nothing); a topic with nothing new is not among them (nothing changed)."""
-    if report["run"]["status"] != "verified":
+    if report.run.status != "verified":
         return []
-    return sorted(t["target_topic"] for t in report["topics"] if t["verdict"] == VERIFIED_TOPIC and t["target_topic"])
+    return sorted(name for t in report.topics if t.verdict == VERIFIED_TOPIC and (name := t.target_topic))
 
 
 def _group_partitions(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

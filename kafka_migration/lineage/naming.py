@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import uuid
 
-DEFAULT_PORT = 9092
+from kafka_migration.model.bootstrap import BrokerAddress, first_broker
+
 # Jobs of the CLI's runs, syncs and cutovers (OPENLINEAGE_NAMESPACE overrides it, as for openlineage-python).
 JOB_NAMESPACE = "kafka-migration"
 # The namespace of the run ids derived from a migration's own run id (uuid5): the same run, the same id.
@@ -21,17 +22,8 @@ _RUN_IDS = uuid.UUID("8f3c1e52-6a0b-5d4e-9c71-2b7f0a4d9e10")
 
 def canonical_server(bootstrap: str) -> str:
     """``host:port`` of a cluster: its first bootstrap address, host lower-cased, port explicit."""
-    first = bootstrap.split(",", maxsplit=1)[0].strip()
-    if "://" in first:
-        first = first.split("://", 1)[1]
-    if first.startswith("["):  # [IPv6]:port
-        host, _, rest = first[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") and rest[1:] else str(DEFAULT_PORT)
-        return f"[{host.lower()}]:{int(port)}"
-    host, sep, port = first.rpartition(":")
-    if not sep:
-        host, port = first, str(DEFAULT_PORT)
-    return f"{host.lower()}:{int(port)}"
+    first = first_broker(bootstrap)
+    return str(BrokerAddress(first.host.lower(), first.port))
 
 
 def namespace(bootstrap: str) -> str:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.exceptions import BootstrapAddressError, ConfigurationError
+from kafka_migration.model.bootstrap import broker_addresses
 from kafka_migration.model.naming import target_topic_name, validate_rename_template
 
 # librdkafka keys whose values must never be printed, logged or stored.
@@ -23,8 +24,6 @@ _SCRUB_MIN = 4
 DEFAULT_INCLUDE = ".*"
 DEFAULT_RENAME = "{topic}"
 
-# One bootstrap address as librdkafka reads it: [PROTOCOL://]HOST[:PORT], HOST a name, IPv4 or [IPv6].
-_BOOTSTRAP_ADDRESS = re.compile(r"(?:[A-Za-z_]+://)?(?:\[[0-9A-Fa-f:.]+\]|[^\s:/,\[\]]+)(?::(\d{1,5}))?")
 # The largest time --start takes: 9999-12-31T23:59:59.999Z in epoch milliseconds.
 _LAST_START_MS = 253_402_300_799_999
 
@@ -91,13 +90,13 @@ class ClusterConfig:
                     f"The {self.role} cluster setting {key!r} must be a string, number or boolean "
                     f"(librdkafka settings are flat key/value pairs); fix it in {self.where}."
                 )
-        for address in str(self.settings["bootstrap.servers"]).split(","):
-            match = _BOOTSTRAP_ADDRESS.fullmatch(address.strip())
-            if match is None or not 0 < int(match.group(1) or 9092) < 65536:
-                raise ConfigurationError(
-                    f"The {self.role} bootstrap address {address.strip()!r} is not HOST:PORT; give the brokers as "
-                    f"HOST:PORT[,HOST:PORT...], e.g. broker1:9092,broker2:9092, in {self.where}."
-                )
+        try:
+            broker_addresses(str(self.settings["bootstrap.servers"]))
+        except BootstrapAddressError as exc:
+            raise ConfigurationError(
+                f"The {self.role} bootstrap address {exc.address!r} is not HOST:PORT; give the brokers as "
+                f"HOST:PORT[,HOST:PORT...], e.g. broker1:9092,broker2:9092, in {self.where}."
+            ) from exc
 
     @property
     def where(self) -> str:

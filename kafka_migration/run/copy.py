@@ -1,8 +1,9 @@
 """Copy one partition's planned offset range: the work of one Spark task.
 
-Runs inside an executor with plain confluent-kafka. Memory stays flat: records
-stream from a bounded consumer queue into a bounded producer queue, and nothing
-is kept once written. Any delivery error fails the task.
+Runs inside an executor. The loops are here; the clients they drive are ``kafka/``'s, used directly: the
+producer of ``kafka.records``, the consumers of ``kafka.reader`` and ``kafka.ranges``. Memory stays flat: records
+stream from a bounded consumer queue into a bounded producer queue, and nothing is kept once written. Any
+delivery error fails the task.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
-from kafka_migration.kafka.clients import cluster_label, delivery_timeout, producer_settings
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
+from kafka_migration.kafka.records import DeliveryErrors, Producer, copy_producer
 from kafka_migration.kafka.replicas import replica_problems
-from kafka_migration.kafka.settings import check_producer_promises
-from kafka_migration.kafka.tls import check_tls_settings
+from kafka_migration.kafka.settings import cluster_label, delivery_timeout
 from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
 from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import PartitionSlice
@@ -115,33 +115,10 @@ def reconcile_batches(
     return present, resume_from
 
 
-class _DeliveryErrors:
-    """Collects failed deliveries; successful ones are not reported (delivery.report.only.error)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.first: str | None = None
-        self.timed_out = False
-
-    def reset(self) -> None:
-        self.count = 0
-        self.first = None
-        self.timed_out = False
-
-    def __call__(self, err: Any, msg: Any) -> None:
-        if err is not None:
-            self.count += 1
-            if self.first is None:
-                from confluent_kafka import KafkaError
-
-                self.first = f"{err.str()} (target {msg.topic()}[{msg.partition()}])"
-                self.timed_out = err.code() in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT)
-
-
 # One idempotent producer per target and Python worker: its start-up (producer id,
 # connections) costs far more than copying a small partition, and Spark reuses
 # Python workers across tasks. Tasks in a worker run one after another.
-_PRODUCERS: dict[str, tuple[Any, _DeliveryErrors]] = {}
+_PRODUCERS: dict[str, tuple[Producer, DeliveryErrors]] = {}
 # librdkafka finds a record's topic by walking every topic its client has written to (a linked list,
 # rd_kafka_topic_find), once per produce(): a worker's producer that wrote to thousands of topics paid
 # for each record in proportion to them. A producer is replaced once it has written to this many.
@@ -162,11 +139,9 @@ def warm_producer(target: Endpoint) -> None:
         _PRODUCERS.clear()
 
 
-def _producer(target: Endpoint, max_message_bytes: int, topics: Iterable[str] = ()) -> tuple[Any, _DeliveryErrors]:
+def _producer(target: Endpoint, max_message_bytes: int, topics: Iterable[str] = ()) -> tuple[Producer, DeliveryErrors]:
     """This worker's producer for ``topics`` (flushed: called between slices and windows), a new one once the
     cached one would have written to more than PRODUCER_TOPICS topics."""
-    from confluent_kafka import Producer
-
     target_settings = target.settings
     key = json.dumps([sorted(target_settings.items()), max_message_bytes], default=str)
     written = _PRODUCER_TOPICS.get(key, set()) if key in _PRODUCERS else set()
@@ -178,17 +153,8 @@ def _producer(target: Endpoint, max_message_bytes: int, topics: Iterable[str] = 
         wanted = set(topics)
     _PRODUCER_TOPICS[key] = wanted
     if key not in _PRODUCERS:
-        check_tls_settings(target.role, target_settings)
-        errors = _DeliveryErrors()
-        settings = {
-            **producer_settings(target_settings, max_message_bytes, target.role),
-            "delivery.report.only.error": True,
-            "on_delivery": errors,
-        }
-        # Nothing doubled rests on these: checked on what the producer is really built with.
-        check_producer_promises(settings, target.role, required=True)
-        producer = Producer(settings)
-        _PRODUCERS[key] = (producer, errors)
+        errors = DeliveryErrors()
+        _PRODUCERS[key] = (copy_producer(target, max_message_bytes, errors), errors)
     producer, errors = _PRODUCERS[key]
     errors.reset()
     return producer, errors
@@ -221,7 +187,7 @@ def _learn_topics(producer: Any, topics: set[str], timeout: float) -> None:
 
 
 def _produce_when_room(
-    produce: Callable[..., None], poll: Callable[[float], int], errors: _DeliveryErrors, args: tuple, kwargs: dict
+    produce: Callable[..., None], poll: Callable[[float], int], errors: DeliveryErrors, args: tuple, kwargs: dict
 ) -> bool:
     """Produce once the full queue has room; False when a failed delivery shows up while waiting.
 
@@ -239,7 +205,7 @@ def _produce_when_room(
 
 
 def _produce_batch(
-    batch: list[Any], topic: str, partition: int, producer: Any, errors: _DeliveryErrors
+    batch: list[Any], topic: str, partition: int, producer: Producer, errors: DeliveryErrors
 ) -> tuple[int, int]:
     """Queue a batch of source records for ``topic[partition]``; (records, bytes of keys and values) queued.
 
@@ -272,8 +238,8 @@ def _produce_batch(
 
 
 def _confirm(
-    producer: Any,
-    errors: _DeliveryErrors,
+    producer: Producer,
+    errors: DeliveryErrors,
     target: Endpoint,
     where: str,
     partitions: Iterable[tuple[str, int]] = (),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from kafka_migration.exceptions import LedgerUnavailableError
 from kafka_migration.ledger import LedgerError
 from kafka_migration.ledger.urls import redact_url
-from kafka_migration.lineage import emit as lineage
+from kafka_migration.lineage.emit import Lineage
 from kafka_migration.model.bulk import collector_paused
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import TopicOutcome
@@ -113,12 +113,19 @@ def store_topics(ledger: Ledger, evidence: RunEvidence) -> None:
         ) from None
 
 
-def close_run(ledger: Ledger, evidence: RunEvidence, timings: RunTimings | None, reports_dir: Path) -> ReportFiles:
-    """Close the run in the ledger (status, records copied, message, timings) and write its sign-off report."""
+def close_run(
+    ledger: Ledger,
+    evidence: RunEvidence,
+    timings: RunTimings | None,
+    reports_dir: Path,
+    lineage: Lineage | None = None,
+) -> ReportFiles:
+    """Close the run in the ledger (status, records copied, message, timings) and write its sign-off report; its
+    lineage COMPLETE or FAIL goes to ``lineage`` (None: openlineage-python's standard configuration)."""
     plan = evidence.plan
     ledger.finish_run(plan.run_id, evidence.status, evidence.copied, evidence.message, timings=timings)
     files = generate_report(ledger, plan.run_id, reports_dir)
-    lineage.run_ended(files.json, files.sha256)  # COMPLETE or FAIL, from the report just written
+    (lineage or Lineage.from_environment()).run_ended(files.json, files.sha256)  # from the report just written
     return files
 
 
@@ -128,19 +135,20 @@ def record_run(
     timings: RunTimings | None,
     reports_dir: Path,
     before_close: Callable[[RunEvidence], None] | None = None,
+    lineage: Lineage | None = None,
 ) -> ReportFiles:
     """The whole record of a run that reached its verdict: its topics, then ``before_close`` (a DAG's group
     sync), then the run closed and its report written."""
     store_topics(ledger, evidence)
     if before_close is not None:
         before_close(evidence)
-    return close_run(ledger, evidence, timings, reports_dir)
+    return close_run(ledger, evidence, timings, reports_dir, lineage)
 
 
-def run_opened(plan: MigrationPlan) -> None:
-    """A run open in the ledger (planned, not a dry run): its lineage START (lineage/emit.py; off unless
-    configured, and never failing the run)."""
-    lineage.run_started(plan)
+def run_opened(plan: MigrationPlan, lineage: Lineage | None = None) -> None:
+    """A run open in the ledger (planned, not a dry run): its lineage START to ``lineage`` (lineage/emit.py; None:
+    openlineage-python's standard configuration, off unless configured; never failing the run)."""
+    (lineage or Lineage.from_environment()).run_started(plan)
 
 
 def record_dry_run(ledger: Ledger, plan: MigrationPlan) -> None:
@@ -148,14 +156,17 @@ def record_dry_run(ledger: Ledger, plan: MigrationPlan) -> None:
     ledger.finish_run(plan.run_id, "dry_run", 0, DRY_RUN)
 
 
-def record_failure(ledger: Ledger, run_id: str, error: str, reports_dir: Path | None = None) -> ReportFiles | None:
+def record_failure(
+    ledger: Ledger, run_id: str, error: str, reports_dir: Path | None = None, lineage: Lineage | None = None
+) -> ReportFiles | None:
     """Close a run that failed before its verdict (its error in the ledger) and write its report, which says
-    so; a ledger that cannot take it only logs (the run's own error is the one to show)."""
+    so (its lineage FAIL to ``lineage``, as ``close_run``); a ledger that cannot take it only logs (the run's own
+    error is the one to show)."""
     try:
         ledger.finish_run(run_id, "failed", 0, error[:2000] or "failed")
         files = generate_report(ledger, run_id, reports_dir) if reports_dir is not None else None
         if files is not None:
-            lineage.run_ended(files.json, files.sha256, error[:2000] or "failed")  # FAIL
+            (lineage or Lineage.from_environment()).run_ended(files.json, files.sha256, error[:2000] or "failed")
         return files
     except (LedgerError, OSError) as exc:
         log.warning("Could not record run %s as failed: %s", run_id, exc)

@@ -22,6 +22,7 @@ from kafka_migration.exceptions import ConfigurationError, LeaseLostError, Ledge
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.leases import Holder, LeaseHeartbeat, lease_ttl_from_env
+from kafka_migration.lineage.emit import Lineage
 from kafka_migration.model.census import Census
 from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan
@@ -143,6 +144,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     app: Application | None = None,
     started: float | None = None,
     schemas: SchemaStep | None = None,
+    lineage: Lineage | None = None,
 ) -> RunOutcome:
     """Plan (under the leases of the target topics), create topics, copy and verify, record; release the leases.
 
@@ -152,9 +154,11 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
     function owns ``app``, tells it to go or stops it. ``reports_dir``: where the sign-off report goes
     (default: ``state_dir``/reports). ``started``: when the run began for the user (default: now). ``schemas``:
     the schema sync (``schema_sync.sync``), given the plan before it is written and the run opened, and what takes
-    the census of the plan's source records (``_census_taker``).
+    the census of the plan's source records (``_census_taker``). ``lineage``: where the run's START and COMPLETE
+    or FAIL go (default: openlineage-python's standard configuration).
     """
     started = time.time() if started is None else started
+    lineage = lineage if lineage is not None else Lineage.from_environment()
     reports_dir = reports_dir if reports_dir is not None else state_dir / "reports"
     try:
         if launch is None and not options.dry_run:
@@ -175,7 +179,8 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
         claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
         census = _census_taker(options, (source, target), app, launch, directory)
         step = None if schemas is None else partial(schemas, census=census)
-        plan = _plan((source_cluster, target_cluster), options, ledger, run_id, claim, state_dir, step)
+        planning = _Planning(options, run_id, claim, state_dir, step, lineage)
+        plan = _plan((source_cluster, target_cluster), ledger, planning)
         directory = run_dir(state_dir, plan.run_id)
         planned = time.time()
         if on_plan is not None:
@@ -200,7 +205,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
                 app = _abort(app)
                 store_topics(ledger, outcome.evidence)
                 outcome.timings = results_timings(started, planned, [], [], time.time())
-                outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir)
+                outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir, lineage)
                 return outcome
             target_ids, planned = _create_topics(plan, target_cluster, app, heartbeat)
             if app is None:
@@ -224,10 +229,10 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
             )
             app.detach()  # type: ignore[union-attr]  # Spark stops by itself while the report is written
             app = None
-            outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir)
+            outcome.report = close_run(ledger, outcome.evidence, outcome.timings, reports_dir, lineage)
     except BaseException as exc:
         _abort(app)
-        error = _failure(ledger, plan.run_id, exc, heartbeat.lost, reports_dir)
+        error = _failure(ledger, plan.run_id, exc, heartbeat.lost, reports_dir, lineage)
         if error is exc:
             raise
         raise error from exc
@@ -290,23 +295,28 @@ def _create_topics(
     return target_ids, released[0] if released else time.time()
 
 
-def _plan(
-    clusters: tuple[KafkaCluster, KafkaCluster],
-    options: MigrationOptions,
-    ledger: Ledger,
-    run_id: str,
-    claim: Claim | None,
-    state_dir: Path,
-    schemas: Callable[[MigrationPlan], MigrationPlan] | None = None,
-) -> MigrationPlan:
-    """Plan under the leases, write the plan file, open the run in the ledger; release the leases on failure.
-    ``clusters``: the source's and the target's."""
+@dataclass(frozen=True)
+class _Planning:
+    """What planning a run takes besides the clusters and the ledger (``_plan``)."""
+
+    options: MigrationOptions
+    run_id: str
+    claim: Claim | None
+    state_dir: Path
+    schemas: Callable[[MigrationPlan], MigrationPlan] | None
+    lineage: Lineage
+
+
+def _plan(clusters: tuple[KafkaCluster, KafkaCluster], ledger: Ledger, planning: _Planning) -> MigrationPlan:
+    """Plan under the leases, write the plan file, open the run in the ledger (its lineage START); release the
+    leases on failure. ``clusters``: the source's and the target's."""
+    claim, run_id = planning.claim, planning.run_id
     try:
-        plan = build_plan(*clusters, options, run_id=run_id, ledger=ledger, claim=claim)
-        plan = plan if schemas is None else schemas(plan)
-        plan.write(run_dir(state_dir, plan.run_id) / "plan.json")
+        plan = build_plan(*clusters, planning.options, run_id=run_id, ledger=ledger, claim=claim)
+        plan = plan if planning.schemas is None else planning.schemas(plan)
+        plan.write(run_dir(planning.state_dir, plan.run_id) / "plan.json")
         ledger.start_run(plan, trigger="cli")
-        run_opened(plan)
+        run_opened(plan, planning.lineage)
     except BaseException:
         if claim is not None:
             release_leases(ledger, run_id)
@@ -315,12 +325,13 @@ def _plan(
 
 
 def _failure(
-    ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None, reports_dir: Path
+    ledger: Ledger, run_id: str, exc: BaseException, lease_lost: str | None, reports_dir: Path, lineage: Lineage
 ) -> BaseException:
-    """Record a failed run with its report (when the ledger can); a step stopped for a lost lease fails as such."""
+    """Record a failed run with its report (when the ledger can) and its lineage FAIL; a step stopped for a lost
+    lease fails as such."""
     error: BaseException = exc
     if lease_lost is not None and not isinstance(exc, LeaseLostError):
         error = LeaseLostError(lease_lost)
     if not isinstance(error, LedgerUnavailableError):
-        record_failure(ledger, run_id, str(error) or type(error).__name__, reports_dir)
+        record_failure(ledger, run_id, str(error) or type(error).__name__, reports_dir, lineage)
     return error

@@ -148,10 +148,10 @@ def _unit_rows(
 
 
 def import_task_modules() -> None:
-    """Import what the copy and verify tasks import (also what ``spark/daemon.py`` imports before forking)."""
-    import confluent_kafka  # noqa: F401
-
+    """Import what the copy and verify tasks import (also what ``spark/daemon.py`` imports before forking);
+    ``kafka.records`` loads confluent-kafka."""
     import kafka_migration.kafka.ranges
+    import kafka_migration.kafka.records
     import kafka_migration.run.copy
     import kafka_migration.run.progress
     import kafka_migration.run.verify  # noqa: F401

@@ -9,8 +9,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import OLD_TIMESTAMP, create_topic, producer, send
-from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.groups import GroupCluster
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.state import CommittedOffset
 

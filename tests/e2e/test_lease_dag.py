@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic
 from kafka_migration.exceptions import LeaseLostError, RunFileError
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
 from tests.spark.test_resume import _fill
 

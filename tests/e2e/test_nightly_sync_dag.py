@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient
 
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.groups import GroupCluster
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.state import CommittedOffset

@@ -22,7 +22,7 @@ from confluent_kafka import Producer
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.servers.lost_acks import LostAcks
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.run import copy

@@ -52,7 +52,7 @@ def test_output_without_a_result_is_an_error(parse) -> None:
 
 
 def test_the_ceilings_producer_writes_as_ours_does_with_acks_all() -> None:
-    from kafka_migration.kafka.clients import producer_settings
+    from kafka_migration.kafka.settings import producer_settings
 
     command = tools.producer_perf_command("t:1", 1_000, 200)
     properties = dict(arg.split("=", 1) for arg in command[command.index("--command-property") + 1 :])

@@ -34,7 +34,7 @@ from harness.data import access
 from harness.kafka.background import PASSWORDS
 from harness.kafka.tools import kafka_configs_sasl
 from harness.servers.ports import free_port
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 
 pytestmark = pytest.mark.integration
 

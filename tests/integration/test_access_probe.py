@@ -25,8 +25,8 @@ from kafka_migration.access.probe import ProbeSetup, probe_users
 from kafka_migration.access.sync import AccessSyncOptions, sync_access
 from kafka_migration.exceptions import AuthorizationError
 from kafka_migration.kafka.access import AccessCluster
-from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
     ALLOW,

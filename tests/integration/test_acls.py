@@ -37,9 +37,9 @@ from harness.kafka import KafkaCluster
 from harness.kafka.acls import Acl, grant, revoke, revoke_all
 from kafka_migration.kafka.acls import allows
 from kafka_migration.kafka.clients import KafkaCluster as Cluster
-from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.groups import GroupCluster
 from kafka_migration.kafka.permissions import cluster_operations
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig
 

@@ -24,7 +24,7 @@ from confluent_kafka.admin import AdminClient
 from harness.data.seed import create_topic
 from kafka_migration.cli import EXIT_BAD_INPUT, main
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from tests.leaks import leaked
 

@@ -24,7 +24,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.topic_configs import AT_TARGET_DEFAULT, SET_ON_TOPIC
 

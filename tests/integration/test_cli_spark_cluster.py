@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.kafka.proxied import ProxiedCluster, proxied_clusters
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.results import StepResults
 from tests.spark_cluster_checks import assert_shipped_python, executor_pythons
 

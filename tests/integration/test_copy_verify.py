@@ -18,7 +18,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, producer, send
 from kafka_migration.exceptions import ForeignRecordsError
-from kafka_migration.kafka.clients import KafkaCluster, client_settings
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.run.copy import copy_partition

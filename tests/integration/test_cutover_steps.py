@@ -8,9 +8,10 @@ import pytest
 
 from harness.data.seed import create_topic, producer, send
 from kafka_migration.cutover.preflight import Preflight
-from kafka_migration.cutover.steps import finish_cutover
+from kafka_migration.cutover.steps import CutoverRecord, finish_cutover
 from kafka_migration.exceptions import MigrationError
 from kafka_migration.ledger import Ledger
+from kafka_migration.lineage.emit import OFF
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.plan import ClusterInfo, MigrationPlan, PartitionPlan, TopicPlan
 
@@ -59,7 +60,7 @@ def test_a_source_written_during_the_final_run_fails_the_cutover(clusters, tmp_p
             "cutover-1",
             checked,
             run,
-            tmp_path / "reports",
+            CutoverRecord(tmp_path / "reports", OFF),
         )
     row = ledger.cutover("cutover-1")
     assert row["status"] == "failed" and row["topics"] == [] and "written to during the cutover" in row["message"]

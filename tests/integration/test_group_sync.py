@@ -29,8 +29,8 @@ from harness.data.seed import create_topic, producer, send
 from harness.servers.postgres import database_url, optional_databases
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.groups.sync import GroupSyncOptions, sync_groups
-from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.groups import GroupCluster
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.groups import (

@@ -11,7 +11,7 @@ from openlineage.client.serde import Serde
 
 from harness.data.seed import create_topic, producer, send
 from kafka_migration.cutover.preflight import Preflight
-from kafka_migration.cutover.steps import finish_cutover
+from kafka_migration.cutover.steps import CutoverRecord, finish_cutover
 from kafka_migration.ledger import Ledger
 from kafka_migration.lineage import emit
 from kafka_migration.lineage.naming import namespace
@@ -58,19 +58,15 @@ def test_a_completed_cutover_sends_its_ends(clusters, tmp_path: Path, unique: st
         },
     )
     collector = emit.Collector()
-    emit.route(collector)
-    try:
-        outcome = finish_cutover(
-            ClusterConfig("source", {"bootstrap.servers": clusters.source}),
-            ClusterConfig("target", {"bootstrap.servers": clusters.target}),
-            ledger,
-            "cutover-1",
-            Preflight("source", (topic,), {(topic, 0): 10}, ()),
-            plan,
-            tmp_path / "reports",
-        )
-    finally:
-        emit.route(None)
+    outcome = finish_cutover(
+        ClusterConfig("source", {"bootstrap.servers": clusters.source}),
+        ClusterConfig("target", {"bootstrap.servers": clusters.target}),
+        ledger,
+        "cutover-1",
+        Preflight("source", (topic,), {(topic, 0): 10}, ()),
+        plan,
+        CutoverRecord(tmp_path / "reports", emit.Lineage(collector)),
+    )
     assert outcome.ok
     events = [json.loads(Serde.to_json(e)) for e in collector.events]
     for event in events:

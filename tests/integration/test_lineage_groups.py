@@ -36,18 +36,15 @@ def test_a_group_sync_sends_its_translated_positions(clusters, unique, tmp_path:
     target = ClusterConfig("target", {"bootstrap.servers": clusters.target})
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     collector = emit.Collector()
-    emit.route(collector)
-    try:
-        run = run_migration(
-            source, target, MigrationOptions(include=topic, rename="copy.{topic}"), tmp_path, ledger,
-            launch=SparkLauncher(),
-        )  # fmt: skip
-        assert run.verified, run.rows
-        group = f"{topic}-app"
-        GroupCluster(source).alter_offsets(group, {(topic, 0): CommittedOffset(7), (topic, 1): CommittedOffset(20)})
-        result = sync_groups(source, target, ledger, GroupSyncOptions(groups=group, run_id=run.plan.run_id))
-    finally:
-        emit.route(None)
+    lineage = emit.Lineage(collector)  # one command's, as the CLI passes it on
+    run = run_migration(
+        source, target, MigrationOptions(include=topic, rename="copy.{topic}"), tmp_path, ledger,
+        launch=SparkLauncher(), lineage=lineage,
+    )  # fmt: skip
+    assert run.verified, run.rows
+    group = f"{topic}-app"
+    GroupCluster(source).alter_offsets(group, {(topic, 0): CommittedOffset(7), (topic, 1): CommittedOffset(20)})
+    result = sync_groups(source, target, ledger, GroupSyncOptions(groups=group, run_id=run.plan.run_id), lineage)
     assert result.exit_code == 0
     events = [json.loads(Serde.to_json(e)) for e in collector.events]
     for event in events:

@@ -30,7 +30,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from harness.kafka.proxied import ProxiedCluster
-from kafka_migration.kafka.clients import client_settings
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from tests.conftest import LATENCY, SLOW_READS, SMALL_BATCHES, ProxiedPair
 

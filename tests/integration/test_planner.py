@@ -21,8 +21,9 @@ from kafka_migration.exceptions import (
     TopicConflictError,
 )
 from kafka_migration.kafka.acls import allows
-from kafka_migration.kafka.clients import KafkaCluster, client_settings
+from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import cluster_operations
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger, default_ledger_url
 from kafka_migration.model.config import ClusterConfig, MigrationOptions
 from kafka_migration.model.plan import MigrationPlan

@@ -25,7 +25,8 @@ from harness.data.seed import create_topic, producer, send
 from harness.kafka import ClusterSpec
 from harness.servers.ports import free_port
 from kafka_migration.exceptions import StaleStateError
-from kafka_migration.kafka.clients import KafkaCluster, client_settings
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import checkpoint_topic_ids
 from kafka_migration.model.config import ClusterConfig, MigrationOptions

@@ -18,7 +18,8 @@ import pytest
 from confluent_kafka import Consumer
 
 from harness.data.seed import create_topic, producer, send
-from kafka_migration.kafka.clients import KafkaCluster, consumer_settings
+from kafka_migration.kafka.clients import KafkaCluster
+from kafka_migration.kafka.settings import consumer_settings
 from kafka_migration.model.config import ClusterConfig, ClusterPair, MigrationOptions
 from kafka_migration.run.copy import copy_partitions_safely
 from kafka_migration.run.planner import build_plan

@@ -69,7 +69,7 @@ def _chunks(items: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
 def _admin(settings: dict[str, Any]) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     return AdminClient(client_settings(settings))
 

@@ -146,7 +146,7 @@ def compacted_gap(offsets: Sequence[int]) -> tuple[int, int] | None:
 
 
 def _settings(bootstrap: str, **extra: Any) -> dict[str, Any]:
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     return client_settings({"bootstrap.servers": bootstrap, **extra})
 

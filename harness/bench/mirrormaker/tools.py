@@ -160,7 +160,7 @@ def count_records(bootstrap: str, topic: str, partitions: int) -> dict[int, int]
     """Records a read_committed consumer reads in each partition (markers and aborted records excluded)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     consumer = Consumer(
         client_settings(

@@ -107,7 +107,7 @@ def _warm_up(source: str, target: str, session: Session) -> dict[str, Any]:
 
 def _producer_settings() -> dict[str, Any]:
     """What our copy's producer is given whatever the user sets (kafka_migration's producer_settings)."""
-    from kafka_migration.kafka.clients import producer_settings
+    from kafka_migration.kafka.settings import producer_settings
 
     settings = producer_settings({}, 1)
     return {key: settings[key] for key in ("acks", "enable.idempotence", "linger.ms", "compression.type")}

@@ -153,7 +153,7 @@ def run_ceiling(source: str, target: str, run_dir: Path, records: int, record_by
 def _admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    from kafka_migration.kafka.clients import client_settings
+    from kafka_migration.kafka.settings import client_settings
 
     return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
 

@@ -10,7 +10,6 @@ sync's section says without reading its bindings.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,9 @@ def report_files(reports: Path, sync_id: str) -> dict[str, Any]:
     }
 
 
-def _utc(iso: str | None) -> str | None:
-    """SQLite hands back naive times (the ledger writes UTC): say so, or a browser reads them as local time."""
-    if iso is None or datetime.fromisoformat(iso).tzinfo is not None:
-        return iso
-    return f"{iso}+00:00"
-
-
 def detail(section: dict[str, Any], reports: Path) -> dict[str, Any]:
     """The security section as the sync page shows it, with where its report files are."""
-    return {**section, "synced_at": _utc(section["synced_at"]), "report": report_files(reports, section["sync_id"])}
+    return {**section, "report": report_files(reports, section["sync_id"])}
 
 
 def summary(check: AccessCheck, tally: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +51,7 @@ def summary(check: AccessCheck, tally: dict[str, Any]) -> dict[str, Any]:
     return {
         "sync_id": check.sync_id,
         "run_id": check.run_id,
-        "synced_at": _utc(check.synced_at.isoformat(timespec="seconds")),
+        "synced_at": check.synced_at.isoformat(timespec="seconds"),
         "dry_run": check.dry_run,
         "verdict": check.verdict,
         "source": {"cluster_id": check.source_cluster_id, "bootstrap": check.source_bootstrap},

@@ -50,19 +50,12 @@ PREFLIGHT_MAX_SECONDS = 30.0
 
 
 def _iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite hands back naive datetimes; the ledger writes UTC
-        value = value.replace(tzinfo=UTC)
-    return value.isoformat(timespec="seconds")
+    """A ledger time (aware UTC, ``ledger.schema.UtcDateTime``) as the API gives it: to the second, with its offset."""
+    return None if value is None else value.isoformat(timespec="seconds")
 
 
 def _age(value: datetime | None, now: datetime) -> float | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return round((now - value).total_seconds(), 1)
+    return None if value is None else round((now - value).total_seconds(), 1)
 
 
 def _parse_time(value: str | None, name: str) -> datetime | None:

@@ -160,7 +160,7 @@ def test_group_show_document_has_the_shape_of_a_sync() -> None:
         **_partition(0, SYNCED, 38).to_dict(),
         "sync_id": "s1",
         "run_id": None,
-        "synced_at": datetime(2026, 3, 1, 2, 0),  # SQLite gives naive UTC times
+        "synced_at": datetime(2026, 3, 1, 2, 0, tzinfo=UTC),  # as the ledger gives every time (UtcDateTime)
         "source_cluster_id": "src",
         "target_cluster_id": "tgt",
     }

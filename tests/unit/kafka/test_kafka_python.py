@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.kafka.kafka_python import KafkaPythonClient, kafka_python_settings, ssl_context
+from kafka_migration.kafka.kafka_python import KafkaPythonClient, kafka_python_settings
+from kafka_migration.kafka.tls import tls_context
 from kafka_migration.model.config import ClusterConfig
 
 SECRET = "s3cret-value"
@@ -49,6 +50,18 @@ def test_sasl_scram_settings_become_kafka_python_arguments() -> None:
     assert plain["security_protocol"] == "PLAINTEXT" and "sasl_mechanism" not in plain
 
 
+def test_bootstrap_addresses_reach_kafka_python_as_it_reads_them() -> None:
+    from kafka.cluster import collect_hosts
+
+    found = kafka_python_settings(ClusterConfig("source", {"bootstrap.servers": "[::1],SSL://h:9093,g"}), timeout=1)
+    assert found["bootstrap_servers"] == ["[::1]:9092", "h:9093", "g:9092"]  # model/bootstrap's parse, written back
+    assert [(host, port) for host, port, _ in collect_hosts(found["bootstrap_servers"], randomize=False)] == [
+        ("::1", 9092),
+        ("h", 9093),
+        ("g", 9092),
+    ]
+
+
 @pytest.mark.parametrize(
     ("setting", "value"),
     [
@@ -69,8 +82,7 @@ def test_the_tls_context_trusts_the_ca_from_a_file_or_inline_and_presents_the_cl
     test_pki,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
-    by_file = ssl_context(
-        "target",
+    by_file, presented = tls_context(
         {
             "ssl.ca.location": str(test_pki.ca),
             "ssl.certificate.location": str(test_pki.client.cert),
@@ -79,10 +91,9 @@ def test_the_tls_context_trusts_the_ca_from_a_file_or_inline_and_presents_the_cl
         },
         tmp_path,
     )
-    assert by_file.check_hostname and by_file.verify_mode == ssl.CERT_REQUIRED
+    assert presented and by_file.check_hostname and by_file.verify_mode == ssl.CERT_REQUIRED
     assert len(by_file.get_ca_certs()) == 1
-    inline = ssl_context(
-        "target",
+    inline, presented = tls_context(
         {
             "ssl.ca.pem": test_pki.ca_pem,
             "ssl.certificate.pem": test_pki.client.cert_pem,
@@ -92,10 +103,18 @@ def test_the_tls_context_trusts_the_ca_from_a_file_or_inline_and_presents_the_cl
         },
         tmp_path,
     )
-    assert len(inline.get_ca_certs()) == 1 and not inline.check_hostname
-    with pytest.raises(ConfigurationError, match="needs both a certificate and its key"):
-        ssl_context("target", {"ssl.certificate.location": str(test_pki.client.cert)}, tmp_path)
-    wrong = KafkaPythonClient(config(**{"security.protocol": "SSL", "ssl.ca.location": str(tmp_path / "none.pem")}))
+    assert presented and len(inline.get_ca_certs()) == 1 and not inline.check_hostname
+    assert all(written.stat().st_mode & 0o077 == 0 for written in tmp_path.iterdir())  # the key: its owner's only
+    identity = {"ssl.certificate.pem": test_pki.client.cert_pem, "ssl.key.pem": test_pki.client.key_pem}
+    _, presented = tls_context(identity)
+    assert not presented  # no scratch directory (the handshake probe's case): an inline identity is not presented
+    with pytest.raises(ConfigurationError, match="mutual TLS needs both"):
+        tls_context({"ssl.certificate.location": str(test_pki.client.cert)}, tmp_path)
+    half = config(**{"security.protocol": "SSL", "ssl.certificate.location": str(test_pki.client.cert)})
+    with pytest.raises(ConfigurationError, match="The target cluster has a client certificate but no client key"):
+        KafkaPythonClient(half)._arguments()  # checked as librdkafka's clients are (check_tls_settings)
+    (tmp_path / "not-a-ca.pem").write_text("not a certificate")
+    wrong = KafkaPythonClient(config(**{"security.protocol": "SSL", "ssl.ca.location": str(tmp_path / "not-a-ca.pem")}))
     with pytest.raises(ConfigurationError, match="TLS settings cannot be loaded"):
         wrong._arguments()
 

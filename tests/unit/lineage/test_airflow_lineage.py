@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from openlineage.client.serde import Serde
 
-from kafka_migration.airflow.lineage import TASK, ProviderSink, run_lineage, use_provider, verified_assets
+from kafka_migration.airflow.lineage import LINEAGE, TASK, ProviderSink, run_lineage, verified_assets
 from kafka_migration.ledger import Ledger
-from kafka_migration.lineage import emit
 from kafka_migration.lineage.events import group_sync_events
 from kafka_migration.model.results import MISMATCH
 from kafka_migration.run.evidence import RunEvidence, close_run
@@ -23,11 +22,9 @@ from tests.unit.lineage.test_events import _sync
 
 @pytest.fixture
 def routed() -> Iterator[ProviderSink]:
-    use_provider()
     TASK.runs.clear()
     yield TASK
     TASK.runs.clear()
-    emit.route(None)
 
 
 def _close(tmp_path: Path, match: dict[int, bool]) -> Path:
@@ -38,7 +35,8 @@ def _close(tmp_path: Path, match: dict[int, bool]) -> Path:
     if not all(match.values()):
         verify = replace(verify, status=MISMATCH)
     ledger.record_topics(p, [(p.topics[0], copy, verify, None)])
-    return close_run(ledger, RunEvidence(p, {"orders": copy}, {"orders": verify}), None, tmp_path / "reports").json
+    evidence = RunEvidence(p, {"orders": copy}, {"orders": verify})
+    return close_run(ledger, evidence, None, tmp_path / "reports", LINEAGE).json  # as the summary task passes it
 
 
 def test_the_summary_reports_the_run_as_its_operator_lineage(tmp_path: Path, routed: ProviderSink) -> None:
@@ -88,10 +86,7 @@ def test_the_dag_closes_its_run_with_the_summary_operator() -> None:
 
     from kafka_migration.airflow.operators import MigrationSummaryOperator
 
-    try:  # the DAG modules route this process's lineage to the provider (dag_factory): routed back after
-        bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[3] / "dags"))
-    finally:
-        emit.route(None)
+    bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[3] / "dags"))
     assert not bag.import_errors
     for dag_id in ("kafka_migration", "kafka_nightly_sync", "kafka_cutover", "kafka_failback"):
         summary = bag.dags[dag_id].get_task("summary")

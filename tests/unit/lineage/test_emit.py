@@ -26,10 +26,7 @@ def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(emit, "_client_sink", None)
-    emit.route(None)
     yield tmp_path
-    emit.route(None)
 
 
 def _plan() -> MigrationPlan:
@@ -38,8 +35,9 @@ def _plan() -> MigrationPlan:
 
 def test_off_by_default_and_on_with_each_standard_setting(no_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert not emit.configured()
-    emit.run_started(_plan())  # nothing to send to, nothing built
-    assert emit._client_sink is None
+    lineage = emit.Lineage.from_environment()
+    assert lineage.sink is None  # nothing to send to: no client made
+    lineage.run_started(_plan())  # and nothing built
     (no_config / "openlineage.yml").write_text("transport:\n  type: console\n")
     assert emit.configured()
     monkeypatch.setenv("OPENLINEAGE_DISABLED", "true")
@@ -62,7 +60,7 @@ def test_the_file_transport_receives_valid_events(no_config: Path, monkeypatch: 
     events = no_config / "events.jsonl"
     (no_config / "openlineage.yml").write_text(f"transport:\n  type: file\n  log_file_path: {events}\n  append: true\n")
     monkeypatch.setenv("OPENLINEAGE_NAMESPACE", "platform")
-    emit.run_started(_plan())
+    emit.Lineage.from_environment().run_started(_plan())
     (event,) = [json.loads(line) for line in events.read_text().splitlines()]
     validate_event(event)
     assert event["eventType"] == "START" and event["job"]["namespace"] == "platform"
@@ -77,9 +75,10 @@ def test_an_unreachable_endpoint_is_one_warning(
     (no_config / "openlineage.yml").write_text(
         f"transport:\n  type: http\n  url: http://127.0.0.1:{port}\n  timeout: 1\n  retry:\n    total: 0\n"
     )
+    lineage = emit.Lineage.from_environment()  # one command's: its START and its COMPLETE share the sink
     with caplog.at_level(logging.WARNING, logger="kafka_migration.lineage.emit"):
-        emit.run_started(_plan())
-        emit.run_started(_plan())  # the sink is off after the first failure: no second attempt, no second line
+        lineage.run_started(_plan())
+        lineage.run_started(_plan())  # the sink is off after the first failure: no second attempt, no second line
     (record,) = [r for r in caplog.records if r.name == "kafka_migration.lineage.emit"]
     assert "could not send the START event" in record.getMessage()
 
@@ -87,8 +86,21 @@ def test_an_unreachable_endpoint_is_one_warning(
 def test_a_bad_configuration_is_one_warning(no_config: Path, caplog: pytest.LogCaptureFixture) -> None:
     (no_config / "openlineage.yml").write_text("transport:\n  type: no-such-transport\n")
     with caplog.at_level(logging.WARNING, logger="kafka_migration.lineage.emit"):
-        emit.run_started(_plan())
+        emit.Lineage.from_environment().run_started(_plan())
     assert len([r for r in caplog.records if r.name == "kafka_migration.lineage.emit"]) == 1
+
+
+def test_each_lineage_sends_to_its_own_sink_and_none_is_global() -> None:
+    """Two commands (or an Airflow task beside a CLI in one test process) do not see each other's events: each
+    passes its own Lineage, and lineage/emit holds no route of its own."""
+    first, second = emit.Collector(), emit.Collector()
+    emit.Lineage(first).run_started(_plan())
+    emit.Lineage(second).run_started(plan("run-f", 0, 10, 0))
+    assert [e.run.facets["kafkaMigration"].runId for e in first.events] == ["run-e"]
+    assert [e.run.facets["kafkaMigration"].runId for e in second.events] == ["run-f"]
+    emit.OFF.run_started(_plan())  # nowhere: nothing built, nothing kept
+    assert emit.OFF.sink is None
+    assert not [name for name in vars(emit) if name in ("route", "_routed", "_client_sink")]
 
 
 def test_without_lineage_configured_a_run_never_imports_the_openlineage_client(tmp_path: Path) -> None:
@@ -100,8 +112,9 @@ def test_without_lineage_configured_a_run_never_imports_the_openlineage_client(t
         "import sys\n"
         "from kafka_migration.lineage import emit\n"
         "from tests.unit.ledger.test_ledger import plan\n"
-        "emit.run_started(plan('run-e', 0, 10, 0))\n"
-        "emit.run_ended(None, None)\n"
+        "lineage = emit.Lineage.from_environment()\n"
+        "lineage.run_started(plan('run-e', 0, 10, 0))\n"
+        "lineage.run_ended(None, None)\n"
         "print(sorted(m for m in sys.modules if m.startswith(('openlineage', 'kafka_migration.lineage.events'))))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENLINEAGE")} | {"HOME": str(tmp_path)}

@@ -4,7 +4,6 @@ and facet valid against the OpenLineage schemas, the datasets, counts and checks
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from kafka_migration.lineage.facets import PRODUCER
 from kafka_migration.lineage.moves import CutoverLineage
 from kafka_migration.lineage.naming import run_uuid
 from kafka_migration.model.groups import GroupSync, GroupSyncResult, PartitionSync
+from kafka_migration.model.report import SignoffReport
 from kafka_migration.model.results import MISMATCH
 from kafka_migration.run.evidence import RunEvidence, close_run, record_failure, run_opened
 from tests.unit.factories import migration_plan, topic_plan
@@ -36,11 +36,13 @@ STARTED = "2026-11-27T10:00:00+00:00"
 
 
 @pytest.fixture
-def collected() -> Iterator[emit.Collector]:
-    collector = emit.Collector()
-    emit.route(collector)
-    yield collector
-    emit.route(None)
+def collected() -> emit.Collector:
+    return emit.Collector()
+
+
+def routed(collector: emit.Collector) -> emit.Lineage:
+    """Where the run functions send their events in these tests: the collector, passed as the front doors pass it."""
+    return emit.Lineage(collector)
 
 
 def as_dicts(collector: emit.Collector) -> list[dict[str, Any]]:
@@ -50,11 +52,11 @@ def as_dicts(collector: emit.Collector) -> list[dict[str, Any]]:
     return events
 
 
-def _run(tmp_path: Path, match: dict[int, bool]) -> tuple[Ledger, Any]:
+def _run(tmp_path: Path, match: dict[int, bool], collector: emit.Collector) -> tuple[Ledger, Any]:
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     p = plan("run-1", 0, 100, 0)
     ledger.start_run(p, trigger="cli")
-    run_opened(p)
+    run_opened(p, routed(collector))
     copy, verify = outcomes(p, match)
     if not all(match.values()):  # as verification reports a topic with a differing partition
         verify = replace(verify, status=MISMATCH)
@@ -64,8 +66,8 @@ def _run(tmp_path: Path, match: dict[int, bool]) -> tuple[Ledger, Any]:
 
 
 def test_a_verified_run_starts_and_completes_with_the_reports_evidence(tmp_path: Path, collected) -> None:  # type: ignore[no-untyped-def]
-    ledger, evidence = _run(tmp_path, {0: True, 1: True})
-    files = close_run(ledger, evidence, None, tmp_path / "reports")
+    ledger, evidence = _run(tmp_path, {0: True, 1: True}, collected)
+    files = close_run(ledger, evidence, None, tmp_path / "reports", routed(collected))
     start, complete = as_dicts(collected)
     assert (start["eventType"], complete["eventType"]) == ("START", "COMPLETE")
     assert start["run"]["runId"] == complete["run"]["runId"]
@@ -90,12 +92,12 @@ def test_a_verified_run_starts_and_completes_with_the_reports_evidence(tmp_path:
             theirs["source_checksum"],
             theirs["target_checksum"],
         )
-    assert verified_topics(report) == ["copy.orders"]
+    assert verified_topics(SignoffReport.from_content(report)) == ["copy.orders"]
 
 
 def test_a_run_with_differences_fails_and_names_no_verified_topic(tmp_path: Path, collected) -> None:  # type: ignore[no-untyped-def]
-    ledger, evidence = _run(tmp_path, {0: True, 1: False})
-    files = close_run(ledger, evidence, None, tmp_path / "reports")
+    ledger, evidence = _run(tmp_path, {0: True, 1: False}, collected)
+    files = close_run(ledger, evidence, None, tmp_path / "reports", routed(collected))
     _start, fail = as_dicts(collected)
     assert fail["eventType"] == "FAIL"
     facet = fail["run"]["facets"]["kafkaMigration"]
@@ -103,15 +105,15 @@ def test_a_run_with_differences_fails_and_names_no_verified_topic(tmp_path: Path
     assert [p["status"] for p in facet["topics"][0]["partitions"]] == ["verified", "mismatch"]
     assert facet["topics"][0]["partitions"][1]["firstDifference"] == "value differs"
     assert "errorMessage" in fail["run"]["facets"]
-    assert verified_topics(json.loads(files.json.read_bytes())) == []
+    assert verified_topics(SignoffReport.read(files.json)) == []
 
 
 def test_a_failed_run_fails_with_its_error(tmp_path: Path, collected) -> None:  # type: ignore[no-untyped-def]
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     p = plan("run-2", 0, 100, 0)
     ledger.start_run(p, trigger="cli")
-    run_opened(p)
-    record_failure(ledger, "run-2", "copy of orders[0] broke off", tmp_path / "reports")
+    run_opened(p, routed(collected))
+    record_failure(ledger, "run-2", "copy of orders[0] broke off", tmp_path / "reports", routed(collected))
     start, fail = as_dicts(collected)
     assert (start["eventType"], fail["eventType"]) == ("START", "FAIL")
     assert fail["run"]["facets"]["errorMessage"]["message"] == "copy of orders[0] broke off"
@@ -121,7 +123,7 @@ def test_a_failed_run_fails_with_its_error(tmp_path: Path, collected) -> None:  
 
 def test_a_dry_run_sends_nothing(collected) -> None:  # type: ignore[no-untyped-def]
     p = plan("run-3", 0, 100, 0)
-    run_opened(type(p)(**{**vars(p), "options": {"dry_run": True}}))
+    run_opened(type(p)(**{**vars(p), "options": {"dry_run": True}}), routed(collected))
     assert collected.events == []
 
 
@@ -177,8 +179,8 @@ def test_run_end_of_an_up_to_date_run_completes(tmp_path: Path) -> None:
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     p = plan("run-4", 100, 100, 100)
     ledger.start_run(p, trigger="cli")
-    files = close_run(ledger, RunEvidence(p), None, tmp_path / "reports")
-    event = json.loads(Serde.to_json(run_end(json.loads(files.json.read_bytes()), files.sha256)))
+    files = close_run(ledger, RunEvidence(p), None, tmp_path / "reports", emit.OFF)
+    event = json.loads(Serde.to_json(run_end(SignoffReport.read(files.json), files.sha256)))
     validate_event(event)
     assert event["eventType"] == "COMPLETE" and event["run"]["facets"]["kafkaMigration"]["status"] == "up_to_date"
 
@@ -308,6 +310,10 @@ def report(status: str, verdict: str, message: str = "") -> dict[str, Any]:
     }
 
 
+def typed(content: dict[str, Any]) -> SignoffReport:
+    return SignoffReport.from_content(content)
+
+
 def test_a_runs_end_in_full() -> None:
     written = {"rowCount": 5, "size": 50, "_producer": PRODUCER}
     partition = {
@@ -323,7 +329,7 @@ def test_a_runs_end_in_full() -> None:
         "targetRecords": 5,
         "targetStart": 0,
     }
-    assert event(run_end(report("differences", "DIFFERENCES"), SHA, "ns", "2026-11-27T11:00:00+00:00")) == {
+    assert event(run_end(typed(report("differences", "DIFFERENCES")), SHA, "ns", "2026-11-27T11:00:00+00:00")) == {
         "eventTime": "2026-11-27T11:00:00+00:00",
         "eventType": "FAIL",
         "inputs": SOURCE_TOPICS,
@@ -382,7 +388,7 @@ def test_a_runs_end_in_full() -> None:
 
 def test_a_run_fails_with_the_error_it_broke_off_with_else_its_message() -> None:
     def failed(status: str, message: str, error: str | None) -> tuple[str, str | None, str | None]:
-        e = event(run_end(report(status, "VERIFIED", message), None, error=error))
+        e = event(run_end(typed(report(status, "VERIFIED", message)), None, error=error))
         facets = e["run"]["facets"]
         error_facet = facets.get("errorMessage", {}).get("message")
         return e["eventType"], error_facet, facets["kafkaMigration"].get("message")
@@ -400,8 +406,8 @@ def test_a_run_fails_with_the_error_it_broke_off_with_else_its_message() -> None
 def test_only_topics_copied_and_verified_by_a_verified_run_are_vouched_for() -> None:
     verified = report("verified", "VERIFIED")
     verified["topics"][1] = {**verified["topics"][1], "verdict": "up_to_date", "target_topic": "audit"}
-    assert verified_topics(verified) == ["copy.orders"]
-    assert verified_topics(report("differences", "DIFFERENCES")) == []
+    assert verified_topics(typed(verified)) == ["copy.orders"]
+    assert verified_topics(typed(report("differences", "DIFFERENCES"))) == []
 
 
 def partition_sync(
@@ -589,7 +595,7 @@ def test_a_run_that_moved_schemas_carries_its_subjects_and_id_map() -> None:
         "partitions": [],
         "totals": {"keys": {"translated": 3}, "values": {"translated": 5}},
     }  # fmt: skip
-    found = event(run_end({**report("verified", "VERIFIED"), "schemas": section}, SHA))["run"]["facets"]
+    found = event(run_end(typed({**report("verified", "VERIFIED"), "schemas": section}), SHA))["run"]["facets"]
     assert found["kafkaMigration"]["schemas"] == {
         "mode": "translate",
         "sourceRegistry": "http://src-registry:8081",
@@ -604,4 +610,6 @@ def test_a_run_that_moved_schemas_carries_its_subjects_and_id_map() -> None:
         "keysTranslated": 3,
         "valuesTranslated": 5,
     }  # fmt: skip
-    assert "schemas" not in event(run_end(report("verified", "VERIFIED"), SHA))["run"]["facets"]["kafkaMigration"]
+    assert (
+        "schemas" not in event(run_end(typed(report("verified", "VERIFIED")), SHA))["run"]["facets"]["kafkaMigration"]
+    )

@@ -20,6 +20,7 @@ from confluent_kafka import KafkaError
 
 from kafka_migration.exceptions import ForeignRecordsError
 from kafka_migration.kafka.reader import _in_range
+from kafka_migration.kafka.records import DeliveryErrors
 from kafka_migration.model.checksums import (
     RangeChecksum,
     batch_fields,
@@ -31,7 +32,7 @@ from kafka_migration.model.checksums import (
 from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.text import offset_range
-from kafka_migration.run.copy import _DeliveryErrors, _produce_when_room, reconcile_batches
+from kafka_migration.run.copy import _produce_when_room, reconcile_batches
 from kafka_migration.run.verify import compare_ranges
 
 
@@ -453,7 +454,7 @@ class FakeQueue:
 
     def __init__(self, full: int, fail_at: int | None) -> None:
         self.full, self.fail_at, self.polls, self.produced = full, fail_at, 0, []
-        self.errors = _DeliveryErrors()
+        self.errors = DeliveryErrors()
 
     def produce(self, *args: Any, **kwargs: Any) -> None:
         if self.full:

@@ -1,5 +1,6 @@
-"""kafka_migration.run.copy: a worker's producer is replaced once it has written to PRODUCER_TOPICS topics, and it is
-never built without the promises under "nothing doubled" (idempotence, acks=all, at most 5 requests in flight).
+"""kafka_migration.run.copy and kafka.records: a worker's producer is replaced once it has written to PRODUCER_TOPICS
+topics, and it is never built without the promises under "nothing doubled" (idempotence, acks=all, at most 5
+requests in flight).
 
 librdkafka looks a record's topic up by walking every topic its client knows (rd_kafka_topic_find), so a
 producer that wrote to thousands of topics pays per record in proportion. No broker is needed: a producer
@@ -14,6 +15,7 @@ from typing import Any, ClassVar
 import pytest
 
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.kafka import records
 from kafka_migration.model.config import Endpoint
 from kafka_migration.run import copy
 
@@ -44,7 +46,7 @@ def test_a_window_of_more_topics_than_the_limit_still_gets_one_producer() -> Non
 
 
 class _Recorded:
-    """Stands in for confluent_kafka.Producer: keeps the settings the copy built its producer with."""
+    """Stands in for confluent_kafka.Producer where kafka.records builds it: keeps the settings it was built with."""
 
     built: ClassVar[list[dict[str, Any]]] = []
 
@@ -55,10 +57,8 @@ class _Recorded:
 def test_the_producer_is_built_idempotent_with_acks_all_and_few_requests_in_flight(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import confluent_kafka
-
     monkeypatch.setattr(_Recorded, "built", [])
-    monkeypatch.setattr(confluent_kafka, "Producer", _Recorded)
+    monkeypatch.setattr(records, "Producer", _Recorded)
     copy._producer(Endpoint("target", {"bootstrap.servers": "127.0.0.1:9", "max.in.flight": 3}), 1000, ["a"])
     (settings,) = _Recorded.built
     assert settings["enable.idempotence"] is True
@@ -72,12 +72,10 @@ def test_a_producer_that_would_break_a_promise_is_never_built(
 ) -> None:
     """A bug that drops a promise after the user's settings were checked (here: producer_settings itself) is
     caught where the producer is built, before it writes anything."""
-    import confluent_kafka
-
     monkeypatch.setattr(_Recorded, "built", [])
-    monkeypatch.setattr(confluent_kafka, "Producer", _Recorded)
-    real = copy.producer_settings
-    monkeypatch.setattr(copy, "producer_settings", lambda *args: {**real(*args), **planted})
+    monkeypatch.setattr(records, "Producer", _Recorded)
+    real = records.producer_settings
+    monkeypatch.setattr(records, "producer_settings", lambda *args: {**real(*args), **planted})
     with pytest.raises(ConfigurationError, match=re.escape(f"target cluster setting {next(iter(planted))}=")):
         copy._producer(SETTINGS, 1000, ["a"])
     assert _Recorded.built == []
