@@ -28,16 +28,7 @@ from kafka_migration.kafka.sessions import (
     UserSession,
     max_message_bytes,
 )
-from kafka_migration.model.access import (
-    GROUP,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
-    WILDCARD,
-    WILDCARD_PRINCIPAL,
-    AclBinding,
-    Password,
-)
+from kafka_migration.model.access import WILDCARD, WILDCARD_PRINCIPAL, AclBinding, Password, PatternType, ResourceType
 from kafka_migration.model.config import ClusterConfig
 from kafka_migration.model.text import plural, some
 
@@ -134,8 +125,8 @@ def plan_probes(
     for user in sorted(set(users)):
         mine = [b for b in relevant if b.principal in (f"User:{user}", WILDCARD_PRINCIPAL)]
         topics: list[str] = []
-        for b in (b for b in mine if b.resource_type == TOPIC):
-            if b.pattern_type == PREFIXED:
+        for b in (b for b in mine if b.resource_type == ResourceType.TOPIC):
+            if b.pattern_type == PatternType.PREFIXED:
                 matching = sorted(t for t in on_both if t.startswith(b.resource_name))
                 names = matching[:1] or [f"{b.resource_name}{PROBE_SUFFIX}"]
             elif b.resource_name == WILDCARD:
@@ -149,14 +140,18 @@ def plan_probes(
             if topic in on_both:
                 wanted += [Probe(user, PRODUCE, topic), Probe(user, CONSUME, topic)]
         commit_topic = next((t for t in topics if t in on_both), topics[0] if topics else PROBE_SUFFIX)
-        for b in (b for b in mine if b.resource_type in (GROUP, TRANSACTIONAL_ID)):
-            if b.resource_type == TRANSACTIONAL_ID and b.pattern_type != PREFIXED and b.resource_name != WILDCARD:
+        for b in (b for b in mine if b.resource_type in (ResourceType.GROUP, ResourceType.TRANSACTIONAL_ID)):
+            if (
+                b.resource_type == ResourceType.TRANSACTIONAL_ID
+                and b.pattern_type != PatternType.PREFIXED
+                and b.resource_name != WILDCARD
+            ):
                 continue  # a literal id may be a live producer's: see the module
-            if b.pattern_type == PREFIXED:
+            if b.pattern_type == PatternType.PREFIXED:
                 name = f"{b.resource_name}{PROBE_SUFFIX}"
             else:
                 name = PROBE_SUFFIX if b.resource_name == WILDCARD else b.resource_name
-            kind = COMMIT if b.resource_type == GROUP else TRANSACTION
+            kind = COMMIT if b.resource_type == ResourceType.GROUP else TRANSACTION
             wanted.append(Probe(user, kind, name, commit_topic if kind == COMMIT else None))
         unique = list(dict.fromkeys(wanted))
         probes += unique[:limit]

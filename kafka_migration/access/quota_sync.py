@@ -12,18 +12,7 @@ from typing import TYPE_CHECKING
 
 from kafka_migration.access.quotas import QuotaDifference, QuotaPlan, plan_quotas, quota_differences
 from kafka_migration.kafka.quotas import QuotaCluster
-from kafka_migration.model.access import (
-    ADDED,
-    DIFFERENT,
-    PRESENT,
-    REMOVED,
-    TARGET_ONLY,
-    UPDATED,
-    WOULD_ADD,
-    WOULD_REMOVE,
-    WOULD_UPDATE,
-    Quota,
-)
+from kafka_migration.model.access import AccessAction, Quota
 from kafka_migration.model.config import ClusterConfig
 
 if TYPE_CHECKING:
@@ -120,19 +109,28 @@ class QuotaSync:
     def ledger_rows(self, dry_run: bool) -> list[tuple[Quota, float | None, str, str | None]]:
         """The rows of ``Ledger.record_access_quotas``: every quota the sync looked at and what it did with it."""
         plan = self.plan
-        added, updated, removed = (WOULD_ADD, WOULD_UPDATE, WOULD_REMOVE) if dry_run else (ADDED, UPDATED, REMOVED)
+        added, updated, removed = (
+            (AccessAction.WOULD_ADD, AccessAction.WOULD_UPDATE, AccessAction.WOULD_REMOVE)
+            if dry_run
+            else (AccessAction.ADDED, AccessAction.UPDATED, AccessAction.REMOVED)
+        )
         return [
             *((q, None, added, None) for q in plan.add),
-            *((q, q.value, PRESENT, None) for q in plan.present),
+            *((q, q.value, AccessAction.PRESENT, None) for q in plan.present),
             *(
                 (c.quota, c.target_value, updated, "set by this tool earlier; the source's value changed")
                 for c in plan.update
             ),
             *(
-                (c.quota, c.target_value, DIFFERENT, "the target holds another value, not set by this tool: left alone")
+                (
+                    c.quota,
+                    c.target_value,
+                    AccessAction.DIFFERENT,
+                    "the target holds another value, not set by this tool: left alone",
+                )
                 for c in plan.different
             ),
-            *((q, q.value, TARGET_ONLY, self._why_left(q)) for q in plan.target_only),
+            *((q, q.value, AccessAction.TARGET_ONLY, self._why_left(q)) for q in plan.target_only),
             *((q, q.value, removed, "set by this tool; the source no longer has it") for q in plan.remove),
         ]
 

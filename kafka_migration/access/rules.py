@@ -27,18 +27,15 @@ from functools import cache
 
 from kafka_migration.model.access import (
     ACTIONS,
-    ALL,
-    ALLOW,
-    DENY,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    USER,
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AclBinding,
     Action,
     Decision,
+    Operation,
+    PatternType,
+    PermissionType,
+    ResourceType,
 )
 
 IMPLIES_DESCRIBE = frozenset({"DESCRIBE", "READ", "WRITE", "DELETE", "ALTER"})
@@ -70,9 +67,9 @@ def client_address(host: str) -> str:
 
 
 def _operation_matches(binding: AclBinding, operation: str) -> bool:
-    if binding.operation in (ALL, operation):
+    if binding.operation in (Operation.ALL, operation):
         return True
-    if binding.permission != ALLOW:
+    if binding.permission != PermissionType.ALLOW:
         return False  # a DENY of READ does not deny DESCRIBE
     if operation == "DESCRIBE":
         return binding.operation in IMPLIES_DESCRIBE
@@ -91,7 +88,7 @@ class Authorizer:
         self._literal: dict[tuple[str, str], list[AclBinding]] = defaultdict(list)
         prefixed: dict[str, dict[str, list[AclBinding]]] = defaultdict(lambda: defaultdict(list))
         for binding in bindings:
-            if binding.pattern_type == LITERAL:
+            if binding.pattern_type == PatternType.LITERAL:
                 self._literal[(binding.resource_type, binding.resource_name)].append(binding)
             else:
                 prefixed[binding.resource_type][binding.resource_name].append(binding)
@@ -119,7 +116,7 @@ class Authorizer:
                 continue
             if binding.host not in (WILDCARD, host) or not _operation_matches(binding, action.operation):
                 continue
-            if binding.permission == DENY:
+            if binding.permission == PermissionType.DENY:
                 return Decision(False, binding)
             allowed_by = allowed_by or binding
         if allowed_by is not None:
@@ -158,13 +155,13 @@ def translate(
     exactly the renamed topics, while ``{topic}.copy`` has no prefix that does."""
     mapping = principals or {}
     principal = mapping.get(binding.principal, binding.principal)
-    if binding.resource_type == USER:  # the resource is a principal (User:name): it follows the mapping too
+    if binding.resource_type == ResourceType.USER:  # the resource is a principal (User:name): mapped too
         return _carry_user_resource(binding, principal, mapping)
-    every_topic = binding.pattern_type == LITERAL and binding.resource_name == WILDCARD  # on either side
-    if binding.resource_type != TOPIC or rename == "{topic}" or every_topic:
+    every_topic = binding.pattern_type == PatternType.LITERAL and binding.resource_name == WILDCARD  # on either side
+    if binding.resource_type != ResourceType.TOPIC or rename == "{topic}" or every_topic:
         return replace(binding, principal=principal)
     before, after = split_template(rename)
-    if binding.pattern_type == PREFIXED and after:
+    if binding.pattern_type == PatternType.PREFIXED and after:
         return Refused(
             binding,
             f"rename {rename!r} adds {after!r} after the topic name, so no prefix on the target matches exactly the "
@@ -178,7 +175,7 @@ def _carry_user_resource(binding: AclBinding, principal: str, mapping: Mapping[s
     """A binding on USER resources (CREATE_TOKENS, DESCRIBE_TOKENS for other users): a literal name is mapped like
     a principal; a prefix stays, unless it covers a mapped principal whose new name it does not cover."""
     name = binding.resource_name
-    if binding.pattern_type == LITERAL:
+    if binding.pattern_type == PatternType.LITERAL:
         return replace(binding, principal=principal, resource_name=mapping.get(name, name))
     broken = sorted(old for old, new in mapping.items() if old.startswith(name) and not new.startswith(name))
     if broken:
@@ -231,7 +228,7 @@ def plan_bindings(
         else:
             wanted.add(carried)
     on_target = set(target)
-    conflicts = sorted(b for b in on_target - wanted if b.permission == DENY)
+    conflicts = sorted(b for b in on_target - wanted if b.permission == PermissionType.DENY)
     remove = sorted(b for b in set(created_before) & on_target if b not in wanted) if remove_stale else []
     return AclPlan(
         add=tuple(sorted(wanted - on_target)),
@@ -264,7 +261,7 @@ class DecisionDifference:
 def sample_names(binding: AclBinding) -> tuple[str, ...]:
     """Resource names that exercise a binding: its literal name; for a prefix, the prefix itself and a longer
     name; for ``*``, a name no literal binding is likely to use."""
-    if binding.pattern_type == PREFIXED:
+    if binding.pattern_type == PatternType.PREFIXED:
         return (binding.resource_name, f"{binding.resource_name}-sample")
     if binding.resource_name == WILDCARD:
         return ("km-any-resource",)
@@ -307,10 +304,10 @@ def carrier(rename: str = "{topic}", principals: Mapping[str, str] | None = None
 
     def carry(action: Action) -> Action:
         name = action.resource_name
-        if action.resource_type == TOPIC and rename != "{topic}":
+        if action.resource_type == ResourceType.TOPIC and rename != "{topic}":
             before, after = split_template(rename)
             name = f"{before}{name}{after}"
-        elif action.resource_type == USER:
+        elif action.resource_type == ResourceType.USER:
             name = mapping.get(name, name)
         return replace(action, principal=mapping.get(action.principal, action.principal), resource_name=name)
 

@@ -31,20 +31,13 @@ from kafka_migration.access.rules import (
 )
 from kafka_migration.access.users import UsersPlan, load_passwords, plan_users
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.kafka.access import FAILED, PROVEN, AccessCluster
+from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.model.access import (
-    ADDED,
-    CONFLICT,
-    NEEDS_PASSWORD,
-    NOT_PROVEN_VERDICT,
-    PRESENT,
-    PROVEN_VERDICT,
-    REFUSED,
-    REMOVED,
-    WOULD_ADD,
-    WOULD_REMOVE,
+    AccessAction,
     AccessCheck,
+    AccessVerdict,
     AclBinding,
+    LoginOutcome,
     Password,
     ScramCredential,
 )
@@ -96,7 +89,7 @@ class AccessSyncResult:
 
     @property
     def failed_logins(self) -> list[str]:
-        return sorted(user for user, (outcome, _) in self.logins.items() if outcome == FAILED)
+        return sorted(user for user, (outcome, _) in self.logins.items() if outcome == LoginOutcome.FAILED)
 
     @property
     def proven(self) -> bool:
@@ -205,7 +198,7 @@ def _sync(
         quotas.apply()
         logins = _log_in(tgt, (*users.add, *users.present), passwords)
         after: tuple[AclBinding, ...] = tgt.bindings().bindings
-        logged_in = {u: passwords[u] for u, (outcome, _) in logins.items() if outcome == PROVEN}
+        logged_in = {u: passwords[u] for u, (outcome, _) in logins.items() if outcome == LoginOutcome.PROVEN}
         mechanisms = {c.user: c.mechanism for c in reversed((*users.add, *users.present))}
         probes = probe_users(
             source,
@@ -224,12 +217,14 @@ def _sync(
         actions,
         carrier(rename, principals),
     )
-    added, removed = (WOULD_ADD, WOULD_REMOVE) if dry_run else (ADDED, REMOVED)
+    added, removed = (
+        (AccessAction.WOULD_ADD, AccessAction.WOULD_REMOVE) if dry_run else (AccessAction.ADDED, AccessAction.REMOVED)
+    )
     rows = [
         *((b, added, None) for b in plan.add),
-        *((b, PRESENT, None) for b in plan.present),
-        *((r.binding, REFUSED, r.reason) for r in plan.refused),
-        *((b, CONFLICT, "a DENY on the target that the source lacks") for b in plan.conflicts),
+        *((b, AccessAction.PRESENT, None) for b in plan.present),
+        *((r.binding, AccessAction.REFUSED, r.reason) for r in plan.refused),
+        *((b, AccessAction.CONFLICT, "a DENY on the target that the source lacks") for b in plan.conflicts),
         *((b, removed, "created by this tool; the source no longer has it") for b in plan.remove),
     ]
     ledger.record_access_sync(sync_id, run_id, src_id, tgt_id, rows, dry_run=dry_run)
@@ -237,8 +232,8 @@ def _sync(
         sync_id,
         [
             *((c, added, *logins.get(c.user, (None, None))) for c in users.add),
-            *((c, PRESENT, *logins.get(c.user, (None, None))) for c in users.present),
-            *((c, NEEDS_PASSWORD, None, "no password given for it") for c in users.needs_password),
+            *((c, AccessAction.PRESENT, *logins.get(c.user, (None, None))) for c in users.present),
+            *((c, AccessAction.NEEDS_PASSWORD, None, "no password given for it") for c in users.needs_password),
         ],
     )
     ledger.record_access_probes(sync_id, ledger_rows(probes))
@@ -298,7 +293,7 @@ def _record_verdict(
             source_bootstrap=str(pair[0].settings.get("bootstrap.servers", "")),
             target_bootstrap=str(pair[1].settings.get("bootstrap.servers", "")),
             dry_run=result.dry_run,
-            verdict=PROVEN_VERDICT if result.proven else NOT_PROVEN_VERDICT,
+            verdict=AccessVerdict.PROVEN if result.proven else AccessVerdict.DIFFERENT,
             actions_checked=result.actions_checked,
             differences=tuple(d.describe() for d in result.differences),
             unreadable=result.unreadable,

@@ -279,7 +279,7 @@ def _unproven(result: Any) -> list[str]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from kafka_migration.model.access import CONFLICT, DIFFERENT, PROVEN_VERDICT, REFUSED, TARGET_ONLY
+    from kafka_migration.model.access import AccessAction, AccessVerdict
 
     ledger = open_ledger(args)
     rows = ledger.access_sync_rows(args.sync_id)
@@ -290,9 +290,11 @@ def _show(args: argparse.Namespace) -> int:
     from kafka_migration.access.probe import outcome_from_row
 
     probes = [outcome_from_row(r) for r in ledger.access_probe_rows(args.sync_id)]
-    different = any(r.action in (CONFLICT, REFUSED) for r in rows) or any(not o.matched for o in probes)
-    different = different or any(q.action in (DIFFERENT, TARGET_ONLY) for q in quotas)
-    different = different or (check is not None and check.verdict != PROVEN_VERDICT)
+    different = any(r.action in (AccessAction.CONFLICT, AccessAction.REFUSED) for r in rows) or any(
+        not o.matched for o in probes
+    )
+    different = different or any(q.action in (AccessAction.DIFFERENT, AccessAction.TARGET_ONLY) for q in quotas)
+    different = different or (check is not None and check.verdict != AccessVerdict.PROVEN)
     code = EXIT_MISMATCH if different else EXIT_OK
     if json_wanted(args):
         from kafka_migration.cli.output import document, when

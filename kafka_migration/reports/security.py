@@ -13,22 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_migration.model.access import (
-    ADDED,
-    CONFLICT,
-    DIFFERENT,
-    NEEDS_PASSWORD,
-    PRESENT,
-    REFUSED,
-    REMOVED,
-    TARGET_ONLY,
-    WOULD_ADD,
-    WOULD_REMOVE,
-    AccessCheck,
-    RecordedBinding,
-    RecordedQuota,
-    ScramCredential,
-)
+from kafka_migration.model.access import AccessAction, AccessCheck, RecordedBinding, RecordedQuota, ScramCredential
 from kafka_migration.reports.security_render import COLUMNS, render_access_html, render_access_markdown
 
 if TYPE_CHECKING:
@@ -36,15 +21,18 @@ if TYPE_CHECKING:
 
 REPORT_VERSION = 1
 COLUMN_OF = {  # a binding's action, as the counts' column that tallies it
-    ADDED: "added",
-    WOULD_ADD: "added",
-    PRESENT: "present",
-    REMOVED: "removed",
-    WOULD_REMOVE: "removed",
-    REFUSED: "refused",
-    CONFLICT: "conflict",
+    AccessAction.ADDED: "added",
+    AccessAction.WOULD_ADD: "added",
+    AccessAction.PRESENT: "present",
+    AccessAction.REMOVED: "removed",
+    AccessAction.WOULD_REMOVE: "removed",
+    AccessAction.REFUSED: "refused",
+    AccessAction.CONFLICT: "conflict",
 }
-QUOTA_DIFFERENCES = (DIFFERENT, TARGET_ONLY)  # left as they are: the two clusters differ there
+QUOTA_DIFFERENCES = (
+    AccessAction.DIFFERENT,
+    AccessAction.TARGET_ONLY,
+)  # left as they are: the two clusters differ there
 
 
 def _iso(value: Any) -> str | None:
@@ -125,7 +113,7 @@ def security_section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:
             for row in sorted(bindings, key=lambda r: (r.action, r.binding))
         ],
         "users": users,
-        "needs_password": [u["user"] for u in users if u["action"] == NEEDS_PASSWORD],
+        "needs_password": [u["user"] for u in users if u["action"] == AccessAction.NEEDS_PASSWORD],
         "quotas": quotas,
         "quota_differences": sum(1 for q in quotas if q["action"] in QUOTA_DIFFERENCES),
         "probes": _probes(ledger.access_probe_rows(sync_id)),

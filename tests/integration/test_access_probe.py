@@ -29,15 +29,11 @@ from kafka_migration.kafka.clients import client_settings
 from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
-    ALLOW,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
     AclBinding,
     Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
@@ -50,10 +46,16 @@ ALICE = ScramCredential("alice", "SCRAM-SHA-512", 4096)
 SECRET = "alice-pr0be-s3cret"
 DENIED = "denied (TOPIC_AUTHORIZATION_FAILED)"
 BINDINGS = [
-    AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW),  # produces orders, cannot read it
-    AclBinding(TOPIC, "events", LITERAL, "User:alice", "*", "READ", ALLOW),  # reads events, cannot write it
-    AclBinding(GROUP, "billing", LITERAL, "User:alice", "*", "READ", ALLOW),
-    AclBinding(TRANSACTIONAL_ID, "tx-", PREFIXED, "User:alice", "*", "WRITE", ALLOW),
+    AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    ),  # produces orders, cannot read it
+    AclBinding(
+        ResourceType.TOPIC, "events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW
+    ),  # reads events, cannot write it
+    AclBinding(ResourceType.GROUP, "billing", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW),
+    AclBinding(
+        ResourceType.TRANSACTIONAL_ID, "tx-", PatternType.PREFIXED, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    ),
 ]
 
 
@@ -117,9 +119,13 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
 
     topics = (["orders", "events"], ["dc1.orders", "dc1.events"])
     target_admin = AccessCluster(tgt)
-    planted = AclBinding(TOPIC, "dc1.events", LITERAL, "User:alice", "*", "READ", DENY)
+    planted = AclBinding(
+        ResourceType.TOPIC, "dc1.events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.DENY
+    )
     target_admin.create([planted])  # a DENY on the target only
-    missing = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", ALLOW)
+    missing = AclBinding(
+        ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    )
     assert target_admin.delete([missing]) == 1  # a WRITE the target lost
     report = probe_users(src, tgt, BINDINGS, topics, ProbeSetup(passwords, {"alice": ALICE.mechanism}, RENAME))
     found = {(o.probe.kind, o.probe.resource): (o.source, o.target) for o in report.mismatches}
@@ -168,7 +174,11 @@ def test_the_cli_prints_and_records_the_probes(pair, tmp_path: Path) -> None:  #
     assert SECRET not in synced.stdout + synced.stderr
 
     AccessCluster(_config(target, "target")).create(
-        [AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", DENY)]
+        [
+            AclBinding(
+                ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.DENY
+            )
+        ]
     )
     different = _cli(*common, state_dir=tmp_path)
     assert different.returncode == 1, different.stdout + different.stderr

@@ -23,32 +23,27 @@ from kafka_migration.access.probe import (
 )
 from kafka_migration.kafka.sessions import ALLOWED
 from kafka_migration.ledger import Ledger
-from kafka_migration.model.access import (
-    ALLOW,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
-    AclBinding,
-)
+from kafka_migration.model.access import AclBinding, PatternType, PermissionType, ResourceType
 
 
-def _b(kind: str, name: str, principal: str = "User:alice", pattern: str = LITERAL, op: str = "READ") -> AclBinding:
-    return AclBinding(kind, name, pattern, principal, "*", op, ALLOW)
+def _b(
+    kind: str, name: str, principal: str = "User:alice", pattern: str = PatternType.LITERAL, op: str = "READ"
+) -> AclBinding:
+    return AclBinding(kind, name, pattern, principal, "*", op, PermissionType.ALLOW)
 
 
 def test_a_users_probes_follow_its_bindings_and_touch_only_topics_on_both_clusters() -> None:
     bindings = [
-        _b(TOPIC, "orders", op="WRITE"),
-        _b(TOPIC, "gone"),  # on the source only: described, never produced to
-        _b(TOPIC, "pay.", pattern=PREFIXED),
-        _b(GROUP, "billing"),
-        _b(TRANSACTIONAL_ID, "tx-", pattern=PREFIXED, op="WRITE"),
-        _b(TRANSACTIONAL_ID, "live-producer", op="WRITE"),  # a literal id: never initialized (it would fence)
-        _b(TOPIC, "audit", principal="User:bob"),
-        AclBinding(TOPIC, "orders", LITERAL, "User:*", "*", "DESCRIBE", DENY),
+        _b(ResourceType.TOPIC, "orders", op="WRITE"),
+        _b(ResourceType.TOPIC, "gone"),  # on the source only: described, never produced to
+        _b(ResourceType.TOPIC, "pay.", pattern=PatternType.PREFIXED),
+        _b(ResourceType.GROUP, "billing"),
+        _b(ResourceType.TRANSACTIONAL_ID, "tx-", pattern=PatternType.PREFIXED, op="WRITE"),
+        _b(
+            ResourceType.TRANSACTIONAL_ID, "live-producer", op="WRITE"
+        ),  # a literal id: never initialized (it would fence)
+        _b(ResourceType.TOPIC, "audit", principal="User:bob"),
+        AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:*", "*", "DESCRIBE", PermissionType.DENY),
     ]
     source = {"orders", "gone", "pay.eu", "audit"}
     target = {"dc1.orders", "dc1.pay.eu", "dc1.audit"}
@@ -78,7 +73,10 @@ def test_a_users_probes_follow_its_bindings_and_touch_only_topics_on_both_cluste
 
 
 def test_a_prefix_with_no_topic_yet_and_a_group_prefix_get_names_no_application_uses() -> None:
-    bindings = [_b(TOPIC, "new.", pattern=PREFIXED), _b(GROUP, "app-", pattern=PREFIXED)]
+    bindings = [
+        _b(ResourceType.TOPIC, "new.", pattern=PatternType.PREFIXED),
+        _b(ResourceType.GROUP, "app-", pattern=PatternType.PREFIXED),
+    ]
     probes = plan_probes(bindings, ["alice"], set(), set())
     assert probes == [Probe("alice", DESCRIBE, "new.km-probe"), Probe("alice", COMMIT, "app-km-probe", "new.km-probe")]
 

@@ -16,19 +16,7 @@ from kafka_migration.access.quotas import QuotaChange, QuotaDifference, QuotaPla
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas
-from kafka_migration.model.access import (
-    ADDED,
-    DIFFERENT,
-    PRESENT,
-    REMOVED,
-    TARGET_ONLY,
-    UPDATED,
-    WOULD_ADD,
-    WOULD_REMOVE,
-    WOULD_UPDATE,
-    Quota,
-    QuotaEntity,
-)
+from kafka_migration.model.access import AccessAction, Quota, QuotaEntity
 from kafka_migration.model.config import ClusterConfig
 
 SOURCE = ClusterConfig("source", {"bootstrap.servers": "src:9092"})
@@ -178,16 +166,23 @@ def test_every_quota_looked_at_is_recorded_with_what_was_done_and_why(
 ) -> None:
     sync = QuotaSync.read_and_plan(SOURCE, TARGET, {quota("bob", 250), quota("erin", 7)}, remove_stale=False)
     clusters["target"].held[quota("frank", 1).slot] = quota("frank", 1)  # after planning: not looked at
-    added, updated = (WOULD_ADD, WOULD_UPDATE) if dry_run else (ADDED, UPDATED)
+    added, updated = (
+        (AccessAction.WOULD_ADD, AccessAction.WOULD_UPDATE) if dry_run else (AccessAction.ADDED, AccessAction.UPDATED)
+    )
     assert sync.ledger_rows(dry_run) == [
         (quota("alice", 100), None, added, None),
         (quota("bob", 200), 250.0, updated, "set by this tool earlier; the source's value changed"),
-        (quota("carol", 300), 999.0, DIFFERENT, "the target holds another value, not set by this tool: left alone"),
-        (quota("dave", 5), 5.0, TARGET_ONLY, "on the target only, not set by this tool: left alone"),
+        (
+            quota("carol", 300),
+            999.0,
+            AccessAction.DIFFERENT,
+            "the target holds another value, not set by this tool: left alone",
+        ),
+        (quota("dave", 5), 5.0, AccessAction.TARGET_ONLY, "on the target only, not set by this tool: left alone"),
         (
             quota("erin", 7),
             7.0,
-            TARGET_ONLY,
+            AccessAction.TARGET_ONLY,
             "set by this tool earlier; the source no longer has it: --remove-stale removes it",
         ),
     ]
@@ -208,6 +203,8 @@ def test_what_a_sync_removes_and_keeps_is_recorded(clusters: dict[str, Cluster])
     clusters["target"].held[quota("alice", 100).slot] = quota("alice", 100)
     sync = QuotaSync.read_and_plan(SOURCE, TARGET, SET_BEFORE, remove_stale=True)
     rows = {q.entity.name("user"): (action, reason) for q, _, action, reason in sync.ledger_rows(dry_run=False)}
-    assert rows["alice"] == (PRESENT, None)
-    assert rows["dave"] == (REMOVED, "set by this tool; the source no longer has it")
-    assert {q.entity.name("user"): action for q, _, action, _ in sync.ledger_rows(dry_run=True)}["dave"] == WOULD_REMOVE
+    assert rows["alice"] == (AccessAction.PRESENT, None)
+    assert rows["dave"] == (AccessAction.REMOVED, "set by this tool; the source no longer has it")
+    assert {q.entity.name("user"): action for q, _, action, _ in sync.ledger_rows(dry_run=True)}[
+        "dave"
+    ] == AccessAction.WOULD_REMOVE

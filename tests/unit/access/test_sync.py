@@ -25,27 +25,20 @@ from kafka_migration.access.sync import (
     sync_access,
 )
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.kafka.access import FAILED, PROVEN, ReadBindings
+from kafka_migration.kafka.access import ReadBindings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas, access_syncs
 from kafka_migration.model.access import (
-    ADDED,
-    ALLOW,
-    CONFLICT,
-    DENY,
-    LITERAL,
-    NEEDS_PASSWORD,
-    NOT_PROVEN_VERDICT,
-    PREFIXED,
-    PRESENT,
-    PROVEN_VERDICT,
-    REMOVED,
-    TOPIC,
-    WOULD_ADD,
+    AccessAction,
+    AccessVerdict,
     AclBinding,
+    LoginOutcome,
     Password,
+    PatternType,
+    PermissionType,
     Quota,
     QuotaEntity,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
@@ -53,8 +46,8 @@ from tests.unit.access.test_quota_sync import Cluster as QuotaClusterInMemory
 
 SOURCE = ClusterConfig("source", {"bootstrap.servers": "src:9092"})
 TARGET = ClusterConfig("target", {"bootstrap.servers": "tgt:9092"})
-WRITE = AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW)
-READ = AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", ALLOW)
+WRITE = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW)
+READ = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.ALLOW)
 ALICE = ScramCredential("alice", "SCRAM-SHA-512", 8192)
 BOB = ScramCredential("bob", "SCRAM-SHA-256", 4096)
 RATE = Quota(QuotaEntity.of(user="alice"), "producer_byte_rate", 1024.0)
@@ -108,8 +101,8 @@ class Access:
     def login(self, credential: ScramCredential, password: Password) -> tuple[str, str | None]:
         self.calls.append(("login", credential))
         if password.user != credential.user or credential.user in self.wrong:
-            return FAILED, "SASL authentication failed"
-        return PROVEN, None
+            return LoginOutcome.FAILED, "SASL authentication failed"
+        return LoginOutcome.PROVEN, None
 
     def close(self) -> None:
         self.closed = True
@@ -183,17 +176,26 @@ def test_a_sync_writes_what_is_missing_proves_it_records_it_and_reports_it(world
     )
     assert (result.plan.add, result.plan.present, result.unreadable) == ((WRITE,), (READ,), (0, 0))
     assert result.actions_checked == len(sync.selection([WRITE, READ])) > 0
-    assert result.differences == () and result.logins == {"alice": (PROVEN, None), "bob": (PROVEN, None)}
+    assert result.differences == () and result.logins == {
+        "alice": (LoginOutcome.PROVEN, None),
+        "bob": (LoginOutcome.PROVEN, None),
+    }
     assert result.quotas.proven and result.proven and result.exit_code == EXIT_OK
     assert world.source.closed and world.target.closed
     rows = world.ledger.access_sync_rows("access-1")
-    assert [(r.binding, r.action, r.reason) for r in rows] == [(WRITE, ADDED, None), (READ, PRESENT, None)]
-    assert world.ledger.access_user_rows("access-1") == [(ALICE, ADDED, PROVEN, None), (BOB, PRESENT, PROVEN, None)]
-    assert [(r.quota, r.action) for r in world.ledger.access_quota_rows("access-1")] == [(RATE, ADDED)]
+    assert [(r.binding, r.action, r.reason) for r in rows] == [
+        (WRITE, AccessAction.ADDED, None),
+        (READ, AccessAction.PRESENT, None),
+    ]
+    assert world.ledger.access_user_rows("access-1") == [
+        (ALICE, AccessAction.ADDED, LoginOutcome.PROVEN, None),
+        (BOB, AccessAction.PRESENT, LoginOutcome.PROVEN, None),
+    ]
+    assert [(r.quota, r.action) for r in world.ledger.access_quota_rows("access-1")] == [(RATE, AccessAction.ADDED)]
     check = world.ledger.access_check("access-1")
     assert check is not None
     assert (check.verdict, check.dry_run, check.actions_checked, check.differences) == (
-        PROVEN_VERDICT,
+        AccessVerdict.PROVEN,
         False,
         result.actions_checked,
         (),
@@ -236,16 +238,27 @@ def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: Worl
     assert result.differences == () and result.logins == {} and result.report is None
     assert result.proven  # as it would be once applied
     rows = world.ledger.access_sync_rows("access-1")
-    assert [(r.binding, r.action, r.run_id) for r in rows] == [(WRITE, WOULD_ADD, "run-3"), (READ, PRESENT, "run-3")]
-    assert world.ledger.access_user_rows("access-1") == [(ALICE, WOULD_ADD, None, None), (BOB, PRESENT, None, None)]
+    assert [(r.binding, r.action, r.run_id) for r in rows] == [
+        (WRITE, AccessAction.WOULD_ADD, "run-3"),
+        (READ, AccessAction.PRESENT, "run-3"),
+    ]
+    assert world.ledger.access_user_rows("access-1") == [
+        (ALICE, AccessAction.WOULD_ADD, None, None),
+        (BOB, AccessAction.PRESENT, None, None),
+    ]
     check = world.ledger.access_check("access-1")
-    assert check is not None and (check.dry_run, check.run_id, check.verdict) == (True, "run-3", PROVEN_VERDICT)
+    assert check is not None and (check.dry_run, check.run_id, check.verdict) == (True, "run-3", AccessVerdict.PROVEN)
     assert not world.reports.exists()
 
 
 def test_a_binding_that_cannot_be_carried_exactly_refuses_the_sync_before_anything_is_written(world: World) -> None:
-    world.source.held |= {AclBinding(TOPIC, name, PREFIXED, "User:alice", "*", "READ", ALLOW) for name in "wxyz"}
-    world.source.held.add(AclBinding(TOPIC, "ord", PREFIXED, "User:alice", "*", "READ", ALLOW))
+    world.source.held |= {
+        AclBinding(ResourceType.TOPIC, name, PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+        for name in "wxyz"
+    }
+    world.source.held.add(
+        AclBinding(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+    )
     with pytest.raises(ConfigurationError) as refused:
         world.run(rename="{topic}.copy")
     assert str(refused.value).startswith(
@@ -260,12 +273,12 @@ def test_a_binding_that_cannot_be_carried_exactly_refuses_the_sync_before_anythi
 def test_what_keeps_a_sync_from_being_proven_is_recorded_with_it(world: World) -> None:
     """A DENY on the target the source lacks (a conflict, and bob denied there), a binding the target cannot name,
     a user without a password, a failed login, a probe whose answers differ, a stale binding of this tool."""
-    deny = AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", DENY)
-    stale = AclBinding(TOPIC, "gone", LITERAL, "User:alice", "*", "READ", ALLOW)
+    deny = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.DENY)
+    stale = AclBinding(ResourceType.TOPIC, "gone", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW)
     world.target.held |= {deny, stale}
     world.target.unreadable = 2
     world.target.wrong.add("alice")
-    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, ADDED, None)])
+    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, AccessAction.ADDED, None)])
     mismatch = ProbeOutcome(Probe("alice", "produce", "orders"), "alice", "orders", "allowed", "denied (X)")
     world.probe_report = ProbeReport((mismatch,))
     result = world.run(
@@ -280,10 +293,10 @@ def test_what_keeps_a_sync_from_being_proven_is_recorded_with_it(world: World) -
     assert world.probed[0]["passwords"] == {}  # no user logged in: none to probe as
     assert world.probed[0]["principals"] == {"User:x": "User:y"}
     actions = {(r.binding, r.action, r.reason) for r in world.ledger.access_sync_rows("access-1")}
-    assert (deny, CONFLICT, "a DENY on the target that the source lacks") in actions
-    assert (stale, REMOVED, "created by this tool; the source no longer has it") in actions
+    assert (deny, AccessAction.CONFLICT, "a DENY on the target that the source lacks") in actions
+    assert (stale, AccessAction.REMOVED, "created by this tool; the source no longer has it") in actions
     check = world.ledger.access_check("access-1")
-    assert check is not None and check.verdict == NOT_PROVEN_VERDICT and check.unreadable == (0, 2)
+    assert check is not None and check.verdict == AccessVerdict.DIFFERENT and check.unreadable == (0, 2)
     assert check.differences == tuple(d.describe() for d in result.differences)
 
 
@@ -293,14 +306,17 @@ def test_a_user_without_a_password_is_not_moved_and_named(world: World) -> None:
     assert result.users.needs_password == (ALICE,) and not result.proven
     assert ("upsert", (BOB,), ("bob",)) in world.target.calls
     rows = world.ledger.access_user_rows("access-1")
-    assert rows == [(BOB, ADDED, PROVEN, None), (ALICE, NEEDS_PASSWORD, None, "no password given for it")]
+    assert rows == [
+        (BOB, AccessAction.ADDED, LoginOutcome.PROVEN, None),
+        (ALICE, AccessAction.NEEDS_PASSWORD, None, "no password given for it"),
+    ]
 
 
 def test_each_user_logs_in_once_with_its_first_credentials_mechanism() -> None:
     target = Access("tgt-id")
     sha256 = ScramCredential("alice", "SCRAM-SHA-256", 4096)
     logins = sync._log_in(target, [ALICE, sha256, BOB], {"alice": Password("alice", "a")})
-    assert logins == {"alice": (PROVEN, None)} and target.calls == [("login", ALICE)]
+    assert logins == {"alice": (LoginOutcome.PROVEN, None)} and target.calls == [("login", ALICE)]
 
 
 # -- the input files ---------------------------------------------------------------------------------------------
@@ -342,7 +358,9 @@ def test_a_credentials_file_gives_passwords_and_is_never_quoted(tmp_path: Path) 
 
 
 def test_the_principal_map_carries_bindings_users_quotas_and_the_proof(world: World) -> None:
-    alice2 = AclBinding(TOPIC, "orders", LITERAL, "User:alice2", "*", "WRITE", ALLOW)
+    alice2 = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice2", "*", "WRITE", PermissionType.ALLOW
+    )
     result = world.run(principals={"User:alice": "User:alice2"})
     assert result.plan.add == (alice2,) and result.differences == ()
     assert world.quotas["target"].held == {
@@ -355,12 +373,14 @@ def test_the_principal_map_carries_bindings_users_quotas_and_the_proof(world: Wo
 
 def test_super_users_decide_alike_on_both_clusters(world: World) -> None:
     """bob is a super user of both clusters: a DENY of his on the target changes nothing he may do."""
-    world.target.held.add(AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", DENY))
+    world.target.held.add(
+        AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.DENY)
+    )
     assert world.run(super_users={"User:bob"}).differences == ()
 
 
 def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when_asked(world: World) -> None:
-    stale = AclBinding(TOPIC, "gone", LITERAL, "User:alice", "*", "READ", ALLOW)
+    stale = AclBinding(ResourceType.TOPIC, "gone", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW)
     world.target.held.add(stale)
     dave, bob = (
         Quota(QuotaEntity.of(user="dave"), "producer_byte_rate", 5.0),
@@ -368,9 +388,13 @@ def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when
     )
     world.quotas["target"].held = {dave.slot: dave, bob.slot: bob}
     world.quotas["source"].held[bob.slot] = Quota(bob.entity, bob.key, 200.0)
-    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, ADDED, None)])
+    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, AccessAction.ADDED, None)])
     world.ledger.record_access_quotas(
-        "earlier", None, "src-id", "tgt-id", [(dave, None, ADDED, None), (bob, None, ADDED, None)]
+        "earlier",
+        None,
+        "src-id",
+        "tgt-id",
+        [(dave, None, AccessAction.ADDED, None), (bob, None, AccessAction.ADDED, None)],
     )
     kept = world.run()
     assert kept.plan.remove == () and stale in world.target.held

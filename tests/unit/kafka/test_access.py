@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from kafka_migration.kafka.access import AccessCluster, _client_binding
-from kafka_migration.model.access import ALLOW, LITERAL, PREFIXED, TOPIC, AclBinding
+from kafka_migration.model.access import AclBinding, PatternType, PermissionType, ResourceType
 from kafka_migration.model.config import ClusterConfig
 
 _FIELDS = ("restype", "name", "resource_pattern_type", "principal", "host", "operation", "permission_type")
@@ -44,9 +44,13 @@ class _DeletingAdmin:
 def test_deleting_a_binding_leaves_the_same_binding_of_another_host() -> None:
     """The tool removes its stale ``*`` binding; someone else's binding of the same principal, resource and
     operation from one host differs only in the host, and stays."""
-    mine = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "READ", ALLOW)
-    theirs = AclBinding(TOPIC, "orders", LITERAL, "User:app", "10.0.0.5", "READ", ALLOW)
-    prefixed = AclBinding(TOPIC, "orders", PREFIXED, "User:app", "*", "READ", ALLOW)  # another field, for contrast
+    mine = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "READ", PermissionType.ALLOW)
+    theirs = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "10.0.0.5", "READ", PermissionType.ALLOW
+    )
+    prefixed = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.PREFIXED, "User:app", "*", "READ", PermissionType.ALLOW
+    )  # another field, for contrast
     admin = _DeletingAdmin([mine, theirs, prefixed])
     cluster = AccessCluster(ClusterConfig("target", {"bootstrap.servers": "tgt:9092"}))
     cluster._admin = admin  # the cached admin client, replaced
