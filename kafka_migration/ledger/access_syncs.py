@@ -25,6 +25,7 @@ from kafka_migration.model.access import (
     ScramCredential,
     ScramMechanism,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 
 _BINDING = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 
@@ -157,15 +158,39 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
         ]
         _replace_rows(self.engine, access_users, sync_id, values)
 
-    def record_access_probes(self, sync_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Store a sync's live probes (the columns of km_access_probes but the id): outcomes, never secrets."""
-        values = [{"sync_id": sync_id, **row} for row in rows]
+    def record_access_probes(self, sync_id: str, outcomes: Sequence[ProbeOutcome]) -> None:
+        """Store a sync's live probes, each with both answers and whether they matched: outcomes, never secrets."""
+        values = [
+            {
+                "sync_id": sync_id,
+                "user": o.probe.user,
+                "target_user": o.target_user,
+                "probe": str(o.probe.kind),
+                "resource": o.probe.resource,
+                "target_resource": o.target_resource,
+                "topic": o.probe.topic,
+                "source_outcome": str(o.source),
+                "target_outcome": str(o.target),
+                "matched": int(o.matched),
+            }
+            for o in outcomes
+        ]
         _replace_rows(self.engine, access_probes, sync_id, values)
 
-    def access_probe_rows(self, sync_id: str) -> list[dict[str, Any]]:
+    def access_probe_rows(self, sync_id: str) -> list[ProbeOutcome]:
+        """A sync's live probes as recorded, in the order they were."""
         with self.engine.connect() as c:
             query = select(access_probes).where(access_probes.c.sync_id == sync_id).order_by(access_probes.c.id)
-            return [dict(r._mapping) for r in c.execute(query)]
+            return [
+                ProbeOutcome(
+                    Probe(r.user, ProbeKind(r.probe), r.resource, r.topic),
+                    r.target_user,
+                    r.target_resource,
+                    r.source_outcome,
+                    r.target_outcome,
+                )
+                for r in c.execute(query)
+            ]
 
     def access_user_rows(self, sync_id: str) -> list[tuple[ScramCredential, str, str | None, str | None]]:
         with self.engine.connect() as c:

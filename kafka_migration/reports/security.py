@@ -13,7 +13,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_migration.model.access import AccessAction, AccessCheck, RecordedBinding, RecordedQuota, ScramCredential
+from kafka_migration.model.access import (
+    AccessAction,
+    AccessCheck,
+    PatternType,
+    RecordedBinding,
+    RecordedQuota,
+    ResourceType,
+    ScramCredential,
+)
+from kafka_migration.model.probes import ProbeOutcome
 from kafka_migration.reports.security_render import COLUMNS, render_access_html, render_access_markdown
 
 if TYPE_CHECKING:
@@ -21,18 +30,11 @@ if TYPE_CHECKING:
 
 REPORT_VERSION = 1
 COLUMN_OF = {  # a binding's action, as the counts' column that tallies it
-    AccessAction.ADDED: "added",
-    AccessAction.WOULD_ADD: "added",
-    AccessAction.PRESENT: "present",
-    AccessAction.REMOVED: "removed",
-    AccessAction.WOULD_REMOVE: "removed",
-    AccessAction.REFUSED: "refused",
-    AccessAction.CONFLICT: "conflict",
+    AccessAction.WOULD_ADD: AccessAction.ADDED,
+    AccessAction.WOULD_REMOVE: AccessAction.REMOVED,
+    **{column: column for column in COLUMNS},
 }
-QUOTA_DIFFERENCES = (
-    AccessAction.DIFFERENT,
-    AccessAction.TARGET_ONLY,
-)  # left as they are: the two clusters differ there
+QUOTA_DIFFERENCES = (AccessAction.DIFFERENT, AccessAction.TARGET_ONLY)  # left as they are: the clusters differ there
 
 
 def _iso(value: Any) -> str | None:
@@ -41,7 +43,7 @@ def _iso(value: Any) -> str | None:
 
 def _counts(bindings: Sequence[RecordedBinding]) -> list[dict[str, Any]]:
     """Per resource type and pattern, how many bindings each action took."""
-    tally: dict[tuple[str, str], Counter[str]] = {}
+    tally: dict[tuple[ResourceType, PatternType], Counter[AccessAction]] = {}
     for row in bindings:
         key = (row.binding.resource_type, row.binding.pattern_type)
         tally.setdefault(key, Counter())[COLUMN_OF.get(row.action, row.action)] += 1
@@ -76,13 +78,13 @@ def _quota(row: RecordedQuota) -> dict[str, Any]:
     }
 
 
-def _probes(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _probes(outcomes: Sequence[ProbeOutcome]) -> dict[str, Any]:
     mismatches = [
-        f"{r['user']} {r['probe']} {r['resource']}: source {r['source_outcome']}, target {r['target_outcome']}"
-        for r in rows
-        if not r["matched"]
+        f"{o.probe.user} {o.probe.kind} {o.probe.resource}: source {o.source}, target {o.target}"
+        for o in outcomes
+        if not o.matched
     ]
-    return {"total": len(rows), "matched": len(rows) - len(mismatches), "mismatches": mismatches}
+    return {"total": len(outcomes), "matched": len(outcomes) - len(mismatches), "mismatches": mismatches}
 
 
 def security_section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:

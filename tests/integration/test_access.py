@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
-from kafka_migration.access.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
+from kafka_migration.access.acls.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
 from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (

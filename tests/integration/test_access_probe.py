@@ -1,4 +1,4 @@
-"""access/probe.py, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
+"""access/probes/, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
 StandardAuthorizer).
 
 A migrated user logs in to both clusters after a sync and tries what its bindings allow and deny; both answer
@@ -21,12 +21,12 @@ from confluent_kafka.admin import AdminClient
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.acls import Acl, grant, revoke
-from kafka_migration.access.probe import ProbeSetup, probe_users
+from kafka_migration.access.probes.live import ProbeSetup, probe_users
 from kafka_migration.access.sync import AccessSyncOptions, sync_access
 from kafka_migration.exceptions import AuthorizationError
 from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.kafka.clients import client_settings
-from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
+from kafka_migration.kafka.sessions import ALLOWED
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
     AclBinding,
@@ -37,6 +37,7 @@ from kafka_migration.model.access import (
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.probes import ProbeKind
 
 pytestmark = pytest.mark.integration
 
@@ -130,8 +131,8 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     report = probe_users(src, tgt, BINDINGS, topics, ProbeSetup(passwords, {"alice": ALICE.mechanism}, RENAME))
     found = {(o.probe.kind, o.probe.resource): (o.source, o.target) for o in report.mismatches}
     assert found == {
-        (PRODUCE, "orders"): (ALLOWED, DENIED),
-        (CONSUME, "events"): (ALLOWED, DENIED),
+        (ProbeKind.PRODUCE, "orders"): (ALLOWED, DENIED),
+        (ProbeKind.CONSUME, "events"): (ALLOWED, DENIED),
         ("describe", "orders"): (ALLOWED, DENIED),  # without WRITE nothing gives alice DESCRIBE on it
         ("commit", "billing"): (ALLOWED, DENIED),  # its offset is of topic events, which alice may not READ there
     }
@@ -140,7 +141,7 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     again = sync_access(src, tgt, ledger, "access-probe-2", options)
     assert not again.proven and again.plan.conflicts == (planted,)  # the WRITE is re-added, the DENY stays
     assert {(o.probe.kind, o.probe.resource) for o in again.probes.mismatches} == {
-        (CONSUME, "events"),
+        (ProbeKind.CONSUME, "events"),
         ("commit", "billing"),
     }
     assert [r["matched"] for r in ledger.access_probe_rows("access-probe-2")].count(0) == 2

@@ -1,4 +1,4 @@
-"""The product's model of Kafka's authorizer (kafka_migration/access/rules.py, ``Authorizer``) against Apache
+"""The product's model of Kafka's authorizer (kafka_migration/access/acls/rules.py, ``Authorizer``) against Apache
 Kafka's own ``StandardAuthorizer`` (harness/kafka/authorizer: the pinned jar set, in one JVM).
 
 An access sync proves two clusters decide alike by running the model on both clusters' bindings, so a bug of the
@@ -34,7 +34,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.kafka.authorizer import Case, KafkaAuthorizer
-from kafka_migration.access.rules import NO_BINDING_ALLOWED, NO_BINDING_DENIED, NONE_MATCHING, SUPER_USER, Authorizer
+from kafka_migration.access.acls.rules import (
+    NO_BINDING_ALLOWED,
+    NO_BINDING_DENIED,
+    NONE_MATCHING,
+    SUPER_USER,
+    Authorizer,
+)
 from kafka_migration.model.access import (
     WILDCARD,
     WILDCARD_PRINCIPAL,
@@ -248,7 +254,7 @@ def compare(kafka: KafkaAuthorizer, case: Case, used: Counter[str]) -> list[Disa
 
 def report(case: Case, found: list[Disagreement]) -> str:
     lines = [
-        f"Kafka's StandardAuthorizer and the model (kafka_migration/access/rules.py) decide {len(found)} of "
+        f"Kafka's StandardAuthorizer and the model (kafka_migration/access/acls/rules.py) decide {len(found)} of "
         f"{len(case.requests)} requests differently.",
         f"super.users={';'.join(case.super_users)!r} "
         f"allow.everyone.if.no.acl.found={str(case.allow_if_no_acl).lower()}",

@@ -1,10 +1,10 @@
 """access/sync.py, an access sync end to end on in-memory clusters (bindings, SCRAM users, quotas) and a real SQLite
 ledger: what it writes, proves, records and reports, a dry run that writes nothing, a refusal before anything is
-written; and its input files (principal map, credentials). Real brokers: tests/integration/test_access*.py."""
+written, every client closed however it ends (its inputs: test_inputs.py). Real brokers:
+tests/integration/test_access*.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from kafka_migration.access import quota_sync, sync
-from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport, ProbeSetup
+from kafka_migration.access import sync
+from kafka_migration.access.acls.rules import selection
+from kafka_migration.access.probes.live import ProbeSetup
+from kafka_migration.access.quotas import sync as quota_sync
 from kafka_migration.access.sync import (
     EXIT_DIFFERENT,
     EXIT_OK,
     AccessSyncOptions,
     AccessSyncResult,
-    load_credentials,
-    load_principal_map,
-    principal_map,
     sync_access,
 )
+from kafka_migration.access.users.sync import _log_in
 from kafka_migration.exceptions import ConfigurationError, MigrationError
 from kafka_migration.kafka.access import ReadBindings
 from kafka_migration.ledger import Ledger
@@ -42,7 +42,8 @@ from kafka_migration.model.access import (
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
-from tests.unit.access.test_quota_sync import Cluster as QuotaClusterInMemory
+from kafka_migration.model.probes import Probe, ProbeOutcome, ProbeReport
+from tests.unit.access.quotas.test_sync import Cluster as QuotaClusterInMemory
 
 SOURCE = ClusterConfig("source", {"bootstrap.servers": "src:9092"})
 TARGET = ClusterConfig("target", {"bootstrap.servers": "tgt:9092"})
@@ -122,7 +123,7 @@ class World:
         self.probe_report = ProbeReport()
         clusters = {"source": source, "target": target}
         monkeypatch.setattr(sync, "AccessCluster", lambda config: clusters[config.role])
-        monkeypatch.setattr(quota_sync, "QuotaCluster", lambda config: self.quotas[config.role])
+        monkeypatch.setattr(sync, "QuotaCluster", lambda config: self.quotas[config.role])
         monkeypatch.setattr(quota_sync.time, "sleep", lambda _: None)
         monkeypatch.setattr(
             sync, "check_access_permissions", lambda s, t, dry_run: self.permissions.append((s, t, dry_run))
@@ -175,7 +176,7 @@ def test_a_sync_writes_what_is_missing_proves_it_records_it_and_reports_it(world
         "tgt-id",
     )
     assert (result.plan.add, result.plan.present, result.unreadable) == ((WRITE,), (READ,), (0, 0))
-    assert result.actions_checked == len(sync.selection([WRITE, READ])) > 0
+    assert result.actions_checked == len(selection([WRITE, READ])) > 0
     assert result.differences == () and result.logins == {
         "alice": (LoginOutcome.PROVEN, None),
         "bob": (LoginOutcome.PROVEN, None),
@@ -226,6 +227,30 @@ def test_a_sync_that_fails_half_way_closes_every_client_it_opened(
         world.run(passwords=PASSWORDS)
     assert world.source.closed and world.target.closed
     assert world.quotas["source"].closed and world.quotas["target"].closed
+
+
+def test_a_plan_refused_closes_every_client_and_writes_nothing(world: World) -> None:
+    """The principal map sends alice and bob, limited differently, onto one user: refused while planning the
+    quotas, after every client was opened; none of them is left open, nothing is written or recorded."""
+    bob = Quota(QuotaEntity.of(user="bob"), "producer_byte_rate", 2048.0)
+    world.quotas["source"].held[bob.slot] = bob
+    with pytest.raises(ConfigurationError, match="carries quotas of two source users onto one target user"):
+        world.run(passwords=PASSWORDS, principals={"User:alice": "User:x", "User:bob": "User:x"})
+    assert world.source.closed and world.target.closed
+    assert world.quotas["source"].closed and world.quotas["target"].closed
+    assert world.target.calls == [] and world.quotas["target"].altered == []
+    assert world.ledger.access_check("access-1") is None and world.ledger.access_sync_rows("access-1") == []
+
+
+def test_a_password_for_an_unknown_user_is_refused_before_a_binding_that_cannot_be_carried(world: World) -> None:
+    """Both refusals apply: the credentials are named first, as they were before the sync's parts took one
+    shape."""
+    world.source.held.add(
+        AclBinding(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+    )
+    with pytest.raises(ConfigurationError, match="has no SCRAM credential for: zed"):
+        world.run(rename="{topic}.copy", passwords={"zed": Password("zed", "x")})
+    assert world.target.calls == []
 
 
 def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: World) -> None:
@@ -315,46 +340,8 @@ def test_a_user_without_a_password_is_not_moved_and_named(world: World) -> None:
 def test_each_user_logs_in_once_with_its_first_credentials_mechanism() -> None:
     target = Access("tgt-id")
     sha256 = ScramCredential("alice", "SCRAM-SHA-256", 4096)
-    logins = sync._log_in(target, [ALICE, sha256, BOB], {"alice": Password("alice", "a")})
+    logins = _log_in(target, [ALICE, sha256, BOB], {"alice": Password("alice", "a")})
     assert logins == {"alice": (LoginOutcome.PROVEN, None)} and target.calls == [("login", ALICE)]
-
-
-# -- the input files ---------------------------------------------------------------------------------------------
-
-
-def test_a_principal_map_file_is_one_object_of_principals(tmp_path: Path) -> None:
-    assert load_principal_map(None) == {}
-    good = tmp_path / "map.json"
-    good.write_text('{"User:app": "User:app-dc2"}')
-    assert load_principal_map(good) == {"User:app": "User:app-dc2"}
-    for text, refusal in (
-        ('["User:app"]', f"The principal map {tmp_path}/map.json holds a JSON list; give an object such as "),
-        ('{"app": "User:x"}', f"The principal map {tmp_path}/map.json maps 'app': 'User:x', not a principal"),
-        ('{"User:a": 7}', "maps 'User:a': 7, not a principal TYPE:NAME to another (User:app to User:app-dc2)."),
-        ('{"User:a": "b"}', "maps 'User:a': 'b', not a principal"),
-        ("{", f"The principal map {tmp_path}/map.json is not valid JSON (line 1): give an object such as "),
-    ):
-        good.write_text(text)
-        with pytest.raises(ConfigurationError) as refused:
-            load_principal_map(good)
-        assert refusal in str(refused.value)
-    with pytest.raises(ConfigurationError, match="cannot be read"):
-        load_principal_map(tmp_path / "missing.json")
-    assert principal_map({}, "Param principal_map") == {}
-
-
-def test_a_credentials_file_gives_passwords_and_is_never_quoted(tmp_path: Path) -> None:
-    assert load_credentials(None) == {}
-    path = tmp_path / "credentials.json"
-    path.write_text(json.dumps({"alice": "s3cret-value"}))
-    assert load_credentials(path) == {"alice": Password("alice", "s3cret-value")}
-    path.write_text('{"alice": "s3cret-value"')
-    with pytest.raises(ConfigurationError) as refused:
-        load_credentials(path)
-    assert str(refused.value) == (
-        f'The credentials file {path} is not valid JSON (line 1): give an object such as {{"alice": "..."}}.'
-    )
-    assert "s3cret" not in str(refused.value)
 
 
 def test_the_principal_map_carries_bindings_users_quotas_and_the_proof(world: World) -> None:
@@ -409,23 +396,3 @@ def test_quotas_that_differ_keep_the_sync_from_being_proven(world: World) -> Non
     result = world.run(passwords=PASSWORDS)
     assert [d.entity.name("user") for d in result.quotas.differences] == ["carol"]
     assert not result.proven and result.exit_code == EXIT_DIFFERENT
-
-
-def test_a_bad_credentials_file_or_principal_map_is_named_in_full(tmp_path: Path) -> None:
-    path = tmp_path / "credentials.json"
-    path.write_text('["alice"]')
-    with pytest.raises(ConfigurationError, match=f"^The credentials file {path} holds a JSON list"):
-        load_credentials(path)
-    mapping = tmp_path / "map.json"
-    mapping.write_text("{")
-    with pytest.raises(ConfigurationError) as refused:
-        load_principal_map(mapping)
-    assert str(refused.value) == (
-        f"The principal map {mapping} is not valid JSON (line 1): give an object such as "
-        '{"User:app": "User:app-dc2"}.'
-    )
-    with pytest.raises(ConfigurationError) as refused:
-        principal_map({f"u{n}": "User:x" for n in range(4)}, "Param principal_map")
-    assert str(refused.value).startswith(
-        "Param principal_map maps 'u0': 'User:x', 'u1': 'User:x', 'u2': 'User:x', and 1 more, not a principal"
-    )

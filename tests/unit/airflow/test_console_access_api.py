@@ -25,6 +25,7 @@ from kafka_migration.model.access import (
     ResourceType,
     ScramCredential,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 from tests.conftest import require_module
 
 require_module("airflow")
@@ -94,19 +95,12 @@ def ledger(tmp_path: Path) -> Ledger:
     ledger.record_access_quotas(
         "wrote", None, "src-id", "dst-id", [(quota, 2048.0, AccessAction.DIFFERENT, "not set by us")]
     )
-    probe = {
-        "user": "carol",
-        "target_user": "carol",
-        "resource": "orders",
-        "target_resource": "orders",
-        "topic": None,
-        "source_outcome": "allowed",
-    }
+    produce = Probe("carol", ProbeKind.PRODUCE, "orders")
     ledger.record_access_probes(
         "wrote",
         [
-            {**probe, "probe": "produce", "target_outcome": "denied (TOPIC_AUTHORIZATION_FAILED)", "matched": 0},
-            {**probe, "probe": "describe", "target_outcome": "allowed", "matched": 1},
+            ProbeOutcome(produce, "carol", "orders", "allowed", "denied (TOPIC_AUTHORIZATION_FAILED)"),
+            ProbeOutcome(Probe("carol", ProbeKind.DESCRIBE, "orders"), "carol", "orders", "allowed", "allowed"),
         ],
     )
     difference = "User:intern WRITE on TOPIC orders: source ALLOWED, target DENIED"

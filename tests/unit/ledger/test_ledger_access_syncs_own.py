@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import AccessAction, AclBinding, PatternType, PermissionType, ResourceType
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 
 ADDED_BY_US = AclBinding(
     ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "READ", PermissionType.ALLOW
@@ -59,10 +60,13 @@ def test_tallies_count_each_sync_by_action_in_the_database(ledger_url: str) -> N
         (ScramCredential("bob", "SCRAM-SHA-256", 4096), AccessAction.ADDED, "proven", None),
     ]
     ledger.record_access_users("s1", users)
-    probe = {"user": "u", "target_user": "u", "probe": "produce", "resource": "orders", "target_resource": "orders"}
-    probe |= {"topic": None, "source_outcome": "allowed"}
+    probe = Probe("u", ProbeKind.PRODUCE, "orders")
     ledger.record_access_probes(
-        "s1", [{**probe, "target_outcome": "denied", "matched": 0}, {**probe, "target_outcome": "ok", "matched": 1}]
+        "s1",
+        [
+            ProbeOutcome(probe, "u", "orders", "allowed", "denied (TOPIC_AUTHORIZATION_FAILED)"),
+            ProbeOutcome(probe, "u", "orders", "allowed", "allowed"),
+        ],
     )
     tallies = ledger.access_sync_tallies(["s1", "s2", "none"])
     assert tallies["s1"] == {

@@ -20,6 +20,7 @@ from kafka_migration.model.access import (
     ResourceType,
     ScramCredential,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 from kafka_migration.reports.security import access_report, generate_access_report, security_section
 from kafka_migration.reports.security_render import render_access_html, render_access_markdown
 from kafka_migration.reports.signoff import report_json, sha256, verify_report
@@ -73,28 +74,14 @@ def _record(ledger: Ledger, sync_id: str = "access-1", differences: tuple[str, .
     ledger.record_access_probes(
         sync_id,
         [
-            {
-                "user": "carol",
-                "target_user": "carol",
-                "probe": "produce",
-                "resource": "orders",
-                "target_resource": "orders",
-                "topic": None,
-                "source_outcome": "allowed",
-                "target_outcome": "allowed",
-                "matched": 1,
-            },
-            {
-                "user": "carol",
-                "target_user": "carol",
-                "probe": "describe",
-                "resource": "pay.x",
-                "target_resource": "pay.x",
-                "topic": None,
-                "source_outcome": "allowed",
-                "target_outcome": "denied (TOPIC_AUTHORIZATION_FAILED)",
-                "matched": 0,
-            },
+            ProbeOutcome(Probe("carol", ProbeKind.PRODUCE, "orders"), "carol", "orders", "allowed", "allowed"),
+            ProbeOutcome(
+                Probe("carol", ProbeKind.DESCRIBE, "pay.x"),
+                "carol",
+                "pay.x",
+                "allowed",
+                "denied (TOPIC_AUTHORIZATION_FAILED)",
+            ),
         ],
     )
     ledger.record_access_check(

@@ -1,4 +1,4 @@
-"""access/rules.py: ACL bindings carried to the target, the sync's plan, and the authorizer's decisions computed
+"""access/acls/rules.py: ACL bindings carried to the target, the sync's plan, and the authorizer's decisions computed
 with Apache Kafka's rules (StandardAuthorizer), on data alone."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kafka_migration.access.rules import (
+from kafka_migration.access.acls.rules import (
     NO_BINDING_ALLOWED,
     NO_BINDING_DENIED,
     NONE_MATCHING,

@@ -1,11 +1,11 @@
-"""access/quotas.py: client quotas carried to the target (user entities through the principal map), the sync's
+"""access/quotas/rules.py: client quotas carried to the target (user entities through the principal map), the sync's
 plan (add, present, update, different, target only, remove) and the differences left, on data alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_migration.access.quotas import carry_entity, plan_quotas, quota_differences
+from kafka_migration.access.quotas.rules import carry_entity, plan_quotas, quota_differences
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.access import Quota, QuotaEntity, QuotaKey
 
