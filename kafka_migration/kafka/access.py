@@ -50,7 +50,7 @@ def _binding(found: Any) -> AclBinding | None:
     if any(n.name == "UNKNOWN" for n in names):
         return None
     return AclBinding(
-        _FROM_CLIENT.get(found.restype.name, ResourceType(found.restype.name)),
+        _FROM_CLIENT.get(found.restype.name) or ResourceType(found.restype.name),
         found.name,
         PatternType(found.resource_pattern_type.name),
         found.principal,
