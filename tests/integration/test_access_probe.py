@@ -115,7 +115,7 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     assert (_ends(source, ["orders", "events"]), _ends(target, ["dc1.orders", "dc1.events"])) == before
     assert "billing" not in _groups(source) | _groups(target)
     rows = ledger.access_probe_rows("access-probe-1")
-    assert len(rows) == len(outcomes) and all(r["matched"] == 1 for r in rows)
+    assert rows == list(result.probes.outcomes) and all(o.matched for o in rows)
     assert SECRET.encode() not in (tmp_path / "ledger.db").read_bytes()
 
     topics = (["orders", "events"], ["dc1.orders", "dc1.events"])
@@ -144,7 +144,7 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
         (ProbeKind.CONSUME, "events"),
         ("commit", "billing"),
     }
-    assert [r["matched"] for r in ledger.access_probe_rows("access-probe-2")].count(0) == 2
+    assert [o.matched for o in ledger.access_probe_rows("access-probe-2")].count(False) == 2
 
 
 def _cli(*args: str, state_dir: Path, command: str = "sync") -> subprocess.CompletedProcess[str]:
