@@ -47,6 +47,15 @@ def _outcome(error: Any) -> str:
     return f"{INCONCLUSIVE}: {name} ({reason})"
 
 
+def _close(producer: Any) -> None:
+    """Close a probe's producer once its answer is had (or its request failed): a failure to close changes nothing
+    of the answer. Its consumers are closed in their own ``finally``."""
+    try:
+        producer.close()
+    except Exception:  # the client's own teardown: the probe's outcome stands
+        return
+
+
 class UserSession:
     """One user's clients on one cluster: the cluster's connection settings with the user's SASL login."""
 
@@ -116,8 +125,11 @@ class UserSession:
             )
         )
         answers: list[Any] = []
-        producer.produce(topic, b"\0" * size, partition=0, on_delivery=lambda err, msg: answers.append((err, msg)))
-        producer.flush(self.timeout + 5)
+        try:
+            producer.produce(topic, b"\0" * size, partition=0, on_delivery=lambda e, m: answers.append((e, m)))
+            producer.flush(self.timeout + 5)
+        finally:
+            _close(producer)
         if not answers:
             return f"{INCONCLUSIVE}: no delivery report within {self.timeout:.0f}s"
         error, message = answers[0]
@@ -193,9 +205,12 @@ class UserSession:
                 }
             )
         )
-        producer.init_transactions(self.timeout)
-        producer.begin_transaction()
-        producer.abort_transaction(self.timeout)
+        try:
+            producer.init_transactions(self.timeout)
+            producer.begin_transaction()
+            producer.abort_transaction(self.timeout)
+        finally:
+            _close(producer)
         return ALLOWED
 
 

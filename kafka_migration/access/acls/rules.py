@@ -200,10 +200,6 @@ class AclPlan:
     conflicts: tuple[AclBinding, ...]
     remove: tuple[AclBinding, ...]
 
-    @property
-    def changes(self) -> int:
-        return len(self.add) + len(self.remove)
-
 
 def plan_bindings(
     source: Iterable[AclBinding],

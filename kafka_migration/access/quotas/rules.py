@@ -79,10 +79,6 @@ class QuotaPlan:
     target_only: tuple[Quota, ...]  # on the target only, left alone
     remove: tuple[Quota, ...]  # on the target only, set by this tool earlier: removed (remove_stale)
 
-    @property
-    def changes(self) -> int:
-        return len(self.add) + len(self.update) + len(self.remove)
-
     def target_after(self, target: Iterable[Quota]) -> list[Quota]:
         """The target's quotas once the plan is applied (a dry run's projection)."""
         slots = {q.slot: q for q in target}
