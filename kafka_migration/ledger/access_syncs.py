@@ -231,10 +231,10 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
                 )
                 for sync_id, action, number in c.execute(by_action):
                     tallies[sync_id][key][AccessAction(action)] = int(number)
-            needing = select(access_users.c.sync_id, access_users.c.user, access_users.c.mechanism).where(
+            needing = select(access_users.c.sync_id, access_users.c.user).where(
                 access_users.c.sync_id.in_(sync_ids), access_users.c.action == str(AccessAction.NEEDS_PASSWORD)
             )
-            for sync_id, user, _mechanism in sorted(c.execute(needing), key=lambda r: (r[0], r[1], r[2])):
+            for sync_id, user in sorted(tuple(row) for row in c.execute(needing)):  # a user once per mechanism
                 tallies[sync_id]["needs_password"].append(user)
             mismatched = (
                 select(access_probes.c.sync_id, func.count())

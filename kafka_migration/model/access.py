@@ -1,8 +1,11 @@
-"""Access control as plain values: an ACL binding, an action an authorizer decides, and its decision.
+"""Access control as plain values: the access vocabulary as enums, an ACL binding, an action an authorizer decides
+and its decision, SCRAM credentials, client quotas, and what a sync recorded of each.
 
-The names are Apache Kafka's own (``kafka-acls.sh``, ``AclBinding``), upper case, so that a binding reads the
-same here, in the report and in Kafka's tools. Shared by the rules that translate, plan and decide
-(``access.rules``), the Kafka calls that read and write bindings, the ledger and the report.
+The names are Apache Kafka's own (``kafka-acls.sh``, ``AclBinding``, ``kafka-configs.sh``), so that a binding
+reads the same here, in the report and in Kafka's tools. Each enum is a ``StrEnum`` whose values are the text the
+ledger, ``report.json``, the CLI's JSON and the console's API have always written: a member serializes as that
+text, and compares equal to it. Shared by the rules that translate, plan and decide (``access/acls/rules.py``),
+the Kafka calls that read and write bindings, the ledger and the reports.
 """
 
 from __future__ import annotations

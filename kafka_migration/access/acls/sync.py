@@ -78,7 +78,7 @@ class AclSync:
         sync: SyncRecord,
         ledger: Ledger,
         carry: Carry,
-        remove_stale: bool = False,
+        remove_stale: bool,
     ) -> AclSync:
         """Both clusters' bindings and the plan (only the bindings the ledger says this tool created on the target
         may be removed, and only with ``remove_stale``); refuses (exit 2) a binding that cannot be carried

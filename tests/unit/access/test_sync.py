@@ -325,6 +325,12 @@ def test_what_keeps_a_sync_from_being_proven_is_recorded_with_it(world: World) -
     assert check.differences == tuple(d.describe() for d in result.differences)
 
 
+def test_the_probes_ask_as_many_users_as_the_sync_is_told(world: World) -> None:
+    world.run(passwords=PASSWORDS, probe_users_most=1)
+    (probed,) = world.probed
+    assert probed["most_users"] == 1 and probed["passwords"] == PASSWORDS  # the probes take the first by name
+
+
 def test_a_user_without_a_password_is_not_moved_and_named(world: World) -> None:
     world.target.users.clear()
     result = world.run(passwords={"bob": Password("bob", "bob-secret")})

@@ -43,37 +43,64 @@ def test_only_bindings_the_tool_added_are_its_own_not_those_it_found_present(led
 
 
 def test_tallies_count_each_sync_by_action_in_the_database(ledger_url: str) -> None:
-    from kafka_migration.model.access import AccessAction, ScramCredential
+    """Three syncs asked, one not: each sync's bindings and quotas by action, its users needing a password (by
+    name, once per mechanism, as the report lists them) and its probes answered differently, counted for that sync
+    alone; a sync with none of a kind counts none, and the sync not asked adds to nothing."""
+    from kafka_migration.model.access import AccessAction, Quota, QuotaEntity, ScramCredential
 
     ledger = Ledger.open(ledger_url)
     write = AclBinding(
         ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW
     )
     read = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "READ", PermissionType.ALLOW)
+    rate = Quota(QuotaEntity.of(user="app"), "producer_byte_rate", 1.0)
+    share = Quota(QuotaEntity.of(user="bob"), "request_percentage", 5.0)
     ledger.record_access_sync(
-        "s1", None, "a", "b", [(write, AccessAction.ADDED, None), (read, AccessAction.ADDED, None)]
+        "s1",
+        None,
+        "a",
+        "b",
+        [(write, AccessAction.ADDED, None), (read, AccessAction.ADDED, None), (write, AccessAction.PRESENT, None)],
     )
     ledger.record_access_sync("s2", None, "a", "b", [(write, AccessAction.PRESENT, None)])
+    ledger.record_access_sync("s9", None, "a", "b", [(write, AccessAction.PRESENT, None)])  # not asked for
+    ledger.record_access_quotas(
+        "s1", None, "a", "b", [(rate, None, AccessAction.ADDED, None), (share, 9.0, AccessAction.DIFFERENT, "x")]
+    )
+    ledger.record_access_quotas("s9", None, "a", "b", [(rate, None, AccessAction.ADDED, None)])
     users = [
-        (ScramCredential("zoe", "SCRAM-SHA-512", 4096), AccessAction.NEEDS_PASSWORD, None, None),
+        (ScramCredential("zoe", "SCRAM-SHA-256", 4096), AccessAction.NEEDS_PASSWORD, None, None),
+        (ScramCredential("Ann", "SCRAM-SHA-512", 4096), AccessAction.NEEDS_PASSWORD, None, None),
         (ScramCredential("Ann", "SCRAM-SHA-256", 4096), AccessAction.NEEDS_PASSWORD, None, None),
         (ScramCredential("bob", "SCRAM-SHA-256", 4096), AccessAction.ADDED, "proven", None),
     ]
     ledger.record_access_users("s1", users)
-    probe = Probe("u", ProbeKind.PRODUCE, "orders")
-    ledger.record_access_probes(
-        "s1",
-        [
-            ProbeOutcome(probe, "u", "orders", "allowed", "denied (TOPIC_AUTHORIZATION_FAILED)"),
-            ProbeOutcome(probe, "u", "orders", "allowed", "allowed"),
-        ],
+    ledger.record_access_users(
+        "s2", [(ScramCredential("cy", "SCRAM-SHA-512", 4096), AccessAction.NEEDS_PASSWORD, None, None)]
     )
-    tallies = ledger.access_sync_tallies(["s1", "s2", "none"])
+    ledger.record_access_users(
+        "s9", [(ScramCredential("al", "SCRAM-SHA-512", 4096), AccessAction.NEEDS_PASSWORD, None, None)]
+    )
+    probe = Probe("u", ProbeKind.PRODUCE, "orders")
+    denied = ProbeOutcome(probe, "u", "orders", "allowed", "denied (TOPIC_AUTHORIZATION_FAILED)")
+    alike = ProbeOutcome(probe, "u", "orders", "allowed", "allowed")
+    ledger.record_access_probes("s1", [denied, alike, denied])
+    ledger.record_access_probes("s2", [alike])
+    ledger.record_access_probes("s3", [denied])
+    ledger.record_access_probes("s9", [denied, denied])
+    tallies = ledger.access_sync_tallies(["s1", "s2", "s3", "none"])
     assert tallies["s1"] == {
-        "bindings": {AccessAction.ADDED: 2},
-        "quotas": {},
-        "needs_password": ["Ann", "zoe"],  # by user, as the report lists them
-        "probe_mismatches": 1,
+        "bindings": {AccessAction.ADDED: 2, AccessAction.PRESENT: 1},
+        "quotas": {AccessAction.ADDED: 1, AccessAction.DIFFERENT: 1},
+        "needs_password": ["Ann", "Ann", "zoe"],
+        "probe_mismatches": 2,
     }
-    assert tallies["s2"]["bindings"] == {AccessAction.PRESENT: 1} and tallies["none"]["bindings"] == {}
+    assert tallies["s2"] == {
+        "bindings": {AccessAction.PRESENT: 1},
+        "quotas": {},
+        "needs_password": ["cy"],
+        "probe_mismatches": 0,
+    }
+    assert tallies["s3"]["probe_mismatches"] == 1 and tallies["none"]["bindings"] == {}
+    assert set(tallies) == {"s1", "s2", "s3", "none"}
     assert ledger.access_sync_tallies([]) == {}
