@@ -355,3 +355,50 @@ def check(root: Path) -> list[Problem]:
     problems |= {problem.key: problem for problem in _circles(tree, found)}
     problems |= {problem.key: problem for problem in missing(root, tree)}
     return sorted(problems.values(), key=lambda p: p.key)
+
+
+# -- the house as docs/architecture.md draws it ------------------------------------------------------------------
+
+WIDTH = 116  # the drawing's lines, within the page's code block
+
+
+def _contents(folder: Path) -> list[str]:
+    """A folder's modules (by name, ``__init__`` left out), then each subfolder holding Python with what it holds
+    (a folder deeper down only named): ``console/ (access, api)``."""
+    modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    folders = sorted(p for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.py")))
+    inside = []
+    for sub in folders:
+        names = sorted(p.stem for p in sub.glob("*.py") if p.stem != "__init__")
+        names += [f"{p.name}/" for p in sorted(sub.iterdir()) if p.is_dir() and any(p.rglob("*.py"))]
+        inside.append(f"{sub.name}/ ({', '.join(names)})")
+    return modules + inside
+
+
+def house(root: Path) -> str:
+    """kafka_migration's layers, top down, each folder (in ``LAYERS``' order) with its modules: the drawing of
+    docs/architecture.md, which tests/unit/test_layers.py holds to it. ``python -m tests.layers`` prints it."""
+    by_layer: dict[int, list[str]] = {}
+    for name, layer in LAYERS.items():
+        if name != "__init__":
+            by_layer.setdefault(layer, []).append(name)
+    lines = []
+    for layer in sorted(by_layer, reverse=True):
+        for i, name in enumerate(by_layer[layer]):
+            folder = root / "kafka_migration" / name
+            head = f"{f'layer {layer}' if i == 0 else '':<8}  {f'{name}/' if folder.is_dir() else f'{name}.py':<13}"
+            items = _contents(folder) if folder.is_dir() else []
+            line = head
+            for n, item in enumerate(items):
+                word = item + ("," if n < len(items) - 1 else "")
+                if len(line) + 1 + len(word) > WIDTH and line.strip() != head.strip():
+                    lines.append(line.rstrip())
+                    line = " " * len(head)
+                line = f"{line} {word}"
+            lines.append(line.rstrip())
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(house(Path(__file__).resolve().parents[1]), end="")

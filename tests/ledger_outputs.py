@@ -114,21 +114,21 @@ def _cutovers(ledger: Any) -> None:
 def _access(ledger: Any) -> None:
     from kafka_migration.ledger.schema import utc_now
     from kafka_migration.model.access import (
-        ADDED,
-        ALLOW,
-        CONFLICT,
-        DENY,
-        DIFFERENT,
-        LITERAL,
-        NEEDS_PASSWORD,
-        TOPIC,
-        WOULD_ADD,
+        AccessAction,
         AccessCheck,
         AclBinding,
+        PatternType,
+        PermissionType,
         Quota,
         QuotaEntity,
+        ResourceType,
         ScramCredential,
     )
+
+    TOPIC, LITERAL = ResourceType.TOPIC, PatternType.LITERAL
+    ALLOW, DENY = PermissionType.ALLOW, PermissionType.DENY
+    ADDED, CONFLICT, DIFFERENT = AccessAction.ADDED, AccessAction.CONFLICT, AccessAction.DIFFERENT
+    NEEDS_PASSWORD, WOULD_ADD = AccessAction.NEEDS_PASSWORD, AccessAction.WOULD_ADD
 
     write = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW)
     planted = AclBinding(TOPIC, "orders", LITERAL, "User:intern", "*", "WRITE", DENY)

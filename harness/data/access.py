@@ -29,19 +29,14 @@ from harness.kafka.security import write_private
 from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.kafka.quotas import QuotaCluster
 from kafka_migration.model.access import (
-    ALLOW,
-    CLUSTER,
     CLUSTER_NAME,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
     AclBinding,
     Password,
+    PatternType,
+    PermissionType,
     Quota,
     QuotaEntity,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
@@ -52,14 +47,32 @@ ITERATIONS = 4096
 TOPICS = {"orders": (3, 300), "payments.cards": (1, 40), "payments.refunds": (1, 40)}  # partitions, records
 USERS = ("alice", "bob", "carol")
 BINDINGS = (
-    AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW),
-    AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, "User:alice", "*", "IDEMPOTENT_WRITE", ALLOW),
-    AclBinding(TRANSACTIONAL_ID, "orders-tx-", PREFIXED, "User:alice", "*", "WRITE", ALLOW),
-    AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", ALLOW),
-    AclBinding(GROUP, "billing", LITERAL, "User:bob", "*", "READ", ALLOW),
-    AclBinding(TOPIC, "payments.", PREFIXED, "User:carol", "*", "READ", ALLOW),
-    AclBinding(TOPIC, "payments.cards", LITERAL, "User:carol", "*", "READ", DENY),
-    AclBinding(GROUP, "analytics-", PREFIXED, "User:carol", "*", "READ", ALLOW),
+    AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW),
+    AclBinding(
+        ResourceType.CLUSTER,
+        CLUSTER_NAME,
+        PatternType.LITERAL,
+        "User:alice",
+        "*",
+        "IDEMPOTENT_WRITE",
+        PermissionType.ALLOW,
+    ),
+    AclBinding(
+        ResourceType.TRANSACTIONAL_ID,
+        "orders-tx-",
+        PatternType.PREFIXED,
+        "User:alice",
+        "*",
+        "WRITE",
+        PermissionType.ALLOW,
+    ),
+    AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.ALLOW),
+    AclBinding(ResourceType.GROUP, "billing", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.ALLOW),
+    AclBinding(ResourceType.TOPIC, "payments.", PatternType.PREFIXED, "User:carol", "*", "READ", PermissionType.ALLOW),
+    AclBinding(
+        ResourceType.TOPIC, "payments.cards", PatternType.LITERAL, "User:carol", "*", "READ", PermissionType.DENY
+    ),
+    AclBinding(ResourceType.GROUP, "analytics-", PatternType.PREFIXED, "User:carol", "*", "READ", PermissionType.ALLOW),
 )
 QUOTAS = (
     Quota(QuotaEntity.of(user="alice"), "producer_byte_rate", 1.0 * MiB),

@@ -15,23 +15,15 @@ does not answer at all is left to the sync's first request, which names it unrea
 
 from __future__ import annotations
 
-from kafka_migration.kafka.acls import Permission, allows, refusal
+from kafka_migration.kafka.acls import ACCESS_SYNC_READS, ACCESS_SYNC_WRITES, Permission, allows, refusal
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.permissions import granted_on_cluster
 
-READ_NEEDS = (
-    Permission("Describe", "cluster", (), "to read its ACL bindings and SCRAM users"),
-    Permission("DescribeConfigs", "cluster", (), "to read its client quotas"),
-)
-WRITE_NEEDS = (
-    Permission("Alter", "cluster", (), "to create and delete ACL bindings and SCRAM credentials"),
-    Permission("AlterConfigs", "cluster", (), "to set client quotas"),
-)
-
 
 def needed(role: str, dry_run: bool) -> tuple[Permission, ...]:
-    """What a sync needs on the ``source`` or ``target`` cluster (a dry run writes nothing)."""
-    return READ_NEEDS + (WRITE_NEEDS if role == "target" and not dry_run else ())
+    """What a sync needs on the ``source`` or ``target`` cluster (a dry run writes nothing), as ``kafka/acls.py``
+    declares it for this check and for the refusals of the calls themselves."""
+    return ACCESS_SYNC_READS + (ACCESS_SYNC_WRITES if role == "target" and not dry_run else ())
 
 
 def lacking(granted: frozenset[str] | None, needs: tuple[Permission, ...]) -> list[Permission]:

@@ -96,7 +96,7 @@ def credentials(conn_id: str | None) -> dict[str, Any]:
     from airflow.sdk import BaseHook
     from airflow.sdk.log import mask_secret
 
-    from kafka_migration.access.users import load_passwords
+    from kafka_migration.access.inputs import load_passwords
 
     if not conn_id:
         return {}
@@ -122,12 +122,13 @@ def credentials(conn_id: str | None) -> dict[str, Any]:
 
 def sync(params: dict[str, Any]) -> dict[str, Any]:
     """Run the access sync the Params describe; returns its summary (no secret) or raises with its verdict."""
-    from kafka_migration.access.probe import render_probes
-    from kafka_migration.access.sync import AccessSyncOptions, principal_map, sync_access
+    from kafka_migration.access.inputs import principal_map
+    from kafka_migration.access.sync import AccessSyncOptions, sync_access
     from kafka_migration.airflow.hooks import KafkaClusterHook, LedgerHook
     from kafka_migration.airflow.settings import reports_dir
     from kafka_migration.model.config import param_count, param_flag, param_text
     from kafka_migration.model.naming import validate_rename_template
+    from kafka_migration.reports.access_lines import probe_lines
     from kafka_migration.run.files import new_run_id
 
     declared = sorted(access_params())
@@ -173,7 +174,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
         f"  SCRAM: {len(result.users.add)} to create, {len(result.users.present)} present, needs a password: "
         f"{', '.join(result.users.users_needing_a_password) or 'none'}; failed logins: "
         f"{', '.join(result.failed_logins) or 'none'}",
-        *render_probes(result.probes),
+        *probe_lines(result.probes),
         *(f"  conflict: {b.describe()}" for b in plan.conflicts),
         *(f"  different: {d.describe()}" for d in result.differences[:10]),
         *([f"  Report: {result.report}"] if result.report else []),
@@ -181,7 +182,7 @@ def sync(params: dict[str, Any]) -> dict[str, Any]:
     log.info("\n%s", "\n".join(lines))
     summary = {
         "sync_id": result.sync_id,
-        "verdict": "proven" if result.proven else "different",
+        "verdict": str(result.verdict),  # XCom: plain text
         "added": len(plan.add),
         "present": len(plan.present),
         "differences": len(result.differences),

@@ -4,7 +4,7 @@ both decide and limit alike, or show a recorded sync."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_migration.cli.helptext import subcommand
 from kafka_migration.cli.options import (
@@ -26,6 +26,10 @@ from kafka_migration.cli.options import (
 )
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.config import DEFAULT_RENAME, ClusterConfig
+
+if TYPE_CHECKING:  # the access sync loads only when one runs: --help stays fast
+    from kafka_migration.access.quotas.sync import QuotaOutcome
+    from kafka_migration.access.sync import AccessSyncResult
 
 SYNC_CODES = {
     EXIT_OK: "every binding and quota on the target (or, a dry run, planned), both clusters decide every action "
@@ -111,7 +115,8 @@ def add_parser(sub: Any) -> None:
 def access(args: argparse.Namespace) -> int:
     if args.access_command == "show":
         return _show(args)
-    from kafka_migration.access.sync import AccessSyncOptions, load_credentials, load_principal_map, sync_access
+    from kafka_migration.access.inputs import load_credentials, load_principal_map
+    from kafka_migration.access.sync import AccessSyncOptions, sync_access
     from kafka_migration.kafka.kafka_python import kafka_python_settings
     from kafka_migration.model.config import writable_dir
     from kafka_migration.model.naming import validate_rename_template
@@ -156,7 +161,7 @@ def access(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _document(result: Any) -> dict[str, Any]:
+def _document(result: AccessSyncResult) -> dict[str, Any]:
     from kafka_migration.cli.output import document
 
     plan = result.plan
@@ -166,7 +171,7 @@ def _document(result: Any) -> dict[str, Any]:
         dry_run=result.dry_run,
         source_cluster_id=result.source_cluster_id,
         target_cluster_id=result.target_cluster_id,
-        verdict="proven" if result.proven else "different",
+        verdict=result.verdict,
         exit_code=result.exit_code,
         report=str(result.report) if result.report else None,
         totals={
@@ -199,7 +204,7 @@ def _document(result: Any) -> dict[str, Any]:
     )
 
 
-def _text(result: Any) -> str:
+def _text(result: AccessSyncResult) -> str:
     from kafka_migration.model.text import plural, some
 
     plan = result.plan
@@ -222,9 +227,9 @@ def _text(result: Any) -> str:
     )
     for user, (outcome, why) in sorted(result.logins.items()):
         lines.append(f"  login as {user} on the target: {outcome}" + (f" ({why})" if why else ""))
-    from kafka_migration.access.probe import render_probes
+    from kafka_migration.reports.access_lines import probe_lines
 
-    lines += render_probes(result.probes)
+    lines += probe_lines(result.probes)
     lines += _quota_text(result.quotas, result.dry_run)
     for side, count in zip(("source", "target"), result.unreadable, strict=True):
         if count:
@@ -252,7 +257,7 @@ def _text(result: Any) -> str:
     return "\n".join(lines)
 
 
-def _unproven(result: Any) -> list[str]:
+def _unproven(result: AccessSyncResult) -> list[str]:
     """Why a sync whose decisions agree is not proven, each with its way out."""
     from kafka_migration.model.text import plural
 
@@ -279,7 +284,7 @@ def _unproven(result: Any) -> list[str]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from kafka_migration.model.access import CONFLICT, DIFFERENT, PROVEN_VERDICT, REFUSED, TARGET_ONLY
+    from kafka_migration.model.access import AccessAction, AccessVerdict
 
     ledger = open_ledger(args)
     rows = ledger.access_sync_rows(args.sync_id)
@@ -287,12 +292,12 @@ def _show(args: argparse.Namespace) -> int:
     check = ledger.access_check(args.sync_id)  # None: recorded before ledger 0011
     if not rows and not quotas and check is None:
         raise ConfigurationError(f"The ledger has no access sync {args.sync_id!r}; 'access sync' prints the id.")
-    from kafka_migration.access.probe import outcome_from_row
-
-    probes = [outcome_from_row(r) for r in ledger.access_probe_rows(args.sync_id)]
-    different = any(r.action in (CONFLICT, REFUSED) for r in rows) or any(not o.matched for o in probes)
-    different = different or any(q.action in (DIFFERENT, TARGET_ONLY) for q in quotas)
-    different = different or (check is not None and check.verdict != PROVEN_VERDICT)
+    probes = ledger.access_probe_rows(args.sync_id)
+    different = any(r.action in (AccessAction.CONFLICT, AccessAction.REFUSED) for r in rows) or any(
+        not o.matched for o in probes
+    )
+    different = different or any(q.action in (AccessAction.DIFFERENT, AccessAction.TARGET_ONLY) for q in quotas)
+    different = different or (check is not None and check.verdict != AccessVerdict.PROVEN)
     code = EXIT_MISMATCH if different else EXIT_OK
     if json_wanted(args):
         from kafka_migration.cli.output import document, when
@@ -353,7 +358,7 @@ def _show(args: argparse.Namespace) -> int:
     return code
 
 
-def _quota_document(outcome: Any) -> dict[str, Any]:
+def _quota_document(outcome: QuotaOutcome) -> dict[str, Any]:
     plan = outcome.plan
     return {
         "totals": {
@@ -376,7 +381,7 @@ def _quota_document(outcome: Any) -> dict[str, Any]:
     }
 
 
-def _quota_text(outcome: Any, dry_run: bool) -> list[str]:
+def _quota_text(outcome: QuotaOutcome, dry_run: bool) -> list[str]:
     from kafka_migration.model.text import plural, some
 
     plan = outcome.plan

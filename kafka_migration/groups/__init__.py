@@ -1,1 +1,2 @@
-"""Consumer group offset sync: ``rules`` (pure translation rules), ``admin`` (Kafka calls), ``sync`` (end to end)."""
+"""Consumer group offset sync: ``rules`` (pure translation rules), ``sync`` (end to end; its Kafka calls are
+``kafka/groups``)."""

@@ -15,19 +15,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_migration.kafka.acls import Permission
+from kafka_migration.kafka.acls import READ_ACCESS, WRITE_ACCESS
 from kafka_migration.kafka.clients import KafkaCluster
 from kafka_migration.kafka.kafka_python import KafkaPythonClient
-from kafka_migration.model.access import CLUSTER, AclBinding, Password, ScramCredential
+from kafka_migration.model.access import (
+    AclBinding,
+    LoginOutcome,
+    Operation,
+    Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
+    ScramCredential,
+    ScramMechanism,
+)
 
 # Kafka's names <-> confluent-kafka's enum member names, where they differ.
-_TO_CLIENT = {CLUSTER: "BROKER"}
-_FROM_CLIENT = {"BROKER": CLUSTER}
-DESCRIBE_ACLS = Permission("Describe", "cluster", (), "to read its ACL bindings")
-ALTER_ACLS = Permission("Alter", "cluster", (), "to create and delete ACL bindings")
-DESCRIBE_USERS = Permission("Describe", "cluster", (), "to read its SCRAM users")
-ALTER_USERS = Permission("Alter", "cluster", (), "to create SCRAM credentials")
-PROVEN, FAILED, NOT_PROVABLE = "proven", "failed", "not_provable"  # a login check's outcome
+_TO_CLIENT = {ResourceType.CLUSTER: "BROKER"}
+_FROM_CLIENT = {"BROKER": ResourceType.CLUSTER}
 # A filter's field left open (matches every value): librdkafka takes None, confluent-kafka's stubs say str.
 _OPEN: Any = None
 
@@ -45,22 +50,23 @@ def _binding(found: Any) -> AclBinding | None:
     if any(n.name == "UNKNOWN" for n in names):
         return None
     return AclBinding(
-        _FROM_CLIENT.get(found.restype.name, found.restype.name),
+        _FROM_CLIENT.get(found.restype.name) or ResourceType(found.restype.name),
         found.name,
-        found.resource_pattern_type.name,
+        PatternType(found.resource_pattern_type.name),
         found.principal,
         found.host,
-        found.operation.name,
-        found.permission_type.name,
+        Operation(found.operation.name),
+        PermissionType(found.permission_type.name),
     )
 
 
 def _client_binding(binding: AclBinding) -> Any:
     from confluent_kafka.admin import AclBinding as ClientBinding
-    from confluent_kafka.admin import AclOperation, AclPermissionType, ResourcePatternType, ResourceType
+    from confluent_kafka.admin import AclOperation, AclPermissionType, ResourcePatternType
+    from confluent_kafka.admin import ResourceType as ClientResourceType
 
     return ClientBinding(
-        ResourceType[_TO_CLIENT.get(binding.resource_type, binding.resource_type)],
+        ClientResourceType[_TO_CLIENT.get(binding.resource_type, binding.resource_type)],
         binding.resource_name,
         ResourcePatternType[binding.pattern_type],
         binding.principal,
@@ -76,18 +82,19 @@ def _python_binding(found: Any) -> AclBinding | None:
     if any(n.name == "UNKNOWN" for n in names):
         return None
     return AclBinding(
-        pattern.resource_type.name,
+        ResourceType(pattern.resource_type.name),
         pattern.resource_name,
-        pattern.pattern_type.name,
+        PatternType(pattern.pattern_type.name),
         found.principal,
         found.host,
-        found.operation.name,
-        found.permission_type.name,
+        Operation(found.operation.name),
+        PermissionType(found.permission_type.name),
     )
 
 
 def _python_acl(binding: AclBinding) -> Any:
-    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern, ResourceType
+    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern
+    from kafka.admin import ResourceType as ClientResourceType
 
     return ACL(
         binding.principal,
@@ -95,17 +102,20 @@ def _python_acl(binding: AclBinding) -> Any:
         ACLOperation[binding.operation],
         ACLPermissionType[binding.permission],
         ResourcePattern(
-            ResourceType[binding.resource_type], binding.resource_name, ACLResourcePatternType[binding.pattern_type]
+            ClientResourceType[binding.resource_type],
+            binding.resource_name,
+            ACLResourcePatternType[binding.pattern_type],
         ),
     )
 
 
 def client_supports(binding: AclBinding) -> bool:
     """Whether confluent-kafka can write this binding (see the module)."""
-    from confluent_kafka.admin import AclOperation, ResourceType
+    from confluent_kafka.admin import AclOperation
+    from confluent_kafka.admin import ResourceType as ClientResourceType
 
     kind = _TO_CLIENT.get(binding.resource_type, binding.resource_type)
-    return kind in ResourceType.__members__ and binding.operation in AclOperation.__members__
+    return kind in ClientResourceType.__members__ and binding.operation in AclOperation.__members__
 
 
 class AccessCluster(KafkaCluster):
@@ -134,34 +144,35 @@ class AccessCluster(KafkaCluster):
             ACLPermissionType,
             ACLResourcePatternType,
             ResourcePatternFilter,
-            ResourceType,
         )
+        from kafka.admin import ResourceType as ClientResourceType
 
         everything = ACLFilter(
             None,
             None,
             ACLOperation.ANY,
             ACLPermissionType.ANY,
-            ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
+            ResourcePatternFilter(ClientResourceType.ANY, None, ACLResourcePatternType.ANY),
         )
-        found, _ = self.python.call(lambda: self.python.admin.describe_acls(everything), "describe ACLs", DESCRIBE_ACLS)
+        found, _ = self.python.call(lambda: self.python.admin.describe_acls(everything), "describe ACLs", READ_ACCESS)
         return [b for b in (_python_binding(acl) for acl in found) if b is not None]
 
     def bindings(self) -> ReadBindings:
         """Every ACL binding of the cluster (one DescribeAcls request with a match-all filter)."""
-        from confluent_kafka.admin import (
-            AclBindingFilter,
-            AclOperation,
-            AclPermissionType,
-            ResourcePatternType,
-            ResourceType,
-        )
+        from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
+        from confluent_kafka.admin import ResourceType as ClientResourceType
 
         everything = AclBindingFilter(
-            ResourceType.ANY, _OPEN, ResourcePatternType.ANY, _OPEN, _OPEN, AclOperation.ANY, AclPermissionType.ANY
+            ClientResourceType.ANY,
+            _OPEN,
+            ResourcePatternType.ANY,
+            _OPEN,
+            _OPEN,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
         )
         found = self._result(
-            self.admin.describe_acls(everything, request_timeout=self.timeout), "describe ACLs", DESCRIBE_ACLS
+            self.admin.describe_acls(everything, request_timeout=self.timeout), "describe ACLs", READ_ACCESS
         )
         read = [_binding(b) for b in found]
         known = [b for b in read if b is not None]
@@ -179,12 +190,12 @@ class AccessCluster(KafkaCluster):
         if ours:
             futures = self.admin.create_acls([_client_binding(b) for b in ours], request_timeout=self.timeout)
             for future in futures.values():
-                self._result(future, "create ACL bindings", ALTER_ACLS)
+                self._result(future, "create ACL bindings", WRITE_ACCESS)
         if beyond:
             acls = [_python_acl(b) for b in beyond]
-            done = self.python.call(lambda: self.python.admin.create_acls(acls), "create ACL bindings", ALTER_ACLS)
+            done = self.python.call(lambda: self.python.admin.create_acls(acls), "create ACL bindings", WRITE_ACCESS)
             for error in done["failed"]:  # kafka-python's error classes
-                raise self.python.refused(error(), "create ACL bindings", ALTER_ACLS)
+                raise self.python.refused(error(), "create ACL bindings", WRITE_ACCESS)
 
     def delete(self, bindings: Iterable[AclBinding]) -> int:
         """Delete exactly these bindings (each filter names every field: nothing else matches); returns how many
@@ -211,26 +222,26 @@ class AccessCluster(KafkaCluster):
         if not filters:
             return deleted
         futures = self.admin.delete_acls(filters, request_timeout=self.timeout)
-        return deleted + sum(len(self._result(f, "delete ACL bindings", ALTER_ACLS)) for f in futures.values())
+        return deleted + sum(len(self._result(f, "delete ACL bindings", WRITE_ACCESS)) for f in futures.values())
 
     def _python_delete(self, bindings: Sequence[AclBinding]) -> int:
         """Delete exactly these bindings with kafka-python (an exact binding is its own filter)."""
         acls = [_python_acl(b) for b in bindings]
-        results = self.python.call(lambda: self.python.admin.delete_acls(acls), "delete ACL bindings", ALTER_ACLS)
+        results = self.python.call(lambda: self.python.admin.delete_acls(acls), "delete ACL bindings", WRITE_ACCESS)
         count = 0
         for _, matched, error in results:
             if error.errno:
-                raise self.python.refused(error(), "delete ACL bindings", ALTER_ACLS)
+                raise self.python.refused(error(), "delete ACL bindings", WRITE_ACCESS)
             count += len(matched)
         return count
 
     def scram_credentials(self) -> tuple[ScramCredential, ...]:
         """Every SCRAM credential of the cluster: user, mechanism, iterations (the secret cannot be read)."""
         future = self.admin.describe_user_scram_credentials(request_timeout=self.timeout)
-        found = self._result(future, "describe SCRAM users", DESCRIBE_USERS)
+        found = self._result(future, "describe SCRAM users", READ_ACCESS)
         return tuple(
             sorted(
-                ScramCredential(user, info.mechanism.name.replace("_", "-"), info.iterations)
+                ScramCredential(user, ScramMechanism(info.mechanism.name.replace("_", "-")), info.iterations)
                 for user, description in found.items()
                 for info in description.scram_credential_infos
             )
@@ -239,14 +250,15 @@ class AccessCluster(KafkaCluster):
     def upsert_scram(self, credentials: Sequence[ScramCredential], passwords: Mapping[str, Password]) -> None:
         """Create (or replace) the credentials with the operator's passwords; the client salts and hashes them,
         only the derived keys reach the broker."""
-        from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+        from confluent_kafka.admin import ScramCredentialInfo, UserScramCredentialUpsertion
+        from confluent_kafka.admin import ScramMechanism as ClientMechanism
 
         if not credentials:
             return
         alterations = [
             UserScramCredentialUpsertion(
                 c.user,
-                ScramCredentialInfo(ScramMechanism[c.mechanism.replace("-", "_")], c.iterations),
+                ScramCredentialInfo(ClientMechanism[c.mechanism.name], c.iterations),
                 passwords[c.user].password.encode(),
                 passwords[c.user].salt,
             )
@@ -254,11 +266,11 @@ class AccessCluster(KafkaCluster):
         ]
         futures = self.admin.alter_user_scram_credentials(alterations, request_timeout=self.timeout)
         for future in futures.values():
-            self._result(future, "create SCRAM credentials", ALTER_USERS)
+            self._result(future, "create SCRAM credentials", WRITE_ACCESS)
 
-    def login(self, credential: ScramCredential, password: Password) -> tuple[str, str | None]:
-        """Log in as the user with its password and mechanism (a metadata request): PROVEN, FAILED with the
-        broker's reason, or NOT_PROVABLE when the cluster's listener does not use SASL."""
+    def login(self, credential: ScramCredential, password: Password) -> tuple[LoginOutcome, str | None]:
+        """Log in as the user with its password and mechanism (a metadata request): proven, failed with the broker's
+        reason, or not provable when the cluster's listener does not use SASL."""
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
@@ -266,10 +278,10 @@ class AccessCluster(KafkaCluster):
 
         protocol = str(self.config.settings.get("security.protocol", "PLAINTEXT")).upper()
         if not protocol.startswith("SASL"):
-            return NOT_PROVABLE, f"the {self.config.role} cluster's listener is {protocol}, not SASL"
+            return LoginOutcome.NOT_PROVABLE, f"the {self.config.role} cluster's listener is {protocol}, not SASL"
         settings = {
             **self.config.settings,
-            "sasl.mechanism": credential.mechanism,
+            "sasl.mechanism": credential.mechanism.value,
             "sasl.username": credential.user,
             "sasl.password": password.password,
         }
@@ -281,5 +293,5 @@ class AccessCluster(KafkaCluster):
             reason = reason.replace(password.password, "***")
             if "transport failure" in reason.lower():  # the broker closed the handshake: often the mechanism
                 reason += f" (does the listener enable {credential.mechanism}? see sasl.enabled.mechanisms)"
-            return FAILED, reason
-        return PROVEN, None
+            return LoginOutcome.FAILED, reason
+        return LoginOutcome.PROVEN, None

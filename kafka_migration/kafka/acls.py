@@ -66,6 +66,17 @@ class Permission:
         return f"{self.operation} on {kind} {listed} ({self.purpose})"
 
 
+# What an access sync needs of each cluster, on the Cluster resource (KIP-430 reports it there): declared once, for
+# the check before a sync reads anything (access/permissions.py) and for the refusal of a call that fails anyway
+# (kafka/access.py, kafka/quotas.py).
+READ_ACCESS = Permission("Describe", "cluster", (), "to read its ACL bindings and SCRAM users")
+READ_QUOTAS = Permission("DescribeConfigs", "cluster", (), "to read its client quotas")
+WRITE_ACCESS = Permission("Alter", "cluster", (), "to create and delete ACL bindings and SCRAM credentials")
+WRITE_QUOTAS = Permission("AlterConfigs", "cluster", (), "to set client quotas")
+ACCESS_SYNC_READS = (READ_ACCESS, READ_QUOTAS)  # on both clusters
+ACCESS_SYNC_WRITES = (WRITE_ACCESS, WRITE_QUOTAS)  # on the target, unless the sync is a dry run
+
+
 def allows(granted: Iterable[str], operation: str) -> bool:
     """Whether the operations a broker reports as authorized (KIP-430, Kafka's names) allow ``operation``."""
     have = set(granted)

@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kafka_migration.kafka.acls import Permission
+from kafka_migration.kafka.acls import READ_QUOTAS, WRITE_QUOTAS, Permission
 from kafka_migration.kafka.kafka_python import KafkaPythonClient
 from kafka_migration.model.access import Quota, QuotaEntity
 from kafka_migration.model.config import ClusterConfig
-
-DESCRIBE_QUOTAS = Permission("DescribeConfigs", "cluster", (), "to read its client quotas")
-ALTER_QUOTAS = Permission("AlterConfigs", "cluster", (), "to set and remove client quotas")
 
 
 def _raise_for(client: KafkaPythonClient, code: int, message: str | None, what: str, needs: Permission) -> None:
@@ -49,7 +46,7 @@ class QuotaCluster:
         from kafka.protocol.admin import DescribeClientQuotasRequest
 
         response = self.client.send(DescribeClientQuotasRequest(components=[], strict=False))
-        _raise_for(self.client, response.error_code, response.error_message, "describe client quotas", DESCRIBE_QUOTAS)
+        _raise_for(self.client, response.error_code, response.error_message, "describe client quotas", READ_QUOTAS)
         found: list[Quota] = []
         for entry in response.entries or ():
             entity = QuotaEntity(tuple((e.entity_type, e.entity_name) for e in entry.entity))
@@ -84,4 +81,4 @@ class QuotaCluster:
         ]
         response = self.client.send(AlterClientQuotasRequest(entries=entries, validate_only=False))
         for entry in response.entries:
-            _raise_for(self.client, entry.error_code, entry.error_message, "set client quotas", ALTER_QUOTAS)
+            _raise_for(self.client, entry.error_code, entry.error_message, "set client quotas", WRITE_QUOTAS)

@@ -1,5 +1,6 @@
-"""One SCRAM user's clients on one cluster, for the live probes of an access sync (``access/probe.py`` plans
-them): each probe is one thing the user tries, answered ``allowed``, ``denied (ERROR)`` or ``inconclusive: why``.
+"""One SCRAM user's clients on one cluster, for the live probes of an access sync (``access/probes/rules.py`` plans
+them, ``access/probes/live.py`` asks both clusters): each probe is one thing the user tries, answered ``allowed``,
+``denied (ERROR)`` or ``inconclusive: why`` (``model/probes.py``).
 
 The probes are built to leave nothing the migration would copy or count:
 
@@ -25,14 +26,12 @@ from typing import Any
 
 from kafka_migration.kafka.acls import AUTHORIZATION_FAILURES
 from kafka_migration.kafka.settings import client_settings
-from kafka_migration.model.access import Password
+from kafka_migration.model.access import Password, ScramMechanism
 from kafka_migration.model.config import ClusterConfig, scrub
+from kafka_migration.model.probes import PROBE_SUFFIX, ProbeAnswer, ProbeKind
 
-PRODUCE, CONSUME, COMMIT, DESCRIBE, TRANSACTION = "produce", "consume", "commit", "describe", "transaction"
-ALLOWED = "allowed"
-DENIED = "denied"  # an outcome "denied (TOPIC_AUTHORIZATION_FAILED)": the broker's error named
-INCONCLUSIVE = "inconclusive"  # no answer, or one that says nothing of the authorizer
-PROBE_SUFFIX = "km-probe"  # appended to a prefix: a name of the prefix no application uses
+# An outcome is text: the answer, then what the broker said (model/probes.ProbeAnswer).
+ALLOWED, INCONCLUSIVE = ProbeAnswer.ALLOWED.value, ProbeAnswer.INCONCLUSIVE.value
 NO_PARTITION = 999_999  # a partition no topic has: a commit to it stores nothing
 
 
@@ -41,23 +40,34 @@ def _outcome(error: Any) -> str:
     allowed request (see the module) are ``allowed``; anything else is inconclusive."""
     name = error.name() if hasattr(error, "name") else str(error)
     if name in AUTHORIZATION_FAILURES:
-        return f"{DENIED} ({name})"
+        return f"{ProbeAnswer.DENIED} ({name})"
     if name in ("MSG_SIZE_TOO_LARGE", "UNKNOWN_TOPIC_OR_PART", "_PARTITION_EOF"):
         return ALLOWED
     reason = error.str() if hasattr(error, "str") else str(error)
     return f"{INCONCLUSIVE}: {name} ({reason})"
 
 
+def _close(producer: Any) -> None:
+    """Close a probe's producer once its answer is had (or its request failed): a failure to close changes nothing
+    of the answer. Its consumers are closed in their own ``finally``."""
+    try:
+        producer.close()
+    except Exception:  # the client's own teardown: the probe's outcome stands
+        return
+
+
 class UserSession:
     """One user's clients on one cluster: the cluster's connection settings with the user's SASL login."""
 
-    def __init__(self, config: ClusterConfig, user: str, password: Password, mechanism: str, timeout: float) -> None:
+    def __init__(
+        self, config: ClusterConfig, user: str, password: Password, mechanism: ScramMechanism, timeout: float
+    ) -> None:
         self.config, self.user, self.timeout = config, user, timeout
         self._secret = password.password
         self._admin: Any = None
         self.settings = {
             **config.settings,
-            "sasl.mechanism": mechanism,
+            "sasl.mechanism": str(mechanism),
             "sasl.username": user,
             "sasl.password": password.password,
             "socket.connection.setup.timeout.ms": int(timeout * 1000),
@@ -66,15 +76,15 @@ class UserSession:
     def _scrub(self, text: str) -> str:
         return scrub(text, self.settings).replace(self._secret, "***")
 
-    def run(self, kind: str, resource: str, topic: str | None, max_message_bytes: int | None) -> str:
+    def run(self, kind: ProbeKind, resource: str, topic: str | None, max_message_bytes: int | None) -> str:
         from confluent_kafka import KafkaException
 
         tries = {
-            DESCRIBE: lambda: self.describe(resource),
-            PRODUCE: lambda: self.produce(resource, max_message_bytes),
-            CONSUME: lambda: self.consume(resource),
-            COMMIT: lambda: self.commit(resource, topic or PROBE_SUFFIX),
-            TRANSACTION: lambda: self.transaction(resource),
+            ProbeKind.DESCRIBE: lambda: self.describe(resource),
+            ProbeKind.PRODUCE: lambda: self.produce(resource, max_message_bytes),
+            ProbeKind.CONSUME: lambda: self.consume(resource),
+            ProbeKind.COMMIT: lambda: self.commit(resource, topic or PROBE_SUFFIX),
+            ProbeKind.TRANSACTION: lambda: self.transaction(resource),
         }
         try:
             return tries[kind]()
@@ -115,8 +125,11 @@ class UserSession:
             )
         )
         answers: list[Any] = []
-        producer.produce(topic, b"\0" * size, partition=0, on_delivery=lambda err, msg: answers.append((err, msg)))
-        producer.flush(self.timeout + 5)
+        try:
+            producer.produce(topic, b"\0" * size, partition=0, on_delivery=lambda e, m: answers.append((e, m)))
+            producer.flush(self.timeout + 5)
+        finally:
+            _close(producer)
         if not answers:
             return f"{INCONCLUSIVE}: no delivery report within {self.timeout:.0f}s"
         error, message = answers[0]
@@ -192,9 +205,12 @@ class UserSession:
                 }
             )
         )
-        producer.init_transactions(self.timeout)
-        producer.begin_transaction()
-        producer.abort_transaction(self.timeout)
+        try:
+            producer.init_transactions(self.timeout)
+            producer.begin_transaction()
+            producer.abort_transaction(self.timeout)
+        finally:
+            _close(producer)
         return ALLOWED
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, delete, func, insert, select, update
 
 from kafka_migration.ledger.schema import access_checks
-from kafka_migration.model.access import AccessCheck
+from kafka_migration.model.access import AccessCheck, AccessVerdict
 
 
 class AccessCheckRecords:
@@ -25,7 +25,7 @@ class AccessCheckRecords:
             "source_bootstrap": check.source_bootstrap,
             "target_bootstrap": check.target_bootstrap,
             "dry_run": int(check.dry_run),
-            "verdict": check.verdict,
+            "verdict": str(check.verdict),
             "actions_checked": check.actions_checked,
             "differences": list(check.differences),
             "unreadable_source": check.unreadable[0],
@@ -69,7 +69,7 @@ def _check(row: object) -> AccessCheck:
         source_bootstrap=r["source_bootstrap"],
         target_bootstrap=r["target_bootstrap"],
         dry_run=bool(r["dry_run"]),
-        verdict=r["verdict"],
+        verdict=AccessVerdict(r["verdict"]),
         actions_checked=int(r["actions_checked"]),
         differences=tuple(r["differences"] or ()),
         unreadable=(int(r["unreadable_source"]), int(r["unreadable_target"])),

@@ -1,6 +1,8 @@
 """The ledger's access syncs: every ACL binding and client quota a sync looked at and what it did with it, the
 bindings this tool created on a target (the only ones a later sync may remove) and the quotas it set there (the
-only ones a later sync may change or remove)."""
+only ones a later sync may change or remove).
+
+The access vocabulary (``model.access``'s enums) is stored as its text and read back as its members."""
 
 from __future__ import annotations
 
@@ -13,17 +15,17 @@ from sqlalchemy import Engine, Table, delete, func, insert, select
 from kafka_migration.ledger.access_checks import AccessCheckRecords
 from kafka_migration.ledger.schema import access_probes, access_quotas, access_syncs, access_users, utc_now
 from kafka_migration.model.access import (
-    ADDED,
-    NEEDS_PASSWORD,
-    REMOVED,
-    UPDATED,
+    AccessAction,
     AclBinding,
+    LoginOutcome,
     Quota,
     QuotaEntity,
     RecordedBinding,
     RecordedQuota,
     ScramCredential,
+    ScramMechanism,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 
 _BINDING = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 
@@ -53,11 +55,11 @@ class AccessQuotaRecords:
                 "source_cluster_id": source_cluster_id,
                 "target_cluster_id": target_cluster_id,
                 "dry_run": int(dry_run),
-                "entity": json.dumps([list(part) for part in quota.entity.parts]),
-                "quota_key": quota.key,
+                "entity": json.dumps([[str(kind), name] for kind, name in quota.entity.parts]),
+                "quota_key": str(quota.key),
                 "value": quota.value,
                 "target_value": target_value,
-                "action": action,
+                "action": str(action),
                 "reason": reason,
             }
             for quota, target_value, action, reason in rows
@@ -75,7 +77,7 @@ class AccessQuotaRecords:
                     r.target_cluster_id,
                     _quota(r),
                     r.target_value,
-                    r.action,
+                    AccessAction(r.action),
                     r.reason,
                 )
                 for r in c.execute(query)
@@ -92,13 +94,13 @@ class AccessQuotaRecords:
                     access_quotas.c.source_cluster_id == source_cluster_id,
                     access_quotas.c.target_cluster_id == target_cluster_id,
                     access_quotas.c.dry_run == 0,
-                    access_quotas.c.action.in_([ADDED, UPDATED, REMOVED]),
+                    access_quotas.c.action.in_(_texts(AccessAction.ADDED, AccessAction.UPDATED, AccessAction.REMOVED)),
                 )
                 .order_by(access_quotas.c.synced_at, access_quotas.c.id)
             )
             for row in result:
                 quota = _quota(row)
-                if row.action == REMOVED:
+                if row.action == AccessAction.REMOVED:
                     ours.pop(quota.slot, None)
                 else:
                     ours[quota.slot] = quota
@@ -130,8 +132,8 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
                 "source_cluster_id": source_cluster_id,
                 "target_cluster_id": target_cluster_id,
                 "dry_run": int(dry_run),
-                **{name: getattr(binding, name) for name in _BINDING},
-                "action": action,
+                **{name: str(getattr(binding, name)) for name in _BINDING},
+                "action": str(action),
                 "reason": reason,
             }
             for binding, action, reason in rows
@@ -146,31 +148,63 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
             {
                 "sync_id": sync_id,
                 "user": c.user,
-                "mechanism": c.mechanism,
+                "mechanism": str(c.mechanism),
                 "iterations": c.iterations,
-                "action": action,
-                "login": login,
+                "action": str(action),
+                "login": None if login is None else str(login),
                 "reason": reason,
             }
             for c, action, login, reason in rows
         ]
         _replace_rows(self.engine, access_users, sync_id, values)
 
-    def record_access_probes(self, sync_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Store a sync's live probes (the columns of km_access_probes but the id): outcomes, never secrets."""
-        values = [{"sync_id": sync_id, **row} for row in rows]
+    def record_access_probes(self, sync_id: str, outcomes: Sequence[ProbeOutcome]) -> None:
+        """Store a sync's live probes, each with both answers and whether they matched: outcomes, never secrets."""
+        values = [
+            {
+                "sync_id": sync_id,
+                "user": o.probe.user,
+                "target_user": o.target_user,
+                "probe": str(o.probe.kind),
+                "resource": o.probe.resource,
+                "target_resource": o.target_resource,
+                "topic": o.probe.topic,
+                "source_outcome": str(o.source),
+                "target_outcome": str(o.target),
+                "matched": int(o.matched),
+            }
+            for o in outcomes
+        ]
         _replace_rows(self.engine, access_probes, sync_id, values)
 
-    def access_probe_rows(self, sync_id: str) -> list[dict[str, Any]]:
+    def access_probe_rows(self, sync_id: str) -> list[ProbeOutcome]:
+        """A sync's live probes as recorded, in the order they were."""
         with self.engine.connect() as c:
             query = select(access_probes).where(access_probes.c.sync_id == sync_id).order_by(access_probes.c.id)
-            return [dict(r._mapping) for r in c.execute(query)]
+            return [
+                ProbeOutcome(
+                    Probe(r.user, ProbeKind(r.probe), r.resource, r.topic),
+                    r.target_user,
+                    r.target_resource,
+                    r.source_outcome,
+                    r.target_outcome,
+                )
+                for r in c.execute(query)
+            ]
 
     def access_user_rows(self, sync_id: str) -> list[tuple[ScramCredential, str, str | None, str | None]]:
         with self.engine.connect() as c:
             query = select(access_users).where(access_users.c.sync_id == sync_id).order_by(access_users.c.id)
             result = c.execute(query)
-            return [(ScramCredential(r.user, r.mechanism, r.iterations), r.action, r.login, r.reason) for r in result]
+            return [
+                (
+                    ScramCredential(r.user, ScramMechanism(r.mechanism), r.iterations),
+                    AccessAction(r.action),
+                    None if r.login is None else LoginOutcome(r.login),
+                    r.reason,
+                )
+                for r in result
+            ]
 
     def access_sync_rows(self, sync_id: str) -> list[RecordedBinding]:
         with self.engine.connect() as c:
@@ -196,11 +230,11 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
                     .group_by(table.c.sync_id, table.c.action)
                 )
                 for sync_id, action, number in c.execute(by_action):
-                    tallies[sync_id][key][action] = int(number)
-            needing = select(access_users.c.sync_id, access_users.c.user, access_users.c.mechanism).where(
-                access_users.c.sync_id.in_(sync_ids), access_users.c.action == NEEDS_PASSWORD
+                    tallies[sync_id][key][AccessAction(action)] = int(number)
+            needing = select(access_users.c.sync_id, access_users.c.user).where(
+                access_users.c.sync_id.in_(sync_ids), access_users.c.action == str(AccessAction.NEEDS_PASSWORD)
             )
-            for sync_id, user, _mechanism in sorted(c.execute(needing), key=lambda r: (r[0], r[1], r[2])):
+            for sync_id, user in sorted(tuple(row) for row in c.execute(needing)):  # a user once per mechanism
                 tallies[sync_id]["needs_password"].append(user)
             mismatched = (
                 select(access_probes.c.sync_id, func.count())
@@ -221,17 +255,21 @@ class AccessSyncRecords(AccessQuotaRecords, AccessCheckRecords):
                     access_syncs.c.source_cluster_id == source_cluster_id,
                     access_syncs.c.target_cluster_id == target_cluster_id,
                     access_syncs.c.dry_run == 0,
-                    access_syncs.c.action.in_([ADDED, REMOVED]),
+                    access_syncs.c.action.in_(_texts(AccessAction.ADDED, AccessAction.REMOVED)),
                 )
                 .order_by(access_syncs.c.synced_at, access_syncs.c.id)
             )
             for row in result:
                 binding = _binding(row._mapping)
-                if row.action == ADDED:
+                if row.action == AccessAction.ADDED:
                     created.add(binding)
                 else:
                     created.discard(binding)
         return created
+
+
+def _texts(*actions: AccessAction) -> list[str]:
+    return [str(action) for action in actions]
 
 
 def _replace_rows(engine: Engine, table: Table, sync_id: str, values: Sequence[Mapping[str, Any]]) -> None:
@@ -261,6 +299,6 @@ def _recorded(row: object) -> RecordedBinding:
         get("source_cluster_id"),
         get("target_cluster_id"),
         _binding(row),
-        get("action"),
+        AccessAction(get("action")),
         get("reason"),
     )

@@ -1,69 +1,109 @@
-"""Access control as plain values: an ACL binding, an action an authorizer decides, and its decision.
+"""Access control as plain values: the access vocabulary as enums, an ACL binding, an action an authorizer decides
+and its decision, SCRAM credentials, client quotas, and what a sync recorded of each.
 
-The names are Apache Kafka's own (``kafka-acls.sh``, ``AclBinding``), upper case, so that a binding reads the
-same here, in the report and in Kafka's tools. Shared by the rules that translate, plan and decide
-(``access.rules``), the Kafka calls that read and write bindings, the ledger and the report.
+The names are Apache Kafka's own (``kafka-acls.sh``, ``AclBinding``, ``kafka-configs.sh``), so that a binding
+reads the same here, in the report and in Kafka's tools. Each enum is a ``StrEnum`` whose values are the text the
+ledger, ``report.json``, the CLI's JSON and the console's API have always written: a member serializes as that
+text, and compares equal to it. Shared by the rules that translate, plan and decide (``access/acls/rules.py``),
+the Kafka calls that read and write bindings, the ledger and the reports.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
+from typing import TypeVar
 
 from kafka_migration.exceptions import ConfigurationError
 
-TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = (
-    "TOPIC",
-    "GROUP",
-    "CLUSTER",
-    "TRANSACTIONAL_ID",
-    "DELEGATION_TOKEN",
-    "USER",
-)
-RESOURCE_TYPES = (TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER)
-LITERAL, PREFIXED = "LITERAL", "PREFIXED"
-PATTERN_TYPES = (LITERAL, PREFIXED)
-ALLOW, DENY = "ALLOW", "DENY"
-PERMISSIONS = (ALLOW, DENY)
-ALL = "ALL"
-# Every operation a binding may name (Kafka's AclOperation without the filter-only ANY and UNKNOWN).
-OPERATIONS = (
-    ALL,
-    "READ",
-    "WRITE",
-    "CREATE",
-    "DELETE",
-    "ALTER",
-    "DESCRIBE",
-    "CLUSTER_ACTION",
-    "DESCRIBE_CONFIGS",
-    "ALTER_CONFIGS",
-    "IDEMPOTENT_WRITE",
-    "CREATE_TOKENS",
-    "DESCRIBE_TOKENS",
-)
+
+class ResourceType(StrEnum):
+    """What a binding is on (Kafka's ResourceType without the filter-only ANY and UNKNOWN)."""
+
+    TOPIC = "TOPIC"
+    GROUP = "GROUP"
+    CLUSTER = "CLUSTER"
+    TRANSACTIONAL_ID = "TRANSACTIONAL_ID"
+    DELEGATION_TOKEN = "DELEGATION_TOKEN"
+    USER = "USER"
+
+
+class PatternType(StrEnum):
+    """Whether a binding's resource name is the whole name (or ``*``) or a prefix of it."""
+
+    LITERAL = "LITERAL"
+    PREFIXED = "PREFIXED"
+
+
+class PermissionType(StrEnum):
+    """Whether a binding allows or denies."""
+
+    ALLOW = "ALLOW"
+    DENY = "DENY"
+
+
+class Operation(StrEnum):
+    """Every operation a binding may name (Kafka's AclOperation without the filter-only ANY and UNKNOWN)."""
+
+    ALL = "ALL"
+    READ = "READ"
+    WRITE = "WRITE"
+    CREATE = "CREATE"
+    DELETE = "DELETE"
+    ALTER = "ALTER"
+    DESCRIBE = "DESCRIBE"
+    CLUSTER_ACTION = "CLUSTER_ACTION"
+    DESCRIBE_CONFIGS = "DESCRIBE_CONFIGS"
+    ALTER_CONFIGS = "ALTER_CONFIGS"
+    IDEMPOTENT_WRITE = "IDEMPOTENT_WRITE"
+    CREATE_TOKENS = "CREATE_TOKENS"
+    DESCRIBE_TOKENS = "DESCRIBE_TOKENS"
+
+
+_op = Operation
 # The operations an action asks for, per resource type (Kafka's ACL documentation, "Operations and Resources").
-ACTIONS: dict[str, tuple[str, ...]] = {
-    TOPIC: ("READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"),
-    GROUP: ("READ", "DELETE", "DESCRIBE"),
-    CLUSTER: (
-        "CREATE",
-        "ALTER",
-        "DESCRIBE",
-        "CLUSTER_ACTION",
-        "DESCRIBE_CONFIGS",
-        "ALTER_CONFIGS",
-        "IDEMPOTENT_WRITE",
-        "CREATE_TOKENS",
-        "DESCRIBE_TOKENS",
+ACTIONS: dict[ResourceType, tuple[Operation, ...]] = {
+    ResourceType.TOPIC: (
+        _op.READ,
+        _op.WRITE,
+        _op.CREATE,
+        _op.DELETE,
+        _op.ALTER,
+        _op.DESCRIBE,
+        _op.DESCRIBE_CONFIGS,
+        _op.ALTER_CONFIGS,
     ),
-    TRANSACTIONAL_ID: ("WRITE", "DESCRIBE"),
-    DELEGATION_TOKEN: ("DESCRIBE",),
-    USER: ("CREATE_TOKENS", "DESCRIBE_TOKENS"),
+    ResourceType.GROUP: (_op.READ, _op.DELETE, _op.DESCRIBE),
+    ResourceType.CLUSTER: (
+        _op.CREATE,
+        _op.ALTER,
+        _op.DESCRIBE,
+        _op.CLUSTER_ACTION,
+        _op.DESCRIBE_CONFIGS,
+        _op.ALTER_CONFIGS,
+        _op.IDEMPOTENT_WRITE,
+        _op.CREATE_TOKENS,
+        _op.DESCRIBE_TOKENS,
+    ),
+    ResourceType.TRANSACTIONAL_ID: (_op.WRITE, _op.DESCRIBE),
+    ResourceType.DELEGATION_TOKEN: (_op.DESCRIBE,),
+    ResourceType.USER: (_op.CREATE_TOKENS, _op.DESCRIBE_TOKENS),
 }
 WILDCARD = "*"  # a LITERAL resource name matching every name, a host matching every host
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"  # the one CLUSTER resource's name
+
+Word = TypeVar("Word", bound=StrEnum)
+
+
+def word(vocabulary: type[Word], value: str, what: str) -> Word:
+    """``value`` as a member of ``vocabulary`` (already one, or its text); a refusal names ``what`` and every
+    member."""
+    try:
+        return vocabulary(value)
+    except ValueError:
+        raise ConfigurationError(f"{what} {value!r} is not one of {', '.join(vocabulary)}.") from None
 
 
 @dataclass(frozen=True, order=True)
@@ -71,25 +111,25 @@ class AclBinding:
     """One ACL binding: who (principal, from host) may or may not (permission) do what (operation) on which
     resources (type, name, and whether the name is the whole name or a prefix)."""
 
-    resource_type: str
+    resource_type: ResourceType
     resource_name: str
-    pattern_type: str
+    pattern_type: PatternType
     principal: str
     host: str
-    operation: str
-    permission: str
+    operation: Operation
+    permission: PermissionType
 
     def __post_init__(self) -> None:
-        for field_name, value, allowed in (
-            ("resource type", self.resource_type, RESOURCE_TYPES),
-            ("pattern type", self.pattern_type, PATTERN_TYPES),
-            ("operation", self.operation, OPERATIONS),
-            ("permission", self.permission, PERMISSIONS),
+        """Each vocabulary field as its enum member (given as one or as its text, as a client or the ledger
+        reads it); a value outside it is refused."""
+        what = f"ACL binding {self.describe()}:"
+        for name, vocabulary, label in (
+            ("resource_type", ResourceType, "resource type"),
+            ("pattern_type", PatternType, "pattern type"),
+            ("operation", Operation, "operation"),
+            ("permission", PermissionType, "permission"),
         ):
-            if value not in allowed:
-                raise ConfigurationError(
-                    f"ACL binding {self.describe()}: {field_name} {value!r} is not one of {', '.join(allowed)}."
-                )
+            object.__setattr__(self, name, word(vocabulary, getattr(self, name), f"{what} {label}"))
         if not self.resource_name or ":" not in self.principal or not self.host:
             raise ConfigurationError(
                 f"ACL binding {self.describe()} needs a resource name, a principal TYPE:NAME (User:alice) and a "
@@ -98,7 +138,7 @@ class AclBinding:
 
     def describe(self) -> str:
         """As ``kafka-acls.sh --list`` would make a reader say it: ALLOW User:app WRITE on TOPIC orders."""
-        pattern = "" if self.pattern_type == LITERAL else f" ({self.pattern_type.lower()})"
+        pattern = "" if self.pattern_type == PatternType.LITERAL else f" ({self.pattern_type.lower()})"
         host = "" if self.host == WILDCARD else f" from {self.host}"
         return (
             f"{self.permission} {self.principal} {self.operation} on {self.resource_type} "
@@ -113,9 +153,9 @@ class Action:
 
     principal: str
     host: str
-    resource_type: str
+    resource_type: ResourceType
     resource_name: str
-    operation: str
+    operation: Operation
 
     def describe(self) -> str:
         return f"{self.principal} {self.operation} on {self.resource_type} {self.resource_name} from {self.host}"
@@ -134,10 +174,42 @@ class Decision:
         return f"{verdict} by {self.by.describe() if isinstance(self.by, AclBinding) else self.by}"
 
 
-# What an access sync did with a binding (as the ledger records it and the report shows it).
-ADDED, PRESENT, REFUSED, CONFLICT, REMOVED = "added", "present", "refused", "conflict", "removed"
-WOULD_ADD, WOULD_REMOVE = "would_add", "would_remove"  # a dry run's
-NEEDS_PASSWORD = "needs_password"  # a SCRAM credential missing on the target, for which no password was given
+class AccessAction(StrEnum):
+    """What an access sync did with a binding, a SCRAM credential or a client quota, as the ledger records it and
+    the reports show it."""
+
+    ADDED = "added"
+    PRESENT = "present"
+    REFUSED = "refused"  # a binding that cannot be carried exactly
+    CONFLICT = "conflict"  # a DENY on the target the source lacks
+    REMOVED = "removed"
+    WOULD_ADD = "would_add"  # a dry run's
+    WOULD_REMOVE = "would_remove"
+    NEEDS_PASSWORD = "needs_password"  # a SCRAM credential missing on the target, for which no password was given
+    UPDATED = "updated"  # a quota value this tool set earlier, changed on the source since
+    WOULD_UPDATE = "would_update"
+    DIFFERENT = "different"  # the target holds another quota value, not set by this tool: left alone
+    TARGET_ONLY = "target_only"  # a quota on the target only: left alone unless this tool set it (removed when asked)
+
+    @classmethod
+    def written(cls, dry_run: bool) -> tuple[AccessAction, AccessAction, AccessAction]:
+        """What adding, updating and removing are recorded as: done, or (a dry run) what would be."""
+        if dry_run:
+            return cls.WOULD_ADD, cls.WOULD_UPDATE, cls.WOULD_REMOVE
+        return cls.ADDED, cls.UPDATED, cls.REMOVED
+
+
+class LoginOutcome(StrEnum):
+    """A SCRAM user's login to the target with its password."""
+
+    PROVEN = "proven"
+    FAILED = "failed"  # the broker's reason beside it
+    NOT_PROVABLE = "not_provable"  # the listener does not use SASL
+
+
+class ScramMechanism(StrEnum):
+    SCRAM_SHA_256 = "SCRAM-SHA-256"
+    SCRAM_SHA_512 = "SCRAM-SHA-512"
 
 
 @dataclass(frozen=True)
@@ -151,7 +223,7 @@ class RecordedBinding:
     source_cluster_id: str
     target_cluster_id: str
     binding: AclBinding
-    action: str
+    action: AccessAction
     reason: str | None = None
 
 
@@ -161,8 +233,13 @@ class ScramCredential:
     never readable from a cluster (brokers keep only derived keys): a copy needs the operator's password."""
 
     user: str
-    mechanism: str  # SCRAM-SHA-256 or SCRAM-SHA-512
+    mechanism: ScramMechanism
     iterations: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "mechanism", word(ScramMechanism, self.mechanism, f"SCRAM user {self.user}: mechanism")
+        )
 
 
 @dataclass(frozen=True)
@@ -180,21 +257,30 @@ class Password:
 
 # -- client quotas ---------------------------------------------------------------------------------------------
 
-QUOTA_USER, QUOTA_CLIENT_ID, QUOTA_IP = "user", "client-id", "ip"  # Kafka's entity types (kafka-configs.sh)
-QUOTA_ENTITY_TYPES = (QUOTA_USER, QUOTA_CLIENT_ID, QUOTA_IP)
+
+class QuotaEntityType(StrEnum):
+    """Who a quota limits, as kafka-configs.sh names the entity types, in Kafka's order."""
+
+    USER = "user"
+    CLIENT_ID = "client-id"
+    IP = "ip"
+
+
 DEFAULT_NAME = "<default>"  # how kafka-configs.sh shows the default entity (the protocol's null name)
-# The quota keys Apache Kafka knows (QuotaConfig); a cluster's own keys are carried too, by name.
-QUOTA_KEYS = (
-    "producer_byte_rate",
-    "consumer_byte_rate",
-    "request_percentage",
-    "controller_mutation_rate",
-    "connection_creation_rate",
-)
-# What a sync did with a quota, besides ADDED, PRESENT, REMOVED and the dry run's WOULD_ADD and WOULD_REMOVE.
-UPDATED, WOULD_UPDATE = "updated", "would_update"  # a value this tool set earlier, changed on the source since
-DIFFERENT = "different"  # the target holds another value, not set by this tool: left alone
-TARGET_ONLY = "target_only"  # on the target only: left alone unless this tool set it (then removed when asked)
+
+
+class QuotaKey(StrEnum):
+    """The quota keys Apache Kafka knows (QuotaConfig); a cluster's own keys are carried too, by name (a
+    ``Quota``'s key is any text)."""
+
+    PRODUCER_BYTE_RATE = "producer_byte_rate"
+    CONSUMER_BYTE_RATE = "consumer_byte_rate"
+    REQUEST_PERCENTAGE = "request_percentage"
+    CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
+    CONNECTION_CREATION_RATE = "connection_creation_rate"
+
+
+_ENTITY_ORDER = list(QuotaEntityType)
 
 
 @dataclass(frozen=True)
@@ -202,28 +288,29 @@ class QuotaEntity:
     """Who a quota applies to: one or two (type, name) parts in Kafka's order (user before client-id), a name of
     None meaning the type's default entity (``<default>``)."""
 
-    parts: tuple[tuple[str, str | None], ...]
+    parts: tuple[tuple[QuotaEntityType, str | None], ...]
 
     def __post_init__(self) -> None:
         kinds = [kind for kind, _ in self.parts]
-        if not kinds or len(set(kinds)) != len(kinds) or any(k not in QUOTA_ENTITY_TYPES for k in kinds):
+        known = set(QuotaEntityType)
+        if not kinds or len(set(kinds)) != len(kinds) or any(k not in known for k in kinds):
             raise ConfigurationError(
-                f"Quota entity {self.parts!r}: give each of the types {', '.join(QUOTA_ENTITY_TYPES)} at most once."
+                f"Quota entity {self.parts!r}: give each of the types {', '.join(QuotaEntityType)} at most once."
             )
-        ordered = tuple(sorted(self.parts, key=lambda p: QUOTA_ENTITY_TYPES.index(p[0])))
-        object.__setattr__(self, "parts", ordered)
+        typed = ((QuotaEntityType(kind), name) for kind, name in self.parts)
+        object.__setattr__(self, "parts", tuple(sorted(typed, key=lambda p: _ENTITY_ORDER.index(p[0]))))
 
     @classmethod
     def of(cls, **names: str | None) -> QuotaEntity:
         """``QuotaEntity.of(user="alice", client_id=None)``: user alice with the default client id."""
         return cls(tuple((kind.replace("_", "-"), name) for kind, name in names.items()))
 
-    def name(self, kind: str) -> str | None:
+    def name(self, kind: QuotaEntityType) -> str | None:
         return dict(self.parts).get(kind)
 
     def sort_key(self) -> tuple[tuple[int, bool, str], ...]:
         """Users, then client ids, then ips; each type's default first."""
-        return tuple((QUOTA_ENTITY_TYPES.index(kind), name is not None, name or "") for kind, name in self.parts)
+        return tuple((_ENTITY_ORDER.index(kind), name is not None, name or "") for kind, name in self.parts)
 
     def __lt__(self, other: QuotaEntity) -> bool:
         return self.sort_key() < other.sort_key()
@@ -265,8 +352,15 @@ class RecordedQuota:
     target_cluster_id: str
     quota: Quota
     target_value: float | None
-    action: str
+    action: AccessAction
     reason: str | None = None
+
+
+class AccessVerdict(StrEnum):
+    """An access sync's verdict, as ``access sync --output json`` says it and the ledger keeps it."""
+
+    PROVEN = "proven"
+    DIFFERENT = "different"
 
 
 @dataclass(frozen=True)
@@ -282,11 +376,8 @@ class AccessCheck:
     source_bootstrap: str
     target_bootstrap: str
     dry_run: bool
-    verdict: str  # PROVEN_VERDICT ("proven") or NOT_PROVEN_VERDICT ("different")
+    verdict: AccessVerdict
     actions_checked: int
     differences: tuple[str, ...]  # actions decided differently on the two clusters, described
     unreadable: tuple[int, int]  # bindings the source and the target hold that could not be read
     report_sha256: str | None = None  # of the sync's report.json (a dry run writes none)
-
-
-PROVEN_VERDICT, NOT_PROVEN_VERDICT = "proven", "different"  # as `access sync --output json` says it

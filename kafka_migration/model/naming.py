@@ -37,8 +37,25 @@ def validate_rename_template(template: str) -> None:
         )
 
 
+PLACEHOLDER = "{topic}"
+
+
+def split_template(template: str) -> tuple[str, str]:
+    """The fixed text before and after ``{topic}`` in a valid template (it holds the placeholder once)."""
+    before, _, after = template.partition(PLACEHOLDER)
+    return before, after
+
+
+def renamed(template: str, name: str) -> str:
+    """``name`` through the template, unchecked: the one rename of a topic, and of what is named after one (an ACL
+    binding's topic or topic prefix, a probe's topic), which need not be a legal topic name itself. For a valid
+    template it is ``split_template``'s text before, the name, and the text after."""
+    return template.format(topic=name)
+
+
 def target_topic_name(template: str, topic: str) -> str:
-    name = template.format(topic=topic)
+    """``renamed``, refused when the result is no legal Kafka topic name."""
+    name = renamed(template, topic)
     if not _LEGAL_TOPIC.fullmatch(name) or name in {".", ".."}:
         raise ConfigurationError(
             f"Rename template {template!r} turns {topic!r} into {name!r}, which is not a legal Kafka topic "
@@ -90,5 +107,5 @@ def target_names(template: str, topics: Iterable[str], topic_map: Mapping[str, s
 
 def same_cluster_exclude_hint(template: str) -> str:
     """An exclude pattern that leaves out the copies a template makes, e.g. 'copy\\..*' for 'copy.{topic}'."""
-    prefix, _, suffix = template.partition("{topic}")
+    prefix, suffix = split_template(template)
     return re.escape(prefix) + ".*" + re.escape(suffix)

@@ -14,21 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kafka_migration.model.access import (
-    ADDED,
-    CONFLICT,
-    DIFFERENT,
-    NEEDS_PASSWORD,
-    PRESENT,
-    REFUSED,
-    REMOVED,
-    TARGET_ONLY,
-    WOULD_ADD,
-    WOULD_REMOVE,
+    AccessAction,
     AccessCheck,
+    PatternType,
     RecordedBinding,
     RecordedQuota,
+    ResourceType,
     ScramCredential,
 )
+from kafka_migration.model.probes import ProbeOutcome
 from kafka_migration.reports.security_render import COLUMNS, render_access_html, render_access_markdown
 
 if TYPE_CHECKING:
@@ -36,15 +30,11 @@ if TYPE_CHECKING:
 
 REPORT_VERSION = 1
 COLUMN_OF = {  # a binding's action, as the counts' column that tallies it
-    ADDED: "added",
-    WOULD_ADD: "added",
-    PRESENT: "present",
-    REMOVED: "removed",
-    WOULD_REMOVE: "removed",
-    REFUSED: "refused",
-    CONFLICT: "conflict",
+    AccessAction.WOULD_ADD: AccessAction.ADDED,
+    AccessAction.WOULD_REMOVE: AccessAction.REMOVED,
+    **{column: column for column in COLUMNS},
 }
-QUOTA_DIFFERENCES = (DIFFERENT, TARGET_ONLY)  # left as they are: the two clusters differ there
+QUOTA_DIFFERENCES = (AccessAction.DIFFERENT, AccessAction.TARGET_ONLY)  # left as they are: the clusters differ there
 
 
 def _iso(value: Any) -> str | None:
@@ -53,7 +43,7 @@ def _iso(value: Any) -> str | None:
 
 def _counts(bindings: Sequence[RecordedBinding]) -> list[dict[str, Any]]:
     """Per resource type and pattern, how many bindings each action took."""
-    tally: dict[tuple[str, str], Counter[str]] = {}
+    tally: dict[tuple[ResourceType, PatternType], Counter[AccessAction]] = {}
     for row in bindings:
         key = (row.binding.resource_type, row.binding.pattern_type)
         tally.setdefault(key, Counter())[COLUMN_OF.get(row.action, row.action)] += 1
@@ -88,13 +78,13 @@ def _quota(row: RecordedQuota) -> dict[str, Any]:
     }
 
 
-def _probes(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _probes(outcomes: Sequence[ProbeOutcome]) -> dict[str, Any]:
     mismatches = [
-        f"{r['user']} {r['probe']} {r['resource']}: source {r['source_outcome']}, target {r['target_outcome']}"
-        for r in rows
-        if not r["matched"]
+        f"{o.probe.user} {o.probe.kind} {o.probe.resource}: source {o.source}, target {o.target}"
+        for o in outcomes
+        if not o.matched
     ]
-    return {"total": len(rows), "matched": len(rows) - len(mismatches), "mismatches": mismatches}
+    return {"total": len(outcomes), "matched": len(outcomes) - len(mismatches), "mismatches": mismatches}
 
 
 def security_section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:
@@ -125,7 +115,7 @@ def security_section(ledger: Ledger, sync_id: str) -> dict[str, Any] | None:
             for row in sorted(bindings, key=lambda r: (r.action, r.binding))
         ],
         "users": users,
-        "needs_password": [u["user"] for u in users if u["action"] == NEEDS_PASSWORD],
+        "needs_password": [u["user"] for u in users if u["action"] == AccessAction.NEEDS_PASSWORD],
         "quotas": quotas,
         "quota_differences": sum(1 for q in quotas if q["action"] in QUOTA_DIFFERENCES),
         "probes": _probes(ledger.access_probe_rows(sync_id)),

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafka_migration.model.access import AccessAction
 from kafka_migration.model.text import plural
 from kafka_migration.reports.html import escape as _e
 from kafka_migration.reports.html import head
 
-COLUMNS = ("added", "present", "removed", "refused", "conflict")  # a count row's columns, as the report says them
+# A count row's columns, as the report says them (a dry run's would_add counts as added, its would_remove as removed).
+COLUMNS = (AccessAction.ADDED, AccessAction.PRESENT, AccessAction.REMOVED, AccessAction.REFUSED, AccessAction.CONFLICT)
 
 
 def _value(value: Any) -> str:
@@ -99,7 +101,7 @@ def render_access_markdown(report: Mapping[str, Any]) -> str:
 
 
 def _users_first_needing(users: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return sorted(users, key=lambda u: (u["action"] != "needs_password", u["user"]))
+    return sorted(users, key=lambda u: (u["action"] != AccessAction.NEEDS_PASSWORD, u["user"]))
 
 
 def _cls(verdict: str) -> str:

@@ -18,7 +18,14 @@ import sqlalchemy as sa
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, SaslSsl
 from kafka_migration.kafka.access import AccessCluster
-from kafka_migration.model.access import ALLOW, DENY, GROUP, LITERAL, TOPIC, AclBinding, Password, ScramCredential
+from kafka_migration.model.access import (
+    AclBinding,
+    Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
+    ScramCredential,
+)
 from kafka_migration.model.config import ClusterConfig
 from tests.leaks import leaks
 
@@ -28,10 +35,10 @@ REPO = Path(__file__).resolve().parents[2]
 SECRET = f"scram-{uuid.uuid4().hex}"
 ALICE = ScramCredential("alice", "SCRAM-SHA-512", 4096)
 BINDINGS = [
-    AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW),
-    AclBinding(TOPIC, "events", LITERAL, "User:alice", "*", "READ", ALLOW),
-    AclBinding(GROUP, "billing", LITERAL, "User:alice", "*", "READ", ALLOW),
-    AclBinding(TOPIC, "events", LITERAL, "User:reader", "*", "READ", ALLOW),
+    AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW),
+    AclBinding(ResourceType.TOPIC, "events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW),
+    AclBinding(ResourceType.GROUP, "billing", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW),
+    AclBinding(ResourceType.TOPIC, "events", PatternType.LITERAL, "User:reader", "*", "READ", PermissionType.ALLOW),
 ]
 # Every run names dry_run: a run without it kept the earlier run's dry_run here (one DAG object, dag.test).
 CONF = {
@@ -122,16 +129,28 @@ def test_the_access_dag_plans_syncs_proves_refuses_and_keeps_the_password_secret
 
     assert str(access_dag.test(run_conf=CONF).state) == "success"
     assert set(target_admin.bindings().bindings) == {
-        AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", ALLOW),
-        AclBinding(TOPIC, "dc1.events", LITERAL, "User:alice", "*", "READ", ALLOW),
-        AclBinding(GROUP, "billing", LITERAL, "User:alice", "*", "READ", ALLOW),
-        AclBinding(TOPIC, "dc1.events", LITERAL, "User:reader-dc2", "*", "READ", ALLOW),
+        AclBinding(
+            ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW
+        ),
+        AclBinding(
+            ResourceType.TOPIC, "dc1.events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW
+        ),
+        AclBinding(ResourceType.GROUP, "billing", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW),
+        AclBinding(
+            ResourceType.TOPIC, "dc1.events", PatternType.LITERAL, "User:reader-dc2", "*", "READ", PermissionType.ALLOW
+        ),
     }
     assert ALICE in target_admin.scram_credentials()
     dry, synced = _syncs(ledger_url)
     assert dry[1:] == (0, 0) and synced[1] == 7 and synced[2] == 0  # alice's probes answered alike
 
-    target_admin.create([AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", DENY)])
+    target_admin.create(
+        [
+            AclBinding(
+                ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.DENY
+            )
+        ]
+    )
     assert str(access_dag.test(run_conf=CONF).state) == "failed"
     planted = _syncs(ledger_url)[-1]
     assert planted[2] == 1  # recorded before the task failed: the produce the target now refuses

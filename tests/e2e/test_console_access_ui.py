@@ -21,7 +21,14 @@ import pytest
 from harness.kafka import ClusterSpec, SaslSsl
 from harness.servers.airflow_server import airflow_standalone
 from kafka_migration.kafka.access import AccessCluster
-from kafka_migration.model.access import ALLOW, LITERAL, PREFIXED, TOPIC, AclBinding, Password, ScramCredential
+from kafka_migration.model.access import (
+    AclBinding,
+    Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
+    ScramCredential,
+)
 from kafka_migration.model.config import ClusterConfig
 from tests.conftest import missing
 from tests.e2e.ui_harness import find_chromium
@@ -34,8 +41,8 @@ UI_TIMEOUT = 180_000  # milliseconds for a page or an element on a loaded 2-core
 CAROL = ScramCredential("carol", "SCRAM-SHA-512", 4096)  # the operator knows her password
 ERIN = ScramCredential("erin", "SCRAM-SHA-512", 4096)  # nobody gave hers
 BINDINGS = [
-    AclBinding(TOPIC, "orders", LITERAL, "User:carol", "*", "WRITE", ALLOW),
-    AclBinding(TOPIC, "pay.", PREFIXED, "User:erin", "*", "READ", ALLOW),
+    AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:carol", "*", "WRITE", PermissionType.ALLOW),
+    AclBinding(ResourceType.TOPIC, "pay.", PatternType.PREFIXED, "User:erin", "*", "READ", PermissionType.ALLOW),
 ]
 
 

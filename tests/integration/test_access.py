@@ -18,25 +18,17 @@ from pathlib import Path
 import pytest
 
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
-from kafka_migration.access.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
+from kafka_migration.access.acls.rules import Authorizer, carrier, decision_differences, plan_bindings, selection
 from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
-    ADDED,
-    ALLOW,
-    CLUSTER,
     CLUSTER_NAME,
-    DELEGATION_TOKEN,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    PRESENT,
-    TOPIC,
-    TRANSACTIONAL_ID,
-    USER,
+    AccessAction,
     AclBinding,
     Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
@@ -69,13 +61,37 @@ def test_every_supported_kind_moves_renamed_and_mapped_and_both_clusters_decide_
     source, target, unique = pair
     app, reader = f"User:app-{unique}", f"User:reader-{unique}"
     bindings = [
-        AclBinding(TOPIC, f"orders-{unique}", LITERAL, app, "*", "WRITE", ALLOW),
-        AclBinding(TOPIC, f"pay-{unique}.", PREFIXED, reader, "*", "READ", ALLOW),
-        AclBinding(TOPIC, f"pay-{unique}.secret", LITERAL, reader, "*", "READ", DENY),
-        AclBinding(GROUP, f"billing-{unique}", LITERAL, reader, "10.1.2.3", "READ", ALLOW),
-        AclBinding(TRANSACTIONAL_ID, f"tx-{unique}-", PREFIXED, app, "*", "WRITE", ALLOW),
-        AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, app, "*", "IDEMPOTENT_WRITE", ALLOW),
-        AclBinding(TOPIC, "*", LITERAL, reader, "*", "DESCRIBE", ALLOW),
+        AclBinding(
+            ResourceType.TOPIC, f"orders-{unique}", PatternType.LITERAL, app, "*", "WRITE", PermissionType.ALLOW
+        ),
+        AclBinding(
+            ResourceType.TOPIC, f"pay-{unique}.", PatternType.PREFIXED, reader, "*", "READ", PermissionType.ALLOW
+        ),
+        AclBinding(
+            ResourceType.TOPIC, f"pay-{unique}.secret", PatternType.LITERAL, reader, "*", "READ", PermissionType.DENY
+        ),
+        AclBinding(
+            ResourceType.GROUP,
+            f"billing-{unique}",
+            PatternType.LITERAL,
+            reader,
+            "10.1.2.3",
+            "READ",
+            PermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.TRANSACTIONAL_ID,
+            f"tx-{unique}-",
+            PatternType.PREFIXED,
+            app,
+            "*",
+            "WRITE",
+            PermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL, app, "*", "IDEMPOTENT_WRITE", PermissionType.ALLOW
+        ),
+        AclBinding(ResourceType.TOPIC, "*", PatternType.LITERAL, reader, "*", "DESCRIBE", PermissionType.ALLOW),
     ]
     source.create(bindings)
     read = _mine(source, unique)
@@ -94,7 +110,9 @@ def test_every_supported_kind_moves_renamed_and_mapped_and_both_clusters_decide_
     actions = selection(read)
     assert decision_differences(decide[source], decide[target], actions, carrier(rename, principals)) == []
 
-    planted = AclBinding(TOPIC, f"dc1.orders-{unique}", LITERAL, app, "*", "WRITE", DENY)
+    planted = AclBinding(
+        ResourceType.TOPIC, f"dc1.orders-{unique}", PatternType.LITERAL, app, "*", "WRITE", PermissionType.DENY
+    )
     target.create([planted])
     found = decision_differences(
         decide[source], Authorizer(_mine(target, unique), SUPER_USERS), actions, carrier(rename, principals)
@@ -110,8 +128,12 @@ def test_only_what_the_tool_created_is_removed(pair, tmp_path: Path) -> None:  #
     source, target, unique = pair
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     ids = (source.describe().cluster_id, target.describe().cluster_id)
-    kept = AclBinding(TOPIC, f"kept-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
-    stale = AclBinding(TOPIC, f"gone-{unique}", LITERAL, f"User:a-{unique}", "*", "READ", ALLOW)
+    kept = AclBinding(
+        ResourceType.TOPIC, f"kept-{unique}", PatternType.LITERAL, f"User:a-{unique}", "*", "READ", PermissionType.ALLOW
+    )
+    stale = AclBinding(
+        ResourceType.TOPIC, f"gone-{unique}", PatternType.LITERAL, f"User:a-{unique}", "*", "READ", PermissionType.ALLOW
+    )
     other_host = replace(stale, host="192.0.2.10")
     found_present = replace(stale, operation="WRITE")
     source.create([kept, stale, found_present])
@@ -120,7 +142,10 @@ def test_only_what_the_tool_created_is_removed(pair, tmp_path: Path) -> None:  #
     first = plan_bindings(_mine(source, unique), _mine(target, unique))
     assert (set(first.add), first.present) == ({kept, stale}, (found_present,))
     target.create(first.add)
-    rows = [*((b, ADDED, None) for b in first.add), *((b, PRESENT, None) for b in first.present)]  # as sync.py
+    rows = [
+        *((b, AccessAction.ADDED, None) for b in first.add),
+        *((b, AccessAction.PRESENT, None) for b in first.present),
+    ]  # as sync.py
     ledger.record_access_sync("first", None, *ids, rows)
     target.create([other_host])  # made on the target by someone else, after the sync
     source.delete([stale, found_present])
@@ -138,12 +163,40 @@ def test_token_and_user_bindings_are_read_written_and_decided_alike(pair) -> Non
     source, target, unique = pair
     ops, bob = f"User:ops-{unique}", f"User:bob-{unique}"
     bindings = [
-        AclBinding(USER, bob, LITERAL, ops, "*", "CREATE_TOKENS", ALLOW),
-        AclBinding(USER, f"User:team-{unique}-", PREFIXED, ops, "*", "DESCRIBE_TOKENS", ALLOW),
-        AclBinding(USER, f"User:team-{unique}-x", LITERAL, ops, "10.1.2.3", "DESCRIBE_TOKENS", DENY),
-        AclBinding(DELEGATION_TOKEN, f"token-{unique}", LITERAL, bob, "*", "DESCRIBE", ALLOW),
-        AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, ops, "*", "CREATE_TOKENS", ALLOW),
-        AclBinding(TOPIC, f"orders-{unique}", LITERAL, ops, "*", "READ", ALLOW),  # beside them, through confluent
+        AclBinding(ResourceType.USER, bob, PatternType.LITERAL, ops, "*", "CREATE_TOKENS", PermissionType.ALLOW),
+        AclBinding(
+            ResourceType.USER,
+            f"User:team-{unique}-",
+            PatternType.PREFIXED,
+            ops,
+            "*",
+            "DESCRIBE_TOKENS",
+            PermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.USER,
+            f"User:team-{unique}-x",
+            PatternType.LITERAL,
+            ops,
+            "10.1.2.3",
+            "DESCRIBE_TOKENS",
+            PermissionType.DENY,
+        ),
+        AclBinding(
+            ResourceType.DELEGATION_TOKEN,
+            f"token-{unique}",
+            PatternType.LITERAL,
+            bob,
+            "*",
+            "DESCRIBE",
+            PermissionType.ALLOW,
+        ),
+        AclBinding(
+            ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL, ops, "*", "CREATE_TOKENS", PermissionType.ALLOW
+        ),
+        AclBinding(
+            ResourceType.TOPIC, f"orders-{unique}", PatternType.LITERAL, ops, "*", "READ", PermissionType.ALLOW
+        ),  # beside them, through confluent
     ]
     source.create(bindings)
     read = _mine(source, unique)  # asserts that nothing is left unreadable
@@ -153,7 +206,16 @@ def test_token_and_user_bindings_are_read_written_and_decided_alike(pair) -> Non
     plan = plan_bindings(read, _mine(target, unique), principals=principals)
     assert len(plan.add) == len(bindings) and plan.refused == ()
     assert (
-        AclBinding(USER, f"User:bob2-{unique}", LITERAL, f"User:ops2-{unique}", "*", "CREATE_TOKENS", ALLOW) in plan.add
+        AclBinding(
+            ResourceType.USER,
+            f"User:bob2-{unique}",
+            PatternType.LITERAL,
+            f"User:ops2-{unique}",
+            "*",
+            "CREATE_TOKENS",
+            PermissionType.ALLOW,
+        )
+        in plan.add
     )
     target.create(plan.add)
     assert sorted(_mine(target, unique)) == sorted(plan.add)
@@ -161,10 +223,22 @@ def test_token_and_user_bindings_are_read_written_and_decided_alike(pair) -> Non
 
     decide = {side: Authorizer(_mine(side, unique), SUPER_USERS) for side in (source, target)}
     actions = selection(read)
-    assert {a.resource_type for a in actions} >= {USER, DELEGATION_TOKEN, CLUSTER}
+    assert {a.resource_type for a in actions} >= {
+        ResourceType.USER,
+        ResourceType.DELEGATION_TOKEN,
+        ResourceType.CLUSTER,
+    }
     assert decision_differences(decide[source], decide[target], actions, carrier(principals=principals)) == []
 
-    planted = AclBinding(USER, f"User:bob2-{unique}", LITERAL, f"User:ops2-{unique}", "*", "CREATE_TOKENS", DENY)
+    planted = AclBinding(
+        ResourceType.USER,
+        f"User:bob2-{unique}",
+        PatternType.LITERAL,
+        f"User:ops2-{unique}",
+        "*",
+        "CREATE_TOKENS",
+        PermissionType.DENY,
+    )
     target.create([planted])
     found = decision_differences(
         decide[source], Authorizer(_mine(target, unique), SUPER_USERS), actions, carrier(principals=principals)
@@ -205,9 +279,15 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     (tmp_path / "passwords.json").write_text(json.dumps({"carol": "carol-s3cret", "dave": "dave-s3cret"}))
     source.create(
         [
-            AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW),
-            AclBinding(TOPIC, "pay.", PREFIXED, "User:reader", "*", "READ", ALLOW),
-            AclBinding(GROUP, "billing", LITERAL, "User:reader", "*", "READ", ALLOW),
+            AclBinding(
+                ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW
+            ),
+            AclBinding(
+                ResourceType.TOPIC, "pay.", PatternType.PREFIXED, "User:reader", "*", "READ", PermissionType.ALLOW
+            ),
+            AclBinding(
+                ResourceType.GROUP, "billing", PatternType.LITERAL, "User:reader", "*", "READ", PermissionType.ALLOW
+            ),
         ]
     )
     clusters = ["--source-config", str(configs["src"]), "--target-config", str(configs["dst"])]
@@ -244,7 +324,9 @@ def test_the_cli_plans_syncs_proves_and_refuses(kafka_factory, test_pki, tmp_pat
     digest = "sha256:" + hashlib.sha256(Path(doc["report"]).with_name("report.json").read_bytes()).hexdigest()
     assert shown.stdout.rstrip().endswith(f"0 differently; report.json {digest}"), shown.stdout
 
-    planted = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:intern", "*", "WRITE", DENY)
+    planted = AclBinding(
+        ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:intern", "*", "WRITE", PermissionType.DENY
+    )
     _admin(target_cluster, "target").create([planted])
     conflict = _cli("sync", *common, state_dir=tmp_path)
     assert conflict.returncode == 1, conflict.stdout + conflict.stderr

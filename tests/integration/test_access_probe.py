@@ -1,4 +1,4 @@
-"""access/probe.py, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
+"""access/probes/, access/permissions.py and kafka/sessions.py on ACL-enforcing Apache Kafka (SASL_SSL/SCRAM,
 StandardAuthorizer).
 
 A migrated user logs in to both clusters after a sync and tries what its bindings allow and deny; both answer
@@ -21,26 +21,23 @@ from confluent_kafka.admin import AdminClient
 from harness.data.seed import create_topic
 from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.acls import Acl, grant, revoke
-from kafka_migration.access.probe import ProbeSetup, probe_users
+from kafka_migration.access.probes.live import ProbeSetup, probe_users
 from kafka_migration.access.sync import AccessSyncOptions, sync_access
 from kafka_migration.exceptions import AuthorizationError
 from kafka_migration.kafka.access import AccessCluster
-from kafka_migration.kafka.sessions import ALLOWED, CONSUME, PRODUCE
+from kafka_migration.kafka.sessions import ALLOWED
 from kafka_migration.kafka.settings import client_settings
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
-    ALLOW,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
     AclBinding,
     Password,
+    PatternType,
+    PermissionType,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
+from kafka_migration.model.probes import ProbeKind
 
 pytestmark = pytest.mark.integration
 
@@ -50,10 +47,16 @@ ALICE = ScramCredential("alice", "SCRAM-SHA-512", 4096)
 SECRET = "alice-pr0be-s3cret"
 DENIED = "denied (TOPIC_AUTHORIZATION_FAILED)"
 BINDINGS = [
-    AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW),  # produces orders, cannot read it
-    AclBinding(TOPIC, "events", LITERAL, "User:alice", "*", "READ", ALLOW),  # reads events, cannot write it
-    AclBinding(GROUP, "billing", LITERAL, "User:alice", "*", "READ", ALLOW),
-    AclBinding(TRANSACTIONAL_ID, "tx-", PREFIXED, "User:alice", "*", "WRITE", ALLOW),
+    AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    ),  # produces orders, cannot read it
+    AclBinding(
+        ResourceType.TOPIC, "events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW
+    ),  # reads events, cannot write it
+    AclBinding(ResourceType.GROUP, "billing", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW),
+    AclBinding(
+        ResourceType.TRANSACTIONAL_ID, "tx-", PatternType.PREFIXED, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    ),
 ]
 
 
@@ -112,20 +115,24 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     assert (_ends(source, ["orders", "events"]), _ends(target, ["dc1.orders", "dc1.events"])) == before
     assert "billing" not in _groups(source) | _groups(target)
     rows = ledger.access_probe_rows("access-probe-1")
-    assert len(rows) == len(outcomes) and all(r["matched"] == 1 for r in rows)
+    assert rows == list(result.probes.outcomes) and all(o.matched for o in rows)
     assert SECRET.encode() not in (tmp_path / "ledger.db").read_bytes()
 
     topics = (["orders", "events"], ["dc1.orders", "dc1.events"])
     target_admin = AccessCluster(tgt)
-    planted = AclBinding(TOPIC, "dc1.events", LITERAL, "User:alice", "*", "READ", DENY)
+    planted = AclBinding(
+        ResourceType.TOPIC, "dc1.events", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.DENY
+    )
     target_admin.create([planted])  # a DENY on the target only
-    missing = AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", ALLOW)
+    missing = AclBinding(
+        ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW
+    )
     assert target_admin.delete([missing]) == 1  # a WRITE the target lost
     report = probe_users(src, tgt, BINDINGS, topics, ProbeSetup(passwords, {"alice": ALICE.mechanism}, RENAME))
     found = {(o.probe.kind, o.probe.resource): (o.source, o.target) for o in report.mismatches}
     assert found == {
-        (PRODUCE, "orders"): (ALLOWED, DENIED),
-        (CONSUME, "events"): (ALLOWED, DENIED),
+        (ProbeKind.PRODUCE, "orders"): (ALLOWED, DENIED),
+        (ProbeKind.CONSUME, "events"): (ALLOWED, DENIED),
         ("describe", "orders"): (ALLOWED, DENIED),  # without WRITE nothing gives alice DESCRIBE on it
         ("commit", "billing"): (ALLOWED, DENIED),  # its offset is of topic events, which alice may not READ there
     }
@@ -134,10 +141,10 @@ def test_a_synced_user_is_answered_alike_and_a_planted_difference_is_found(pair,
     again = sync_access(src, tgt, ledger, "access-probe-2", options)
     assert not again.proven and again.plan.conflicts == (planted,)  # the WRITE is re-added, the DENY stays
     assert {(o.probe.kind, o.probe.resource) for o in again.probes.mismatches} == {
-        (CONSUME, "events"),
+        (ProbeKind.CONSUME, "events"),
         ("commit", "billing"),
     }
-    assert [r["matched"] for r in ledger.access_probe_rows("access-probe-2")].count(0) == 2
+    assert [o.matched for o in ledger.access_probe_rows("access-probe-2")].count(False) == 2
 
 
 def _cli(*args: str, state_dir: Path, command: str = "sync") -> subprocess.CompletedProcess[str]:
@@ -168,7 +175,11 @@ def test_the_cli_prints_and_records_the_probes(pair, tmp_path: Path) -> None:  #
     assert SECRET not in synced.stdout + synced.stderr
 
     AccessCluster(_config(target, "target")).create(
-        [AclBinding(TOPIC, "dc1.orders", LITERAL, "User:alice", "*", "WRITE", DENY)]
+        [
+            AclBinding(
+                ResourceType.TOPIC, "dc1.orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.DENY
+            )
+        ]
     )
     different = _cli(*common, state_dir=tmp_path)
     assert different.returncode == 1, different.stdout + different.stderr

@@ -18,7 +18,7 @@ from harness.kafka import ClusterSpec, KafkaCluster, SaslSsl
 from harness.kafka.tools import kafka_configs_sasl
 from kafka_migration.kafka.access import AccessCluster
 from kafka_migration.kafka.quotas import QuotaCluster
-from kafka_migration.model.access import ALLOW, LITERAL, TOPIC, USER, AclBinding, Quota, QuotaEntity
+from kafka_migration.model.access import AclBinding, PatternType, PermissionType, Quota, QuotaEntity, ResourceType
 from kafka_migration.model.config import ClusterConfig
 
 pytestmark = pytest.mark.integration
@@ -90,9 +90,16 @@ def test_quotas_of_every_entity_type_move_mapped_and_only_the_tools_own_change(
     assert Quota(QuotaEntity.of(ip=None), "connection_creation_rate", 1000.0) in on_source
     assert len(on_source) == len(seeded) + 3  # nothing else: the harness's clusters start without quotas
     # A binding on a USER resource (ops may create tokens for bob): carried with the map, by kafka-python.
-    token_binding = AclBinding(USER, "User:bob", LITERAL, "User:ops", "*", "CREATE_TOKENS", ALLOW)
+    token_binding = AclBinding(
+        ResourceType.USER, "User:bob", PatternType.LITERAL, "User:ops", "*", "CREATE_TOKENS", PermissionType.ALLOW
+    )
     AccessCluster(ClusterConfig("source", source_cluster.client_config())).create(
-        [token_binding, AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW)]
+        [
+            token_binding,
+            AclBinding(
+                ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW
+            ),
+        ]
     )
 
     clusters = ["--source-config", str(configs["src"]), "--target-config", str(configs["dst"])]
@@ -125,7 +132,12 @@ def test_quotas_of_every_entity_type_move_mapped_and_only_the_tools_own_change(
     described = _configs_tool(target_cluster, tmp_path, "--describe", "--entity-type", "ips", "--entity-default")
     assert "connection_creation_rate=1000.0" in described, described
     target_bindings = AccessCluster(ClusterConfig("target", target_cluster.client_config())).bindings()
-    assert AclBinding(USER, "User:bob2", LITERAL, "User:ops", "*", "CREATE_TOKENS", ALLOW) in target_bindings.bindings
+    assert (
+        AclBinding(
+            ResourceType.USER, "User:bob2", PatternType.LITERAL, "User:ops", "*", "CREATE_TOKENS", PermissionType.ALLOW
+        )
+        in target_bindings.bindings
+    )
 
     again = _cli("sync", *common, state_dir=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr

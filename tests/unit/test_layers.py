@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.layers import LAYERS, PATH_FOLDERS, SCREEN, Problem, check
+from tests.layers import LAYERS, PATH_FOLDERS, SCREEN, Problem, check, house
 
 ROOT = Path(__file__).resolve().parents[2]
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 # Breaks the real tree still has, by Problem key, each with the issue-38 item that removes it. The list is the
 # to-do: a known exception that no longer occurs fails the test, so delete it here when its fix lands.
@@ -257,3 +258,45 @@ def test_names_a_module_defines_at_run_time_are_not_refused(tree: Path) -> None:
         "from kafka_migration.run.lazy import x\nfrom kafka_migration.run.guarded import codec\n",
     )
     assert check(tree) == []
+
+
+# -- docs/architecture.md shows today's house --------------------------------------------------------------------
+
+
+def test_the_architecture_page_draws_todays_layers_folders_and_modules() -> None:
+    """The page's drawing is ``house``'s, made from LAYERS and the modules on disk: a folder, module or layer
+    added, moved or gone shows here until the page is drawn again."""
+    page = ARCHITECTURE.read_text()
+    drawing = page.split("## The layout\n", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert drawing == house(ROOT), (
+        "docs/architecture.md's drawing is not today's: paste in .venv/bin/python -m tests.layers"
+    )
+
+
+def test_the_architecture_page_gives_every_folder_its_layer() -> None:
+    """The table of 'The layers' names each folder (and root module) of LAYERS on its layer, and nothing else."""
+    section = ARCHITECTURE.read_text().split("## The layers\n", 1)[1]
+    table = section.split("| layer |", 1)[1].split("\n\n", 1)[0]  # the first table, to its end
+    rows = [line.split("|") for line in table.splitlines()[2:]]  # after its header and rule
+    listed = {
+        name.strip("` ").removesuffix("/").removesuffix(".py"): int(layer)
+        for _, layer, names, *_ in rows
+        for name in names.split(",")
+    }
+    assert listed == {name: layer for name, layer in LAYERS.items() if name != "__init__"}
+
+
+def test_a_drawing_shows_a_module_and_a_layer_where_they_are(tmp_path: Path) -> None:
+    """house on a planted tree: a new folder on its layer, a subfolder with its modules, no __init__."""
+    for path in (
+        "kafka_migration/access/acls/rules.py",
+        "kafka_migration/access/sync.py",
+        "kafka_migration/model/a.py",
+    ):
+        _write(tmp_path / path, "")
+    _write(tmp_path / "kafka_migration/access/__init__.py", "")
+    _write(tmp_path / "kafka_migration/exceptions.py", "")
+    drawing = house(tmp_path)
+    assert "\n          access/       sync, acls/ (rules)\n" in drawing  # the second folder of layer 4
+    assert "layer 1   model/        a\n" in drawing and "layer 0   exceptions.py\n" in drawing
+    assert "__init__" not in drawing

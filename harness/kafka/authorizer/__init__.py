@@ -1,5 +1,5 @@
 """Apache Kafka's own authorizer, StandardAuthorizer (kafka-metadata), as the reference for the product's model of
-it (kafka_migration/access/rules.py): the same bindings and requests, Kafka's decisions.
+it (kafka_migration/access/acls/rules.py): the same bindings and requests, Kafka's decisions.
 
 - java/     the Java program: reads cases on stdin, one JSON line each, prints Kafka's decision per request
 - build     compile it with the JDK's javac against the jar set, into a cache folder keyed by the sources' hash

@@ -20,8 +20,7 @@ from kafka_migration.airflow.console.models import MAX_PAGE, AccessSyncDetailVie
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import AccessCheck
 from kafka_migration.reports import MEDIA_TYPES
-
-TOTALS = ("added", "present", "removed", "refused", "conflict")
+from kafka_migration.reports.security_render import COLUMNS
 
 
 def report_files(reports: Path, sync_id: str) -> dict[str, Any]:
@@ -43,7 +42,7 @@ def summary(check: AccessCheck, tally: dict[str, Any]) -> dict[str, Any]:
     security section's counts are, what needs a person's attention counted."""
     from kafka_migration.reports.security import COLUMN_OF, QUOTA_DIFFERENCES
 
-    totals = dict.fromkeys(TOTALS, 0)
+    totals = dict.fromkeys(COLUMNS, 0)
     for action, number in tally["bindings"].items():
         column = COLUMN_OF.get(action, action)
         if column in totals:

@@ -1,4 +1,4 @@
-"""The product's model of Kafka's authorizer (kafka_migration/access/rules.py, ``Authorizer``) against Apache
+"""The product's model of Kafka's authorizer (kafka_migration/access/acls/rules.py, ``Authorizer``) against Apache
 Kafka's own ``StandardAuthorizer`` (harness/kafka/authorizer: the pinned jar set, in one JVM).
 
 An access sync proves two clusters decide alike by running the model on both clusters' bindings, so a bug of the
@@ -34,21 +34,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.kafka.authorizer import Case, KafkaAuthorizer
-from kafka_migration.access.rules import NO_BINDING_ALLOWED, NO_BINDING_DENIED, NONE_MATCHING, SUPER_USER, Authorizer
+from kafka_migration.access.acls.rules import (
+    NO_BINDING_ALLOWED,
+    NO_BINDING_DENIED,
+    NONE_MATCHING,
+    SUPER_USER,
+    Authorizer,
+)
 from kafka_migration.model.access import (
-    ALL,
-    ALLOW,
-    DENY,
-    OPERATIONS,
-    PATTERN_TYPES,
-    PERMISSIONS,
-    PREFIXED,
-    RESOURCE_TYPES,
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AclBinding,
     Action,
     Decision,
+    Operation,
+    PatternType,
+    PermissionType,
+    ResourceType,
 )
 
 pytestmark = pytest.mark.integration
@@ -75,18 +77,18 @@ BINDING_HOSTS = (WILDCARD, *ADDRESS_OF_HOST, "::1")
 names = st.text("ab", min_size=1, max_size=3) | st.just(WILDCARD) | st.text("ab*", min_size=1, max_size=3)
 bindings = st.builds(
     AclBinding,
-    resource_type=st.sampled_from(RESOURCE_TYPES),
+    resource_type=st.sampled_from(tuple(ResourceType)),
     resource_name=names,
-    pattern_type=st.sampled_from(PATTERN_TYPES),
+    pattern_type=st.sampled_from(tuple(PatternType)),
     principal=st.sampled_from(BINDING_PRINCIPALS),
     host=st.sampled_from(BINDING_HOSTS),
-    operation=st.sampled_from(OPERATIONS),
-    permission=st.sampled_from(PERMISSIONS),
+    operation=st.sampled_from(tuple(Operation)),
+    permission=st.sampled_from(tuple(PermissionType)),
 )
 # Besides its permission, a sibling may change one of these of the binding it copies.
 CHANGES = {
-    "operation": st.sampled_from(OPERATIONS),
-    "pattern_type": st.sampled_from(PATTERN_TYPES),
+    "operation": st.sampled_from(tuple(Operation)),
+    "pattern_type": st.sampled_from(tuple(PatternType)),
     "resource_name": names,
     "host": st.sampled_from(BINDING_HOSTS),
     "principal": st.sampled_from(BINDING_PRINCIPALS),
@@ -103,7 +105,11 @@ def binding_sets(draw: st.DrawFn, most: int = 6) -> list[AclBinding]:
     for _ in range(draw(st.integers(0, most))):
         if drawn and draw(st.booleans()):
             earlier = draw(st.sampled_from(drawn))
-            turned = {"permission": DENY if earlier.permission == ALLOW else ALLOW}
+            turned = {
+                "permission": PermissionType.DENY
+                if earlier.permission == PermissionType.ALLOW
+                else PermissionType.ALLOW
+            }
             change = draw(st.sampled_from((None, *CHANGES)))
             if change is not None:
                 turned[change] = draw(CHANGES[change])
@@ -132,7 +138,7 @@ def requests_of(
         for kind, name in sorted(near_bindings | set(resources))
         for principal in sorted(who)
         for address in sorted(where)
-        for operation in OPERATIONS
+        for operation in tuple(Operation)
     )
 
 
@@ -165,7 +171,7 @@ class Variants:
 
     @cached_property
     def allows_only(self) -> Authorizer:
-        return self._model([b for b in self.case.bindings if b.permission == ALLOW])
+        return self._model([b for b in self.case.bindings if b.permission == PermissionType.ALLOW])
 
     @cached_property
     def implied_denies(self) -> Authorizer:
@@ -174,7 +180,7 @@ class Variants:
         extra = [
             replace(b, operation=implied[b.operation])
             for b in self.case.bindings
-            if b.permission == DENY and b.operation in implied
+            if b.permission == PermissionType.DENY and b.operation in implied
         ]
         return self._model([*self.case.bindings, *extra])
 
@@ -184,11 +190,11 @@ def rules_used(request: Action, decision: Decision, variants: Variants) -> tuple
     if not isinstance(decision.by, AclBinding):
         return (decision.by,)
     binding = decision.by
-    if binding.pattern_type == PREFIXED:
+    if binding.pattern_type == PatternType.PREFIXED:
         pattern = "a prefix equal to the name" if binding.resource_name == request.resource_name else "a shorter prefix"
     else:
         pattern = "the * name" if binding.resource_name == WILDCARD else "the literal name"
-    if binding.operation == ALL:
+    if binding.operation == Operation.ALL:
         operation = "ALL"
     else:
         operation = "the operation" if binding.operation == request.operation else "an implying operation"
@@ -198,7 +204,7 @@ def rules_used(request: Action, decision: Decision, variants: Variants) -> tuple
         "from any host" if binding.host == WILDCARD else "from the client's address",
         "of User:*" if binding.principal == WILDCARD_PRINCIPAL else "of the principal",
     ]
-    if binding.permission == DENY and variants.allows_only.decide(request).allowed:
+    if binding.permission == PermissionType.DENY and variants.allows_only.decide(request).allowed:
         used.append(DENY_OVER_ALLOW)
     implied = request.operation in ("DESCRIBE", "DESCRIBE_CONFIGS")
     if implied and decision.allowed and not variants.implied_denies.decide(request).allowed:
@@ -214,10 +220,14 @@ RULES = frozenset(
         NONE_MATCHING,
         *(
             f"{permission} on {pattern}"
-            for permission in PERMISSIONS
+            for permission in tuple(PermissionType)
             for pattern in ("a prefix equal to the name", "a shorter prefix", "the * name", "the literal name")
         ),
-        *(f"{permission} of {operation}" for permission in PERMISSIONS for operation in ("ALL", "the operation")),
+        *(
+            f"{permission} of {operation}"
+            for permission in tuple(PermissionType)
+            for operation in ("ALL", "the operation")
+        ),
         "ALLOW of an implying operation",  # READ, WRITE, DELETE, ALTER imply DESCRIBE; ALTER_CONFIGS DESCRIBE_CONFIGS
         "from any host",
         "from the client's address",
@@ -244,7 +254,7 @@ def compare(kafka: KafkaAuthorizer, case: Case, used: Counter[str]) -> list[Disa
 
 def report(case: Case, found: list[Disagreement]) -> str:
     lines = [
-        f"Kafka's StandardAuthorizer and the model (kafka_migration/access/rules.py) decide {len(found)} of "
+        f"Kafka's StandardAuthorizer and the model (kafka_migration/access/acls/rules.py) decide {len(found)} of "
         f"{len(case.requests)} requests differently.",
         f"super.users={';'.join(case.super_users)!r} "
         f"allow.everyone.if.no.acl.found={str(case.allow_if_no_acl).lower()}",
@@ -273,7 +283,7 @@ def test_the_model_decides_every_request_as_kafkas_standard_authorizer(kafka_aut
         allow_if_no_acl=st.booleans(),
         principals=st.lists(st.sampled_from(PRINCIPALS), min_size=1, max_size=2, unique=True),
         addresses=st.lists(st.sampled_from(CLIENT_ADDRESSES), min_size=1, max_size=2, unique=True),
-        resources=st.lists(st.tuples(st.sampled_from(RESOURCE_TYPES), names), min_size=1, max_size=3),
+        resources=st.lists(st.tuples(st.sampled_from(tuple(ResourceType)), names), min_size=1, max_size=3),
     )
     def decides_alike(
         drawn: list[AclBinding],

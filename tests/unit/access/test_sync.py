@@ -1,10 +1,10 @@
 """access/sync.py, an access sync end to end on in-memory clusters (bindings, SCRAM users, quotas) and a real SQLite
 ledger: what it writes, proves, records and reports, a dry run that writes nothing, a refusal before anything is
-written; and its input files (principal map, credentials). Real brokers: tests/integration/test_access*.py."""
+written, every client closed however it ends (its inputs: test_inputs.py). Real brokers:
+tests/integration/test_access*.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,49 +12,43 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from kafka_migration.access import quota_sync, sync
-from kafka_migration.access.probe import Probe, ProbeOutcome, ProbeReport, ProbeSetup
+from kafka_migration.access import sync
+from kafka_migration.access.acls.rules import selection
+from kafka_migration.access.probes.live import ProbeSetup
+from kafka_migration.access.quotas import sync as quota_sync
 from kafka_migration.access.sync import (
     EXIT_DIFFERENT,
     EXIT_OK,
     AccessSyncOptions,
     AccessSyncResult,
-    load_credentials,
-    load_principal_map,
-    principal_map,
     sync_access,
 )
+from kafka_migration.access.users.sync import _log_in
 from kafka_migration.exceptions import ConfigurationError, MigrationError
-from kafka_migration.kafka.access import FAILED, PROVEN, ReadBindings
+from kafka_migration.kafka.access import ReadBindings
 from kafka_migration.ledger import Ledger
 from kafka_migration.ledger.schema import access_quotas, access_syncs
 from kafka_migration.model.access import (
-    ADDED,
-    ALLOW,
-    CONFLICT,
-    DENY,
-    LITERAL,
-    NEEDS_PASSWORD,
-    NOT_PROVEN_VERDICT,
-    PREFIXED,
-    PRESENT,
-    PROVEN_VERDICT,
-    REMOVED,
-    TOPIC,
-    WOULD_ADD,
+    AccessAction,
+    AccessVerdict,
     AclBinding,
+    LoginOutcome,
     Password,
+    PatternType,
+    PermissionType,
     Quota,
     QuotaEntity,
+    ResourceType,
     ScramCredential,
 )
 from kafka_migration.model.config import ClusterConfig
-from tests.unit.access.test_quota_sync import Cluster as QuotaClusterInMemory
+from kafka_migration.model.probes import Probe, ProbeOutcome, ProbeReport
+from tests.unit.access.quotas.test_sync import Cluster as QuotaClusterInMemory
 
 SOURCE = ClusterConfig("source", {"bootstrap.servers": "src:9092"})
 TARGET = ClusterConfig("target", {"bootstrap.servers": "tgt:9092"})
-WRITE = AclBinding(TOPIC, "orders", LITERAL, "User:alice", "*", "WRITE", ALLOW)
-READ = AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", ALLOW)
+WRITE = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", "WRITE", PermissionType.ALLOW)
+READ = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.ALLOW)
 ALICE = ScramCredential("alice", "SCRAM-SHA-512", 8192)
 BOB = ScramCredential("bob", "SCRAM-SHA-256", 4096)
 RATE = Quota(QuotaEntity.of(user="alice"), "producer_byte_rate", 1024.0)
@@ -108,8 +102,8 @@ class Access:
     def login(self, credential: ScramCredential, password: Password) -> tuple[str, str | None]:
         self.calls.append(("login", credential))
         if password.user != credential.user or credential.user in self.wrong:
-            return FAILED, "SASL authentication failed"
-        return PROVEN, None
+            return LoginOutcome.FAILED, "SASL authentication failed"
+        return LoginOutcome.PROVEN, None
 
     def close(self) -> None:
         self.closed = True
@@ -129,7 +123,7 @@ class World:
         self.probe_report = ProbeReport()
         clusters = {"source": source, "target": target}
         monkeypatch.setattr(sync, "AccessCluster", lambda config: clusters[config.role])
-        monkeypatch.setattr(quota_sync, "QuotaCluster", lambda config: self.quotas[config.role])
+        monkeypatch.setattr(sync, "QuotaCluster", lambda config: self.quotas[config.role])
         monkeypatch.setattr(quota_sync.time, "sleep", lambda _: None)
         monkeypatch.setattr(
             sync, "check_access_permissions", lambda s, t, dry_run: self.permissions.append((s, t, dry_run))
@@ -182,18 +176,27 @@ def test_a_sync_writes_what_is_missing_proves_it_records_it_and_reports_it(world
         "tgt-id",
     )
     assert (result.plan.add, result.plan.present, result.unreadable) == ((WRITE,), (READ,), (0, 0))
-    assert result.actions_checked == len(sync.selection([WRITE, READ])) > 0
-    assert result.differences == () and result.logins == {"alice": (PROVEN, None), "bob": (PROVEN, None)}
+    assert result.actions_checked == len(selection([WRITE, READ])) > 0
+    assert result.differences == () and result.logins == {
+        "alice": (LoginOutcome.PROVEN, None),
+        "bob": (LoginOutcome.PROVEN, None),
+    }
     assert result.quotas.proven and result.proven and result.exit_code == EXIT_OK
     assert world.source.closed and world.target.closed
     rows = world.ledger.access_sync_rows("access-1")
-    assert [(r.binding, r.action, r.reason) for r in rows] == [(WRITE, ADDED, None), (READ, PRESENT, None)]
-    assert world.ledger.access_user_rows("access-1") == [(ALICE, ADDED, PROVEN, None), (BOB, PRESENT, PROVEN, None)]
-    assert [(r.quota, r.action) for r in world.ledger.access_quota_rows("access-1")] == [(RATE, ADDED)]
+    assert [(r.binding, r.action, r.reason) for r in rows] == [
+        (WRITE, AccessAction.ADDED, None),
+        (READ, AccessAction.PRESENT, None),
+    ]
+    assert world.ledger.access_user_rows("access-1") == [
+        (ALICE, AccessAction.ADDED, LoginOutcome.PROVEN, None),
+        (BOB, AccessAction.PRESENT, LoginOutcome.PROVEN, None),
+    ]
+    assert [(r.quota, r.action) for r in world.ledger.access_quota_rows("access-1")] == [(RATE, AccessAction.ADDED)]
     check = world.ledger.access_check("access-1")
     assert check is not None
     assert (check.verdict, check.dry_run, check.actions_checked, check.differences) == (
-        PROVEN_VERDICT,
+        AccessVerdict.PROVEN,
         False,
         result.actions_checked,
         (),
@@ -226,6 +229,30 @@ def test_a_sync_that_fails_half_way_closes_every_client_it_opened(
     assert world.quotas["source"].closed and world.quotas["target"].closed
 
 
+def test_a_plan_refused_closes_every_client_and_writes_nothing(world: World) -> None:
+    """The principal map sends alice and bob, limited differently, onto one user: refused while planning the
+    quotas, after every client was opened; none of them is left open, nothing is written or recorded."""
+    bob = Quota(QuotaEntity.of(user="bob"), "producer_byte_rate", 2048.0)
+    world.quotas["source"].held[bob.slot] = bob
+    with pytest.raises(ConfigurationError, match="carries quotas of two source users onto one target user"):
+        world.run(passwords=PASSWORDS, principals={"User:alice": "User:x", "User:bob": "User:x"})
+    assert world.source.closed and world.target.closed
+    assert world.quotas["source"].closed and world.quotas["target"].closed
+    assert world.target.calls == [] and world.quotas["target"].altered == []
+    assert world.ledger.access_check("access-1") is None and world.ledger.access_sync_rows("access-1") == []
+
+
+def test_a_password_for_an_unknown_user_is_refused_before_a_binding_that_cannot_be_carried(world: World) -> None:
+    """Both refusals apply: the credentials are named first, as they were before the sync's parts took one
+    shape."""
+    world.source.held.add(
+        AclBinding(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+    )
+    with pytest.raises(ConfigurationError, match="has no SCRAM credential for: zed"):
+        world.run(rename="{topic}.copy", passwords={"zed": Password("zed", "x")})
+    assert world.target.calls == []
+
+
 def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: World) -> None:
     result = world.run(passwords={"alice": Password("alice", "alice-secret")}, dry_run=True, run_id="run-3")
     with world.ledger.engine.connect() as c:
@@ -236,16 +263,27 @@ def test_a_dry_run_writes_nothing_and_proves_the_plan_as_it_would_be(world: Worl
     assert result.differences == () and result.logins == {} and result.report is None
     assert result.proven  # as it would be once applied
     rows = world.ledger.access_sync_rows("access-1")
-    assert [(r.binding, r.action, r.run_id) for r in rows] == [(WRITE, WOULD_ADD, "run-3"), (READ, PRESENT, "run-3")]
-    assert world.ledger.access_user_rows("access-1") == [(ALICE, WOULD_ADD, None, None), (BOB, PRESENT, None, None)]
+    assert [(r.binding, r.action, r.run_id) for r in rows] == [
+        (WRITE, AccessAction.WOULD_ADD, "run-3"),
+        (READ, AccessAction.PRESENT, "run-3"),
+    ]
+    assert world.ledger.access_user_rows("access-1") == [
+        (ALICE, AccessAction.WOULD_ADD, None, None),
+        (BOB, AccessAction.PRESENT, None, None),
+    ]
     check = world.ledger.access_check("access-1")
-    assert check is not None and (check.dry_run, check.run_id, check.verdict) == (True, "run-3", PROVEN_VERDICT)
+    assert check is not None and (check.dry_run, check.run_id, check.verdict) == (True, "run-3", AccessVerdict.PROVEN)
     assert not world.reports.exists()
 
 
 def test_a_binding_that_cannot_be_carried_exactly_refuses_the_sync_before_anything_is_written(world: World) -> None:
-    world.source.held |= {AclBinding(TOPIC, name, PREFIXED, "User:alice", "*", "READ", ALLOW) for name in "wxyz"}
-    world.source.held.add(AclBinding(TOPIC, "ord", PREFIXED, "User:alice", "*", "READ", ALLOW))
+    world.source.held |= {
+        AclBinding(ResourceType.TOPIC, name, PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+        for name in "wxyz"
+    }
+    world.source.held.add(
+        AclBinding(ResourceType.TOPIC, "ord", PatternType.PREFIXED, "User:alice", "*", "READ", PermissionType.ALLOW)
+    )
     with pytest.raises(ConfigurationError) as refused:
         world.run(rename="{topic}.copy")
     assert str(refused.value).startswith(
@@ -260,12 +298,12 @@ def test_a_binding_that_cannot_be_carried_exactly_refuses_the_sync_before_anythi
 def test_what_keeps_a_sync_from_being_proven_is_recorded_with_it(world: World) -> None:
     """A DENY on the target the source lacks (a conflict, and bob denied there), a binding the target cannot name,
     a user without a password, a failed login, a probe whose answers differ, a stale binding of this tool."""
-    deny = AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", DENY)
-    stale = AclBinding(TOPIC, "gone", LITERAL, "User:alice", "*", "READ", ALLOW)
+    deny = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.DENY)
+    stale = AclBinding(ResourceType.TOPIC, "gone", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW)
     world.target.held |= {deny, stale}
     world.target.unreadable = 2
     world.target.wrong.add("alice")
-    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, ADDED, None)])
+    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, AccessAction.ADDED, None)])
     mismatch = ProbeOutcome(Probe("alice", "produce", "orders"), "alice", "orders", "allowed", "denied (X)")
     world.probe_report = ProbeReport((mismatch,))
     result = world.run(
@@ -280,11 +318,17 @@ def test_what_keeps_a_sync_from_being_proven_is_recorded_with_it(world: World) -
     assert world.probed[0]["passwords"] == {}  # no user logged in: none to probe as
     assert world.probed[0]["principals"] == {"User:x": "User:y"}
     actions = {(r.binding, r.action, r.reason) for r in world.ledger.access_sync_rows("access-1")}
-    assert (deny, CONFLICT, "a DENY on the target that the source lacks") in actions
-    assert (stale, REMOVED, "created by this tool; the source no longer has it") in actions
+    assert (deny, AccessAction.CONFLICT, "a DENY on the target that the source lacks") in actions
+    assert (stale, AccessAction.REMOVED, "created by this tool; the source no longer has it") in actions
     check = world.ledger.access_check("access-1")
-    assert check is not None and check.verdict == NOT_PROVEN_VERDICT and check.unreadable == (0, 2)
+    assert check is not None and check.verdict == AccessVerdict.DIFFERENT and check.unreadable == (0, 2)
     assert check.differences == tuple(d.describe() for d in result.differences)
+
+
+def test_the_probes_ask_as_many_users_as_the_sync_is_told(world: World) -> None:
+    world.run(passwords=PASSWORDS, probe_users_most=1)
+    (probed,) = world.probed
+    assert probed["most_users"] == 1 and probed["passwords"] == PASSWORDS  # the probes take the first by name
 
 
 def test_a_user_without_a_password_is_not_moved_and_named(world: World) -> None:
@@ -293,56 +337,23 @@ def test_a_user_without_a_password_is_not_moved_and_named(world: World) -> None:
     assert result.users.needs_password == (ALICE,) and not result.proven
     assert ("upsert", (BOB,), ("bob",)) in world.target.calls
     rows = world.ledger.access_user_rows("access-1")
-    assert rows == [(BOB, ADDED, PROVEN, None), (ALICE, NEEDS_PASSWORD, None, "no password given for it")]
+    assert rows == [
+        (BOB, AccessAction.ADDED, LoginOutcome.PROVEN, None),
+        (ALICE, AccessAction.NEEDS_PASSWORD, None, "no password given for it"),
+    ]
 
 
 def test_each_user_logs_in_once_with_its_first_credentials_mechanism() -> None:
     target = Access("tgt-id")
     sha256 = ScramCredential("alice", "SCRAM-SHA-256", 4096)
-    logins = sync._log_in(target, [ALICE, sha256, BOB], {"alice": Password("alice", "a")})
-    assert logins == {"alice": (PROVEN, None)} and target.calls == [("login", ALICE)]
-
-
-# -- the input files ---------------------------------------------------------------------------------------------
-
-
-def test_a_principal_map_file_is_one_object_of_principals(tmp_path: Path) -> None:
-    assert load_principal_map(None) == {}
-    good = tmp_path / "map.json"
-    good.write_text('{"User:app": "User:app-dc2"}')
-    assert load_principal_map(good) == {"User:app": "User:app-dc2"}
-    for text, refusal in (
-        ('["User:app"]', f"The principal map {tmp_path}/map.json holds a JSON list; give an object such as "),
-        ('{"app": "User:x"}', f"The principal map {tmp_path}/map.json maps 'app': 'User:x', not a principal"),
-        ('{"User:a": 7}', "maps 'User:a': 7, not a principal TYPE:NAME to another (User:app to User:app-dc2)."),
-        ('{"User:a": "b"}', "maps 'User:a': 'b', not a principal"),
-        ("{", f"The principal map {tmp_path}/map.json is not valid JSON (line 1): give an object such as "),
-    ):
-        good.write_text(text)
-        with pytest.raises(ConfigurationError) as refused:
-            load_principal_map(good)
-        assert refusal in str(refused.value)
-    with pytest.raises(ConfigurationError, match="cannot be read"):
-        load_principal_map(tmp_path / "missing.json")
-    assert principal_map({}, "Param principal_map") == {}
-
-
-def test_a_credentials_file_gives_passwords_and_is_never_quoted(tmp_path: Path) -> None:
-    assert load_credentials(None) == {}
-    path = tmp_path / "credentials.json"
-    path.write_text(json.dumps({"alice": "s3cret-value"}))
-    assert load_credentials(path) == {"alice": Password("alice", "s3cret-value")}
-    path.write_text('{"alice": "s3cret-value"')
-    with pytest.raises(ConfigurationError) as refused:
-        load_credentials(path)
-    assert str(refused.value) == (
-        f'The credentials file {path} is not valid JSON (line 1): give an object such as {{"alice": "..."}}.'
-    )
-    assert "s3cret" not in str(refused.value)
+    logins = _log_in(target, [ALICE, sha256, BOB], {"alice": Password("alice", "a")})
+    assert logins == {"alice": (LoginOutcome.PROVEN, None)} and target.calls == [("login", ALICE)]
 
 
 def test_the_principal_map_carries_bindings_users_quotas_and_the_proof(world: World) -> None:
-    alice2 = AclBinding(TOPIC, "orders", LITERAL, "User:alice2", "*", "WRITE", ALLOW)
+    alice2 = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice2", "*", "WRITE", PermissionType.ALLOW
+    )
     result = world.run(principals={"User:alice": "User:alice2"})
     assert result.plan.add == (alice2,) and result.differences == ()
     assert world.quotas["target"].held == {
@@ -355,12 +366,14 @@ def test_the_principal_map_carries_bindings_users_quotas_and_the_proof(world: Wo
 
 def test_super_users_decide_alike_on_both_clusters(world: World) -> None:
     """bob is a super user of both clusters: a DENY of his on the target changes nothing he may do."""
-    world.target.held.add(AclBinding(TOPIC, "orders", LITERAL, "User:bob", "*", "READ", DENY))
+    world.target.held.add(
+        AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", "*", "READ", PermissionType.DENY)
+    )
     assert world.run(super_users={"User:bob"}).differences == ()
 
 
 def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when_asked(world: World) -> None:
-    stale = AclBinding(TOPIC, "gone", LITERAL, "User:alice", "*", "READ", ALLOW)
+    stale = AclBinding(ResourceType.TOPIC, "gone", PatternType.LITERAL, "User:alice", "*", "READ", PermissionType.ALLOW)
     world.target.held.add(stale)
     dave, bob = (
         Quota(QuotaEntity.of(user="dave"), "producer_byte_rate", 5.0),
@@ -368,9 +381,13 @@ def test_only_this_tools_own_stale_bindings_and_quotas_are_removed_and_only_when
     )
     world.quotas["target"].held = {dave.slot: dave, bob.slot: bob}
     world.quotas["source"].held[bob.slot] = Quota(bob.entity, bob.key, 200.0)
-    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, ADDED, None)])
+    world.ledger.record_access_sync("earlier", None, "src-id", "tgt-id", [(stale, AccessAction.ADDED, None)])
     world.ledger.record_access_quotas(
-        "earlier", None, "src-id", "tgt-id", [(dave, None, ADDED, None), (bob, None, ADDED, None)]
+        "earlier",
+        None,
+        "src-id",
+        "tgt-id",
+        [(dave, None, AccessAction.ADDED, None), (bob, None, AccessAction.ADDED, None)],
     )
     kept = world.run()
     assert kept.plan.remove == () and stale in world.target.held
@@ -385,23 +402,3 @@ def test_quotas_that_differ_keep_the_sync_from_being_proven(world: World) -> Non
     result = world.run(passwords=PASSWORDS)
     assert [d.entity.name("user") for d in result.quotas.differences] == ["carol"]
     assert not result.proven and result.exit_code == EXIT_DIFFERENT
-
-
-def test_a_bad_credentials_file_or_principal_map_is_named_in_full(tmp_path: Path) -> None:
-    path = tmp_path / "credentials.json"
-    path.write_text('["alice"]')
-    with pytest.raises(ConfigurationError, match=f"^The credentials file {path} holds a JSON list"):
-        load_credentials(path)
-    mapping = tmp_path / "map.json"
-    mapping.write_text("{")
-    with pytest.raises(ConfigurationError) as refused:
-        load_principal_map(mapping)
-    assert str(refused.value) == (
-        f"The principal map {mapping} is not valid JSON (line 1): give an object such as "
-        '{"User:app": "User:app-dc2"}.'
-    )
-    with pytest.raises(ConfigurationError) as refused:
-        principal_map({f"u{n}": "User:x" for n in range(4)}, "Param principal_map")
-    assert str(refused.value).startswith(
-        "Param principal_map maps 'u0': 'User:x', 'u1': 'User:x', 'u2': 'User:x', and 1 more, not a principal"
-    )

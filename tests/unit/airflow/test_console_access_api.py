@@ -15,24 +15,17 @@ from sqlalchemy import Engine, event, text
 
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
-    ADDED,
-    ALLOW,
-    CONFLICT,
-    DENY,
-    DIFFERENT,
-    GROUP,
-    LITERAL,
-    NEEDS_PASSWORD,
-    PREFIXED,
-    PRESENT,
-    TOPIC,
-    WOULD_ADD,
+    AccessAction,
     AccessCheck,
     AclBinding,
+    PatternType,
+    PermissionType,
     Quota,
     QuotaEntity,
+    ResourceType,
     ScramCredential,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 from tests.conftest import require_module
 
 require_module("airflow")
@@ -42,10 +35,14 @@ from kafka_migration.airflow.console.clusters import Clusters  # noqa: E402
 from kafka_migration.airflow.console.models import AccessSyncDetailView, AccessSyncView  # noqa: E402
 from kafka_migration.airflow.webapp import create_app  # noqa: E402
 
-WRITE = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW)
-READ = AclBinding(TOPIC, "pay.", PREFIXED, "User:reader", "*", "READ", ALLOW)
-GROUP_READ = AclBinding(GROUP, "billing", LITERAL, "User:reader", "*", "READ", ALLOW)
-PLANTED = AclBinding(TOPIC, "orders", LITERAL, "User:intern", "*", "WRITE", DENY)
+WRITE = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW)
+READ = AclBinding(ResourceType.TOPIC, "pay.", PatternType.PREFIXED, "User:reader", "*", "READ", PermissionType.ALLOW)
+GROUP_READ = AclBinding(
+    ResourceType.GROUP, "billing", PatternType.LITERAL, "User:reader", "*", "READ", PermissionType.ALLOW
+)
+PLANTED = AclBinding(
+    ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:intern", "*", "WRITE", PermissionType.DENY
+)
 
 
 def _check(sync_id: str, minute: int, verdict: str = "proven", dry_run: bool = False, **kw: object) -> AccessCheck:
@@ -71,34 +68,39 @@ def ledger(tmp_path: Path) -> Ledger:
     """Three syncs: a dry run, a sync that wrote (a user needs a password, a quota differs, a probe mismatched,
     a conflict), and a later one that found everything present."""
     ledger = Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}")
-    ledger.record_access_sync("dry", None, "src-id", "dst-id", [(WRITE, WOULD_ADD, None)], dry_run=True)
+    ledger.record_access_sync("dry", None, "src-id", "dst-id", [(WRITE, AccessAction.WOULD_ADD, None)], dry_run=True)
     ledger.record_access_check(_check("dry", 0, dry_run=True))
 
     conflict = "a DENY on the target that the source lacks"
-    rows = [(WRITE, ADDED, None), (READ, ADDED, None), (GROUP_READ, PRESENT, None), (PLANTED, CONFLICT, conflict)]
+    rows = [
+        (WRITE, AccessAction.ADDED, None),
+        (READ, AccessAction.ADDED, None),
+        (GROUP_READ, AccessAction.PRESENT, None),
+        (PLANTED, AccessAction.CONFLICT, conflict),
+    ]
     ledger.record_access_sync("wrote", None, "src-id", "dst-id", rows)
     ledger.record_access_users(
         "wrote",
         [
-            (ScramCredential("carol", "SCRAM-SHA-512", 4096), ADDED, "proven", None),
-            (ScramCredential("erin", "SCRAM-SHA-512", 4096), NEEDS_PASSWORD, None, "no password given for it"),
+            (ScramCredential("carol", "SCRAM-SHA-512", 4096), AccessAction.ADDED, "proven", None),
+            (
+                ScramCredential("erin", "SCRAM-SHA-512", 4096),
+                AccessAction.NEEDS_PASSWORD,
+                None,
+                "no password given for it",
+            ),
         ],
     )
     quota = Quota(QuotaEntity.of(user="app"), "producer_byte_rate", 1024.0)
-    ledger.record_access_quotas("wrote", None, "src-id", "dst-id", [(quota, 2048.0, DIFFERENT, "not set by us")])
-    probe = {
-        "user": "carol",
-        "target_user": "carol",
-        "resource": "orders",
-        "target_resource": "orders",
-        "topic": None,
-        "source_outcome": "allowed",
-    }
+    ledger.record_access_quotas(
+        "wrote", None, "src-id", "dst-id", [(quota, 2048.0, AccessAction.DIFFERENT, "not set by us")]
+    )
+    produce = Probe("carol", ProbeKind.PRODUCE, "orders")
     ledger.record_access_probes(
         "wrote",
         [
-            {**probe, "probe": "produce", "target_outcome": "denied (TOPIC_AUTHORIZATION_FAILED)", "matched": 0},
-            {**probe, "probe": "describe", "target_outcome": "allowed", "matched": 1},
+            ProbeOutcome(produce, "carol", "orders", "allowed", "denied (TOPIC_AUTHORIZATION_FAILED)"),
+            ProbeOutcome(Probe("carol", ProbeKind.DESCRIBE, "orders"), "carol", "orders", "allowed", "allowed"),
         ],
     )
     difference = "User:intern WRITE on TOPIC orders: source ALLOWED, target DENIED"
@@ -106,7 +108,9 @@ def ledger(tmp_path: Path) -> Ledger:
         _check("wrote", 5, verdict="different", differences=(difference,), report_sha256="ab" * 32)
     )
 
-    ledger.record_access_sync("again", None, "src-id", "dst-id", [(WRITE, PRESENT, None), (READ, PRESENT, None)])
+    ledger.record_access_sync(
+        "again", None, "src-id", "dst-id", [(WRITE, AccessAction.PRESENT, None), (READ, AccessAction.PRESENT, None)]
+    )
     ledger.record_access_check(_check("again", 9))
     return ledger
 
@@ -154,17 +158,20 @@ def test_an_access_sync_is_its_security_section(client: TestClient, tmp_path: Pa
         "unreadable": [0, 0],
     }
     counts = {(c["resource_type"], c["pattern_type"]): c for c in sync["counts"]}
-    assert counts[(TOPIC, PREFIXED)]["added"] == 1 and counts[(TOPIC, LITERAL)]["conflict"] == 1
-    assert counts[(GROUP, LITERAL)]["present"] == 1
+    assert (
+        counts[(ResourceType.TOPIC, PatternType.PREFIXED)]["added"] == 1
+        and counts[(ResourceType.TOPIC, PatternType.LITERAL)]["conflict"] == 1
+    )
+    assert counts[(ResourceType.GROUP, PatternType.LITERAL)]["present"] == 1
     actions = {b["binding"]: b["action"] for b in sync["bindings"]}
-    assert actions[WRITE.describe()] == ADDED and actions[PLANTED.describe()] == CONFLICT
+    assert actions[WRITE.describe()] == AccessAction.ADDED and actions[PLANTED.describe()] == AccessAction.CONFLICT
     assert sync["needs_password"] == ["erin"]
     assert [(u["user"], u["action"], u["login"]) for u in sync["users"]] == [
-        ("carol", ADDED, "proven"),
-        ("erin", NEEDS_PASSWORD, None),
+        ("carol", AccessAction.ADDED, "proven"),
+        ("erin", AccessAction.NEEDS_PASSWORD, None),
     ]
     assert [(q["key"], q["value"], q["target_value"], q["action"]) for q in sync["quotas"]] == [
-        ("producer_byte_rate", 1024.0, 2048.0, DIFFERENT)
+        ("producer_byte_rate", 1024.0, 2048.0, AccessAction.DIFFERENT)
     ]
     assert sync["probes"]["total"] == 2 and sync["probes"]["matched"] == 1
     assert len(sync["probes"]["mismatches"]) == 1 and "produce" in sync["probes"]["mismatches"][0]
@@ -239,7 +246,16 @@ def test_a_page_of_syncs_is_counted_in_sql_not_built_binding_by_binding(tmp_path
     one, and reads no binding row one by one (the list used to build each sync's whole section to count it)."""
     url = f"sqlite:///{tmp_path / 'big.db'}"
     ledger = Ledger.open(url)
-    many = [(AclBinding(TOPIC, f"t{i}", LITERAL, "User:app", "*", "WRITE", ALLOW), ADDED, None) for i in range(10_000)]
+    many = [
+        (
+            AclBinding(
+                ResourceType.TOPIC, f"t{i}", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW
+            ),
+            AccessAction.ADDED,
+            None,
+        )
+        for i in range(10_000)
+    ]
     ledger.record_access_sync("sync-00", None, "src-id", "dst-id", many)
     columns = "run_id, synced_at, source_cluster_id, target_cluster_id, dry_run, resource_type, resource_name, "
     columns += "pattern_type, principal, host, operation, permission, action, reason"
@@ -254,7 +270,9 @@ def test_a_page_of_syncs_is_counted_in_sql_not_built_binding_by_binding(tmp_path
             )
     for n in range(20):
         ledger.record_access_check(_check(f"sync-{n:02d}", n))
-    ledger.record_access_users("sync-07", [(ScramCredential("erin", "SCRAM-SHA-512", 4096), NEEDS_PASSWORD, None, "")])
+    ledger.record_access_users(
+        "sync-07", [(ScramCredential("erin", "SCRAM-SHA-512", 4096), AccessAction.NEEDS_PASSWORD, None, "")]
+    )
     clusters = Clusters(connections=lambda: (), opener=lambda conn_id, role, timeout: None)
     app = create_app(lambda: url, lambda: tmp_path / "reports", state_dir=lambda: tmp_path, clusters=clusters)
     client = TestClient(app)

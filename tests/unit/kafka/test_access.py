@@ -1,5 +1,7 @@
-"""kafka/access.py: deleting ACL bindings deletes exactly the bindings named, through filters that name every field
-(Kafka's DeleteAcls deletes every binding a filter matches; a field left open matches every value)."""
+"""kafka/access.py: a binding read from confluent-kafka and written back is the same binding (the cluster is its
+BROKER; a name it does not know is unreadable, not guessed); deleting ACL bindings deletes exactly the bindings
+named, through filters that name every field (Kafka's DeleteAcls deletes every binding a filter matches; a field
+left open matches every value)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from kafka_migration.kafka.access import AccessCluster, _client_binding
-from kafka_migration.model.access import ALLOW, LITERAL, PREFIXED, TOPIC, AclBinding
+from kafka_migration.kafka.access import AccessCluster, _binding, _client_binding
+from kafka_migration.model.access import AclBinding, PatternType, PermissionType, ResourceType
 from kafka_migration.model.config import ClusterConfig
 
 _FIELDS = ("restype", "name", "resource_pattern_type", "principal", "host", "operation", "permission_type")
@@ -23,6 +25,26 @@ def _matches(acl_filter: Any, binding: Any) -> bool:
         if wanted != getattr(binding, name):
             return False
     return True
+
+
+def test_a_binding_read_from_the_client_is_the_one_written() -> None:
+    """Every resource type confluent-kafka names, the cluster (its BROKER) among them, round trips as the model's
+    members; a binding with a name the client does not know (UNKNOWN) reads as unreadable."""
+    for kind in ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID"):
+        binding = AclBinding(kind, "x", "PREFIXED", "User:app", "*", "WRITE", "DENY")
+        read = _binding(_client_binding(binding))
+        assert read == binding and read is not None and read.resource_type is ResourceType(kind)
+    assert (
+        _client_binding(AclBinding("CLUSTER", "kafka-cluster", "LITERAL", "User:a", "*", "ALTER", "ALLOW")).restype.name
+        == "BROKER"
+    )
+
+    class Unknown:
+        name = "UNKNOWN"
+
+    found = _client_binding(AclBinding("TOPIC", "x", "LITERAL", "User:app", "*", "READ", "ALLOW"))
+    found.operation = Unknown()
+    assert _binding(found) is None
 
 
 class _DeletingAdmin:
@@ -44,9 +66,13 @@ class _DeletingAdmin:
 def test_deleting_a_binding_leaves_the_same_binding_of_another_host() -> None:
     """The tool removes its stale ``*`` binding; someone else's binding of the same principal, resource and
     operation from one host differs only in the host, and stays."""
-    mine = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "READ", ALLOW)
-    theirs = AclBinding(TOPIC, "orders", LITERAL, "User:app", "10.0.0.5", "READ", ALLOW)
-    prefixed = AclBinding(TOPIC, "orders", PREFIXED, "User:app", "*", "READ", ALLOW)  # another field, for contrast
+    mine = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "READ", PermissionType.ALLOW)
+    theirs = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "10.0.0.5", "READ", PermissionType.ALLOW
+    )
+    prefixed = AclBinding(
+        ResourceType.TOPIC, "orders", PatternType.PREFIXED, "User:app", "*", "READ", PermissionType.ALLOW
+    )  # another field, for contrast
     admin = _DeletingAdmin([mine, theirs, prefixed])
     cluster = AccessCluster(ClusterConfig("target", {"bootstrap.servers": "tgt:9092"}))
     cluster._admin = admin  # the cached admin client, replaced

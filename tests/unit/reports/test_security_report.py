@@ -10,33 +10,30 @@ from pathlib import Path
 
 from kafka_migration.ledger import Ledger
 from kafka_migration.model.access import (
-    ADDED,
-    ALLOW,
-    CONFLICT,
-    DENY,
-    DIFFERENT,
-    GROUP,
-    LITERAL,
-    NEEDS_PASSWORD,
-    PREFIXED,
-    PRESENT,
-    REMOVED,
-    TOPIC,
+    AccessAction,
     AccessCheck,
     AclBinding,
+    PatternType,
+    PermissionType,
     Quota,
     QuotaEntity,
+    ResourceType,
     ScramCredential,
 )
+from kafka_migration.model.probes import Probe, ProbeKind, ProbeOutcome
 from kafka_migration.reports.security import access_report, generate_access_report, security_section
 from kafka_migration.reports.security_render import render_access_html, render_access_markdown
 from kafka_migration.reports.signoff import report_json, sha256, verify_report
 
-WRITE = AclBinding(TOPIC, "orders", LITERAL, "User:app", "*", "WRITE", ALLOW)
-READ = AclBinding(TOPIC, "pay.", PREFIXED, "User:reader", "*", "READ", ALLOW)
-GROUP_READ = AclBinding(GROUP, "billing", LITERAL, "User:reader", "*", "READ", ALLOW)
-STALE = AclBinding(TOPIC, "old", LITERAL, "User:app", "*", "READ", ALLOW)
-PLANTED = AclBinding(TOPIC, "orders", LITERAL, "User:intern", "*", "WRITE", DENY)
+WRITE = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:app", "*", "WRITE", PermissionType.ALLOW)
+READ = AclBinding(ResourceType.TOPIC, "pay.", PatternType.PREFIXED, "User:reader", "*", "READ", PermissionType.ALLOW)
+GROUP_READ = AclBinding(
+    ResourceType.GROUP, "billing", PatternType.LITERAL, "User:reader", "*", "READ", PermissionType.ALLOW
+)
+STALE = AclBinding(ResourceType.TOPIC, "old", PatternType.LITERAL, "User:app", "*", "READ", PermissionType.ALLOW)
+PLANTED = AclBinding(
+    ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:intern", "*", "WRITE", PermissionType.DENY
+)
 
 
 def _record(ledger: Ledger, sync_id: str = "access-1", differences: tuple[str, ...] = ()) -> None:
@@ -46,50 +43,45 @@ def _record(ledger: Ledger, sync_id: str = "access-1", differences: tuple[str, .
         "src-id",
         "dst-id",
         [
-            (WRITE, ADDED, None),
-            (READ, ADDED, None),
-            (GROUP_READ, PRESENT, None),
-            (STALE, REMOVED, "ours, gone"),
-            (PLANTED, CONFLICT, "a DENY on the target that the source lacks"),
+            (WRITE, AccessAction.ADDED, None),
+            (READ, AccessAction.ADDED, None),
+            (GROUP_READ, AccessAction.PRESENT, None),
+            (STALE, AccessAction.REMOVED, "ours, gone"),
+            (PLANTED, AccessAction.CONFLICT, "a DENY on the target that the source lacks"),
         ],
     )
     ledger.record_access_users(
         sync_id,
         [
-            (ScramCredential("carol", "SCRAM-SHA-512", 4096), ADDED, "proven", None),
-            (ScramCredential("erin", "SCRAM-SHA-512", 4096), NEEDS_PASSWORD, None, "no password given for it"),
+            (ScramCredential("carol", "SCRAM-SHA-512", 4096), AccessAction.ADDED, "proven", None),
+            (
+                ScramCredential("erin", "SCRAM-SHA-512", 4096),
+                AccessAction.NEEDS_PASSWORD,
+                None,
+                "no password given for it",
+            ),
         ],
     )
     quota = Quota(QuotaEntity.of(user="carol"), "producer_byte_rate", 1048576.0)
     other = Quota(QuotaEntity.of(ip="10.1.2.3"), "connection_creation_rate", 10.0)
     ledger.record_access_quotas(
-        sync_id, None, "src-id", "dst-id", [(quota, None, ADDED, None), (other, 5.0, DIFFERENT, "x")]
+        sync_id,
+        None,
+        "src-id",
+        "dst-id",
+        [(quota, None, AccessAction.ADDED, None), (other, 5.0, AccessAction.DIFFERENT, "x")],
     )
     ledger.record_access_probes(
         sync_id,
         [
-            {
-                "user": "carol",
-                "target_user": "carol",
-                "probe": "produce",
-                "resource": "orders",
-                "target_resource": "orders",
-                "topic": None,
-                "source_outcome": "allowed",
-                "target_outcome": "allowed",
-                "matched": 1,
-            },
-            {
-                "user": "carol",
-                "target_user": "carol",
-                "probe": "describe",
-                "resource": "pay.x",
-                "target_resource": "pay.x",
-                "topic": None,
-                "source_outcome": "allowed",
-                "target_outcome": "denied (TOPIC_AUTHORIZATION_FAILED)",
-                "matched": 0,
-            },
+            ProbeOutcome(Probe("carol", ProbeKind.PRODUCE, "orders"), "carol", "orders", "allowed", "allowed"),
+            ProbeOutcome(
+                Probe("carol", ProbeKind.DESCRIBE, "pay.x"),
+                "carol",
+                "pay.x",
+                "allowed",
+                "denied (TOPIC_AUTHORIZATION_FAILED)",
+            ),
         ],
     )
     ledger.record_access_check(
@@ -120,17 +112,20 @@ def test_the_section_counts_names_and_calls_out_what_a_reader_signs(ledger_url: 
         and s["source"] == {"cluster_id": "src-id", "bootstrap": "src:9092"}
     )
     counts = {(c["resource_type"], c["pattern_type"]): c for c in s["counts"]}
-    assert counts[(TOPIC, LITERAL)] == {
-        "resource_type": TOPIC,
-        "pattern_type": LITERAL,
+    assert counts[(ResourceType.TOPIC, PatternType.LITERAL)] == {
+        "resource_type": ResourceType.TOPIC,
+        "pattern_type": PatternType.LITERAL,
         "added": 1,
         "present": 0,
         "removed": 1,
         "refused": 0,
         "conflict": 1,
     }
-    assert counts[(TOPIC, PREFIXED)]["added"] == 1 and counts[(GROUP, LITERAL)]["present"] == 1
-    assert {b["binding"]: b["action"] for b in s["bindings"]}[PLANTED.describe()] == CONFLICT
+    assert (
+        counts[(ResourceType.TOPIC, PatternType.PREFIXED)]["added"] == 1
+        and counts[(ResourceType.GROUP, PatternType.LITERAL)]["present"] == 1
+    )
+    assert {b["binding"]: b["action"] for b in s["bindings"]}[PLANTED.describe()] == AccessAction.CONFLICT
     assert s["needs_password"] == ["erin"] and s["quota_differences"] == 1
     assert s["probes"] == {
         "total": 2,

@@ -1,10 +1,10 @@
-"""access/users.py: which SCRAM credentials move, which need a password, and the credentials file."""
+"""access/users/rules.py: which SCRAM credentials move and which need a password."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_migration.access.users import load_passwords, plan_users
+from kafka_migration.access.users.rules import plan_users
 from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.access import Password, ScramCredential
 
@@ -25,17 +25,3 @@ def test_a_password_for_a_user_the_source_lacks_is_refused_naming_it_not_its_sec
     with pytest.raises(ConfigurationError, match="has no SCRAM credential for: alcie") as refused:
         plan_users([ALICE], [], {"alcie": Password("alcie", "hunter2")})
     assert "hunter2" not in str(refused.value)
-
-
-def test_the_credentials_file_forms_and_refusals() -> None:
-    found = load_passwords({"alice": "s3cret", "bob": {"password": "pw", "salt": "00ff"}}, "p.json")
-    assert found["alice"] == Password("alice", "s3cret") and found["bob"].salt == b"\x00\xff"
-    assert "s3cret" not in repr(found["alice"])
-    for data, expect in (
-        ([], "holds a JSON list"),
-        ({"alice": ""}, "user 'alice' needs a non-empty password"),
-        ({"alice": {"pass": "x"}}, "user 'alice' needs a non-empty password"),
-        ({"alice": {"password": "x", "salt": "zz"}}, "the salt of user 'alice' is not hex"),
-    ):
-        with pytest.raises(ConfigurationError, match=expect):
-            load_passwords(data, "p.json")

@@ -1,6 +1,6 @@
 """Pure rules of moving SCRAM users: which credentials the target lacks, which of those the operator's passwords
 cover, which need a password, and the passwords given for users the source does not have (refused: a typo
-would otherwise create a user nobody asked for)."""
+would otherwise create a user nobody asked for). The passwords themselves are read by ``access/inputs.py``."""
 
 from __future__ import annotations
 
@@ -40,28 +40,3 @@ def plan_users(
     add = [c for c in wanted if c not in there and c.user in passwords]
     needs = [c for c in wanted if c not in there and c.user not in passwords]
     return UsersPlan(tuple(add), tuple(c for c in wanted if c in there), tuple(needs))
-
-
-def load_passwords(data: object, where: str) -> dict[str, Password]:
-    """The credentials file's content: ``{"user": "password"}`` or ``{"user": {"password": ..., "salt": ...}}``
-    (salt as hex). Messages name users and the file, never a value."""
-    if not isinstance(data, dict):
-        raise ConfigurationError(
-            f"The credentials file {where} holds a JSON {type(data).__name__}; give an object of user names to "
-            'passwords, e.g. {"alice": "..."}.'
-        )
-    found = {}
-    for user, value in data.items():
-        entry = value if isinstance(value, dict) else {"password": value}
-        password, salt = entry.get("password"), entry.get("salt")
-        if not isinstance(password, str) or not password or set(entry) - {"password", "salt"}:
-            raise ConfigurationError(
-                f"The credentials file {where}: user {user!r} needs a non-empty password (a string, or an object "
-                'with "password" and optionally "salt" as hex).'
-            )
-        try:
-            salt_bytes = bytes.fromhex(salt) if salt is not None else None
-        except (TypeError, ValueError):
-            raise ConfigurationError(f"The credentials file {where}: the salt of user {user!r} is not hex.") from None
-        found[str(user)] = Password(str(user), password, salt_bytes)
-    return found

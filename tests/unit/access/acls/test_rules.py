@@ -1,4 +1,4 @@
-"""access/rules.py: ACL bindings carried to the target, the sync's plan, and the authorizer's decisions computed
+"""access/acls/rules.py: ACL bindings carried to the target, the sync's plan, and the authorizer's decisions computed
 with Apache Kafka's rules (StandardAuthorizer), on data alone."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kafka_migration.access.rules import (
+from kafka_migration.access.acls.rules import (
     NO_BINDING_ALLOWED,
     NO_BINDING_DENIED,
     NONE_MATCHING,
@@ -22,32 +22,24 @@ from kafka_migration.access.rules import (
     translate,
 )
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.model.access import (
-    ALLOW,
-    DENY,
-    GROUP,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    TRANSACTIONAL_ID,
-    AclBinding,
-    Action,
-)
+from kafka_migration.model.access import AclBinding, Action, PatternType, PermissionType, ResourceType
 
 
 def acl(
     name: str,
     operation: str,
-    permission: str = ALLOW,
+    permission: str = PermissionType.ALLOW,
     principal: str = "User:app",
-    pattern: str = LITERAL,
-    kind: str = TOPIC,
+    pattern: str = PatternType.LITERAL,
+    kind: str = ResourceType.TOPIC,
     host: str = "*",
 ) -> AclBinding:
     return AclBinding(kind, name, pattern, principal, host, operation, permission)
 
 
-def ask(name: str, operation: str, principal: str = "User:app", kind: str = TOPIC, host: str = "10.0.0.1") -> Action:
+def ask(
+    name: str, operation: str, principal: str = "User:app", kind: str = ResourceType.TOPIC, host: str = "10.0.0.1"
+) -> Action:
     return Action(principal, host, kind, name, operation)
 
 
@@ -63,7 +55,7 @@ def test_a_literal_allow_allows_its_operation_only() -> None:
 
 
 def test_deny_wins_over_allow_whatever_the_order() -> None:
-    bindings = [acl("orders", "ALL"), acl("ord", "WRITE", DENY, pattern=PREFIXED)]
+    bindings = [acl("orders", "ALL"), acl("ord", "WRITE", PermissionType.DENY, pattern=PatternType.PREFIXED)]
     for ordered in (bindings, bindings[::-1]):
         decision = Authorizer(ordered).decide(ask("orders", "WRITE"))
         assert not decision.allowed and decision.by == bindings[1]
@@ -72,25 +64,29 @@ def test_deny_wins_over_allow_whatever_the_order() -> None:
 def test_prefixed_and_wildcard_patterns_and_principals() -> None:
     authorizer = Authorizer(
         [
-            acl("pay.", "READ", pattern=PREFIXED),
+            acl("pay.", "READ", pattern=PatternType.PREFIXED),
             acl("*", "DESCRIBE", principal="User:*"),
-            acl("audit", "READ", principal="User:*", kind=GROUP),
+            acl("audit", "READ", principal="User:*", kind=ResourceType.GROUP),
         ]
     )
     assert authorizer.decide(ask("pay.eu", "READ")).allowed
     assert not authorizer.decide(ask("pa", "READ")).allowed  # shorter than the prefix
     assert authorizer.decide(ask("anything", "DESCRIBE", principal="User:nobody")).allowed
-    assert authorizer.decide(ask("audit", "READ", principal="User:x", kind=GROUP)).allowed
+    assert authorizer.decide(ask("audit", "READ", principal="User:x", kind=ResourceType.GROUP)).allowed
     assert not authorizer.decide(ask("audit", "READ", principal="User:x")).allowed  # a TOPIC named audit: none
 
 
 def test_a_prefix_matches_the_name_equal_to_it() -> None:
     """Kafka's PREFIXED pattern matches every name that starts with it, the prefix itself included. Asked of one
     cluster alone: comparing two clusters' decisions cannot see a rule both get wrong the same way."""
-    allowed = Authorizer([acl("pay.", "READ", pattern=PREFIXED)]).decide(ask("pay.", "READ"))
-    assert allowed.allowed and allowed.by == acl("pay.", "READ", pattern=PREFIXED)
-    denied = Authorizer([acl("orders", "ALL"), acl("orders", "WRITE", DENY, pattern=PREFIXED)])
-    assert denied.decide(ask("orders", "WRITE")).by == acl("orders", "WRITE", DENY, pattern=PREFIXED)
+    allowed = Authorizer([acl("pay.", "READ", pattern=PatternType.PREFIXED)]).decide(ask("pay.", "READ"))
+    assert allowed.allowed and allowed.by == acl("pay.", "READ", pattern=PatternType.PREFIXED)
+    denied = Authorizer(
+        [acl("orders", "ALL"), acl("orders", "WRITE", PermissionType.DENY, pattern=PatternType.PREFIXED)]
+    )
+    assert denied.decide(ask("orders", "WRITE")).by == acl(
+        "orders", "WRITE", PermissionType.DENY, pattern=PatternType.PREFIXED
+    )
     assert not denied.decide(ask("orders", "WRITE")).allowed
 
 
@@ -101,9 +97,9 @@ def test_implied_describe_for_allow_only() -> None:
         assert Authorizer([acl("t", operation)]).decide(ask("t", "DESCRIBE")).allowed, operation
     assert not Authorizer([acl("t", "CREATE")]).decide(ask("t", "DESCRIBE")).allowed
     assert Authorizer([acl("t", "ALTER_CONFIGS")]).decide(ask("t", "DESCRIBE_CONFIGS")).allowed
-    both = Authorizer([acl("t", "ALL"), acl("t", "READ", DENY)])
+    both = Authorizer([acl("t", "ALL"), acl("t", "READ", PermissionType.DENY)])
     assert both.decide(ask("t", "DESCRIBE")).allowed and not both.decide(ask("t", "READ")).allowed
-    assert not Authorizer([acl("t", "ALL"), acl("t", "ALL", DENY)]).decide(ask("t", "DESCRIBE")).allowed
+    assert not Authorizer([acl("t", "ALL"), acl("t", "ALL", PermissionType.DENY)]).decide(ask("t", "DESCRIBE")).allowed
 
 
 def test_hosts_super_users_and_the_default() -> None:
@@ -121,14 +117,18 @@ def test_the_literal_wildcard_does_not_match_a_longer_name_beginning_with_an_ast
     """As Kafka 4.2.1's StandardAuthorizer decides (found by tests/integration/access/test_rules_against_kafka.py):
     it takes the LITERAL ``*`` for a literal name that is only a prefix of ``*x`` and skips it. A group or
     transactional id may be named so (a topic may not); the binding then counts as none on that resource."""
-    authorizer = Authorizer([acl("*", "READ", kind=GROUP)])
-    assert authorizer.decide(ask("*", "READ", kind=GROUP)).allowed
-    assert authorizer.decide(ask("x*", "READ", kind=GROUP)).allowed
-    assert authorizer.decide(ask("*x", "READ", kind=GROUP)).by == NO_BINDING_DENIED
-    open_cluster = Authorizer([acl("*", "READ", DENY, kind=GROUP)], allow_if_no_acl=True)
-    assert open_cluster.decide(ask("*x", "READ", kind=GROUP)).by == NO_BINDING_ALLOWED
-    assert not open_cluster.decide(ask("x", "READ", kind=GROUP)).allowed
-    assert Authorizer([acl("*", "READ", pattern=PREFIXED, kind=GROUP)]).decide(ask("*x", "READ", kind=GROUP)).allowed
+    authorizer = Authorizer([acl("*", "READ", kind=ResourceType.GROUP)])
+    assert authorizer.decide(ask("*", "READ", kind=ResourceType.GROUP)).allowed
+    assert authorizer.decide(ask("x*", "READ", kind=ResourceType.GROUP)).allowed
+    assert authorizer.decide(ask("*x", "READ", kind=ResourceType.GROUP)).by == NO_BINDING_DENIED
+    open_cluster = Authorizer([acl("*", "READ", PermissionType.DENY, kind=ResourceType.GROUP)], allow_if_no_acl=True)
+    assert open_cluster.decide(ask("*x", "READ", kind=ResourceType.GROUP)).by == NO_BINDING_ALLOWED
+    assert not open_cluster.decide(ask("x", "READ", kind=ResourceType.GROUP)).allowed
+    assert (
+        Authorizer([acl("*", "READ", pattern=PatternType.PREFIXED, kind=ResourceType.GROUP)])
+        .decide(ask("*x", "READ", kind=ResourceType.GROUP))
+        .allowed
+    )
 
 
 def test_a_bindings_host_is_compared_with_the_client_address_as_java_writes_it() -> None:
@@ -156,25 +156,25 @@ def test_rename_and_principal_mapping() -> None:
     assert translate(acl("orders", "WRITE"), "dc1.{topic}", principals) == acl(
         "dc1.orders", "WRITE", principal="User:app-dc2"
     )
-    prefixed = acl("pay.", "READ", pattern=PREFIXED)
-    assert translate(prefixed, "dc1.{topic}") == acl("dc1.pay.", "READ", pattern=PREFIXED)
+    prefixed = acl("pay.", "READ", pattern=PatternType.PREFIXED)
+    assert translate(prefixed, "dc1.{topic}") == acl("dc1.pay.", "READ", pattern=PatternType.PREFIXED)
     assert translate(acl("*", "DESCRIBE"), "dc1.{topic}") == acl("*", "DESCRIBE")  # every topic, on either side
-    group = acl("billing", "READ", kind=GROUP)
+    group = acl("billing", "READ", kind=ResourceType.GROUP)
     assert translate(group, "dc1.{topic}") == group  # groups keep their names
     refused = translate(prefixed, "{topic}.copy")
     assert isinstance(refused, Refused) and "adds '.copy' after the topic name" in refused.reason
 
 
 def test_the_plan_adds_keeps_refuses_names_conflicts_and_removes_only_its_own() -> None:
-    source = [acl("orders", "WRITE"), acl("orders", "READ"), acl("pay.", "READ", pattern=PREFIXED)]
+    source = [acl("orders", "WRITE"), acl("orders", "READ"), acl("pay.", "READ", pattern=PatternType.PREFIXED)]
     created_earlier = acl("gone", "READ")  # this tool wrote it; the source no longer has it
     foreign = acl("theirs", "READ")  # someone else's: never touched
-    deny = acl("orders", "WRITE", DENY, principal="User:intern")
+    deny = acl("orders", "WRITE", PermissionType.DENY, principal="User:intern")
     target = [acl("orders", "READ"), created_earlier, foreign, deny]
     plan = plan_bindings(source, target, "{topic}.copy", created_before=[created_earlier], remove_stale=True)
     assert plan.add == (acl("orders.copy", "READ"), acl("orders.copy", "WRITE"))
     assert plan.present == ()  # orders READ is on the target under the old name, not the renamed one
-    assert [r.binding for r in plan.refused] == [acl("pay.", "READ", pattern=PREFIXED)]
+    assert [r.binding for r in plan.refused] == [acl("pay.", "READ", pattern=PatternType.PREFIXED)]
     assert plan.conflicts == (deny,) and plan.remove == (created_earlier,)
     same_names = plan_bindings(source[:2], target, created_before=[created_earlier])
     assert same_names.present == (acl("orders", "READ"),) and same_names.remove == ()  # add-only by default
@@ -192,10 +192,10 @@ def test_after_a_sync_the_clusters_decide_alike_and_a_planted_difference_is_foun
     source = [
         acl("orders", "WRITE"),
         acl("orders", "READ", principal="User:reader"),
-        acl("pay.", "READ", pattern=PREFIXED, principal="User:reader"),
-        acl("billing", "READ", kind=GROUP, principal="User:reader"),
-        acl("tx-", "WRITE", pattern=PREFIXED, kind=TRANSACTIONAL_ID),
-        acl("orders", "READ", DENY, principal="User:intern"),
+        acl("pay.", "READ", pattern=PatternType.PREFIXED, principal="User:reader"),
+        acl("billing", "READ", kind=ResourceType.GROUP, principal="User:reader"),
+        acl("tx-", "WRITE", pattern=PatternType.PREFIXED, kind=ResourceType.TRANSACTIONAL_ID),
+        acl("orders", "READ", PermissionType.DENY, principal="User:intern"),
         acl("*", "DESCRIBE", principal="User:*"),
     ]
     rename, principals = "dc1.{topic}", {"User:reader": "User:reader-dc2"}
@@ -205,7 +205,7 @@ def test_after_a_sync_the_clusters_decide_alike_and_a_planted_difference_is_foun
     carry = carrier(rename, principals)
     assert len(actions) > 40
     assert decision_differences(Authorizer(source), synced, actions, carry) == []
-    planted = Authorizer([*plan.add, acl("dc1.orders", "WRITE", DENY)])  # a DENY the source lacks
+    planted = Authorizer([*plan.add, acl("dc1.orders", "WRITE", PermissionType.DENY)])  # a DENY the source lacks
     found = decision_differences(Authorizer(source), planted, actions, carry)
     assert [d.source_action for d in found] == [ask("orders", "WRITE", host="203.0.113.7")]
     assert "target (User:app WRITE on TOPIC dc1.orders from 203.0.113.7) denied by DENY" in found[0].describe()
@@ -226,43 +226,59 @@ def test_ten_thousand_bindings_decide_their_selection_quickly() -> None:
 
 
 def test_token_and_user_resources_are_decided_with_their_own_operations() -> None:
-    from kafka_migration.model.access import DELEGATION_TOKEN, USER
+    from kafka_migration.model.access import ResourceType
 
     authorizer = Authorizer(
         [
-            acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=USER),
-            acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED),
-            acl("User:team-secret", "DESCRIBE_TOKENS", DENY, principal="User:ops", kind=USER),
-            acl("token-1", "DESCRIBE", principal="User:ops", kind=DELEGATION_TOKEN),
+            acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=ResourceType.USER),
+            acl(
+                "User:team-",
+                "DESCRIBE_TOKENS",
+                principal="User:ops",
+                kind=ResourceType.USER,
+                pattern=PatternType.PREFIXED,
+            ),
+            acl(
+                "User:team-secret", "DESCRIBE_TOKENS", PermissionType.DENY, principal="User:ops", kind=ResourceType.USER
+            ),
+            acl("token-1", "DESCRIBE", principal="User:ops", kind=ResourceType.DELEGATION_TOKEN),
         ]
     )
-    assert authorizer.decide(ask("User:bob", "CREATE_TOKENS", "User:ops", USER)).allowed
-    assert not authorizer.decide(ask("User:bob", "DESCRIBE_TOKENS", "User:ops", USER)).allowed  # nothing implied
-    assert authorizer.decide(ask("User:team-a", "DESCRIBE_TOKENS", "User:ops", USER)).allowed
-    assert not authorizer.decide(ask("User:team-secret", "DESCRIBE_TOKENS", "User:ops", USER)).allowed  # DENY wins
-    assert authorizer.decide(ask("token-1", "DESCRIBE", "User:ops", DELEGATION_TOKEN)).allowed
-    assert not authorizer.decide(ask("token-2", "DESCRIBE", "User:ops", DELEGATION_TOKEN)).allowed
+    assert authorizer.decide(ask("User:bob", "CREATE_TOKENS", "User:ops", ResourceType.USER)).allowed
+    assert not authorizer.decide(
+        ask("User:bob", "DESCRIBE_TOKENS", "User:ops", ResourceType.USER)
+    ).allowed  # nothing implied
+    assert authorizer.decide(ask("User:team-a", "DESCRIBE_TOKENS", "User:ops", ResourceType.USER)).allowed
+    assert not authorizer.decide(
+        ask("User:team-secret", "DESCRIBE_TOKENS", "User:ops", ResourceType.USER)
+    ).allowed  # DENY wins
+    assert authorizer.decide(ask("token-1", "DESCRIBE", "User:ops", ResourceType.DELEGATION_TOKEN)).allowed
+    assert not authorizer.decide(ask("token-2", "DESCRIBE", "User:ops", ResourceType.DELEGATION_TOKEN)).allowed
 
 
 def test_a_user_resource_follows_the_principal_map_and_decides_alike() -> None:
-    from kafka_migration.model.access import DELEGATION_TOKEN, USER
+    from kafka_migration.model.access import ResourceType
 
     principals = {"User:bob": "User:bob-dc2", "User:ops": "User:ops-dc2"}
     source = [
-        acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=USER),
-        acl("*", "DESCRIBE_TOKENS", principal="User:ops", kind=USER),
-        acl("token-1", "DESCRIBE", principal="User:bob", kind=DELEGATION_TOKEN),
+        acl("User:bob", "CREATE_TOKENS", principal="User:ops", kind=ResourceType.USER),
+        acl("*", "DESCRIBE_TOKENS", principal="User:ops", kind=ResourceType.USER),
+        acl("token-1", "DESCRIBE", principal="User:bob", kind=ResourceType.DELEGATION_TOKEN),
     ]
     carried = [translate(b, "dc1.{topic}", principals) for b in source]
     assert carried == [
-        acl("User:bob-dc2", "CREATE_TOKENS", principal="User:ops-dc2", kind=USER),
-        acl("*", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=USER),
-        acl("token-1", "DESCRIBE", principal="User:bob-dc2", kind=DELEGATION_TOKEN),  # a token id is not renamed
+        acl("User:bob-dc2", "CREATE_TOKENS", principal="User:ops-dc2", kind=ResourceType.USER),
+        acl("*", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=ResourceType.USER),
+        acl(
+            "token-1", "DESCRIBE", principal="User:bob-dc2", kind=ResourceType.DELEGATION_TOKEN
+        ),  # a token id is not renamed
     ]
     plan = plan_bindings(source, [], "dc1.{topic}", principals)
     check = carrier("dc1.{topic}", principals)
     assert decision_differences(Authorizer(source), Authorizer(plan.add), selection(source), check) == []
-    unmapped = [acl("User:bob", "CREATE_TOKENS", principal="User:ops-dc2", kind=USER)]  # the name left as it was
+    unmapped = [
+        acl("User:bob", "CREATE_TOKENS", principal="User:ops-dc2", kind=ResourceType.USER)
+    ]  # the name left as it was
     found = decision_differences(Authorizer(source), Authorizer(unmapped), selection(source), check)
     assert {(d.target_action.resource_name, d.target_action.operation) for d in found} >= {
         ("User:bob-dc2", "CREATE_TOKENS")
@@ -270,9 +286,11 @@ def test_a_user_resource_follows_the_principal_map_and_decides_alike() -> None:
 
 
 def test_a_user_prefix_that_the_principal_map_breaks_is_refused() -> None:
-    from kafka_migration.model.access import USER
+    from kafka_migration.model.access import ResourceType
 
-    prefix = acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED)
+    prefix = acl(
+        "User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=ResourceType.USER, pattern=PatternType.PREFIXED
+    )
     kept = translate(prefix, principals={"User:team-a": "User:team-a2", "User:other": "User:x"})
     assert kept == prefix  # every mapped user inside the prefix stays inside it
     refused = translate(prefix, principals={"User:team-a": "User:a-dc2"})
@@ -283,7 +301,7 @@ def test_a_user_prefix_that_the_principal_map_breaks_is_refused() -> None:
 
 
 def test_every_decision_says_true_or_false_and_by_what() -> None:
-    deny = acl("orders", "READ", DENY)
+    deny = acl("orders", "READ", PermissionType.DENY)
     allow = acl("orders", "READ", principal="User:*")
     authorizer = Authorizer([deny, allow, acl("audit", "WRITE")], super_users={"User:admin"})
     decisions = {
@@ -305,7 +323,7 @@ def test_every_decision_says_true_or_false_and_by_what() -> None:
 
 
 def test_a_one_character_prefix_matches_and_alter_configs_allows_describe_configs_only() -> None:
-    authorizer = Authorizer([acl("o", "READ", pattern=PREFIXED), acl("orders", "ALTER_CONFIGS")])
+    authorizer = Authorizer([acl("o", "READ", pattern=PatternType.PREFIXED), acl("orders", "ALTER_CONFIGS")])
     assert authorizer.decide(ask("orders", "READ")).allowed is True
     assert authorizer.decide(ask("orders", "DESCRIBE_CONFIGS")).allowed is True
     assert authorizer.decide(ask("orders", "WRITE")).allowed is False  # ALTER_CONFIGS implies nothing else
@@ -317,23 +335,25 @@ def test_a_one_character_prefix_matches_and_alter_configs_allows_describe_config
 
 def test_without_a_rename_a_topic_binding_keeps_its_name() -> None:
     assert translate(acl("orders", "READ")) == acl("orders", "READ")
-    assert translate(acl("ord", "READ", pattern=PREFIXED), principals={"User:app": "User:app2"}) == acl(
-        "ord", "READ", principal="User:app2", pattern=PREFIXED
+    assert translate(acl("ord", "READ", pattern=PatternType.PREFIXED), principals={"User:app": "User:app2"}) == acl(
+        "ord", "READ", principal="User:app2", pattern=PatternType.PREFIXED
     )
     assert carrier()(ask("orders", "READ")) == ask("orders", "READ")
 
 
 def test_the_refusals_say_why_and_the_way_out_in_full() -> None:
-    prefix = acl("orders", "READ", pattern=PREFIXED)
+    prefix = acl("orders", "READ", pattern=PatternType.PREFIXED)
     assert translate(prefix, "{topic}.copy") == Refused(
         prefix,
         "rename '{topic}.copy' adds '.copy' after the topic name, so no prefix on the target matches exactly the "
         "renamed topics of prefix 'orders'; grant it on the target by hand (it is not moved), or migrate with a "
         "rename that only prepends",
     )
-    from kafka_migration.model.access import USER
+    from kafka_migration.model.access import ResourceType
 
-    users = acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=USER, pattern=PREFIXED)
+    users = acl(
+        "User:team-", "DESCRIBE_TOKENS", principal="User:ops", kind=ResourceType.USER, pattern=PatternType.PREFIXED
+    )
     moved = {f"User:team-{n}": f"User:{n}-dc2" for n in "abcd"}
     assert translate(users, principals=moved) == Refused(
         users,
@@ -342,26 +362,28 @@ def test_the_refusals_say_why_and_the_way_out_in_full() -> None:
         "them within the prefix",
     )
     kept = translate(users, principals={"User:ops": "User:ops-dc2"})
-    assert kept == acl("User:team-", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=USER, pattern=PREFIXED)
+    assert kept == acl(
+        "User:team-", "DESCRIBE_TOKENS", principal="User:ops-dc2", kind=ResourceType.USER, pattern=PatternType.PREFIXED
+    )
 
 
 def test_a_user_resource_nobody_maps_keeps_its_name_when_asked_on_the_target() -> None:
-    from kafka_migration.model.access import USER
+    from kafka_migration.model.access import ResourceType
 
     check = carrier("dc1.{topic}", {"User:bob": "User:bob-dc2"})
-    assert check(ask("User:carol", "CREATE_TOKENS", principal="User:bob", kind=USER)) == ask(
-        "User:carol", "CREATE_TOKENS", principal="User:bob-dc2", kind=USER
+    assert check(ask("User:carol", "CREATE_TOKENS", principal="User:bob", kind=ResourceType.USER)) == ask(
+        "User:carol", "CREATE_TOKENS", principal="User:bob-dc2", kind=ResourceType.USER
     )
 
 
 def test_refused_bindings_are_listed_in_order() -> None:
-    first, second = acl("a", "READ", pattern=PREFIXED), acl("b", "READ", pattern=PREFIXED)
+    first, second = acl("a", "READ", pattern=PatternType.PREFIXED), acl("b", "READ", pattern=PatternType.PREFIXED)
     plan = plan_bindings([second, first], [], "{topic}.copy")
     assert [r.binding for r in plan.refused] == [first, second]
 
 
 def test_the_selection_asks_as_a_named_principal_from_the_bindings_host_on_sample_names() -> None:
-    wildcard = acl("*", "READ", principal="User:*", kind=GROUP)
+    wildcard = acl("*", "READ", principal="User:*", kind=ResourceType.GROUP)
     from_host = acl("orders", "WRITE", host="10.1.1.1")
     asked = selection([wildcard, from_host])
     assert {(a.principal, a.host, a.resource_name) for a in asked} == {

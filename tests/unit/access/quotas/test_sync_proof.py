@@ -1,12 +1,13 @@
-"""access/quota_sync.py: a sync's quotas are proven by describing both clusters again after writing, so a quota
+"""access/quotas/sync.py: a sync's quotas are proven by describing both clusters again after writing, so a quota
 the target did not keep is a difference, whatever the plan meant to write."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kafka_migration.access.quota_sync import QuotaSync
-from kafka_migration.access.quotas import QuotaDifference, plan_quotas
+from kafka_migration.access.part import SyncRecord
+from kafka_migration.access.quotas.rules import QuotaDifference, plan_quotas
+from kafka_migration.access.quotas.sync import QuotaSync
 from kafka_migration.model.access import Quota, QuotaEntity
 
 ALICE = QuotaEntity.of(user="alice")
@@ -33,9 +34,10 @@ class _Cluster:
         pass
 
 
-def _sync(source: _Cluster, target: _Cluster) -> QuotaSync:
+def _sync(source: _Cluster, target: _Cluster, dry_run: bool = False) -> QuotaSync:
     read = (source.quotas(), target.quotas())
-    return QuotaSync(source, target, plan_quotas(*read), read, None, set())  # type: ignore[arg-type]
+    sync = SyncRecord("sync-1", None, "src-id", "tgt-id", dry_run)
+    return QuotaSync((source, target), read, plan_quotas(*read), None, set(), sync)  # type: ignore[arg-type]
 
 
 def test_a_quota_the_target_did_not_keep_is_a_difference_not_proven() -> None:
@@ -43,7 +45,7 @@ def test_a_quota_the_target_did_not_keep_is_a_difference_not_proven() -> None:
     sync = _sync(source, target)
     assert sync.plan.add == (RATE, SHARE)
     target.alter(sync.plan.add)  # what apply writes (without waiting for it to show)
-    outcome = sync.prove(dry_run=False)
+    outcome = sync.prove()
     assert outcome.differences == (QuotaDifference(ALICE, "producer_byte_rate", 1024.0, None),)
     assert not outcome.proven and (outcome.source_count, outcome.target_count) == (2, 1)
     assert (source.described, target.described) == (2, 2)  # read for the plan, and again for the proof
@@ -53,7 +55,7 @@ def test_a_target_that_kept_everything_is_proven_and_a_dry_run_projects_the_plan
     source, target = _Cluster([RATE, SHARE]), _Cluster([])
     sync = _sync(source, target)
     target.alter(sync.plan.add)
-    assert sync.prove(dry_run=False).proven
+    assert sync.prove().proven
     untouched = _Cluster([])
-    assert _sync(_Cluster([RATE]), untouched).prove(dry_run=True).proven  # the plan projected on what was read
+    assert _sync(_Cluster([RATE]), untouched, dry_run=True).prove().proven  # the plan projected on what was read
     assert untouched.held == set() and untouched.described == 1  # a dry run writes nothing and reads once

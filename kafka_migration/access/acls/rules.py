@@ -27,22 +27,21 @@ from functools import cache
 
 from kafka_migration.model.access import (
     ACTIONS,
-    ALL,
-    ALLOW,
-    DENY,
-    LITERAL,
-    PREFIXED,
-    TOPIC,
-    USER,
     WILDCARD,
     WILDCARD_PRINCIPAL,
     AclBinding,
     Action,
     Decision,
+    Operation,
+    PatternType,
+    PermissionType,
+    ResourceType,
 )
+from kafka_migration.model.config import DEFAULT_RENAME
+from kafka_migration.model.naming import renamed, split_template
 
-IMPLIES_DESCRIBE = frozenset({"DESCRIBE", "READ", "WRITE", "DELETE", "ALTER"})
-IMPLIES_DESCRIBE_CONFIGS = frozenset({"DESCRIBE_CONFIGS", "ALTER_CONFIGS"})
+IMPLIES_DESCRIBE = frozenset({Operation.DESCRIBE, Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})
+IMPLIES_DESCRIBE_CONFIGS = frozenset({Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS})
 SUPER_USER = "super user"
 NO_BINDING_ALLOWED = "no binding on the resource (allow.everyone.if.no.acl.found=true)"
 NO_BINDING_DENIED = "no binding on the resource"
@@ -69,14 +68,14 @@ def client_address(host: str) -> str:
     return f"{text}%{address.scope_id}" if address.scope_id else text
 
 
-def _operation_matches(binding: AclBinding, operation: str) -> bool:
-    if binding.operation in (ALL, operation):
+def _operation_matches(binding: AclBinding, operation: Operation) -> bool:
+    if binding.operation in (Operation.ALL, operation):
         return True
-    if binding.permission != ALLOW:
+    if binding.permission != PermissionType.ALLOW:
         return False  # a DENY of READ does not deny DESCRIBE
-    if operation == "DESCRIBE":
+    if operation == Operation.DESCRIBE:
         return binding.operation in IMPLIES_DESCRIBE
-    return operation == "DESCRIBE_CONFIGS" and binding.operation in IMPLIES_DESCRIBE_CONFIGS
+    return operation == Operation.DESCRIBE_CONFIGS and binding.operation in IMPLIES_DESCRIBE_CONFIGS
 
 
 class Authorizer:
@@ -88,16 +87,16 @@ class Authorizer:
     ) -> None:
         self.super_users = frozenset(super_users)
         self.allow_if_no_acl = allow_if_no_acl
-        self._literal: dict[tuple[str, str], list[AclBinding]] = defaultdict(list)
-        prefixed: dict[str, dict[str, list[AclBinding]]] = defaultdict(lambda: defaultdict(list))
+        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = defaultdict(list)
+        prefixed: dict[ResourceType, dict[str, list[AclBinding]]] = defaultdict(lambda: defaultdict(list))
         for binding in bindings:
-            if binding.pattern_type == LITERAL:
+            if binding.pattern_type == PatternType.LITERAL:
                 self._literal[(binding.resource_type, binding.resource_name)].append(binding)
             else:
                 prefixed[binding.resource_type][binding.resource_name].append(binding)
         self._prefixed = {kind: dict(names) for kind, names in prefixed.items()}
 
-    def _on_resource(self, resource_type: str, name: str) -> list[AclBinding]:
+    def _on_resource(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         """The bindings whose pattern matches the resource, of any principal, host and operation."""
         found = list(self._literal.get((resource_type, name), ()))
         if not name.startswith(WILDCARD):  # "*" itself is found above; Kafka skips "*" for "*x" (see the module)
@@ -119,7 +118,7 @@ class Authorizer:
                 continue
             if binding.host not in (WILDCARD, host) or not _operation_matches(binding, action.operation):
                 continue
-            if binding.permission == DENY:
+            if binding.permission == PermissionType.DENY:
                 return Decision(False, binding)
             allowed_by = allowed_by or binding
         if allowed_by is not None:
@@ -143,42 +142,36 @@ class Refused:
         return f"{self.binding.describe()}: {self.reason}"
 
 
-def split_template(template: str) -> tuple[str, str]:
-    """The fixed text before and after ``{topic}`` in a rename template (validated elsewhere)."""
-    before, _, after = template.partition("{topic}")
-    return before, after
-
-
 def translate(
-    binding: AclBinding, rename: str = "{topic}", principals: Mapping[str, str] | None = None
+    binding: AclBinding, rename: str = DEFAULT_RENAME, principals: Mapping[str, str] | None = None
 ) -> AclBinding | Refused:
-    """The binding as the target needs it: topic names through the run's rename template, principals through
-    the mapping (unmapped ones unchanged). A PREFIXED topic binding is carried exactly only when the template
-    adds nothing after ``{topic}``: ``pre.{topic}`` turns prefix ``orders`` into ``pre.orders``, which matches
-    exactly the renamed topics, while ``{topic}.copy`` has no prefix that does."""
+    """The binding as the target needs it: topic names through the run's rename template (``model/naming``'s
+    one rename), principals through the mapping (unmapped ones unchanged). A PREFIXED topic binding is carried
+    exactly only when the template adds nothing after ``{topic}``: ``pre.{topic}`` turns prefix ``orders`` into
+    ``pre.orders``, which matches exactly the renamed topics, while ``{topic}.copy`` has no prefix that does."""
     mapping = principals or {}
     principal = mapping.get(binding.principal, binding.principal)
-    if binding.resource_type == USER:  # the resource is a principal (User:name): it follows the mapping too
+    if binding.resource_type == ResourceType.USER:  # the resource is a principal (User:name): mapped too
         return _carry_user_resource(binding, principal, mapping)
-    every_topic = binding.pattern_type == LITERAL and binding.resource_name == WILDCARD  # on either side
-    if binding.resource_type != TOPIC or rename == "{topic}" or every_topic:
+    every_topic = binding.pattern_type == PatternType.LITERAL and binding.resource_name == WILDCARD  # on either side
+    if binding.resource_type != ResourceType.TOPIC or every_topic:
         return replace(binding, principal=principal)
-    before, after = split_template(rename)
-    if binding.pattern_type == PREFIXED and after:
+    _, after = split_template(rename)
+    if binding.pattern_type == PatternType.PREFIXED and after:
         return Refused(
             binding,
             f"rename {rename!r} adds {after!r} after the topic name, so no prefix on the target matches exactly the "
             f"renamed topics of prefix {binding.resource_name!r}; grant it on the target by hand (it is not "
             "moved), or migrate with a rename that only prepends",
         )
-    return replace(binding, resource_name=f"{before}{binding.resource_name}{after}", principal=principal)
+    return replace(binding, resource_name=renamed(rename, binding.resource_name), principal=principal)
 
 
 def _carry_user_resource(binding: AclBinding, principal: str, mapping: Mapping[str, str]) -> AclBinding | Refused:
     """A binding on USER resources (CREATE_TOKENS, DESCRIBE_TOKENS for other users): a literal name is mapped like
     a principal; a prefix stays, unless it covers a mapped principal whose new name it does not cover."""
     name = binding.resource_name
-    if binding.pattern_type == LITERAL:
+    if binding.pattern_type == PatternType.LITERAL:
         return replace(binding, principal=principal, resource_name=mapping.get(name, name))
     broken = sorted(old for old, new in mapping.items() if old.startswith(name) and not new.startswith(name))
     if broken:
@@ -207,15 +200,11 @@ class AclPlan:
     conflicts: tuple[AclBinding, ...]
     remove: tuple[AclBinding, ...]
 
-    @property
-    def changes(self) -> int:
-        return len(self.add) + len(self.remove)
-
 
 def plan_bindings(
     source: Iterable[AclBinding],
     target: Iterable[AclBinding],
-    rename: str = "{topic}",
+    rename: str = DEFAULT_RENAME,
     principals: Mapping[str, str] | None = None,
     created_before: Collection[AclBinding] = (),
     remove_stale: bool = False,
@@ -231,7 +220,7 @@ def plan_bindings(
         else:
             wanted.add(carried)
     on_target = set(target)
-    conflicts = sorted(b for b in on_target - wanted if b.permission == DENY)
+    conflicts = sorted(b for b in on_target - wanted if b.permission == PermissionType.DENY)
     remove = sorted(b for b in set(created_before) & on_target if b not in wanted) if remove_stale else []
     return AclPlan(
         add=tuple(sorted(wanted - on_target)),
@@ -264,7 +253,7 @@ class DecisionDifference:
 def sample_names(binding: AclBinding) -> tuple[str, ...]:
     """Resource names that exercise a binding: its literal name; for a prefix, the prefix itself and a longer
     name; for ``*``, a name no literal binding is likely to use."""
-    if binding.pattern_type == PREFIXED:
+    if binding.pattern_type == PatternType.PREFIXED:
         return (binding.resource_name, f"{binding.resource_name}-sample")
     if binding.resource_name == WILDCARD:
         return ("km-any-resource",)
@@ -301,16 +290,15 @@ def decision_differences(
     return found
 
 
-def carrier(rename: str = "{topic}", principals: Mapping[str, str] | None = None) -> Callable[[Action], Action]:
+def carrier(rename: str = DEFAULT_RENAME, principals: Mapping[str, str] | None = None) -> Callable[[Action], Action]:
     """An action as the target is asked it: its topic renamed, its principal mapped."""
     mapping = dict(principals or {})
 
     def carry(action: Action) -> Action:
         name = action.resource_name
-        if action.resource_type == TOPIC and rename != "{topic}":
-            before, after = split_template(rename)
-            name = f"{before}{name}{after}"
-        elif action.resource_type == USER:
+        if action.resource_type == ResourceType.TOPIC:
+            name = renamed(rename, name)
+        elif action.resource_type == ResourceType.USER:
             name = mapping.get(name, name)
         return replace(action, principal=mapping.get(action.principal, action.principal), resource_name=name)
 

@@ -14,21 +14,21 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from kafka_migration.exceptions import ConfigurationError
-from kafka_migration.model.access import QUOTA_USER, Quota, QuotaEntity
+from kafka_migration.model.access import Quota, QuotaEntity, QuotaEntityType
 from kafka_migration.model.text import some
 
 
 def carry_entity(entity: QuotaEntity, principals: Mapping[str, str] | None = None) -> QuotaEntity:
     """The entity as the target knows it: a named user through the mapping of ``User:name`` (the target's
     principal's name; Kafka's user quotas are keyed by it), the default user, client ids and ips unchanged."""
-    user = entity.name(QUOTA_USER)
+    user = entity.name(QuotaEntityType.USER)
     if user is None or not principals:
         return entity
     mapped = principals.get(f"User:{user}")
     if mapped is None:
         return entity
     new_name = mapped.split(":", 1)[1]
-    return QuotaEntity(tuple((kind, new_name if kind == QUOTA_USER else name) for kind, name in entity.parts))
+    return QuotaEntity(tuple((kind, new_name if kind == QuotaEntityType.USER else name) for kind, name in entity.parts))
 
 
 def carry(quota: Quota, principals: Mapping[str, str] | None = None) -> Quota:
@@ -78,10 +78,6 @@ class QuotaPlan:
     different: tuple[QuotaChange, ...]  # another value, not this tool's: left alone
     target_only: tuple[Quota, ...]  # on the target only, left alone
     remove: tuple[Quota, ...]  # on the target only, set by this tool earlier: removed (remove_stale)
-
-    @property
-    def changes(self) -> int:
-        return len(self.add) + len(self.update) + len(self.remove)
 
     def target_after(self, target: Iterable[Quota]) -> list[Quota]:
         """The target's quotas once the plan is applied (a dry run's projection)."""
