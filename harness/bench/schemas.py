@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.bench.common import cli_run_command, fmt, load1, median, ratio, say, table_row
-from harness.bench.seeding import KEY_BYTES, TIMESTAMP_BASE, create_topics, end_offsets
+from harness.bench.seeding import KEY_BYTES, TIMESTAMP_BASE, create_topics, end_offsets, seeding_producer
 from harness.bench.whole.report import median_parts
 from harness.bench.whole.runs import child_env, launch, project_sample
 
@@ -58,28 +58,12 @@ def payload_bytes(record_bytes: int = RECORD_BYTES) -> int:
 def seed_avro(bootstrap: str, topic: str, partitions: int, records: int, schema_id: int, rng_seed: int = 21) -> float:
     """Create ``topic`` and fill it with ``records`` Avro values of ``schema_id`` (keys ``k%09d``, round-robin, explicit
     timestamps), as scenario 1's data; the seconds taken."""
-    from confluent_kafka import Producer
-
-    from kafka_migration.kafka.settings import client_settings
-
     started = time.monotonic()
     create_topics(bootstrap, {topic: partitions})
     rng = random.Random(rng_seed)
     letters = b"abcdefghijklmnopqrstuvwxyz0123456789"
     pool = [avro_value(schema_id, bytes(rng.choices(letters, k=payload_bytes()))) for _ in range(4096)]
-    p = Producer(
-        client_settings(
-            {
-                "bootstrap.servers": bootstrap,
-                "linger.ms": 100,
-                "batch.size": 1024 * 1024,
-                "compression.type": "lz4",
-                "queue.buffering.max.messages": 500000,
-                "queue.buffering.max.kbytes": 262144,
-                "enable.idempotence": True,
-            }
-        )
-    )
+    p = seeding_producer(bootstrap)
     for i in range(records):
         while True:
             try:

@@ -22,6 +22,23 @@ KEY_BYTES = 10  # b"k%09d"
 TIMESTAMP_BASE = int(time.time() * 1000) - 86_400_000
 
 
+def seeding_producer(bootstrap: str) -> Producer:
+    """The bench's seeding producer: large lz4 batches and a deep queue, idempotent (what every scenario seeds with)."""
+    return Producer(
+        client_settings(
+            {
+                "bootstrap.servers": bootstrap,
+                "linger.ms": 100,
+                "batch.size": 1024 * 1024,
+                "compression.type": "lz4",
+                "queue.buffering.max.messages": 500000,
+                "queue.buffering.max.kbytes": 262144,
+                "enable.idempotence": True,
+            }
+        )
+    )
+
+
 def admin(bootstrap: str) -> AdminClient:
     return AdminClient(client_settings({"bootstrap.servers": bootstrap}))
 
@@ -67,19 +84,7 @@ def seed_topics(
     create_topics(bootstrap, topics, replication_factor=replication_factor)
     rng = random.Random(rng_seed)
     pool = [rng.randbytes(size - KEY_BYTES) for _ in range(4096)]
-    p = Producer(
-        client_settings(
-            {
-                "bootstrap.servers": bootstrap,
-                "linger.ms": 100,
-                "batch.size": 1024 * 1024,
-                "compression.type": "lz4",
-                "queue.buffering.max.messages": 500000,
-                "queue.buffering.max.kbytes": 262144,
-                "enable.idempotence": True,
-            }
-        )
-    )
+    p = seeding_producer(bootstrap)
     produce = p.produce
     for topic, partitions in topics.items():
         for i in range(records):

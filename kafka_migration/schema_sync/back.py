@@ -200,23 +200,16 @@ def prove_back(
 ) -> tuple[SyncedVersion, ...]:
     """Each id and the one it goes back to, read back by id from their registries, have one fingerprint: a
     recorded pair that no longer holds (a registry changed since) is refused before any record is copied."""
-    from kafka_migration.schema_sync.sync import fingerprint_by_id
+    from kafka_migration.schema_sync.sync import prove_pairs
 
-    proven: dict[tuple[int, int | None], str] = {}
-    out = []
-    for v in versions:
-        pair = (v.source_id, v.target_id)
-        if pair not in proven:
-            if v.target_id is None:
-                raise SchemaError(f"Subject {v.target_subject!r} version {v.version} has no id to go back to.")
-            mine, theirs = fingerprint_by_id(source, v.source_id), fingerprint_by_id(target, v.target_id)
-            if mine != theirs:
-                raise SchemaError(
-                    f"Subject {v.source_subject!r} version {v.version}: id {v.source_id} and id {v.target_id} it goes "
-                    f"back to (subject {v.target_subject!r}) do not name the same schema (canonical fingerprints "
-                    f"{mine} and {theirs}); nothing was copied back. Check whether either registry changed since the "
-                    "cutover."
-                )
-            proven[pair] = mine
-        out.append(dataclasses.replace(v, fingerprint=proven[pair]))
-    return tuple(out)
+    return prove_pairs(
+        versions,
+        (source, target),
+        lambda v: f"Subject {v.target_subject!r} version {v.version} has no id to go back to.",
+        lambda v, mine, theirs: (
+            f"Subject {v.source_subject!r} version {v.version}: id {v.source_id} and id {v.target_id} it goes "
+            f"back to (subject {v.target_subject!r}) do not name the same schema (canonical fingerprints "
+            f"{mine} and {theirs}); nothing was copied back. Check whether either registry changed since the "
+            "cutover."
+        ),
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from kafka_migration.exceptions import SchemaConflictError, SchemaError
@@ -233,21 +233,39 @@ def _prove(
 ) -> tuple[SyncedVersion, ...]:
     """Each source id and its target id, read back by id from their own registries, have one fingerprint; each
     version gets it. A difference is refused: the target would decode the records with another schema."""
+    return prove_pairs(
+        versions,
+        (source, target),
+        lambda v: f"Subject {v.target_subject!r} version {v.version} has no target id to prove.",
+        lambda v, mine, theirs: (
+            f"Subject {v.target_subject!r} version {v.version}: source id {v.source_id} and target id "
+            f"{v.target_id} do not name the same schema (canonical fingerprints {mine} and {theirs}); "
+            "no record was copied. Check what the target registry normalizes on register, then run again."
+        ),
+    )
+
+
+def prove_pairs(
+    versions: Iterable[SyncedVersion],
+    doors: tuple[RegistryClient, RegistryClient],
+    no_id: Callable[[SyncedVersion], str],
+    differ: Callable[[SyncedVersion, str, str], str],
+) -> tuple[SyncedVersion, ...]:
+    """Each version with the fingerprint its source id and its target id share, each pair read back by id once
+    from ``doors`` (the source's registry, the target's); a version without a target id, or a pair whose
+    fingerprints differ, is refused with ``no_id`` / ``differ``'s message (the forward sync's, or a failback's)."""
+    source, target = doors
     proven: dict[tuple[int, int | None], str] = {}
     out = []
     for v in versions:
         pair = (v.source_id, v.target_id)
         if pair not in proven:
             if v.target_id is None:
-                raise SchemaError(f"Subject {v.target_subject!r} version {v.version} has no target id to prove.")
+                raise SchemaError(no_id(v))
             mine = fingerprint_by_id(source, v.source_id)
             theirs = fingerprint_by_id(target, v.target_id)
             if mine != theirs:
-                raise SchemaError(
-                    f"Subject {v.target_subject!r} version {v.version}: source id {v.source_id} and target id "
-                    f"{v.target_id} do not name the same schema (canonical fingerprints {mine} and {theirs}); "
-                    "no record was copied. Check what the target registry normalizes on register, then run again."
-                )
+                raise SchemaError(differ(v, mine, theirs))
             proven[pair] = mine
         out.append(dataclasses.replace(v, fingerprint=proven[pair]))
     return tuple(out)
