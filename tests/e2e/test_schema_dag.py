@@ -99,10 +99,15 @@ def test_dags_translate_schema_ids_and_keep_the_registries_secrets_out_of_everyt
     topic, target_topic = f"schdag{unique}.orders", f"dag.schdag{unique}.orders"
     source = client(registries.source)
     create_topic(clusters.source, topic, 2)
-    source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO"))
+    first_id = source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO"))
     target = client(registries.target)
-    for i in range(3):  # the target's ids run ahead of the source's: kept ids would name other schemas
-        target.register_schema(f"{topic}-filler{i}", Schema(json.dumps({**ORDER, "name": f"Filler{i}"}), "AVRO"))
+    # The target's ids run ahead of the source's, whatever other tests registered on either registry before this
+    # one (the registries are shared): kept ids would name other schemas, and each translated id differs.
+    filler, i = 0, 0
+    while i < 3 or filler <= first_id:
+        schema = Schema(json.dumps({**ORDER, "name": f"Filler{i}"}), "AVRO")
+        filler = target.register_schema(f"{topic}-filler{i}", schema)
+        i += 1
     _send(clusters, source, topic, ORDER, range(10))
     conf = {"include": f"schdag{unique}\\..*", "rename": "dag.{topic}", "sync_groups": False}
 
