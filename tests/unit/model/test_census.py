@@ -87,3 +87,25 @@ def test_a_census_and_its_note_survive_their_files() -> None:
         "t[0] at offset 1",
         "  a dry run reads the ends of each partition only: the run reads every record, may find more",
     ]
+
+
+def test_a_file_without_the_optional_fields_reads_as_an_empty_complete_census_and_note() -> None:
+    # A plan file written before a field existed, or a note with nothing found: the defaults, and one line.
+    assert Census.from_dict({}) == Census((), 0, 0, True)
+    assert Census.from_dict({"records": 5}) == Census((), 5, 0, True)
+    empty = CensusNote.from_dict({})
+    assert empty == CensusNote("", (), (), True)
+    assert CensusNote.from_dict({"summary": "read"}).render() == ["  census of the source records: read"]
+    assert CensusNote("y", (), (), True).render() == ["  census of the source records: y"]
+    assert CensusNote("y", ("a", "b"), (), True).render() == [
+        "  census of the source records: y",
+        "  subjects found behind ids in the records: a, b",
+    ]
+
+
+def test_one_passed_key_or_value_is_said_in_the_singular() -> None:
+    note = CensusNote("z", (), (PassedId(4, 1, Sighting("t", 1, KEY, 4, 0)),), True)
+    assert note.render()[1] == (
+        "  unknown schema id 4 passed unchanged (--unknown-schema-ids pass): 1 key or value, first the key of t[1] "
+        "at offset 0"
+    )

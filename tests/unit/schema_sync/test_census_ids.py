@@ -149,3 +149,23 @@ def test_only_a_sync_asks_for_the_census_so_schema_ids_off_reads_no_record() -> 
     given: list[object] = []
     synced = schema_step(Ledger(), lambda p, previous, taker: given.append(taker) or p)  # type: ignore[arg-type]
     assert synced(plan, census=census) is plan and given == [census]
+
+
+def test_an_unknown_id_does_not_stop_the_lookup_of_the_ids_after_it() -> None:
+    census = Census((Sighting("t", 0, VALUE, 5, 0), Sighting("t", 0, VALUE, 7, 1)))
+    resolved = resolve_ids(census, (), Door())  # type: ignore[arg-type]
+    assert resolved.unknown == {5: UNKNOWN} and resolved.ids == {7}
+
+
+def test_exactly_twenty_ids_are_listed_whole_and_one_is_said_in_the_singular() -> None:
+    twenty = Census(tuple(Sighting("t", 0, VALUE, 100 + i, i) for i in range(20)))
+    with pytest.raises(UnknownRecordIdsError) as caught:
+        refuse_unknown(twenty, dict.fromkeys(range(100, 120), UNKNOWN), "http://src")
+    assert "more" not in str(caught.value) and "20 schema ids in the run's" in str(caught.value)
+    with pytest.raises(UnknownRecordIdsError, match=r" 1 schema id in the run's source records cannot be moved"):
+        refuse_unknown(twenty, {100: UNKNOWN}, "http://src")
+
+
+def test_the_note_of_a_bounded_census_says_it_is_not_complete() -> None:
+    bounded = Census(CENSUS.sightings, records=9, planned=17, complete=False)
+    assert not census_note(bounded, resolve_ids(bounded, {3}, Door())).complete  # type: ignore[arg-type]
