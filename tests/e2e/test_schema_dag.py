@@ -13,7 +13,6 @@ nothing written.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from harness.data.read import read_partition
 from harness.data.seed import create_topic, producer, send
 from tests.conftest import Clusters, Registries
-from tests.e2e.test_secrets import ArgsSampler, _files, _tables
+from tests.e2e.test_secrets import ArgsSampler, _files, _tables, dag_run_places
 from tests.leaks import leaks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
@@ -143,19 +142,8 @@ def test_dags_translate_schema_ids_and_keep_the_registries_secrets_out_of_everyt
 
     output = capfd.readouterr()
     assert "Schemas (translate ids" in output.out + output.err + caplog.text  # the listing is in the plan's log
-    home = Path(os.environ["AIRFLOW_HOME"])
-    metadata = _tables(f"sqlite:///{home / 'airflow.db'}")
-    assert unique in metadata["xcom"] and unique in metadata["rendered_task_instance_fields"]
-    places: dict[str, str | bytes] = {
-        "task output (stdout)": output.out,
-        "task output (stderr)": output.err,
-        "task logs (logging)": caplog.text,
-        "ps": ps.text(),
-        **{f"Airflow metadata table {t}": rows for t, rows in metadata.items()},
-        **{f"ledger table {t}": rows for t, rows in _tables(LedgerHook().get_uri()).items()},
-    }
-    if (home / "logs").exists():
-        places.update(_files(home / "logs"))
+    places = dag_run_places(output, caplog.text, ps.text(), unique)
+    places.update({f"ledger table {t}": rows for t, rows in _tables(LedgerHook().get_uri()).items()})
     for dag_run in (first, second):
         places.update(_files(state / "runs" / runs[dag_run.run_id]))
     assert any(name.endswith("plan.json") for name in places)

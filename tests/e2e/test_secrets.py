@@ -115,6 +115,25 @@ def _event_logs(directory: Path) -> dict[str, bytes]:
     return _files(directory)
 
 
+def dag_run_places(output: pytest.CaptureResult[str], logs: str, ps: str, unique: str) -> dict[str, str | bytes]:
+    """Where a DAG run's secrets could land, besides its run files: the tasks' output and logs, the process
+    arguments sampled, Airflow's task log files and every table of its metadata database (which must hold the
+    run: ``unique`` in its XCom and rendered fields)."""
+    home = Path(os.environ["AIRFLOW_HOME"])
+    metadata = _tables(f"sqlite:///{home / 'airflow.db'}")
+    assert unique in metadata["xcom"] and unique in metadata["rendered_task_instance_fields"]
+    places: dict[str, str | bytes] = {
+        "task output (stdout)": output.out,
+        "task output (stderr)": output.err,
+        "task logs (logging)": logs,
+        "ps": ps,
+        **{f"Airflow metadata table {t}": rows for t, rows in metadata.items()},
+    }
+    if (home / "logs").exists():
+        places.update(_files(home / "logs"))
+    return places
+
+
 def _tables(url: str) -> dict[str, str]:
     """Every row of every table of a database, as text."""
     import sqlalchemy as sa
@@ -261,22 +280,10 @@ def test_airflow_migration_leaks_no_secret(  # type: ignore[no-untyped-def]
 
     (run_id,) = [p.name for p in (state / "runs").iterdir()]
     ledger_url = f"sqlite:///{state / 'ledger.db'}"
-    home = Path(os.environ["AIRFLOW_HOME"])
-    metadata = _tables(f"sqlite:///{home / 'airflow.db'}")
-    assert unique in metadata["xcom"] and unique in metadata["rendered_task_instance_fields"]
-
-    places: dict[str, str | bytes] = {
-        "task output (stdout)": output.out,
-        "task output (stderr)": output.err,
-        "task logs (logging)": caplog.text,
-        "ps": ps.text(),
-    }
-    if (home / "logs").exists():
-        places.update(_files(home / "logs"))
+    places = dag_run_places(output, caplog.text, ps.text(), unique)
     places.update(_files(state))
     assert any(name.endswith("report.json") for name in places)
     places.update(_event_logs(spark_conf_dir))
-    places.update({f"Airflow metadata table {t}": rows for t, rows in metadata.items()})
     places.update({f"ledger table {t}": rows for t, rows in _tables(ledger_url).items()})
     places.update(_web(ledger_url, state / "reports", run_id))
     found = _leaks(tls, places)
