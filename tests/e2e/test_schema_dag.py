@@ -33,8 +33,18 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.spark]
 REPO = Path(__file__).resolve().parents[2]
 TOPICS = {"subject.name.strategy.type": "TOPIC"}  # Apicurio needs it spelled so (tests/harness/test_registry.py)
 SECRETS = {"source registry password": "src-reg-pw-4k8q2z", "target registry password": "tgt-reg-pw-7m1x9w"}
-ORDER = {"type": "record", "name": "Order", "namespace": "shop", "fields": [{"name": "id", "type": "long"}]}
-ORDER_V2 = {**ORDER, "fields": [*ORDER["fields"], {"name": "note", "type": "string", "default": ""}]}
+
+
+def order(unique: str) -> dict[str, Any]:
+    """The test's own Order schema: a registry keeps one id per content, so a schema another test registered on the
+    shared target registry would come back under its old id, which may equal the source's."""
+    fields = [{"name": "id", "type": "long"}]
+    return {"type": "record", "name": "Order", "namespace": f"shop.t{unique}", "fields": fields}
+
+
+def order_v2(unique: str) -> dict[str, Any]:
+    v1 = order(unique)
+    return {**v1, "fields": [*v1["fields"], {"name": "note", "type": "string", "default": ""}]}
 
 
 def client(url: str) -> SchemaRegistryClient:
@@ -64,7 +74,7 @@ def _send(clusters: Clusters, registry: SchemaRegistryClient, topic: str, schema
     serialize = AvroSerializer(registry, json.dumps(schema), conf=conf)
     p = producer(clusters.source)
     for i in ids:
-        value = {"id": i, "note": "v2"} if schema is ORDER_V2 else {"id": i}
+        value = {"id": i, "note": "v2"} if len(schema["fields"]) == 2 else {"id": i}
         send(p, topic, i % 2, f"k{i}".encode(), serialize(value, SerializationContext(topic, MessageField.VALUE)))
     p.flush(30)
 
@@ -96,18 +106,19 @@ def test_dags_translate_schema_ids_and_keep_the_registries_secrets_out_of_everyt
 
     registries = registry_connections
     topic, target_topic = f"schdag{unique}.orders", f"dag.schdag{unique}.orders"
+    order_1, order_2 = order(unique), order_v2(unique)
     source = client(registries.source)
     create_topic(clusters.source, topic, 2)
-    first_id = source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO"))
+    first_id = source.register_schema(f"{topic}-value", Schema(json.dumps(order_1), "AVRO"))
     target = client(registries.target)
     # The target's ids run ahead of the source's, whatever other tests registered on either registry before this
     # one (the registries are shared): kept ids would name other schemas, and each translated id differs.
     filler, i = 0, 0
     while i < 3 or filler <= first_id:
-        schema = Schema(json.dumps({**ORDER, "name": f"Filler{i}"}), "AVRO")
+        schema = Schema(json.dumps({**order_1, "name": f"Filler{i}"}), "AVRO")
         filler = target.register_schema(f"{topic}-filler{i}", schema)
         i += 1
-    _send(clusters, source, topic, ORDER, range(10))
+    _send(clusters, source, topic, order_1, range(10))
     conf = {"include": f"schdag{unique}\\..*", "rename": "dag.{topic}", "sync_groups": False}
 
     with ArgsSampler() as ps:
@@ -120,8 +131,8 @@ def test_dags_translate_schema_ids_and_keep_the_registries_secrets_out_of_everyt
         monkeypatch.setenv("AIRFLOW__KAFKA_MIGRATION__NIGHTLY_SCHEMA_IDS", "translate")
         nightly = _dag("kafka_nightly_sync")
         assert nightly.params["schema_ids"] == "translate"
-        source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER_V2), "AVRO"))  # evolved on the source
-        _send(clusters, client(registries.source), topic, ORDER_V2, range(10, 14))  # a client without its cache
+        source.register_schema(f"{topic}-value", Schema(json.dumps(order_2), "AVRO"))  # evolved on the source
+        _send(clusters, client(registries.source), topic, order_2, range(10, 14))  # a client without its cache
         second = nightly.test(run_conf=conf)
         assert str(second.state) == "success"
 
@@ -188,24 +199,25 @@ def test_the_failback_dag_translates_back_through_the_recorded_map(  # type: ign
 
     registries = registry_connections
     topic, target_topic = f"schfb{unique}.orders", f"back.schfb{unique}.orders"
+    order_1, order_2 = order(unique), order_v2(unique)
     source = client(registries.source)
     create_topic(clusters.source, topic, 2)
-    source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO"))
+    source.register_schema(f"{topic}-value", Schema(json.dumps(order_1), "AVRO"))
     target = client(registries.target)
     for i in range(2):
-        target.register_schema(f"{topic}-filler{i}", Schema(json.dumps({**ORDER, "name": f"Filler{i}"}), "AVRO"))
-    _send(clusters, source, topic, ORDER, range(6))
+        target.register_schema(f"{topic}-filler{i}", Schema(json.dumps({**order_1, "name": f"Filler{i}"}), "AVRO"))
+    _send(clusters, source, topic, order_1, range(6))
     conf = {"include": f"schfb{unique}\\..*", "rename": "back.{topic}", "quiet_seconds": 1, "schema_ids": "translate"}
     assert str(_dag("kafka_cutover").test(run_conf=conf).state) == "success"
     ledger = LedgerHook().get_conn()
     cutover = ledger.cutovers(limit=1)[0]
 
-    target.register_schema(f"{target_topic}-value", Schema(json.dumps(ORDER_V2), "AVRO"))  # on the target only
+    target.register_schema(f"{target_topic}-value", Schema(json.dumps(order_2), "AVRO"))  # on the target only
     after = {q: len(read_partition(clusters.target, target_topic, q)) for q in (0, 1)}
     on_source = {q: len(read_partition(clusters.source, topic, q)) for q in (0, 1)}
     fresh = client(registries.target)
     conf_v2 = {**TOPICS, "auto.register.schemas": False, "use.latest.version": True}
-    serialize = AvroSerializer(fresh, json.dumps(ORDER_V2), conf=conf_v2)
+    serialize = AvroSerializer(fresh, json.dumps(order_2), conf=conf_v2)
     p = producer(clusters.target)
     for i in range(30, 34):
         value = serialize({"id": i, "note": "t"}, SerializationContext(target_topic, MessageField.VALUE))
