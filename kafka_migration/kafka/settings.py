@@ -101,6 +101,10 @@ def consumer_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         # The end of a partition is only seen after an empty fetch, which the broker holds this
         # long: the reader never waits for new records, so keep it short.
         "fetch.wait.max.ms": 10,
+        # Once the prefetch queue is over its bound, librdkafka postpones a partition's next fetch by this long
+        # (its default, 1000 ms, leaves a reader that drains its queue in a few ms idle for the rest of the second):
+        # one consumer read 1,000,000 records of 200 B from 8 partitions in 27.6 s with the default, 1.3 s with 10 ms.
+        "fetch.queue.backoff.ms": 10,
         "fetch.max.bytes": 16 * 1024 * 1024,
         "receive.message.max.bytes": 32 * 1024 * 1024,
         "socket.connection.setup.timeout.ms": 15000,

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,18 +70,70 @@ def sightings(topic: str, partition: int, keys: Tally, values: Tally) -> list[Si
 
 def census_of(source: Endpoint, ranges: Sequence[OffsetRange], complete: bool = True) -> Census:
     """The census of ``ranges`` (each partition once), read with one consumer."""
-    from kafka_migration.kafka.ranges import read_ranges
+    found, _left = census_until(source, ranges)
+    return Census(found.sightings, found.records, found.planned, complete)
+
+
+def census_until(
+    source: Endpoint, ranges: Sequence[OffsetRange], stop: Callable[[], bool] | None = None
+) -> tuple[Census, list[OffsetRange]]:
+    """The census of ``ranges`` read with one consumer until ``stop()`` says so (asked after each batch), and what
+    is left of them then: the rest of each range not read to its end. Its ``planned`` offsets are those it covered,
+    so that the census of what is left merges into the whole (``Census.merge``)."""
+    from kafka_migration.kafka.ranges import OffsetRange, read_ranges
 
     tallies: dict[int, tuple[Tally, Tally]] = {}
+    reached = {i: r.start for i, r in enumerate(ranges)}  # each range's next offset to read
+    finished: set[int] = set()
     records = 0
-    for i, batch, _done in read_ranges(source, ranges):
-        if batch:
-            keys, values = tallies.setdefault(i, ({}, {}))
-            tally(batch, keys, values)
-            records += len(batch)
+    with closing(read_ranges(source, ranges)) as batches:  # stopped early: its consumer is closed at once
+        for i, batch, done in batches:
+            if batch:
+                keys, values = tallies.setdefault(i, ({}, {}))
+                tally(batch, keys, values)
+                records += len(batch)
+                reached[i] = batch[-1].offset() + 1
+            if done:
+                finished.add(i)
+            if stop is not None and stop():
+                break
     found = [s for i, (k, v) in tallies.items() for s in sightings(ranges[i].topic, ranges[i].partition, k, v)]
-    planned = sum(max(0, (r.end or r.start) - r.start) for r in ranges)
-    return Census(tuple(found), records, planned, complete)
+    left = [
+        OffsetRange(r.topic, r.partition, reached[i], r.end)
+        for i, r in enumerate(ranges)
+        if i not in finished and reached[i] < (r.end or r.start)
+    ]
+    covered = sum(max(0, (r.end or r.start) - r.start) for r in ranges) - sum(r.end - r.start for r in left)
+    return Census(tuple(found), records, covered, True), left
+
+
+def rest_of(plan: MigrationPlan, left: Sequence[OffsetRange]) -> MigrationPlan:
+    """``plan`` narrowed to what is ``left`` of its census (``census_until``): each partition's range starts where
+    the census stopped, and those read whole are empty (``census_slices`` skips them). For the census alone."""
+    starts = {(r.topic, r.partition): r.start for r in left}
+    topics = tuple(
+        replace(
+            topic,
+            partitions=tuple(
+                replace(p, start=starts.get((topic.source_topic, p.partition), p.end)) for p in topic.partitions
+            ),
+        )
+        for topic in plan.topics
+    )
+    return replace(plan, topics=topics)
+
+
+def lead_census(
+    plan: MigrationPlan, source: Endpoint, up: Callable[[], bool], rest: Callable[[MigrationPlan], Census]
+) -> Census:
+    """The census of ``plan`` read by this process while the Spark application starts (it would wait idle for it),
+    the rest by ``rest`` (the driver's Spark job) from where this process stopped once the driver is ``up``: a census
+    of a few million records is over before Spark is, a bigger one goes on in the executors."""
+    from kafka_migration.kafka.ranges import OffsetRange
+
+    ranges = [OffsetRange(s.source_topic, s.partition, s.start, s.end) for s in census_slices(plan)]
+    found, left = census_until(source, ranges, stop=up)
+    return found.merge(rest(rest_of(plan, left))) if left else found
 
 
 def census_task(slices: Sequence[PartitionSlice], source: Endpoint) -> dict[str, Any]:

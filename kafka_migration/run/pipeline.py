@@ -30,7 +30,7 @@ from kafka_migration.model.results import StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.reports.signoff import ReportFiles
 from kafka_migration.reports.summary import TopicSummary, results_timings
-from kafka_migration.run.census import bounded_census, census_slices
+from kafka_migration.run.census import bounded_census, census_slices, lead_census
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.evidence import (
     RunEvidence,
@@ -53,6 +53,7 @@ class Application(Protocol):
     process: subprocess.Popen[str] | None
 
     def census(self, plan: MigrationPlan) -> Census: ...  # before anything is written: the ids the records carry
+    def up(self) -> bool: ...  # the driver is up and waits for its plan (its census starts at once)
     def go(self) -> None: ...  # the plan is written and the topics exist: start (what is not released yet)
     def planned(self) -> None: ...  # the plan is written, the topics are being created: wait for release()
     def release(self, count: int) -> None: ...  # the first count topics of the run order exist: start them
@@ -265,7 +266,7 @@ def _census_taker(
         if options.dry_run:
             found = bounded_census(plan, ClusterPair.of(*clusters).source)
         elif app is not None:
-            found = app.census(plan)
+            found = lead_census(plan, ClusterPair.of(*clusters).source, app.up, app.census)
         elif launch is not None:
             found = launch.census(directory, plan, *clusters)
         else:

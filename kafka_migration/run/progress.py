@@ -96,7 +96,7 @@ class TopicDone:
 Event = SparkUp | Started | Records | TopicDone
 
 _PREFIX = r"kafka_migration\.spark: "
-_SPARK_UP = re.compile(_PREFIX + r"\w+: Spark is up\b")
+SPARK_UP_LINE = re.compile(_PREFIX + r"\w+: Spark is up \(")  # the driver waits for its plan (spark/driver.py)
 _STARTED = re.compile(_PREFIX + r"\w+: ([\d,]+) topics?, ([\d,]+) partitions?, jobs ")
 _RECORDS = re.compile(
     _PREFIX + r"(copy|verify) progress: ([\d,]+) of ([\d,]+) records?\b.*?; ([\d,]+) of ([\d,]+) topics? done"
@@ -127,7 +127,7 @@ def parse_line(line: str) -> Event | None:
     found = _STARTED.search(line)
     if found:
         return Started(_int(found.group(1)), _int(found.group(2)))
-    if _SPARK_UP.search(line):
+    if SPARK_UP_LINE.search(line):
         return SparkUp()
     return None
 

@@ -20,7 +20,7 @@ from kafka_migration.model.config import ClusterConfig, ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.results import OK, StepResults
 from kafka_migration.model.text import plural
-from kafka_migration.run.progress import snapshot_path
+from kafka_migration.run.progress import SPARK_UP_LINE, snapshot_path
 from kafka_migration.spark.driver_jobs import STEPS, run_step_jobs, warm_workers
 from kafka_migration.spark.executors import executor_conf
 from kafka_migration.spark.gate import Gate
@@ -96,6 +96,11 @@ def _warm_and_wait(
 
 # Logged once every results file is complete, before Spark stops: the launcher may read them then.
 RESULTS_WRITTEN = "results written"
+
+
+def spark_up(line: str) -> bool:
+    """Whether a line of the driver's output says it is up and waiting for its plan (read by the launcher)."""
+    return SPARK_UP_LINE.search(line) is not None
 
 
 def results_written(line: str) -> bool:

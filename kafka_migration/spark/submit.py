@@ -34,7 +34,7 @@ from kafka_migration.model.results import StepResults
 from kafka_migration.run.census import ANSWER, REQUEST, read_answer
 from kafka_migration.run.progress import PROGRESS_SECONDS_ENV
 from kafka_migration.spark.census_jobs import census_written
-from kafka_migration.spark.driver import results_written
+from kafka_migration.spark.driver import results_written, spark_up
 from kafka_migration.spark.driver_env import driver_env
 from kafka_migration.spark.executor_env import configured_executor_env, executor_env_conf
 from kafka_migration.spark.gate import ABORT, CENSUS, GO, PLAN, ready_line
@@ -250,6 +250,7 @@ class SparkApplication:
         self._told = False
         self._written = threading.Event()
         self._census = threading.Event()
+        self._up = threading.Event()
         self.code: int | None = None
         for path in self.results_paths.values():
             path.unlink(missing_ok=True)
@@ -304,6 +305,12 @@ class SparkApplication:
             self._written.set()
         elif census_written(line):
             self._census.set()
+        elif spark_up(line):
+            self._up.set()
+
+    def up(self) -> bool:
+        """Whether the driver is up and waits for its plan: from then on its executors read faster than this process."""
+        return self._up.is_set()
 
     def _tell(self, word: str, final: bool = True) -> None:
         """Write one line (spark/gate.py); the FIFO stays open (its buffer with it) until the application has ended.

@@ -166,6 +166,7 @@ def test_the_readers_settings_in_full_the_users_under_what_correctness_needs() -
     assert settings == {
         "queued.max.messages.kbytes": 16384,
         "fetch.wait.max.ms": 50,  # the user's
+        "fetch.queue.backoff.ms": 10,
         "fetch.max.bytes": 16 * 1024 * 1024,
         "receive.message.max.bytes": 32 * 1024 * 1024,
         "socket.connection.setup.timeout.ms": 15000,
@@ -182,6 +183,9 @@ def test_the_readers_settings_in_full_the_users_under_what_correctness_needs() -
 
 def test_the_defaults_a_user_may_change() -> None:
     assert consumer_settings({})["fetch.wait.max.ms"] == 10  # the end of a partition is seen after an empty fetch
+    # a full prefetch queue postpones the next fetch this long, not librdkafka's second (docs/benchmarks-log.md)
+    assert consumer_settings({})["fetch.queue.backoff.ms"] == 10
+    assert consumer_settings({"fetch.queue.backoff.ms": 200})["fetch.queue.backoff.ms"] == 200
     assert producer_settings({}, 1)["linger.ms"] == 20
 
 

@@ -21,8 +21,12 @@ from kafka_migration.run.census import (
     bounded_census,
     bounded_ranges,
     census_of,
+    census_slices,
     census_task,
+    census_until,
+    lead_census,
     read_answer,
+    rest_of,
     tally,
     write_answer,
 )
@@ -123,3 +127,77 @@ def test_the_drivers_answer_is_the_census_or_why_there_is_none(tmp_path: Path) -
         read_answer(tmp_path / "census.json")
     with pytest.raises(CopyError, match="cannot be read"):
         read_answer(tmp_path / "absent.json")
+
+
+class Closing:
+    """A stand-in for ``ranges.read_ranges`` that notes whether the reader was closed (its consumer with it)."""
+
+    def __init__(self, batches: dict[int, list[list[Msg]]]) -> None:
+        self.batches, self.closed = batches, False
+
+    def __call__(
+        self, cluster: Endpoint, wanted: Sequence[OffsetRange], **_: Any
+    ) -> Iterator[tuple[int, list[Msg], bool]]:
+        try:
+            yield from _reads(self.batches)(cluster, wanted)
+        finally:
+            self.closed = True
+
+
+def test_a_census_stopped_early_says_what_is_left_from_where_it_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = Closing({0: [[Msg(10, None, framed(3), None, 0), Msg(11, None, framed(3), None, 0)], [RECORDS[2]]]})
+    monkeypatch.setattr(ranges, "read_ranges", reader)
+    asked: list[int] = []
+
+    def stop() -> bool:  # the driver comes up after the first batch
+        asked.append(1)
+        return True
+
+    wanted = [OffsetRange("a", 0, 10, 17), OffsetRange("b", 1, 5, 9)]
+    found, left = census_until(SOURCE, wanted, stop)
+    assert asked == [1] and reader.closed  # asked once, after the first batch; the reader closed at once
+    assert found == Census((Sighting("a", 0, VALUE, 3, 10, 2),), 2, 2, True)  # covered: offsets 10 and 11
+    assert left == [OffsetRange("a", 0, 12, 17), OffsetRange("b", 1, 5, 9)]
+    assert found.merge(census_of(SOURCE, [])).planned == 2
+
+
+def test_a_census_that_is_never_stopped_reads_everything_and_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranges, "read_ranges", _reads({0: [RECORDS[:3], RECORDS[3:]], 1: [[RECORDS[0]]]}))
+    wanted = [OffsetRange("a", 0, 10, 17), OffsetRange("b", 2, 10, 20)]
+    found, left = census_until(SOURCE, wanted, lambda: False)
+    assert left == [] and (found.records, found.planned) == (8, 17)
+    assert found == census_of(SOURCE, wanted)
+    # a range whose records end before its end (a gap, compaction) is done all the same: nothing left of it
+    monkeypatch.setattr(ranges, "read_ranges", _reads({0: [[Msg(3, None, framed(1), None, 0)]]}))
+    assert census_until(SOURCE, [OffsetRange("a", 0, 0, 9)], lambda: False)[1] == []
+
+
+def test_what_is_left_narrows_the_plan_for_the_drivers_census() -> None:
+    plan = migration_plan(topic_plan("a", (10, 10, 0)), topic_plan("b", (4,)))
+    left = [OffsetRange("a", 1, 7, 10), OffsetRange("b", 0, 0, 4)]
+    rest = rest_of(plan, left)
+    assert [(s.source_topic, s.partition, s.start, s.end) for s in census_slices(rest)] == [
+        ("a", 1, 7, 10),
+        ("b", 0, 0, 4),
+    ]
+    assert [p.end for t in rest.topics for p in t.partitions] == [p.end for t in plan.topics for p in t.partitions]
+    assert census_slices(rest_of(plan, [])) == []
+
+
+def test_the_lead_census_hands_the_rest_to_the_driver_once_it_is_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = migration_plan(topic_plan("a", (7,)))
+    (piece,) = census_slices(plan)
+    batches = {0: [[Msg(piece.start + i, None, framed(3), None, 0)] for i in range(3)]}
+    monkeypatch.setattr(ranges, "read_ranges", _reads(batches))
+    rests: list[Any] = []
+    driver = Census((Sighting("a", 0, VALUE, 9, piece.start + 5, 2),), 2, 5, True)
+
+    def rest(narrowed: Any) -> Census:
+        rests.append([(s.start, s.end) for s in census_slices(narrowed)])
+        return driver
+
+    found = lead_census(plan, SOURCE, lambda: True, rest)  # up at once: one batch read here
+    assert rests == [[(piece.start + 1, piece.end)]]
+    assert found.ids() == {3, 9} and (found.records, found.planned, found.complete) == (3, 6, True)
+    rests.clear()
+    assert lead_census(plan, SOURCE, lambda: False, rest).ids() == {3} and rests == []  # all read here: no driver

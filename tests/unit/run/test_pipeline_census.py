@@ -29,6 +29,9 @@ class App:
         self.asked.append(plan)
         return FOUND
 
+    def up(self) -> bool:
+        return True
+
 
 class Launch:
     def __init__(self) -> None:
@@ -42,6 +45,13 @@ class Launch:
 def test_each_kind_of_run_takes_its_census_where_it_can(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     bounded: list[tuple[MigrationPlan, Any]] = []
     monkeypatch.setattr(pipeline, "bounded_census", lambda plan, source: bounded.append((plan, source)) or FOUND)
+    led: list[tuple[Any, ...]] = []
+
+    def lead(plan: MigrationPlan, source: Any, up: Any, rest: Any) -> Census:  # this process, then the driver
+        led.append((source.role, up(), rest))
+        return rest(plan)
+
+    monkeypatch.setattr(pipeline, "lead_census", lead)
     plan = migration_plan(topic_plan("a", (3,)))
     app, launch = App(), Launch()
 
@@ -52,6 +62,7 @@ def test_each_kind_of_run_takes_its_census_where_it_can(monkeypatch: pytest.Monk
     assert take(dry_run=True, with_app=False) == FOUND and [p for p, _ in bounded] == [plan]
     assert bounded[0][1].role == "source" and bounded[0][1].settings["bootstrap.servers"] == "src:9092"
     assert take(dry_run=False, with_app=True) == FOUND and app.asked == [plan]
+    assert led == [("source", True, app.census)]  # the lead census, handing the rest to the run's application
     assert take(dry_run=False, with_app=False) == FOUND and launch.asked == [(tmp_path, plan, SOURCE, TARGET)]
     nothing = migration_plan(topic_plan("a", (0,)))
     taker = pipeline._census_taker(MigrationOptions(include="a"), (SOURCE, TARGET), app, launch, tmp_path)  # type: ignore[arg-type]
