@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -471,3 +471,59 @@ def test_keep_mode_proves_a_registry_moved_with_its_ids_and_copies_bytes(
     assert _decoded(moved.clusters.target, moved.topic, empty.ccompat_url) == _decoded(
         moved.clusters.source, moved.topic, moved.registries.source
     )
+
+
+COMMON_PROTO = (
+    'syntax = "proto3";\npackage shop.common;\n\nmessage Money {\n  int64 cents = 1;\n  string currency = 2;\n}\n'
+)
+
+
+def test_a_proto_registered_as_text_on_apicurio_is_refused_before_anything_is_written(
+    clusters: Clusters, registries: Registries, tmp_path: Path, unique: str
+) -> None:
+    """A .proto registered as source text (as Confluent's registry holds every Protobuf schema): nothing here parses
+    .proto source, so the run reads the descriptor the registry serves with format=serialized, as confluent-kafka's
+    deserializer does. Apicurio 3.3.3 answers it with raw bytes, mangled, where Confluent's registry answers base64
+    (tests/harness/test_registry.py), so no canonical form, no proof: the run and the dry run are refused with exit 2
+    naming the subject version and the way out, no subject registered, no topic created, no run opened. (With a
+    Confluent registry the same run proves the pair by the descriptors: tests/unit/registry.)"""
+    topic, common = f"pbt{unique}.orders", f"pbt{unique}/common.proto"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 1)
+    source.register_schema(common, Schema(COMMON_PROTO, "PROTOBUF"))
+    orders = (
+        f'syntax = "proto3";\npackage shop;\n\nimport "{common}";\n\nmessage OrderKey {{\n  string customer = 1;\n}}\n'
+        "message Order {\n  int64 id = 1;\n  shop.common.Money total = 2;\n}\n"
+    )
+    schema_id = source.register_schema(
+        f"{topic}-value", Schema(orders, "PROTOBUF", [SchemaReference(common, common, 1)])
+    )
+    order = _classes(f"pbt{unique}")["shop.Order"]
+    p = producer(clusters.source)
+    for i in range(3):
+        send(p, topic, 0, None, b"\x00" + schema_id.to_bytes(4, "big") + b"\x02\x02" + order(id=i).SerializeToString())
+    p.flush(30)
+    target = client(registries.target)
+    subjects = set(target.get_subjects())
+    for state, extra in (("dry", ("--dry-run",)), ("run", ())):
+        done = kafka_migrate(
+            "--source", clusters.source, "--target", clusters.target, "--include", f"pbt{unique}\\..*",
+            "--rename", "moved.{topic}", "--schema-ids", "translate",
+            "--source-registry", registries.source, "--target-registry", registries.target,
+            *extra, state_dir=tmp_path / state,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert f"Subject '{topic}-value' version 1 (schema id {schema_id}) on the source registry" in done.stderr, (
+            done.stderr
+        )
+        assert "nothing was written" in done.stderr and "format=serialized" in done.stderr, done.stderr
+        assert "Register the schema as confluent-kafka's serializer does" in done.stderr, done.stderr
+        assert not list((tmp_path / state).glob("runs/*/plan.json"))  # no run opened
+    assert set(target.get_subjects()) == subjects  # no subject registered
+    assert f"moved.{topic}" not in _topics(clusters.target)  # no topic created
+
+
+def _topics(bootstrap: str) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
