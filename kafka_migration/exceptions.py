@@ -153,6 +153,12 @@ class SchemaConflictError(ConfigurationError):
     ids (keep mode); found while planning, before any subject, topic or record is written (CLI exit 2)."""
 
 
+class SchemaUnreadableError(ConfigurationError):
+    """A source schema the run would move has no canonical form here (it does not parse, or a Protobuf schema comes
+    as .proto text without a base64 descriptor): its pair could not be proven; found while planning, before any
+    subject, topic or record is written (CLI exit 2)."""
+
+
 class UnknownRecordIdsError(ConfigurationError):
     """Source records name schema ids the source registry cannot give (unknown, or held by no subject version any
     more); found by the census of the records before anything is written (CLI exit 2)."""

@@ -9,6 +9,8 @@ and the ledger and plan files, which store them through ``to_dict`` and ``from_d
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -106,25 +108,45 @@ class SchemaReference:
 
 @dataclass(frozen=True)
 class RegisteredSchema:
-    """A schema as one registry holds it under one id: its format, its text as registered, its references."""
+    """A schema as one registry holds it under one id: its format, its text as registered, its references.
+
+    A Protobuf schema is registered either as ``.proto`` source (a Confluent registry also serves any schema so)
+    or as a serialized ``FileDescriptorProto`` in base64 (what confluent-kafka's serializer registers). Nothing
+    here parses ``.proto`` source, so for such a text ``descriptor`` holds what the registry serves for it with
+    ``format=serialized`` (base64 on Confluent's API, what confluent-kafka's deserializer reads): the canonical
+    form is read from ``canonical_text``. The text as registered is what a run registers on the target."""
 
     schema_id: int
     format: SchemaFormat
     text: str
     references: tuple[SchemaReference, ...] = ()
+    descriptor: str | None = None  # Protobuf .proto source: the registry's format=serialized answer
 
     def __post_init__(self) -> None:
         _schema_id(self.schema_id, "Registered schema id")
         object.__setattr__(self, "format", SchemaFormat(self.format))
         object.__setattr__(self, "references", tuple(self.references))
 
+    @property
+    def needs_descriptor(self) -> bool:
+        """A Protobuf schema held as ``.proto`` source (not base64) whose serialized descriptor was not read yet."""
+        return self.format is SchemaFormat.PROTOBUF and self.descriptor is None and not _is_base64(self.text)
+
+    @property
+    def canonical_text(self) -> str:
+        """The text the canonical form reads: the serialized descriptor read apart, else the text as registered."""
+        return self.text if self.descriptor is None else self.descriptor
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "schema_id": self.schema_id,
             "format": self.format.value,
             "text": self.text,
             "references": [r.to_dict() for r in self.references],
         }
+        if self.descriptor is not None:
+            out["descriptor"] = self.descriptor
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RegisteredSchema:
@@ -133,7 +155,17 @@ class RegisteredSchema:
             format=SchemaFormat(data["format"]),
             text=data["text"],
             references=tuple(SchemaReference.from_dict(r) for r in data.get("references", ())),
+            descriptor=data.get("descriptor"),
         )
+
+
+def _is_base64(text: str) -> bool:
+    """Whether ``text`` is base64 (``.proto`` source never is: it has spaces, quotes and semicolons)."""
+    try:
+        base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 @dataclass(frozen=True, order=True)

@@ -3,10 +3,16 @@
 Every answer comes back as the project's values (``model.schemas``), every failure as one of its errors naming
 the registry (password redacted), the request and the way out: unreachable and unauthorized are configuration
 errors (exit 2, found before anything is written), a missing subject, version or id is ``RegistryNotFoundError``.
+
+A Protobuf schema held as ``.proto`` text (as Confluent's registry holds and serves every one) is read twice: as
+registered (what a run registers on the target) and with ``format=serialized``, the ``FileDescriptorProto`` in
+base64 that confluent-kafka's deserializer reads too and the canonical form is computed from. One registered as a
+base64 descriptor (as confluent-kafka's serializer registers it, and Apicurio serves it back) is read once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,6 +40,7 @@ except ImportError:  # pragma: no cover - older environments
     from httpx import HTTPError
 
 T = TypeVar("T")
+SERIALIZED = "serialized"  # the format a Protobuf schema is asked in as a file descriptor, as confluent-kafka asks
 TIMEOUT = 20.0  # seconds per request: Apicurio can be slow to answer its first requests (tests/harness)
 
 
@@ -51,12 +58,16 @@ class RegistryClient:
     def __init__(self, config: RegistryConfig, timeout: float = TIMEOUT) -> None:
         self.config = config
         self._client = SchemaRegistryClient(_settings(config, timeout))
+        # Reads with format=serialized go through a client of their own: confluent-kafka caches a schema by id (and
+        # a subject version) whatever format was asked, so one client would answer the second read from the first.
+        self._serialized = SchemaRegistryClient(_settings(config, timeout))
 
     def __repr__(self) -> str:
         return f"RegistryClient({self.config!r})"
 
     def close(self) -> None:
         self._client.close()
+        self._serialized.close()
 
     def __enter__(self) -> RegistryClient:
         return self
@@ -72,12 +83,24 @@ class RegistryClient:
         return sorted(self._call(f"list versions of subject {subject!r}", self._client.get_versions, subject))
 
     def subject_version(self, subject: str, version: int) -> Found:
-        got = self._call(f"read subject {subject!r} version {version}", self._client.get_version, subject, version)
-        return _found(got)
+        """A subject version as registered; a Protobuf one held as ``.proto`` source with its serialized descriptor
+        too (``RegisteredSchema.descriptor``), which its canonical form needs."""
+        what = f"read subject {subject!r} version {version}"
+        found = _found(self._call(what, self._client.get_version, subject, version))
+        if not found.schema.needs_descriptor:
+            return found
+        serialized = self._call(
+            f"{what} as a file descriptor", self._serialized.get_version, subject, version, False, SERIALIZED
+        )
+        return Found(found.version, _with_descriptor(found.schema, serialized.schema))
 
     def schema(self, schema_id: int) -> RegisteredSchema:
-        got = self._call(f"read schema id {schema_id}", self._client.get_schema, schema_id)
-        return _registered(schema_id, got)
+        """A schema by id as registered; a Protobuf one held as ``.proto`` source with its serialized descriptor."""
+        schema = _registered(schema_id, self._call(f"read schema id {schema_id}", self._client.get_schema, schema_id))
+        if not schema.needs_descriptor:
+            return schema
+        what = f"read schema id {schema_id} as a file descriptor"
+        return _with_descriptor(schema, self._call(what, self._serialized.get_schema, schema_id, None, SERIALIZED))
 
     def subject_versions_of(self, schema_id: int) -> list[SubjectVersion]:
         """Every live subject version that holds schema ``schema_id``, whatever strategy named its subject
@@ -177,6 +200,12 @@ def _registered(schema_id: int, schema: Schema) -> RegisteredSchema:
         text=schema.schema_str or "",
         references=tuple(SchemaReference(r.name, r.subject, r.version) for r in schema.references or ()),
     )
+
+
+def _with_descriptor(schema: RegisteredSchema, serialized: Schema) -> RegisteredSchema:
+    """``schema`` with the registry's ``format=serialized`` answer for it (base64 on Confluent's API; a registry
+    that answers otherwise is refused where the canonical form reads it, naming the schema)."""
+    return dataclasses.replace(schema, descriptor=serialized.schema_str or "")
 
 
 def _found(got: Any) -> Found:

@@ -9,8 +9,11 @@ the target (no topic created, no record copied, the run not yet opened in the le
    subjects do not hold (``records.resolve_ids``): their subjects (RecordNameStrategy and others) are read and
    moved too, under their own names, and an id the source registry cannot give is refused, naming the first record
    that carries it, unless such records may pass unchanged;
-2. plans them (``schemas.plan.plan_subjects``): each version present on the target, to register, or a conflict;
-   a conflict is refused, naming subject and version and the way out, before any subject is written;
+2. refuses a source version whose canonical form cannot be computed (it does not parse; a Protobuf schema held as
+   ``.proto`` text whose registry serves no base64 descriptor for it with ``format=serialized``), which could
+   not be proven on the target; plans them (``schemas.plan.plan_subjects``): each version present on the target,
+   to register, or a conflict; a conflict is refused, naming subject and version and the way out, before any
+   subject is written;
 3. translate mode: registers the versions to register, references first (their references pointed at the
    versions the target gave them); keep mode: registers nothing, and refuses a target that lacks a version
    under the source's id (no Confluent-compatible register keeps an id on Apicurio);
@@ -31,7 +34,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from kafka_migration.exceptions import SchemaConflictError, SchemaError
+from kafka_migration.exceptions import SchemaConflictError, SchemaError, SchemaUnreadableError
 from kafka_migration.model.census import Census
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
@@ -94,6 +97,7 @@ def sync_schemas(
                 refuse_unknown(found, resolved.unknown, options.source.display_url)
             if resolved.subjects:
                 source_catalog = {**source_catalog, **read_catalog(source, list(resolved.subjects))}
+        refuse_unreadable(source_catalog, options.source.display_url)
         target_catalog = read_catalog(target, sorted({*renamed.values(), *resolved.subjects}))
         planned = plan_subjects(topics, template, source_catalog, target_catalog, resolved.subjects)
         compatibility = read_compatibility(source, target, [(p.source_subject, p.target_subject) for p in planned])
@@ -152,6 +156,19 @@ def refuse_conflicts(planned: Iterable[PlannedVersion], target_url: str) -> None
         f"{target_url}; nothing was written:\n{lines}\nCopy under other names (--rename, which renames the "
         "subjects with the topics), or delete those subject versions on the target registry, or use an empty one."
     )
+
+
+def refuse_unreadable(catalog: Mapping[Key, RegisteredSchema], source_url: str) -> None:
+    """Every source version the run would move gives its canonical form, with its references': one that does not
+    would be registered on the target and then fail its proof, so it is refused before anything is written."""
+    for (subject, version), schema in sorted(catalog.items()):
+        try:
+            fingerprint_with_references(schema, lambda s, v: catalog.get((s, v)))
+        except SchemaError as e:
+            raise SchemaUnreadableError(
+                f"Subject {subject!r} version {version} (schema id {schema.schema_id}) on the source registry "
+                f"{source_url} cannot be proven on a target; nothing was written. {e}"
+            ) from None
 
 
 def refuse_unkept(planned: Iterable[PlannedVersion], target_url: str) -> None:

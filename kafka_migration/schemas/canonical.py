@@ -9,14 +9,15 @@ fingerprint:
   how the bytes parse (names, types, fields, symbols, sizes) and drops the rest: doc, aliases, defaults, order,
   and also ``logicalType`` (a date and an int share a form).
 - **JSON Schema**: the JSON text with sorted keys and no insignificant whitespace.
-- **Protobuf**: the ``FileDescriptorProto`` a registry serves with ``format=serialized`` (base64, the form
-  confluent-kafka's deserializer itself reads, as neither it nor the protobuf library parses ``.proto`` text),
-  built in a protobuf ``DescriptorPool`` and copied back out, so that type references are resolved to full names
-  and their kinds filled in; then without what does not change a message's meaning: the file's own name,
-  source info, ``json_name`` where it is the default, the order of imports and of a message's fields. The order
-  of messages, nested messages and enum values is kept: a record's message indexes address messages by
-  position, and an enum's first value is its default. The form is the protobuf text format of a
-  ``FileDescriptorSet``: the references by import name, then the schema.
+- **Protobuf**: the ``FileDescriptorProto`` in base64, as confluent-kafka's serializer registers it, or for a schema
+  held as ``.proto`` source what the registry serves with ``format=serialized`` (``RegisteredSchema.descriptor``:
+  base64 on Confluent's API, the form confluent-kafka's deserializer itself reads, as neither it nor the protobuf
+  library parses ``.proto`` text), built in a protobuf ``DescriptorPool`` and copied back out, so that type
+  references are resolved to full names and their kinds filled in; then without what does not change a message's
+  meaning: the file's own name, source info, ``json_name`` where it is the default, the order of imports and of a
+  message's fields. The order of messages, nested messages and enum values is kept: a record's message indexes
+  address messages by position, and an enum's first value is its default. The form is the protobuf text format
+  of a ``FileDescriptorSet``: the references by import name, then the schema.
 
 References are given by name (the Avro type's full name, the Protobuf import path, the JSON ``$ref``) -> their
 text, all of them, also the references' own; for JSON Schema and Protobuf they are part of the form, by name.
@@ -55,7 +56,7 @@ def schema_fingerprint(schema: RegisteredSchema, references: Mapping[str, str] |
     wanted = {r.name for r in schema.references} - set(references or {})
     if wanted:
         raise SchemaError(f"Schema id {schema.schema_id}: the text of its references {sorted(wanted)} is needed.")
-    return fingerprint(schema.format, schema.text, references)
+    return fingerprint(schema.format, schema.canonical_text, references)
 
 
 # -- Avro --------------------------------------------------------------------------------------------------------
@@ -153,12 +154,16 @@ def _descriptor(text: str, what: str) -> Any:
     from google.protobuf import descriptor_pb2
     from google.protobuf.message import DecodeError
 
+    if not text.strip():  # base64 of nothing, which would read as an empty file and prove any pair of empties
+        raise SchemaError(f"Protobuf {what} is empty: the registry gave no file descriptor for it.")
     try:
         raw = base64.b64decode(text.strip(), validate=True)
     except (binascii.Error, ValueError):
         raise SchemaError(
-            f"Protobuf {what} is not a serialized file descriptor (base64): .proto text has no parser here; ask "
-            "the registry for it with format=serialized, as confluent-kafka's deserializer does."
+            f"Protobuf {what} is not a serialized file descriptor in base64, neither as registered nor as the "
+            "registry serves it with format=serialized (where confluent-kafka's deserializer reads it too): .proto "
+            "text has no parser here. Register the schema as confluent-kafka's serializer does (the descriptor in "
+            "base64), or use a registry whose format=serialized answers base64."
         ) from None
     proto = descriptor_pb2.FileDescriptorProto()
     try:

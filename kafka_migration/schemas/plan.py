@@ -109,7 +109,7 @@ def fingerprint_with_references(schema: RegisteredSchema, lookup: Callable[[str,
         held = lookup(ref.subject, ref.version)
         if held is None:
             raise SchemaError(f"Subject {ref.subject!r} version {ref.version} is referenced but not registered.")
-        texts[ref.name] = held.text
+        texts[ref.name] = held.canonical_text
         pending.extend(held.references)
     return schema_fingerprint(schema, texts)
 

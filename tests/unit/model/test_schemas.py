@@ -61,6 +61,24 @@ def test_a_registered_schema_comes_back_from_its_dict() -> None:
         schema.schema_id = 13  # type: ignore[misc]
 
 
+def test_a_protobuf_source_keeps_its_serialized_descriptor_apart() -> None:
+    """A Protobuf schema held as .proto source needs the registry's serialized descriptor, which its canonical form
+    reads; one registered as a base64 descriptor, and any Avro or JSON Schema, needs none and is read as it is."""
+    source = RegisteredSchema(12, SchemaFormat.PROTOBUF, 'syntax = "proto3";\nmessage A {}\n')
+    assert source.needs_descriptor and source.canonical_text == source.text and "descriptor" not in source.to_dict()
+    read = dataclasses.replace(source, descriptor="CgFh")
+    assert not read.needs_descriptor and read.canonical_text == "CgFh" and read.text == source.text
+    assert read.to_dict()["descriptor"] == "CgFh" and RegisteredSchema.from_dict(_through_json(read.to_dict())) == read
+    assert RegisteredSchema.from_dict(_through_json(source.to_dict())).descriptor is None
+    assert not RegisteredSchema(12, SchemaFormat.PROTOBUF, " CgFhYg== \n").needs_descriptor  # base64, as registered
+    assert not RegisteredSchema(12, SchemaFormat.AVRO, '"string"').needs_descriptor
+    assert not RegisteredSchema(12, SchemaFormat.JSON, '{"type": "string"}').needs_descriptor
+    assert RegisteredSchema(12, SchemaFormat.PROTOBUF, "CgFh!").needs_descriptor  # not base64
+    empty = dataclasses.replace(source, descriptor="")  # an empty answer is an answer: read, not to be asked again
+    assert empty.canonical_text == "" and not empty.needs_descriptor
+    assert RegisteredSchema.from_dict(_through_json(empty.to_dict())) == empty
+
+
 @pytest.mark.parametrize("bad", [-1, MAX_ID + 1, True, "7", None])
 def test_a_schema_id_outside_the_header_s_four_bytes_is_refused(bad: object) -> None:
     with pytest.raises(ConfigurationError, match="is not a schema id"):

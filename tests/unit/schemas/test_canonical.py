@@ -297,8 +297,12 @@ def test_protobuf_references_are_part_of_the_form_by_import_name() -> None:
 def test_a_protobuf_schema_that_cannot_be_built_is_refused_with_what_to_do() -> None:
     with pytest.raises(SchemaError, match=r"imports files that are not given as references: \['acme/money.proto'\]"):
         canonical_form(PROTOBUF, _edited(_uses_money))
-    with pytest.raises(SchemaError, match="has no parser here; ask the registry for it with format=serialized"):
+    with pytest.raises(SchemaError, match=r"\.proto text has no parser here\. Register the schema as"):
         canonical_form(PROTOBUF, 'syntax = "proto3";\nmessage Order { int64 id = 1; }\n')
+    with pytest.raises(SchemaError, match=r"^Protobuf schema is empty"):
+        canonical_form(PROTOBUF, " \n")
+    with pytest.raises(SchemaError, match=r"^Protobuf reference 'a\.proto' is empty"):
+        canonical_form(PROTOBUF, _text(protobuf_file()), {"a.proto": ""})
     with pytest.raises(SchemaError, match="does not build"):
         canonical_form(PROTOBUF, _edited(lambda p: p.message_type[0].field.add(name="x", number=9, type_name="Nope")))
     with pytest.raises(SchemaError, match="is not a file descriptor"):
