@@ -362,15 +362,24 @@ def check(root: Path) -> list[Problem]:
 WIDTH = 116  # the drawing's lines, within the page's code block
 
 
+def _holds_python(folder: Path) -> bool:
+    """Whether ``folder`` holds Python of the project's own: a dependency's (the console's node_modules, present only
+    once npm installed it) or a hidden folder's does not count, so the drawing is the same on every clone."""
+    return folder.is_dir() and any(
+        not any(part.startswith(".") or part == "node_modules" for part in p.relative_to(folder).parts)
+        for p in folder.rglob("*.py")
+    )
+
+
 def _contents(folder: Path) -> list[str]:
     """A folder's modules (by name, ``__init__`` left out), then each subfolder holding Python with what it holds
     (a folder deeper down only named): ``console/ (access, api)``."""
     modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
-    folders = sorted(p for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.py")))
+    folders = sorted(p for p in folder.iterdir() if _holds_python(p))
     inside = []
     for sub in folders:
         names = sorted(p.stem for p in sub.glob("*.py") if p.stem != "__init__")
-        names += [f"{p.name}/" for p in sorted(sub.iterdir()) if p.is_dir() and any(p.rglob("*.py"))]
+        names += [f"{p.name}/" for p in sorted(sub.iterdir()) if _holds_python(p)]
         inside.append(f"{sub.name}/ ({', '.join(names)})")
     return modules + inside
 
