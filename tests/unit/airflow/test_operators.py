@@ -379,7 +379,8 @@ def test_on_kill_stops_the_submit(connections: Path, fake_submit) -> None:  # ty
     with pytest.raises(SparkJobError, match=r"exited with code -9 \(stopped\)"):
         op.submitter().submit_until_results(submission)
     killer.join()
-    assert time.monotonic() - started < 60 and op.submitter().process is not None and op.submitter().process.returncode == -9
+    process = op.submitter().process
+    assert time.monotonic() - started < 60 and process is not None and process.returncode == -9
     with pytest.raises(SparkJobError, match="stopped before it was submitted"):
         op.submitter().submit_until_results(submission)  # a stopped task submits nothing more
 
