@@ -420,3 +420,46 @@ def test_no_private_member_of_another_object_is_used() -> None:
         imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
         found += [f"{module.__name__} imports {name}" for name in imported if name.startswith("_")]
     assert found == []
+
+
+def test_the_plan_tasks_census_is_submitted_as_the_copy_is_and_leaves_no_file(  # type: ignore[no-untyped-def]
+    connections: Path, fake_submit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``spark_steps.spark_census``: step census to the spark_default master, the plan's ranges asked in the request
+    file, the settings in the environment only; the answer read back, or its error, or the submit's; the request and
+    answer removed whatever happened."""
+    from kafka_migration.airflow.spark_steps import spark_census
+    from kafka_migration.exceptions import CopyError, SparkJobError
+    from kafka_migration.model.census import Sighting
+    from kafka_migration.model.schemas import RecordPart
+    from tests.unit.factories import migration_plan, topic_plan
+
+    spark = {"conn_type": "spark", "host": "local[2]", "extra": {"spark-binary": "spark-submit"}}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(spark))
+    answer = (
+        "args = sys.argv[1:]\n"
+        "plan = json.loads(pathlib.Path(args[args.index('--plan') + 1]).read_text())\n"
+        "sighting = {'topic': plan['topics'][0]['source_topic'], 'partition': 0, 'part': 'value', 'schema_id': 9, "
+        "'offset': 2, 'records': 1}\n"
+        "pathlib.Path(args[args.index('--results') + 1]).write_text(json.dumps({ANSWER}))\n"
+        f"print({_results_line()!r}, flush=True)\n"
+    )
+    census = "{'census': {'sightings': [sighting], 'records': 3, 'planned': 3}}"
+    record = fake_submit(answer.replace("{ANSWER}", census))
+    plan = migration_plan(topic_plan("orders", (3,)))
+    directory = tmp_path / "run"
+    found = spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    assert found.sightings == (Sighting("orders", 0, RecordPart.VALUE, 9, 2),) and found.records == 3
+    argv, env = _submitted(record)
+    assert argv[argv.index("--name") + 1] == "kafka-migration-census" and argv[argv.index("--job") + 1] == "all"
+    assert argv[argv.index("--plan") + 1] == str(directory / "census-plan.json")
+    assert leaked(SECRET, " ".join(argv)) == [] and json.loads(env["KAFKA_MIGRATION_TARGET_CONFIG"])["sasl.password"]
+    assert list(directory.iterdir()) == []
+
+    fake_submit(answer.replace("{ANSWER}", "{'error': 'source orders[0]: unreachable'}"))
+    with pytest.raises(CopyError, match=r"census of the source records failed: source orders\[0\]: unreachable"):
+        spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    fake_submit("sys.exit(7)\n")
+    with pytest.raises(SparkJobError, match="Spark census step exited with code 7 before its driver wrote"):
+        spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    assert list(directory.iterdir()) == []
