@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_migration.airflow import settings
 from kafka_migration.airflow.group_tasks import SummaryGroupSync, check_group_params
 from kafka_migration.airflow.hooks import LedgerHook
-from kafka_migration.airflow.schema_tasks import check_registries, schema_options, schema_step
+from kafka_migration.airflow.schema_tasks import census_taker, check_registries, schema_options, schema_step
 from kafka_migration.exceptions import ConfigurationError, LeaseLostError
 from kafka_migration.model.config import ClusterConfig, MigrationOptions, writable_dir
 from kafka_migration.model.plan import MigrationPlan
@@ -75,6 +75,8 @@ class RunInputs:
     state_dir: Path
     ledger_url: str = field(repr=False)
     schemas: SchemaOptions | None = None
+    conn_ids: tuple[str, str] = ("kafka_source", "kafka_target")  # the clusters' connections: the census's Spark
+    census_local_records: int | None = None  # offsets the plan task's census reads itself (None: schema_ids off)
 
 
 def validated_inputs(
@@ -108,6 +110,7 @@ def validated_inputs(
     checked = MigrationOptions.from_mapping({**params, **(options or {})})
     check_group_params(params)
     schemas = schema_options(params)
+    budget = None if schemas is None else settings.census_local_records()  # a bad setting: refused here
     conn_ids = {}
     overrides = {"source": source_conn_id, "target": target_conn_id}
     for role in ("source", "target"):
@@ -131,7 +134,8 @@ def validated_inputs(
     check_reachable(source)  # seconds: a host name typo is refused before planning waits on its timeouts
     check_reachable(target)
     check_registries(schemas)
-    return RunInputs(checked, source, target, directory, url, schemas)
+    conns = (conn_ids["source"], conn_ids["target"])
+    return RunInputs(checked, source, target, directory, url, schemas, conns, budget)
 
 
 def plan_run(
@@ -166,11 +170,17 @@ def plan_run(
     ledger = Ledger.open(inputs.ledger_url)
     migration_run_id = safe_run_id(f"{dag_id}__{run_id}")
     holder = Holder(migration_run_id, "airflow", f"DAG {dag_id}, DAG run {run_id}")
+    census = None  # schema_ids off: no record read
+    if inputs.census_local_records is not None:
+        leases = None if options.dry_run else (ledger, settings.lease_ttl())
+        clusters = (inputs.source, inputs.target)
+        census = census_taker(clusters, inputs.conn_ids, state, inputs.census_local_records, leases)
     claim = None if options.dry_run else lease_claim(ledger, holder, settings.lease_ttl())
     try:
         plan = build_plan(source, target, options, run_id=migration_run_id, ledger=ledger, claim=claim)
-        # Schemas registered and proven before the plan is written; a failback's back through the recorded map.
-        plan = schema_step(inputs.schemas, ledger, failback=options.failback_of is not None)(plan)
+        # Schemas registered and proven before the plan is written, after the census of the records it will copy;
+        # a failback's back through the recorded map.
+        plan = schema_step(inputs.schemas, ledger, failback=options.failback_of is not None)(plan, census)
         directory = run_dir(state, plan.run_id)
         plan_path = directory / "plan.json"
         plan.write(plan_path)

@@ -16,8 +16,14 @@ from kafka_migration.exceptions import ConfigurationError
 from kafka_migration.model.schemas import SchemaMode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kafka_migration.cutover.point import Cutover
     from kafka_migration.ledger import Ledger
+    from kafka_migration.model.census import Census
+    from kafka_migration.model.config import ClusterConfig
+    from kafka_migration.model.plan import MigrationPlan
+    from kafka_migration.run.census_takers import CensusTaker
     from kafka_migration.schema_sync.guard import SchemaStep
     from kafka_migration.schema_sync.sync import SchemaOptions
 
@@ -146,6 +152,31 @@ def schema_step(options: SchemaOptions | None, ledger: Ledger, failback: bool = 
     from kafka_migration.schema_sync.sync import sync_schemas
 
     return step(ledger, partial(sync_schemas, options))
+
+
+def census_taker(
+    clusters: tuple[ClusterConfig, ClusterConfig],
+    conn_ids: tuple[str, str],
+    state_dir: Path,
+    local_records: int,
+    leases: tuple[Ledger, float] | None,
+) -> CensusTaker:
+    """What takes the census of the plan's source records for the plan task's schema sync (schema_ids keep or
+    translate), by the CLI's rule (run/census_takers.py): up to ``local_records`` offsets (``[kafka_migration]
+    census_local_records``, or $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS; 200,000) the plan task reads itself, more a
+    Spark application of its own, submitted to the ``spark_default`` master with the clusters' connections
+    (``conn_ids``) as copy_verify's are (``spark_steps.spark_census``), its files in the run's directory under
+    ``state_dir``, renewing the run's ``leases`` (ledger, time to live) while it reads."""
+    from kafka_migration.airflow.spark_steps import spark_census
+    from kafka_migration.model.config import ClusterPair
+    from kafka_migration.run.census_takers import CensusWays
+    from kafka_migration.run.census_takers import census_taker as taker
+    from kafka_migration.run.files import run_dir
+
+    def spark(plan: MigrationPlan) -> Census:
+        return spark_census(plan, run_dir(state_dir, plan.run_id), conn_ids, leases)
+
+    return taker(CensusWays(ClusterPair.of(*clusters).source, spark, local_records))
 
 
 def check_failback_mode(params: Mapping[str, Any], ledger: Ledger, cutover: Cutover) -> None:

@@ -91,3 +91,15 @@ def spark_log_level() -> str | None:
     ``AIRFLOW__KAFKA_MIGRATION__SPARK_LOG_LEVEL``); None: $KAFKA_MIGRATION_SPARK_LOG_LEVEL, else WARN
     (spark/startup.py). ``INFO`` brings Spark's start-up lines back."""
     return _airflow_option("spark_log_level")
+
+
+def census_local_records() -> int:
+    """Planned offsets a DAG run's plan task reads itself for the census of the schema ids (schema_ids keep or
+    translate); more are read by a Spark application of its own: ``[kafka_migration] census_local_records`` (or
+    ``AIRFLOW__KAFKA_MIGRATION__CENSUS_LOCAL_RECORDS``), else $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS, else 200,000."""
+    from kafka_migration.run.census_takers import local_records
+
+    option = _airflow_option("census_local_records")
+    if option is not None:
+        return local_records(option, "[kafka_migration] census_local_records")
+    return local_records()

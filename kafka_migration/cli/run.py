@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from kafka_migration.cli.options import (
 from kafka_migration.cli.output import DRY_RUN, run_document
 from kafka_migration.cli.progress import run_progress
 from kafka_migration.cli.schema_options import (
+    add_dry_run_census,
     add_schema_options,
     check_registries,
     print_schemas,
@@ -45,6 +47,12 @@ from kafka_migration.reports.summary import render_plan, render_table, run_statu
 from kafka_migration.run.progress import PROGRESS_SECONDS_CLI
 from kafka_migration.spark.executor_env import configured_executor_env
 from kafka_migration.spark.submit import SparkLauncher, SparkSettings, default_master
+
+CENSUS_BY_SPARK = (
+    "Census of the source records: more planned offsets than a dry run reads itself "
+    "($KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS); a Spark application of its own reads every one "
+    "(--dry-run-census ends: only each partition's ends, no Spark) ..."
+)
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
@@ -143,6 +151,7 @@ def add_parser(sub: Any) -> None:
         "its holder stopped renewing for that long (default 600, or $KAFKA_MIGRATION_LEASE_TTL)",
     )
     add_schema_options(parser)
+    add_dry_run_census(parser)
     add_output(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="show Spark's output")
 
@@ -152,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.time()  # the wall time a user sees starts here
     # Everything that can be checked without a cluster is checked before anything is written.
+    schemas = schema_options_of(args)
     options = MigrationOptions(
         include=args.include,
         exclude=args.exclude,
@@ -163,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
         allow_gaps=args.allow_gaps,
         accept_target_retention=args.accept_target_retention,
         accept_target_loss=args.accept_target_loss,
+        dry_run_census=args.dry_run_census or "full",
     )
     lease_ttl = parse_lease_ttl(args.lease_ttl, "--lease-ttl") if args.lease_ttl is not None else lease_ttl_from_env()
     source = ClusterConfig.build("source", args.source, args.source_config)
@@ -178,7 +189,6 @@ def run(args: argparse.Namespace) -> int:
     )
     writable_dir(reports_dir_of(args), "The report directory (--report-dir)")
     url = ledger_url(args)
-    schemas = schema_options_of(args)
     check_clusters(source, target)  # seconds, before Spark starts: a host name typo is not found after its start-up
     check_registries(schemas)
     # Progress on stderr while Spark works: bars on a terminal, a plain line every few seconds elsewhere.
@@ -216,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
             app=app,
             started=started,
             schemas=schema_step(schemas, ledger),
+            on_step=_say_census,
         )
         if view is not None:
             view.done()  # the last datagrams may be lost; the steps are done
@@ -259,6 +270,13 @@ def run(args: argparse.Namespace) -> int:
         )
         print_document(args, doc)
     return code
+
+
+def _say_census(step: str) -> None:
+    """A dry run's census went to Spark (run/census_takers.py): say what the user waits for, on stderr (the
+    pipeline's other steps are shown by the progress view)."""
+    if step == "census":
+        print(CENSUS_BY_SPARK, file=sys.stderr, flush=True)
 
 
 def _start_spark_then_open_ledger(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kafka_migration.cli.options import nonempty, nonempty_path
+from kafka_migration.run.census import DRY_RUN_RECORDS
 
 if TYPE_CHECKING:
     from kafka_migration.ledger import Ledger
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from kafka_migration.schema_sync.guard import SchemaStep
     from kafka_migration.schema_sync.sync import SchemaOptions
 from kafka_migration.exceptions import ConfigurationError
+from kafka_migration.model.config import DRY_RUN_CENSUS
 from kafka_migration.model.schemas import (
     REGISTRY_SETTINGS,
     RegistryConfig,
@@ -66,6 +68,20 @@ def add_schema_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
+def add_dry_run_census(parser: argparse.ArgumentParser) -> None:
+    """``run``'s ``--dry-run-census``: how a dry run's census reads the source records."""
+    parser.add_argument(
+        "--dry-run-census",
+        choices=DRY_RUN_CENSUS,
+        default=None,
+        help="--dry-run with --schema-ids translate or keep: how the census of the source records finds the ids the "
+        "run will need: full (default: every planned record; more than $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS "
+        f"offsets, default {DRY_RUN_RECORDS:,}, are read by a Spark application of its own) or ends (quick, no "
+        "Spark: only the first and last records of each partition, within that many; the listing says it is not "
+        "complete)",
+    )
+
+
 def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The run's ``SchemaOptions``, or None for ``--schema-ids off``; a bad combination is one line, exit 2."""
     mode = SchemaMode(args.schema_ids)
@@ -73,6 +89,17 @@ def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         raise ConfigurationError(
             f"--unknown-schema-ids {args.unknown_schema_ids} applies to --schema-ids translate or keep, not off (the "
             "default): add --schema-ids translate (or keep), or leave the option out."
+        )
+    census = getattr(args, "dry_run_census", None)
+    if census is not None and mode is SchemaMode.OFF:
+        raise ConfigurationError(
+            f"--dry-run-census {census} applies to --schema-ids translate or keep, not off (the default), which takes "
+            "no census: add --schema-ids translate (or keep), or leave the option out."
+        )
+    if census is not None and not getattr(args, "dry_run", False):
+        raise ConfigurationError(
+            f"--dry-run-census {census} applies to a dry run: a run reads every planned record before anything is "
+            "written; add --dry-run, or leave the option out."
         )
     given = [
         f"--{o}"
@@ -95,6 +122,10 @@ def schema_options_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             f"--source-registry and --target-registry are both {source.display_url}: with one registry for both "
             "clusters the ids are already right; run with --schema-ids off."
         )
+    if getattr(args, "dry_run", False):
+        from kafka_migration.run.census_takers import local_records
+
+        local_records()  # a dry run's census budget: a bad $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS is refused here
     return SchemaOptions(mode, source, target, pass_unknown_ids=args.unknown_schema_ids == "pass")
 
 

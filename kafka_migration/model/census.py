@@ -191,7 +191,10 @@ class CensusNote:
                 f"{plural(p.records, 'key or value', 'keys and values')}, first {p.first.where()}"
             )
         if not self.complete:
-            lines.append("  a dry run reads the ends of each partition only: the run reads every record, may find more")
+            lines.append(
+                "  NOT COMPLETE: this dry run read each partition's ends only (--dry-run-census ends); the run reads "
+                "every record and may find more ids and subjects: a dry run without that option lists them all"
+            )
         return lines
 
     def to_dict(self) -> dict[str, Any]:

@@ -315,6 +315,9 @@ def compile_group_pattern(kind: str, pattern: str) -> re.Pattern[str]:
     )
 
 
+DRY_RUN_CENSUS = ("full", "ends")
+
+
 @dataclass(frozen=True)
 class MigrationOptions:
     """What to migrate and how; the same object whether it came from the CLI or a DAG's Params."""
@@ -337,6 +340,9 @@ class MigrationOptions:
     # The cutover this run fails back, if it does: its target is then the original cluster, and the advice of
     # its errors never deletes or forgets what is there (run/direction.py).
     failback_of: str | None = None
+    # A dry run's census of the schema ids (``--schema-ids keep`` or ``translate``; run/census_takers.py): ``full``
+    # reads every planned record (with Spark above what the planning process reads), ``ends`` each partition's ends.
+    dry_run_census: str = "full"
 
     def __post_init__(self) -> None:
         if isinstance(self.include, str) and not self.include.strip():
@@ -367,6 +373,16 @@ class MigrationOptions:
         targets = list((self.topic_map or {}).values())
         if len(set(targets)) != len(targets):
             raise ConfigurationError(f"topic map {dict(self.topic_map or {})} sends two topics to one target topic.")
+        if self.dry_run_census not in DRY_RUN_CENSUS:
+            raise ConfigurationError(
+                f"A dry run's census is {' or '.join(DRY_RUN_CENSUS)}, got {self.dry_run_census!r}; the default "
+                "is full."
+            )
+        if self.dry_run_census != "full" and not self.dry_run:
+            raise ConfigurationError(
+                f"A census of the partitions' ends ({self.dry_run_census}) is for a dry run only: a run reads every "
+                "record before anything is written; make it a dry run, or leave the census at full."
+            )
 
     def target_name(self, topic: str) -> str:
         """The target topic of a source topic: the explicit map first, else the rename template."""
@@ -398,6 +414,7 @@ class MigrationOptions:
             accept_target_loss=param_flag(values, "accept_target_loss"),
             topic_map=dict(values["topic_map"]) if values.get("topic_map") else None,
             failback_of=param_text(values, "failback_of") or None,
+            dry_run_census=param_text(values, "dry_run_census") or "full",
         )
 
 

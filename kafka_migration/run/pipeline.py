@@ -30,7 +30,8 @@ from kafka_migration.model.results import StepResults, TopicOutcome
 from kafka_migration.model.timings import RunTimings, run_timings, task_intervals
 from kafka_migration.reports.signoff import ReportFiles
 from kafka_migration.reports.summary import TopicSummary, results_timings
-from kafka_migration.run.census import bounded_census, census_slices, lead_census
+from kafka_migration.run.census import lead_census
+from kafka_migration.run.census_takers import CensusTaker, CensusWays, census_taker, local_records
 from kafka_migration.run.claims import lease_claim, lease_keys, release_leases
 from kafka_migration.run.evidence import (
     RunEvidence,
@@ -178,7 +179,7 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
         app = launch(directory, source, target, wait=True, on_start=running.append)
     try:
         claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-        census = _census_taker(options, (source, target), app, launch, directory)
+        census = _census_taker(options, (source, target), app, launch, directory, on_step)
         step = None if schemas is None else partial(schemas, census=census)
         planning = _Planning(options, run_id, claim, state_dir, step, lineage)
         plan = _plan((source_cluster, target_cluster), ledger, planning)
@@ -254,27 +255,31 @@ def _census_taker(
     app: Application | None,
     launch: Launcher | None,
     directory: Path,
-) -> Callable[[MigrationPlan], Census]:
-    """What takes the census of a plan's source ranges, when the schema step asks: this process, bounded, in a dry
-    run (which starts no Spark); else the run's application before its copy is released, or one of its own when
-    the application cannot wait (a driver in a cluster). Nothing to copy: nothing to read."""
+    on_step: Callable[[str], None] | None = None,
+) -> CensusTaker:
+    """What takes the census of a plan's source ranges when the schema step asks (run/census_takers.py): a dry run
+    reads up to ``$KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS`` offsets in this process, and more with a Spark
+    application of its own (``on_step("census")`` first), or only each partition's ends when asked
+    (``dry_run_census`` ``ends``; also without a launcher); a run asks its application before its copy is
+    released, or one of its own when the application cannot wait (a driver in a cluster)."""
+    source = ClusterPair.of(*clusters).source
 
-    def take(plan: MigrationPlan) -> Census:
-        if not census_slices(plan):
-            return Census()
-        started = time.monotonic()
-        if options.dry_run:
-            found = bounded_census(plan, ClusterPair.of(*clusters).source)
-        elif app is not None:
-            found = lead_census(plan, ClusterPair.of(*clusters).source, app.up, app.census)
-        elif launch is not None:
-            found = launch.census(directory, plan, *clusters)
-        else:
+    def spark(plan: MigrationPlan) -> Census:
+        if app is not None:  # read here while the driver starts, the rest by the driver (run/census.lead_census)
+            return lead_census(plan, source, app.up, app.census)
+        if launch is None:
             raise ConfigurationError("A run that copies needs a launcher of its copy (spark/submit.SparkLauncher).")
-        log.info("census of the source records in %.1f s: %s", time.monotonic() - started, found.describe())
-        return found
+        return launch.census(directory, plan, *clusters)
 
-    return take
+    if not options.dry_run:
+        return census_taker(CensusWays(source, spark, local_records=0))
+
+    def announce(_planned: int) -> None:
+        if on_step is not None:
+            on_step("census")
+
+    ends = options.dry_run_census == "ends" or launch is None
+    return census_taker(CensusWays(source, spark, local_records(), ends_only=ends, on_spark=announce))
 
 
 def _create_topics(

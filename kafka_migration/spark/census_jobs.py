@@ -1,8 +1,9 @@
 """The census of a run's source records in Spark (run/census.py), before anything is written.
 
 The launcher writes the plan as planned so far (``run.census.REQUEST``) and says ``census`` to the driver waiting
-for its plan (spark/gate.py); or, when the driver cannot wait (a cluster deploy mode), submits the ``census`` step
-as an application of its own. Either way the driver runs one Spark job whose tasks read the ranges, each partition
+for its plan (spark/gate.py); or, when the driver cannot wait (a cluster deploy mode), or for a dry run or a DAG's
+plan task above what they read themselves (run/census_takers.py), submits the ``census`` step as an application of
+its own. Either way the driver runs one Spark job whose tasks read the ranges, each partition
 whole, and keep only the schema ids of keys and values with their first offsets; the driver merges those (ids,
 never records), writes them back (``run.census.ANSWER``) and logs ``CENSUS_WRITTEN``.
 """

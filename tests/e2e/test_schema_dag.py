@@ -8,6 +8,12 @@ registries' basic-auth passwords, planted in the connections, are searched for i
 process arguments sampled while the runs go, the Airflow metadata DB (XCom, rendered fields), the run files and
 the ledger: found nowhere. A run naming a registry that does not answer is refused by its plan task, one line,
 nothing written.
+
+The census of the records in the plan task, as a Spark application of its own (the budget the plan task reads
+itself set to 0, ``KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS``): a key in the middle of a partition naming an id the
+source registry does not know refuses the run in the plan task, naming topic, partition and offset, with no topic
+created, no subject registered and no run opened (without the census the plan would pass and the copy fail); a
+topic whose values are RecordNameStrategy record types has their subjects registered and every value translated.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -254,3 +260,118 @@ def test_the_failback_dag_translates_back_through_the_recorded_map(  # type: ign
         for r in read_partition(clusters.source, topic, q, start=on_source[q])
     }
     assert headers == {registered.schema_id}
+
+
+UNKNOWN_ID = 987_654  # an id no test registers: the source registry does not know it
+RECORDS = {"subject.name.strategy.type": "RECORD"}  # RecordNameStrategy: a record's subject is its full name
+
+
+@pytest.fixture
+def census_by_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan task reads no offset itself: every census is a Spark application of its own."""
+    monkeypatch.setenv("KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS", "0")
+
+
+def _by_spark(text: str) -> bool:
+    """Whether a task's output shows the census submitted as a Spark application and answered."""
+    return "--name kafka-migration-census" in text and "kafka_migration.spark: census written" in text
+
+
+@pytest.mark.usefixtures("census_by_spark")
+def test_the_plan_tasks_census_refuses_an_unknown_id_before_anything_is_written(  # type: ignore[no-untyped-def]
+    clusters: Clusters, registry_connections: Registries, state: Path, capfd, caplog, unique: str
+) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    from kafka_migration.airflow.hooks import LedgerHook
+
+    registries = registry_connections
+    topic = f"schunk{unique}.events"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    own = source.register_schema(f"{topic}-value", Schema(json.dumps(order(unique)), "AVRO"))
+    p = producer(clusters.source)
+    for i in range(6):
+        key = b"\x00" + UNKNOWN_ID.to_bytes(4, "big") + b"k" if i == 3 else f"k{i}".encode()
+        send(p, topic, 0, key, b"\x00" + own.to_bytes(4, "big") + b"\x02")
+    send(p, topic, 1, b"k", b"\x00" + own.to_bytes(4, "big") + b"\x04")
+    p.flush(30)
+    subjects = set(client(registries.target).get_subjects())
+    runs_before = {r.run_id for r in LedgerHook().get_conn().runs(limit=1000)}
+
+    run = _dag("kafka_migration").test(run_conf={"include": topic, "schema_ids": "translate", "sync_groups": False})
+    assert str(run.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert [t for t, s in states.items() if s == "failed"] == ["plan"], states
+    output = capfd.readouterr()
+    text = output.out + output.err + caplog.text
+    line = f"Source {topic}[0] offset 3: its key names schema id {UNKNOWN_ID}, which the source registry"
+    assert line in text and "nothing was written" in text, text[-3000:]
+    assert _by_spark(text), text[-3000:]
+    assert topic not in AdminClient({"bootstrap.servers": clusters.target}).list_topics(timeout=10).topics
+    assert set(client(registries.target).get_subjects()) == subjects  # no subject registered
+    assert {r.run_id for r in LedgerHook().get_conn().runs(limit=1000)} == runs_before  # no run opened
+    assert not list(state.glob("runs/*/census*.json"))  # the census's files removed
+
+
+@pytest.mark.usefixtures("census_by_spark")
+def test_the_plan_tasks_census_syncs_record_name_strategy_subjects_and_the_copy_translates(  # type: ignore[no-untyped-def]
+    clusters: Clusters, registry_connections: Registries, capfd, caplog, unique: str
+) -> None:
+    registries = registry_connections
+    ns = f"ev{unique}"
+    place = {"type": "record", "name": "Place", "namespace": ns, "fields": [{"name": "city", "type": "string"}]}
+    event = {
+        "type": "record",
+        "name": "Event",
+        "namespace": ns,
+        "fields": [{"name": "id", "type": "long"}, {"name": "where", "type": f"{ns}.Place"}],
+    }
+    ping = {"type": "record", "name": "Ping", "namespace": ns, "fields": [{"name": "n", "type": "int"}]}
+    topic, target_topic = f"schrns{unique}.events", f"dag.schrns{unique}.events"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    source.register_schema(f"{ns}.Place", Schema(json.dumps(place), "AVRO"))
+    reference = SchemaReference(f"{ns}.Place", f"{ns}.Place", 1)
+    event_id = source.register_schema(f"{ns}.Event", Schema(json.dumps(event), "AVRO", [reference]))
+    target = client(registries.target)
+    filler, i = 0, 0
+    while i < 2 or filler <= event_id:  # the target's ids run ahead of the source's
+        filler = target.register_schema(f"{ns}-filler{i}", Schema(json.dumps({**ping, "name": f"F{i}"}), "AVRO"))
+        i += 1
+    conf = {"auto.register.schemas": False, "use.latest.version": True, **RECORDS}
+    as_event = AvroSerializer(source, source.get_latest_version(f"{ns}.Event").schema, conf=conf)
+    source.register_schema(f"{ns}.Ping", Schema(json.dumps(ping), "AVRO"))
+    as_ping = AvroSerializer(source, json.dumps(ping), conf=conf)
+    context = SerializationContext(topic, MessageField.VALUE)
+    p = producer(clusters.source)
+    for i in range(6):
+        value = as_event({"id": i, "where": {"city": f"c{i}"}}, context) if i % 3 else as_ping({"n": i}, context)
+        send(p, topic, i % 2, f"k{i}".encode(), value)
+    p.flush(30)
+
+    with ArgsSampler() as ps:
+        run = _dag("kafka_migration").test(
+            run_conf={"include": topic, "rename": "dag.{topic}", "schema_ids": "translate", "sync_groups": False}
+        )
+    output = capfd.readouterr()
+    text = output.out + output.err + caplog.text
+    assert str(run.state) == "success", text[-3000:]
+    assert _by_spark(text) and f"subjects found behind ids in the records: {ns}.Event, {ns}.Ping" in text
+    assert {f"{ns}.Place", f"{ns}.Event", f"{ns}.Ping"} <= set(target.get_subjects())
+    refs = target.get_version(f"{ns}.Event", 1).schema.references
+    assert [(r.name, r.subject, r.version) for r in refs] == [(f"{ns}.Place", f"{ns}.Place", 1)]
+
+    def decoded(bootstrap: str, name: str, url: str) -> list[tuple[Any, bytes]]:
+        avro = AvroDeserializer(client(url), conf=RECORDS)
+        return [
+            (avro(r["value"], SerializationContext(name, MessageField.VALUE)), r["value"][1:5])
+            for partition in (0, 1)
+            for r in read_partition(bootstrap, name, partition)
+        ]
+
+    mine = decoded(clusters.source, topic, registries.source)
+    theirs = decoded(clusters.target, target_topic, registries.target)
+    assert [v for v, _ in theirs] == [v for v, _ in mine] and len(mine) == 6
+    assert all(a != b for (_, a), (_, b) in zip(mine, theirs, strict=True))  # every value names the target's id
+    assert leaks(SECRETS, {"ps": ps.text(), "task output": text}) == []  # the census's submit holds no registry secret

@@ -167,15 +167,15 @@ def test_yarn_refuses_a_secret_with_no_reference(connections: Path) -> None:
     from kafka_migration.exceptions import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=r"target connection's \['sasl\.password'\]") as info:
-        _operator("spark_yarn", target_conn_id="kafka_plain").prepare()
+        _operator("spark_yarn", target_conn_id="kafka_plain").submitter().prepare()
     assert leaked(SECRET, str(info.value)) == []
 
 
 def test_local_master_passes_settings_in_the_environment_only(connections: Path, fake_submit) -> None:  # type: ignore[no-untyped-def]
     fake_submit()
     op = _operator("spark_local")
-    submission = op.prepare()
-    command = op.submit_command(submission)
+    submission = op.submitter().prepare()
+    command = op.submitter().submit_command(submission)
     assert command[0] == shutil.which("spark-submit")
     assert leaked(SECRET, " ".join(command)) == []
     # one application copies and verifies: both results files on its command line
@@ -191,7 +191,7 @@ def test_local_master_passes_settings_in_the_environment_only(connections: Path,
 def test_the_connections_conf_is_used_and_the_tasks_own_wins(connections: Path, fake_submit) -> None:  # type: ignore[no-untyped-def]
     fake_submit()
     op = _operator("spark_conf", conf={"spark.a": "task"})
-    confs = _confs(op.submit_command(op.prepare()))
+    confs = _confs(op.submitter().submit_command(op.submitter().prepare()))
     assert confs["spark.cores.max"] == "3" and confs["spark.a"] == "task"
     assert confs["spark.ui.showConsoleProgress"] == "false"
 
@@ -214,7 +214,7 @@ def test_the_connections_kerberos_settings_reach_spark_submit(  # type: ignore[n
     op = _operator("spark_krb", target_conn_id="kafka_source")
     lines: list[str] = []
     monkeypatch.setattr(op.log, "info", lambda message, *args: lines.append(message % args))
-    op.submit_until_results(op.prepare())
+    op.submitter().submit_until_results(op.submitter().prepare())
     argv, _ = _submitted(record)
     confs = _confs(argv)
     assert confs["spark.yarn.queue"] == "etl" and confs["spark.kerberos.principal"] == "mig@EXAMPLE"
@@ -312,7 +312,7 @@ def test_a_bad_spark_connection_is_named(
     if conn is not None:
         monkeypatch.setenv("AIRFLOW_CONN_SPARK_BAD", json.dumps({"conn_type": "spark", **conn}))
     with pytest.raises(ConfigurationError, match=message):
-        _operator("spark_bad").prepare()
+        _operator("spark_bad").submitter().prepare()
 
 
 def _results_line() -> str:
@@ -333,8 +333,8 @@ def test_submit_returns_once_the_driver_wrote_its_results(connections: Path, fak
         f"pathlib.Path({str(done)!r}).touch()\n"
     )
     op = _operator("spark_local")
-    op.submit_until_results(op.prepare())
-    process = op._process
+    op.submitter().submit_until_results(op.submitter().prepare())
+    process = op.submitter().process
     assert process is not None
     assert process.poll() is None and not done.exists()  # returned while "Spark" was still stopping
     deadline = time.monotonic() + 30
@@ -351,10 +351,10 @@ def test_submit_waits_for_a_driver_that_writes_its_class_archive(  # type: ignor
     done = tmp_path / "stopped"
     fake_submit(f"print({_results_line()!r}, flush=True)\ntime.sleep(1)\npathlib.Path({str(done)!r}).touch()\n")
     op = _operator("spark_local")
-    submission = op.prepare()
+    submission = op.submitter().prepare()
     assert submission.startup.writing is not None
-    op.submit_until_results(submission)
-    assert done.exists() and op._process is not None and op._process.returncode == 0
+    op.submitter().submit_until_results(submission)
+    assert done.exists() and op.submitter().process is not None and op.submitter().process.returncode == 0
 
 
 def test_submit_without_results_fails_on_the_exit_code(connections: Path, fake_submit) -> None:  # type: ignore[no-untyped-def]
@@ -363,7 +363,7 @@ def test_submit_without_results_fails_on_the_exit_code(connections: Path, fake_s
     fake_submit("print('Exception in thread main')\nsys.exit(7)\n")
     op = _operator("spark_local")
     with pytest.raises(SparkJobError, match=r"exited with code 7 before its driver wrote its results(.|\n)*in thread"):
-        op.submit_until_results(op.prepare())
+        op.submitter().submit_until_results(op.submitter().prepare())
 
 
 def test_on_kill_stops_the_submit(connections: Path, fake_submit) -> None:  # type: ignore[no-untyped-def]
@@ -372,16 +372,17 @@ def test_on_kill_stops_the_submit(connections: Path, fake_submit) -> None:  # ty
 
     fake_submit("print('started', flush=True)\ntime.sleep(120)\n")
     op = _operator("spark_local")
-    submission = op.prepare()
+    submission = op.submitter().prepare()
     killer = threading.Timer(1.0, op.on_kill)
     killer.start()
     started = time.monotonic()
     with pytest.raises(SparkJobError, match=r"exited with code -9 \(stopped\)"):
-        op.submit_until_results(submission)
+        op.submitter().submit_until_results(submission)
     killer.join()
-    assert time.monotonic() - started < 60 and op._process is not None and op._process.returncode == -9
+    process = op.submitter().process
+    assert time.monotonic() - started < 60 and process is not None and process.returncode == -9
     with pytest.raises(SparkJobError, match="stopped before it was submitted"):
-        op.submit_until_results(submission)  # a stopped task submits nothing more
+        op.submitter().submit_until_results(submission)  # a stopped task submits nothing more
 
 
 def test_early_return_still_fails_a_step_with_a_topic_not_ok(connections: Path, tmp_path: Path) -> None:
@@ -403,10 +404,10 @@ def test_no_private_member_of_another_object_is_used() -> None:
     """The operator and the hooks use the Spark provider's public API only: no ``x._name`` but on self."""
     import ast
 
-    from kafka_migration.airflow import hooks, operators
+    from kafka_migration.airflow import hooks, operators, spark_steps
 
     found = []
-    for module in (operators, hooks):
+    for module in (operators, spark_steps, hooks):
         tree = ast.parse(Path(module.__file__).read_text())
         for node in ast.walk(tree):
             if (
@@ -419,3 +420,46 @@ def test_no_private_member_of_another_object_is_used() -> None:
         imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names]
         found += [f"{module.__name__} imports {name}" for name in imported if name.startswith("_")]
     assert found == []
+
+
+def test_the_plan_tasks_census_is_submitted_as_the_copy_is_and_leaves_no_file(  # type: ignore[no-untyped-def]
+    connections: Path, fake_submit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``spark_steps.spark_census``: step census to the spark_default master, the plan's ranges asked in the request
+    file, the settings in the environment only; the answer read back, or its error, or the submit's; the request and
+    answer removed whatever happened."""
+    from kafka_migration.airflow.spark_steps import spark_census
+    from kafka_migration.exceptions import CopyError, SparkJobError
+    from kafka_migration.model.census import Sighting
+    from kafka_migration.model.schemas import RecordPart
+    from tests.unit.factories import migration_plan, topic_plan
+
+    spark = {"conn_type": "spark", "host": "local[2]", "extra": {"spark-binary": "spark-submit"}}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(spark))
+    answer = (
+        "args = sys.argv[1:]\n"
+        "plan = json.loads(pathlib.Path(args[args.index('--plan') + 1]).read_text())\n"
+        "sighting = {'topic': plan['topics'][0]['source_topic'], 'partition': 0, 'part': 'value', 'schema_id': 9, "
+        "'offset': 2, 'records': 1}\n"
+        "pathlib.Path(args[args.index('--results') + 1]).write_text(json.dumps({ANSWER}))\n"
+        f"print({_results_line()!r}, flush=True)\n"
+    )
+    census = "{'census': {'sightings': [sighting], 'records': 3, 'planned': 3}}"
+    record = fake_submit(answer.replace("{ANSWER}", census))
+    plan = migration_plan(topic_plan("orders", (3,)))
+    directory = tmp_path / "run"
+    found = spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    assert found.sightings == (Sighting("orders", 0, RecordPart.VALUE, 9, 2),) and found.records == 3
+    argv, env = _submitted(record)
+    assert argv[argv.index("--name") + 1] == "kafka-migration-census" and argv[argv.index("--job") + 1] == "all"
+    assert argv[argv.index("--plan") + 1] == str(directory / "census-plan.json")
+    assert leaked(SECRET, " ".join(argv)) == [] and json.loads(env["KAFKA_MIGRATION_TARGET_CONFIG"])["sasl.password"]
+    assert list(directory.iterdir()) == []
+
+    fake_submit(answer.replace("{ANSWER}", "{'error': 'source orders[0]: unreachable'}"))
+    with pytest.raises(CopyError, match=r"census of the source records failed: source orders\[0\]: unreachable"):
+        spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    fake_submit("sys.exit(7)\n")
+    with pytest.raises(SparkJobError, match="Spark census step exited with code 7 before its driver wrote"):
+        spark_census(plan, directory, ("kafka_source", "kafka_target"))
+    assert list(directory.iterdir()) == []

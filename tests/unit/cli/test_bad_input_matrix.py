@@ -338,6 +338,26 @@ SPECIFIC: list[Case] = [
         expect="--unknown-schema-ids pass applies to --schema-ids translate or keep, not off",
     ),
     run("--unknown-schema-ids", "--unknown-schema-ids", "skip", expect="invalid choice: 'skip'"),
+    run("--dry-run-census", "--dry-run-census", "half", expect="invalid choice: 'half'"),
+    run(
+        "--dry-run-census",
+        "--dry-run",
+        "--dry-run-census",
+        "ends",
+        expect="--dry-run-census ends applies to --schema-ids translate or keep, not off",
+    ),
+    run(
+        "--dry-run-census",
+        "--schema-ids",
+        "translate",
+        "--source-registry",
+        "http://127.0.0.1:1",
+        "--target-registry",
+        "http://127.0.0.1:2",
+        "--dry-run-census",
+        "full",
+        expect="--dry-run-census full applies to a dry run: a run reads every planned record",
+    ),
     run("--schema-ids", "--schema-ids", "translate", expect="needs the source schema registry: give --source-registry"),
     run(
         "--schema-ids",
@@ -710,6 +730,19 @@ def test_cli_refuses_before_writing(
     assert _tree(isolated) == before, "something was written"
 
 
+def test_a_bad_census_budget_is_refused_before_writing(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """$KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS, read by a dry run that takes a census (not by one that takes none)."""
+    monkeypatch.setenv("KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS", "lots")
+    registries = ("--source-registry", "http://127.0.0.1:1", "--target-registry", "http://127.0.0.1:2")
+    before = _tree(isolated)
+    assert main([*BASE["run"], "--dry-run", "--schema-ids", "translate", *registries]) == EXIT_BAD_INPUT
+    out, err = capfd.readouterr()
+    assert "$KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS must be a whole number of offsets" in _one_line(err) and out == ""
+    assert _tree(isolated) == before, "something was written"
+
+
 def test_no_secret_in_a_refusal(isolated: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """librdkafka quotes the values it refuses; a secret's value is masked in the one line."""
     (isolated / "s.json").write_text(json.dumps({"sasl.password": "hunter2", "security.protocol": "hunter2"}))
@@ -881,6 +914,23 @@ def test_plan_task_refuses_bad_deployment_settings(
     with pytest.raises(ConfigurationError) as refused:
         plan_run({name: param.value for name, param in declared.items()}, "manual__1", declared=declared)
     assert expect in _one_line(str(refused.value))
+    assert _tree(airflow_env) == before, "something was written"
+
+
+def test_plan_task_refuses_a_bad_census_budget_when_it_takes_a_census(
+    airflow_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[kafka_migration] census_local_records`` is read with schema_ids keep or translate, before any cluster or
+    registry is asked."""
+    from kafka_migration.airflow.run_tasks import plan_run
+
+    monkeypatch.setenv("AIRFLOW__KAFKA_MIGRATION__CENSUS_LOCAL_RECORDS", "-5")
+    declared = _params()
+    params = {name: param.value for name, param in declared.items()} | {"schema_ids": "translate"}
+    before = _tree(airflow_env)
+    with pytest.raises(ConfigurationError) as refused:
+        plan_run(params, "manual__1", declared=declared)
+    assert "[kafka_migration] census_local_records must be a whole number of offsets" in _one_line(str(refused.value))
     assert _tree(airflow_env) == before, "something was written"
 
 
