@@ -69,10 +69,9 @@ def sightings(topic: str, partition: int, keys: Tally, values: Tally) -> list[Si
     ]
 
 
-def census_of(source: Endpoint, ranges: Sequence[OffsetRange], complete: bool = True) -> Census:
-    """The census of ``ranges`` (each partition once), read with one consumer."""
-    found, _left = census_until(source, ranges)
-    return Census(found.sightings, found.records, found.planned, complete)
+def census_of(source: Endpoint, ranges: Sequence[OffsetRange]) -> Census:
+    """The census of ``ranges`` (each partition once), read whole with one consumer."""
+    return census_until(source, ranges)[0]
 
 
 def census_until(
@@ -105,7 +104,7 @@ def census_until(
         if i not in finished and reached[i] < (r.end or r.start)
     ]
     covered = sum(max(0, (r.end or r.start) - r.start) for r in ranges) - sum(r.end - r.start for r in left)
-    return Census(tuple(found), records, covered, True), left
+    return Census(tuple(found), records, covered), left
 
 
 def rest_of(plan: MigrationPlan, left: Sequence[OffsetRange]) -> MigrationPlan:

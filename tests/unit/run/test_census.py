@@ -106,13 +106,29 @@ def test_a_bounded_census_reads_everything_within_its_budget_else_each_partition
     assert {r.end - r.start for r in heads + tails} == {1} and len(tails) == 300
 
 
+def test_a_bounded_census_leaves_no_tail_the_head_covered() -> None:
+    # 8 at each end (50 // 6): a partition of 8 offsets, or fewer, far from offset 0, is read whole by its head
+    heads, tails = bounded_ranges(_slices((0, 60), (100, 108), (200, 205)), budget=50)
+    assert heads == [OffsetRange("t", 0, 0, 8), OffsetRange("t", 1, 100, 108), OffsetRange("t", 2, 200, 205)]
+    assert tails == [OffsetRange("t", 0, 52, 60)]
+
+
+def test_a_header_with_nothing_after_it_is_a_candidate() -> None:
+    keys: dict[bytes, list[int]] = {}
+    values: dict[bytes, list[int]] = {}
+    tally([Msg(3, framed(4, b""), framed(6, b""), None, 0)], keys, values)  # e.g. an Avro record of no fields
+    assert keys == {framed(4, b""): [3, 1]} and values == {framed(6, b""): [3, 1]}
+
+
 def test_a_dry_runs_census_says_whether_it_read_every_planned_record(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ranges, "read_ranges", _reads({0: [[Msg(0, None, framed(5), None, 0)]]}))
     plan = migration_plan(topic_plan("t", (10, 0)))
     found = bounded_census(plan, SOURCE)
     assert found.complete and found.planned == 10 and found.ids() == {5}  # the empty range is not read
     found = bounded_census(plan, SOURCE, budget=4)
-    assert not found.complete and found.planned == 10
+    assert found.complete is False and found.planned == 10
+    later = rest_of(plan, [OffsetRange("t", 0, 4, 10)])  # the partition's range starts at offset 4
+    assert bounded_census(later, SOURCE, budget=2).planned == 6
     assert found.records == 2  # one batch from each read: the heads, then the tails
     assert bounded_census(migration_plan(topic_plan("t", (0,))), SOURCE) == Census()  # nothing to read
 
@@ -123,7 +139,14 @@ def test_the_drivers_answer_is_the_census_or_why_there_is_none(tmp_path: Path) -
     assert read_answer(tmp_path / "census.json") == found
     assert [p.name for p in tmp_path.iterdir()] == ["census.json"]  # no partial file left
     write_answer(tmp_path / "census.json", None, "source t[0]: unreachable")
-    with pytest.raises(CopyError, match=r"census of the source records failed: source t\[0\]: unreachable; nothing"):
+    with pytest.raises(CopyError) as failed:
+        read_answer(tmp_path / "census.json")
+    assert str(failed.value) == (
+        "The census of the source records failed: source t[0]: unreachable; nothing was written. Check that the "
+        "source is reachable and readable, then run again."
+    )
+    write_answer(tmp_path / "census.json", None)
+    with pytest.raises(CopyError, match=r"failed: unknown error; nothing was written"):
         read_answer(tmp_path / "census.json")
     with pytest.raises(CopyError, match="cannot be read"):
         read_answer(tmp_path / "absent.json")
@@ -163,13 +186,20 @@ def test_a_census_stopped_early_says_what_is_left_from_where_it_stopped(monkeypa
 
 def test_a_census_that_is_never_stopped_reads_everything_and_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ranges, "read_ranges", _reads({0: [RECORDS[:3], RECORDS[3:]], 1: [[RECORDS[0]]]}))
-    wanted = [OffsetRange("a", 0, 10, 17), OffsetRange("b", 2, 10, 20)]
+    wanted = [OffsetRange("a", 0, 10, 17), OffsetRange("b", 2, 10, 20), OffsetRange("c", 0, 5, 5)]  # one empty
     found, left = census_until(SOURCE, wanted, lambda: False)
     assert left == [] and (found.records, found.planned) == (8, 17)
     assert found == census_of(SOURCE, wanted)
     # a range whose records end before its end (a gap, compaction) is done all the same: nothing left of it
     monkeypatch.setattr(ranges, "read_ranges", _reads({0: [[Msg(3, None, framed(1), None, 0)]]}))
     assert census_until(SOURCE, [OffsetRange("a", 0, 0, 9)], lambda: False)[1] == []
+
+
+def test_a_range_read_to_its_end_before_the_stop_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = [Msg(offset, None, framed(3), None, 0) for offset in range(10, 17)]
+    monkeypatch.setattr(ranges, "read_ranges", _reads({0: [whole]}))  # its end comes before its done
+    found, left = census_until(SOURCE, [OffsetRange("a", 0, 10, 17)], lambda: True)
+    assert left == [] and (found.records, found.planned) == (7, 7)
 
 
 def test_what_is_left_narrows_the_plan_for_the_drivers_census() -> None:
