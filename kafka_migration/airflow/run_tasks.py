@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,6 +153,8 @@ def plan_run(
     from kafka_migration.kafka.clients import KafkaCluster
     from kafka_migration.ledger import Ledger
     from kafka_migration.ledger.leases import Holder
+    from kafka_migration.model.config import ClusterPair
+    from kafka_migration.run.census import whole_census
     from kafka_migration.run.claims import lease_claim, release_leases
     from kafka_migration.run.files import run_dir
     from kafka_migration.run.planner import build_plan, safe_run_id
@@ -169,8 +172,11 @@ def plan_run(
     claim = None if options.dry_run else lease_claim(ledger, holder, settings.lease_ttl())
     try:
         plan = build_plan(source, target, options, run_id=migration_run_id, ledger=ledger, claim=claim)
-        # Schemas registered and proven before the plan is written; a failback's back through the recorded map.
-        plan = schema_step(inputs.schemas, ledger, failback=options.failback_of is not None)(plan)
+        # Schemas registered and proven before the plan is written; a failback's back through the recorded map,
+        # or in keep mode each id its records name proven, from a census this task takes of them.
+        failback = options.failback_of is not None
+        census = partial(whole_census, source=ClusterPair.of(inputs.source, inputs.target).source) if failback else None
+        plan = schema_step(inputs.schemas, ledger, failback=failback)(plan, census=census)
         directory = run_dir(state, plan.run_id)
         plan_path = directory / "plan.json"
         plan.write(plan_path)

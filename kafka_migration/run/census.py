@@ -4,6 +4,7 @@ schema id kept with the first offset that carries it.
 It runs before anything is written, and only when the run moves schemas (``--schema-ids keep`` or ``translate``):
 - a run: Spark tasks, each reading its slices whole (``census_task``; spark/census_jobs.py runs them in the copy's
   own application before its copy is released, see spark/gate.py);
+- the failback DAG's plan task, in keep mode: this process reads the ranges whole (``whole_census``);
 - a dry run, which starts no Spark: this process reads the ranges whole when they hold at most ``DRY_RUN_RECORDS``
   offsets in all, else the first and last records of each partition within that budget (``bounded_census``), and
   says so.
@@ -126,6 +127,15 @@ def bounded_census(plan: MigrationPlan, source: Endpoint, budget: int = DRY_RUN_
         return census_of(source, heads)
     found = census_of(source, heads).merge(census_of(source, tails))
     return Census(found.sightings, found.records, sum(s.end - s.start for s in slices), complete=False)
+
+
+def whole_census(plan: MigrationPlan, source: Endpoint) -> Census:
+    """The census of every range the plan copies, read whole in this process with one consumer: what the failback
+    DAG's plan task takes for a failback in keep mode (the records since the cutover), which proves each id."""
+    from kafka_migration.kafka.ranges import OffsetRange
+
+    ranges = [OffsetRange(s.source_topic, s.partition, s.start, s.end) for s in census_slices(plan)]
+    return census_of(source, ranges) if ranges else Census()
 
 
 def write_answer(path: Path, census: Census | None, error: str | None = None) -> None:
