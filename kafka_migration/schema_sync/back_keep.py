@@ -121,8 +121,9 @@ def _named(census: Census, v: SyncedVersion, target_url: str) -> str:
     """``schema id 57, subject 'orders-value' version 3 on the target registry URL (2 keys and values to bring
     back name it, the first ...)``."""
     first: Sighting | None = census.first_of([v.source_id]).get(v.source_id)
+    count = census.records_naming(v.source_id)
     seen = (
-        f" ({plural(census.records_naming(v.source_id), 'key or value', 'keys and values')} to bring back name it, "
+        f" ({plural(count, 'key or value', 'keys and values')} to bring back {'names' if count == 1 else 'name'} it, "
         f"the first {first.where()})"
         if first is not None
         else ""

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_migration.exceptions import SchemaConflictError
-from kafka_migration.model.schemas import RegistryConfig, SchemaMode
+from kafka_migration.exceptions import RegistryNotFoundError, SchemaConflictError
+from kafka_migration.model.census import Census, Sighting
+from kafka_migration.model.schemas import (
+    RecordPart,
+    RegisteredSchema,
+    RegistryConfig,
+    SchemaFormat,
+    SchemaMode,
+    SubjectVersion,
+)
 from kafka_migration.schema_sync.back import ForwardIds, refuse_failback_mode, reversed_options
+from kafka_migration.schema_sync.back_keep import prove_kept
 from kafka_migration.schema_sync.sync import SchemaOptions
 
 TRANSLATED = ForwardIds(translated={("orders", "moved.orders"): "run-7"})
@@ -62,3 +71,30 @@ def test_the_failbacks_registries_are_the_cutovers_swapped() -> None:
     back = reversed_options(options)
     assert (back.source, back.target) == (options.target, options.source)
     assert back.mode is SchemaMode.TRANSLATE and back.pass_unknown_ids
+
+
+class Doors:
+    """The two registries as a keep failback's proof asks them before any fingerprint: the target registry (the
+    failback's source) gives each id's schema; the source registry holds none of them."""
+
+    def schema(self, schema_id: int) -> RegisteredSchema:
+        return RegisteredSchema(schema_id, SchemaFormat.AVRO, '"string"')
+
+    def subject_versions_of(self, schema_id: int) -> list[SubjectVersion]:
+        raise RegistryNotFoundError(f"schema id {schema_id} not found")
+
+
+def test_a_keep_failback_names_the_first_id_the_source_lacks_and_counts_the_others() -> None:
+    ids = range(101, 109)
+    census = Census(tuple(Sighting("orders", 0, RecordPart.VALUE, i, i, 1) for i in ids), 8, 8)
+    holders = {i: (SubjectVersion("orders-value", i - 100, i),) for i in ids}
+    with pytest.raises(SchemaConflictError) as caught:
+        prove_kept(census, holders, (Doors(), Doors()), ("http://dst", "http://src"))  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(
+        "Failback with --schema-ids keep: schema id 101, subject 'orders-value' version 1 on the target registry "
+        "http://dst (1 key or value to bring back names it, the first the value of orders[0] at offset 101), is not "
+        "on the source registry http://src (nor are ids 102, 103, 104, 105, 106 and 2 more); "
+    )
+    with pytest.raises(SchemaConflictError, match=r"http://src \(nor is id 102\); "):
+        prove_kept(census, {i: holders[i] for i in (101, 102)}, (Doors(), Doors()), ("http://dst", "http://src"))  # type: ignore[arg-type]
