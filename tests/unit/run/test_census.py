@@ -24,6 +24,7 @@ from kafka_migration.run.census import (
     census_task,
     read_answer,
     tally,
+    whole_census,
     write_answer,
 )
 from tests.unit.factories import migration_plan, topic_plan
@@ -111,6 +112,25 @@ def test_a_dry_runs_census_says_whether_it_read_every_planned_record(monkeypatch
     assert not found.complete and found.planned == 10
     assert found.records == 2  # one batch from each read: the heads, then the tails
     assert bounded_census(migration_plan(topic_plan("t", (0,))), SOURCE) == Census()  # nothing to read
+
+
+def test_a_whole_census_reads_every_range_the_plan_copies_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The failback DAG's census in keep mode: each non-empty range of the plan whole, however many offsets (a
+    proof, not a sample), and complete."""
+    asked: list[list[OffsetRange]] = []
+    read = _reads({0: [[Msg(0, framed(5), None, None, 0)]], 1: [[Msg(7, None, framed(6), None, 0)]]})
+
+    def recording(cluster: Endpoint, wanted: Sequence[OffsetRange], **kw: Any) -> Any:
+        asked.append(list(wanted))
+        return read(cluster, wanted, **kw)
+
+    monkeypatch.setattr(ranges, "read_ranges", recording)
+    plan = migration_plan(topic_plan("t", (300_000, 0, 12)))
+    found = whole_census(plan, SOURCE)
+    assert asked == [[OffsetRange("t", 0, 0, 300_000), OffsetRange("t", 2, 0, 12)]]
+    assert found.complete and found.planned == 300_012 and found.records == 2
+    assert found.sightings == (Sighting("t", 0, KEY, 5, 0, 1), Sighting("t", 2, VALUE, 6, 7, 1))
+    assert whole_census(migration_plan(topic_plan("t", (0,))), SOURCE) == Census() and len(asked) == 1
 
 
 def test_the_drivers_answer_is_the_census_or_why_there_is_none(tmp_path: Path) -> None:
