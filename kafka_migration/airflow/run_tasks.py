@@ -179,7 +179,7 @@ def plan_run(
     try:
         plan = build_plan(source, target, options, run_id=migration_run_id, ledger=ledger, claim=claim)
         # Schemas registered and proven before the plan is written, after the census of the records it will copy;
-        # a failback's back through the recorded map.
+        # a failback's back through the recorded map, or in keep mode each id its records name proven.
         plan = schema_step(inputs.schemas, ledger, failback=options.failback_of is not None)(plan, census)
         directory = run_dir(state, plan.run_id)
         plan_path = directory / "plan.json"

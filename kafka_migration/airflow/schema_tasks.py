@@ -182,11 +182,9 @@ def census_taker(
 def check_failback_mode(params: Mapping[str, Any], ledger: Ledger, cutover: Cutover) -> None:
     """A failback treats the schema ids as the runs before the cutover did (its prepare task, before it records
     anything): refused with one line otherwise (``schema_sync.back.refuse_failback_mode``)."""
-    from kafka_migration.schema_sync.back import forward_translations, refuse_failback_mode
+    from kafka_migration.schema_sync.back import forward_ids, refuse_failback_mode
 
     mode, _ = check_values(params)
     registry_conn_ids(params)
     pairs = [(t.source_topic, t.target_topic) for t in cutover.topics]
-    refuse_failback_mode(
-        forward_translations(ledger, cutover.source_cluster_id, cutover.target_cluster_id, pairs), mode
-    )
+    refuse_failback_mode(forward_ids(ledger, cutover.source_cluster_id, cutover.target_cluster_id, pairs), mode)

@@ -47,11 +47,15 @@ def add_parser(sub: Any) -> None:
             "# stop the producers and consumers on the target first; the clusters come from the cutover",
             "kafka-migrate failback --cutover cutover-20260301T020000Z-1a2b3c",
             "kafka-migrate failback --cutover cutover-20260301T020000Z-1a2b3c --quiet-seconds 60 --output json",
+            "# after runs with --schema-ids keep (or translate): the same, with the cutover's two registries",
+            "kafka-migrate failback --cutover cutover-20260301T020000Z-1a2b3c --schema-ids keep "
+            "--source-registry https://src-registry:8081 --target-registry https://dst-registry:8081",
         ],
     )
     parser.add_argument("--cutover", type=nonempty, required=True, metavar="CUTOVER_ID", help="the cutover to reverse")
     cluster_options(parser, required=False)
-    # After runs that translated the schema ids: --schema-ids translate, the registries named as in the cutover.
+    # As the runs before the cutover treated the schema ids (after translated runs translate; after kept runs keep,
+    # or translate), the registries named as in the cutover: schema_sync/back.py.
     add_schema_options(parser)
 
 
@@ -122,8 +126,8 @@ def check_schema_mode(ledger: Ledger, cutover: Cutover, schemas: SchemaOptions |
     """The failback treats the schema ids as the runs before the cutover did: refused (exit 2) before anything is
     checked on the clusters or recorded (schema_sync/back.py)."""
     from kafka_migration.model.schemas import SchemaMode
-    from kafka_migration.schema_sync.back import forward_translations, refuse_failback_mode
+    from kafka_migration.schema_sync.back import forward_ids, refuse_failback_mode
 
     pairs = [(t.source_topic, t.target_topic) for t in cutover.topics]
-    translated = forward_translations(ledger, cutover.source_cluster_id, cutover.target_cluster_id, pairs)
-    refuse_failback_mode(translated, SchemaMode.OFF if schemas is None else schemas.mode)
+    forward = forward_ids(ledger, cutover.source_cluster_id, cutover.target_cluster_id, pairs)
+    refuse_failback_mode(forward, SchemaMode.OFF if schemas is None else schemas.mode)

@@ -104,3 +104,29 @@ class SchemaModeRecords:
             by = r.run_id if key in plans.get(r.run_id, set()) else None
             found[key] = found.get(key) or by
         return found
+
+    def checkpointed_kept(self, source_cluster_id: str, target_cluster_id: str) -> dict[tuple[str, str], str]:
+        """(source topic, target topic) of the topics with checkpoints between the clusters that a run in keep mode
+        advanced (``--schema-ids keep``, which recorded the subject versions it proved) -> that run. A topic of a
+        keep run is kept whether or not its own records carried an id: the run proved every id they carried."""
+        with self.engine.connect() as c:
+            rows = c.execute(
+                select(checkpoints.c.source_topic, checkpoints.c.target_topic, checkpoints.c.run_id)
+                .where(
+                    checkpoints.c.source_cluster_id == source_cluster_id,
+                    checkpoints.c.target_cluster_id == target_cluster_id,
+                )
+                .distinct()
+            ).all()
+            keeping = set(
+                c.execute(
+                    select(schema_ids.c.run_id)
+                    .where(schema_ids.c.run_id.in_(sorted({r.run_id for r in rows})), schema_ids.c.mode == "keep")
+                    .distinct()
+                ).scalars()
+            )
+        found: dict[tuple[str, str], str] = {}
+        for r in sorted(rows, key=lambda r: (r.source_topic, r.target_topic, r.run_id)):
+            if r.run_id in keeping:
+                found.setdefault((r.source_topic, r.target_topic), r.run_id)
+        return found

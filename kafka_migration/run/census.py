@@ -2,12 +2,14 @@
 schema id kept with the first offset that carries it.
 
 It runs before anything is written, and only when the run moves schemas (``--schema-ids keep`` or ``translate``):
-- a run: Spark tasks, each reading its slices whole (``census_task``; spark/census_jobs.py runs them in the copy's
-  own application before its copy is released, see spark/gate.py);
-- a dry run or a DAG's plan task (run/census_takers.py decides): this process reads the ranges whole when they hold
-  at most ``DRY_RUN_RECORDS`` offsets in all (the default of $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS), else Spark
-  reads them, in an application of its own (spark/census_jobs.py); or, a dry run's ``--dry-run-census ends``, this
-  process reads the first and last records of each partition within that budget (``bounded_census``) and says so.
+- a run: this process reads while the Spark application starts, then Spark tasks from where it stopped, each
+  reading its slices whole (``lead_census``, ``census_task``; spark/census_jobs.py runs them in the copy's own
+  application before its copy is released, see spark/gate.py);
+- a dry run or a DAG's plan task, a failback's too (run/census_takers.py decides): this process reads the ranges
+  whole when they hold at most ``DRY_RUN_RECORDS`` offsets in all (the default of
+  $KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS), else Spark reads them, in an application of its own
+  (spark/census_jobs.py); or, a dry run's ``--dry-run-census ends``, this process reads the first and last records
+  of each partition within that budget (``bounded_census``) and says so.
 
 Only the first five bytes of a key or value are looked at, but a Kafka fetch brings whole records: the census costs
 one more read of the source ranges (docs/schemas.md gives the figure measured).

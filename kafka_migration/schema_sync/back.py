@@ -1,8 +1,9 @@
-"""Schemas on a failback: the records the target received after a cutover go back to the source with the source's ids.
+"""Schemas on a failback: the records the target received after a cutover go back to the source with ids that mean
+the same schemas there.
 
 A failback's run reads the cutover's target and writes its source. When the runs before the cutover translated the
 topics' schema ids, each record on the target names a target registry id, which the source's consumers cannot
-resolve; ``failback_step`` makes that run translate back:
+resolve; ``failback_step`` makes that run translate back (keep mode: back_keep.py):
 
 1. the map comes from the ledger: every subject version the forward runs recorded (``km_schema_ids``), each target
    id back to the source id it was translated from;
@@ -14,9 +15,14 @@ resolve; ``failback_step`` makes that run translate back:
 4. each topic gets its id map (target id -> source id), which the copy rewrites by and the verification proves
    record by record, as in the forward direction.
 
-Refused before anything is written (exit 2): a failback without ``--schema-ids translate`` of topics whose ids the
-forward runs translated (it would write the target's ids into the source), one with it when no forward run
-translated any (the target's records already hold the source's ids), and keep mode.
+A failback treats the ids as the runs before the cutover did (``refuse_failback_mode``, exit 2, nothing written):
+- after runs that translated them, ``--schema-ids translate`` (without it, or with keep, the source would get the
+  target registry's ids);
+- after runs that kept them, ``--schema-ids keep`` (back_keep.py: every id the records name proven on the source
+  registry, the records copied as they are) or ``translate`` (the way out when a version registered on the target
+  since the cutover cannot be put on the source under its id: the map back is then the kept runs' ids, each to
+  itself, and what is new is registered on the source); without ``--schema-ids`` the ids would go back unproven;
+- after runs without ``--schema-ids``, without it, or with keep (which only adds the proof); translate has no map.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kafka_migration.exceptions import SchemaConflictError, SchemaError
+from kafka_migration.exceptions import ConfigurationError, SchemaConflictError, SchemaError
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import SchemaMode, SchemaReference
@@ -49,34 +56,52 @@ def reversed_options(options: SchemaOptions) -> SchemaOptions:
     return dataclasses.replace(options, source=options.target, target=options.source)
 
 
-def forward_translations(
-    ledger: Ledger, source_cluster_id: str, target_cluster_id: str, pairs: Iterable[Pair]
-) -> dict[Pair, str]:
-    """(source topic, target topic) of the cutover's topics whose forward runs translated their ids -> that run."""
+@dataclass(frozen=True)
+class ForwardIds:
+    """How the runs before a cutover treated its topics' schema ids, as their checkpoints say: (source topic, target
+    topic) -> the run that translated them, or that kept them (``--schema-ids keep``); a topic in neither was copied
+    without ``--schema-ids``."""
+
+    translated: Mapping[Pair, str] = field(default_factory=dict)
+    kept: Mapping[Pair, str] = field(default_factory=dict)
+
+
+def forward_ids(ledger: Ledger, source_cluster_id: str, target_cluster_id: str, pairs: Iterable[Pair]) -> ForwardIds:
+    """What the runs in the cutover's direction did with the ids of ``pairs`` (its topics)."""
     wanted = set(pairs)
     found = ledger.checkpointed_translation(source_cluster_id, target_cluster_id)
-    return {pair: run for pair, run in found.items() if pair in wanted and run is not None}
+    translated = {pair: run for pair, run in found.items() if pair in wanted and run is not None}
+    kept = ledger.checkpointed_kept(source_cluster_id, target_cluster_id)
+    return ForwardIds(translated, {p: run for p, run in kept.items() if p in wanted and p not in translated})
 
 
-def refuse_failback_mode(translated: Mapping[Pair, str], mode: SchemaMode) -> None:
-    """A failback treats the ids as the cutover's runs did (one line, exit 2, nothing written)."""
-    if mode is SchemaMode.KEEP:
+def _named(runs: Mapping[Pair, str]) -> str:
+    names = ", ".join(sorted(f"{s} -> {t} (run {run})" for (s, t), run in runs.items())[:5])
+    return f"{len(runs)} topic{'s' if len(runs) != 1 else ''} ({names})"
+
+
+def refuse_failback_mode(forward: ForwardIds, mode: SchemaMode) -> None:
+    """A failback treats the ids as the cutover's runs did (one line, exit 2, nothing written; see the module)."""
+    if forward.translated and mode is not SchemaMode.TRANSLATE:
         raise SchemaConflictError(
-            "--schema-ids keep is not taken by a failback: after a cutover with kept ids both registries hold the "
-            "same ids, so fail back without --schema-ids; after translated runs fail back with --schema-ids translate."
+            f"The runs before the cutover translated the schema ids of {_named(forward.translated)}: copied back as "
+            "they are, their records would name the target registry's ids on the source. Fail back with "
+            "--schema-ids translate and the cutover's two registries (Param schema_ids translate and the registry "
+            "connections)."
         )
-    if mode is SchemaMode.OFF and translated:
-        names = ", ".join(sorted(f"{s} -> {t} (run {run})" for (s, t), run in translated.items())[:5])
+    if forward.kept and mode is SchemaMode.OFF:
         raise SchemaConflictError(
-            f"The runs before the cutover translated the schema ids of {len(translated)} topic"
-            f"{'s' if len(translated) != 1 else ''} ({names}): copied back as they are, their records would name "
-            "the target registry's ids on the source. Fail back with --schema-ids translate and the cutover's two "
-            "registries (Param schema_ids translate and the registry connections)."
+            f"The runs before the cutover kept the schema ids of {_named(forward.kept)}: the records written on the "
+            "target since name the target registry's ids, which mean the same schemas on the source registry only "
+            "where a proof says so (a version registered on the target after the cutover may be missing there, or "
+            "be another schema under that id). Fail back with --schema-ids keep and the cutover's two registries "
+            "(Param schema_ids keep and the registry connections)."
         )
-    if mode is SchemaMode.TRANSLATE and not translated:
+    if mode is SchemaMode.TRANSLATE and not forward.translated and not forward.kept:
         raise SchemaConflictError(
-            "The runs before the cutover copied the schema ids as they were (none translated them), so the target's "
-            "records already name the source registry's ids: fail back without --schema-ids."
+            "The runs before the cutover copied the schema ids as they were (none translated or kept them), so the "
+            "target's records already name the source registry's ids: fail back without --schema-ids (or with "
+            "--schema-ids keep, which proves each id they name on both registries)."
         )
 
 
@@ -84,19 +109,30 @@ def failback_step(ledger: Ledger, options: SchemaOptions | None) -> SchemaStep:
     """What a failback's run does with its plan before writing it. ``options``: of the failback's own direction
     (``reversed_options``: its source registry is the cutover's target's), None for ``--schema-ids off``.
 
-    A failback goes back through the map the forward runs proved and the subjects of its own topics; it takes
-    no census (``census`` is accepted as every schema step's is, and not asked): a record naming an id outside
-    them is refused when the copy reaches it."""
+    Translate: back through the map the forward runs proved (the translated runs', and the kept runs' ids each to
+    itself) and the subjects of its own topics; it takes no census (a record naming an id outside them is refused
+    when the copy reaches it). Keep: the census of the records to bring back (``census``, which the run's pipeline
+    gives, and the failback DAG's plan task), each id in it proven on both registries (back_keep.py)."""
 
     def step(plan: MigrationPlan, census: CensusTaker | None = None) -> MigrationPlan:
         pairs = [(t.target_topic, t.source_topic) for t in plan.topics]
-        translated = forward_translations(ledger, plan.target.cluster_id, plan.source.cluster_id, pairs)
-        refuse_failback_mode(translated, SchemaMode.OFF if options is None else options.mode)
+        forward = forward_ids(ledger, plan.target.cluster_id, plan.source.cluster_id, pairs)
+        refuse_failback_mode(forward, SchemaMode.OFF if options is None else options.mode)
         if options is None:
             return schema_step(ledger, None)(plan)
         seeded_by = str(plan.options.get("failback_of") or "") or None
         previous = ledger.checkpointed_translation(plan.source.cluster_id, plan.target.cluster_id, seeded_by)
-        recorded = [v for run in sorted(set(translated.values())) for v in _versions(ledger, run)]
+        if options.mode is SchemaMode.KEEP:
+            from kafka_migration.schema_sync.back_keep import keep_back
+
+            if census is None:
+                raise ConfigurationError(
+                    "A failback with --schema-ids keep proves every id its records name, and was given no census of "
+                    "them; fail back with kafka-migrate failback or the kafka_failback DAG."
+                )
+            return keep_back(options, plan, census(plan), previous)
+        runs = dict.fromkeys([*sorted(set(forward.translated.values())), *sorted(set(forward.kept.values()))])
+        recorded = [v for run in runs for v in _versions(ledger, run)]
         return sync_back(options, plan, recorded, previous)
 
     return step

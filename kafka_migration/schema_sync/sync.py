@@ -267,10 +267,12 @@ def prove_pairs(
     doors: tuple[RegistryClient, RegistryClient],
     no_id: Callable[[SyncedVersion], str],
     differ: Callable[[SyncedVersion, str, str], str],
+    error: Callable[[str], Exception] = SchemaError,
 ) -> tuple[SyncedVersion, ...]:
     """Each version with the fingerprint its source id and its target id share, each pair read back by id once
     from ``doors`` (the source's registry, the target's); a version without a target id, or a pair whose
-    fingerprints differ, is refused with ``no_id`` / ``differ``'s message (the forward sync's, or a failback's)."""
+    fingerprints differ, is refused with ``no_id`` / ``differ``'s message (the forward sync's, or a failback's), as
+    ``error`` (``SchemaError``; a failback in keep mode, which has written nothing, refuses as bad input)."""
     source, target = doors
     proven: dict[tuple[int, int | None], str] = {}
     out = []
@@ -278,11 +280,11 @@ def prove_pairs(
         pair = (v.source_id, v.target_id)
         if pair not in proven:
             if v.target_id is None:
-                raise SchemaError(no_id(v))
+                raise error(no_id(v))
             mine = fingerprint_by_id(source, v.source_id)
             theirs = fingerprint_by_id(target, v.target_id)
             if mine != theirs:
-                raise SchemaError(differ(v, mine, theirs))
+                raise error(differ(v, mine, theirs))
             proven[pair] = mine
         out.append(dataclasses.replace(v, fingerprint=proven[pair]))
     return tuple(out)

@@ -375,3 +375,76 @@ def test_the_plan_tasks_census_syncs_record_name_strategy_subjects_and_the_copy_
     assert [v for v, _ in theirs] == [v for v, _ in mine] and len(mine) == 6
     assert all(a != b for (_, a), (_, b) in zip(mine, theirs, strict=True))  # every value names the target's id
     assert leaks(SECRETS, {"ps": ps.text(), "task output": text}) == []  # the census's submit holds no registry secret
+
+
+@pytest.mark.usefixtures("kafka_connections", "airflow_home")
+def test_the_failback_dag_keeps_the_ids_once_each_is_proven_on_the_source_registry(  # type: ignore[no-untyped-def]
+    clusters: Clusters,
+    registries: Registries,
+    registry_factory,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd,
+    unique: str,
+) -> None:
+    """kafka_cutover with schema_ids keep, the target's registry the source's moved whole (its ids kept); records of
+    the moved version written on the target afterwards; then kafka_failback: refused by its prepare task without
+    schema_ids (the ids would go back unproven), and with keep its plan task takes the census of the records to
+    bring back, proves the id they name on both registries, and they go back byte for byte."""
+    from harness.registry.whole import move_whole
+    from kafka_migration.airflow.hooks import LedgerHook
+    from kafka_migration.model.schema_runs import VersionAction
+    from kafka_migration.model.schemas import SchemaMode
+
+    topic = f"schkb{unique}.orders"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    moved_id = source.register_schema(f"{topic}-value", Schema(json.dumps(order(unique)), "AVRO"))
+    _send(clusters, source, topic, order(unique), range(6))
+    (moved,) = registry_factory("dag-kept-ids")
+    move_whole(registries.source, moved.ccompat_url)
+    for role, url in (("source", registries.source), ("target", moved.ccompat_url)):
+        monkeypatch.setenv(
+            f"AIRFLOW_CONN_SCHEMA_REGISTRY_{role.upper()}", json.dumps({"conn_type": "http", "host": url})
+        )
+    conf = {"include": f"schkb{unique}\\..*", "quiet_seconds": 1, "schema_ids": "keep"}
+    assert str(_dag("kafka_cutover").test(run_conf=conf).state) == "success"
+    ledger = LedgerHook().get_conn()
+    cutover = ledger.cutovers(limit=1)[0]
+
+    after = {q: len(read_partition(clusters.target, topic, q)) for q in (0, 1)}
+    on_source = {q: len(read_partition(clusters.source, topic, q)) for q in (0, 1)}
+    serialize = AvroSerializer(
+        client(moved.ccompat_url),
+        json.dumps(order(unique)),
+        conf={**TOPICS, "auto.register.schemas": False, "use.latest.version": True},
+    )
+    p = producer(clusters.target)
+    for i in range(40, 44):
+        send(p, topic, i % 2, f"k{i}".encode(), serialize({"id": i}, SerializationContext(topic, MessageField.VALUE)))
+    p.flush(30)
+
+    failback = _dag("kafka_failback")
+    refused = failback.test(run_conf={"cutover_id": cutover["cutover_id"], "quiet_seconds": 1})
+    assert str(refused.state) == "failed"
+    states = {ti.task_id: str(ti.state) for ti in refused.get_task_instances()}
+    assert [t for t, s in states.items() if s == "failed"] == ["prepare"], states
+    assert "The runs before the cutover kept the schema ids of 1 topic" in capfd.readouterr().out
+    assert ledger.cutover(cutover["cutover_id"])["failback_status"] is None  # type: ignore[index]
+
+    back = failback.test(run_conf={"cutover_id": cutover["cutover_id"], "quiet_seconds": 1, "schema_ids": "keep"})
+    assert str(back.state) == "success"
+    came = [(r["key"], r["value"]) for q in (0, 1) for r in read_partition(clusters.target, topic, q, start=after[q])]
+    went = [
+        (r["key"], r["value"]) for q in (0, 1) for r in read_partition(clusters.source, topic, q, start=on_source[q])
+    ]
+    assert went == came and len(went) == 4
+    assert {int.from_bytes(value[1:5], "big") for _, value in went} == {moved_id}
+    avro = AvroDeserializer(client(registries.source), conf=TOPICS)
+    assert {avro(value, SerializationContext(topic, MessageField.VALUE))["id"] for _, value in went} == set(
+        range(40, 44)
+    )
+    recorded = ledger.run_schema_ids(ledger.cutover(cutover["cutover_id"])["failback_run_id"])  # type: ignore[index]
+    assert recorded is not None and recorded.mode is SchemaMode.KEEP
+    assert [(v.source_id, v.target_id, v.action) for v in recorded.versions] == [
+        (moved_id, moved_id, VersionAction.PRESENT)
+    ]

@@ -203,3 +203,98 @@ def test_a_failback_translates_back_through_the_recorded_map_and_registers_what_
     honest = PartitionSlice(target_topic, topic, 0, partition.start, partition.end, appended[0], id_map=moved.id_map)
     assert verify_partition(honest, pair).match
     ledger.engine.dispose()
+
+
+def test_a_failback_after_kept_ids_refuses_a_version_the_source_lacks_and_translates_it_when_asked(
+    clusters: Clusters,
+    registries: Registries,
+    registry_factory,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    unique: str,
+) -> None:
+    """A cutover with --schema-ids keep (the source registry moved whole to the target's, ids kept); on the target
+    afterwards records of the moved version and of a version registered on the target only. A failback without
+    --schema-ids is refused (nothing recorded); with keep, its census finds the new version's id, which the source
+    registry does not hold: refused, one line naming subject, version and id, nothing written to the source. With
+    translate (the way out), the new version is registered on the source and its records rewritten, proven; the
+    records of the moved version go back with their own id."""
+    from harness.registry.whole import move_whole
+
+    topic, address = f"kb{unique}.orders", f"kb{unique}-shop.Address"
+    source = client(registries.source)
+    create_topic(clusters.source, topic, 2)
+    source.register_schema(address, Schema(json.dumps(ADDRESS), "AVRO"))
+    reference = SchemaReference("shop.Address", address, 1)
+    source.register_schema(f"{topic}-value", Schema(json.dumps(ORDER), "AVRO", [reference]))
+    v1 = source.get_latest_version(f"{topic}-value")
+    _produce(clusters.source, source, topic, v1.schema, [{"id": i, "ship_to": {"city": f"c{i}"}} for i in range(6)])
+    (moved,) = registry_factory("kept-ids")
+    move_whole(registries.source, moved.ccompat_url)
+
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    clusters_args = ["--source", clusters.source, "--target", clusters.target, "--ledger", ledger_url]
+    registry_args = ["--source-registry", registries.source, "--target-registry", moved.ccompat_url]
+    cutover = kafka_migrate("cutover", *clusters_args, "--include", f"kb{unique}\\..*", "--quiet-seconds", "1",
+                            "--schema-ids", "keep", *registry_args, state_dir=tmp_path)  # fmt: skip
+    assert cutover.returncode == 0, cutover.stdout + cutover.stderr
+    ledger = Ledger.open(ledger_url, create=False)
+    (row,) = ledger.cutovers()
+    cutover_id = row["cutover_id"]
+    report = json.loads((tmp_path / "reports" / cutover_id / "report.json").read_text())
+    ends = {p["partition"]: p for p in report["ends_at_cutover"][0]["partitions"]}
+
+    # Life on the target: records of the moved version, then of one the target registry alone gives an id.
+    target = client(moved.ccompat_url)
+    _produce(clusters.target, target, topic, v1.schema, [{"id": i, "ship_to": {"city": "t"}} for i in (20, 21)])
+    target.register_schema(f"{topic}-value", Schema(json.dumps(ORDER_V2), "AVRO", [reference]))
+    again = client(moved.ccompat_url)
+    new = again.get_latest_version(f"{topic}-value")
+    orders = [{"id": i, "ship_to": {"city": "n"}, "note": "after"} for i in (22, 23, 24)]
+    _produce(clusters.target, again, topic, new.schema, orders)
+    appended = {q: ends[q]["source_end"] for q in (0, 1)}
+
+    def source_unchanged() -> None:
+        assert all(read_partition(clusters.source, topic, q, start=appended[q]) == [] for q in (0, 1))
+        assert client(registries.source).get_versions(f"{topic}-value") == [1]
+
+    back = ["failback", "--cutover", cutover_id, *clusters_args, "--quiet-seconds", "1"]
+    unproven = kafka_migrate(*back, state_dir=tmp_path)
+    assert unproven.returncode == 2, unproven.stdout + unproven.stderr
+    assert "The runs before the cutover kept the schema ids of 1 topic" in unproven.stderr
+    assert "Fail back with --schema-ids keep" in unproven.stderr
+    assert ledger.cutover(cutover_id)["failback_status"] is None  # type: ignore[index]  # nothing recorded
+
+    kept = kafka_migrate(*back, "--schema-ids", "keep", *registry_args, state_dir=tmp_path)
+    assert kept.returncode == 2, kept.stdout + kept.stderr
+    (line,) = [x for x in kept.stderr.splitlines() if x.startswith("error:")]
+    assert line.startswith(
+        f"error: Failback with --schema-ids keep: schema id {new.schema_id}, subject '{topic}-value' version 2 on the "
+        f"target registry {moved.ccompat_url} (3 keys and values to bring back name it, the first the value of "
+        f"{topic}["
+    )
+    assert f"is not on the source registry {registries.source};" in line
+    assert "or fail back with --schema-ids translate" in line
+    source_unchanged()
+    # Meanwhile the source registry numbers on: its next id (the one the target gave the new version, as both
+    # number on from the ids the import moved) goes to another schema.
+    source.register_schema(f"kb{unique}.other-value", Schema(json.dumps({**ADDRESS, "name": "Other"}), "AVRO"))
+
+    done = kafka_migrate(*back, "--schema-ids", "translate", *registry_args, state_dir=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Failback of cutover {cutover_id} COMPLETED" in done.stdout
+    after = {q: ends[q]["target_end"] for q in (0, 1)}
+    on_target = _decoded(clusters.target, topic, moved.ccompat_url, after)
+    assert _decoded(clusters.source, topic, registries.source, appended) == on_target and len(on_target) == 5
+    registered = client(registries.source).get_version(f"{topic}-value", 2)
+    assert registered.schema_id != new.schema_id  # the source registry's own id for the new version
+    headers = {
+        r["key"]: int.from_bytes(r["value"][1:5], "big")
+        for q in (0, 1)
+        for r in read_partition(clusters.source, topic, q, start=appended[q])
+    }
+    assert headers == {b"k20": v1.schema_id, b"k21": v1.schema_id, b"k22": registered.schema_id,
+                       b"k23": registered.schema_id, b"k24": registered.schema_id}  # fmt: skip
+    recorded = ledger.run_schema_ids(ledger.cutover(cutover_id)["failback_run_id"])  # type: ignore[index]
+    assert recorded is not None and recorded.id_map.target(v1.schema_id) == v1.schema_id
+    assert recorded.id_map.target(new.schema_id) == registered.schema_id
+    ledger.engine.dispose()

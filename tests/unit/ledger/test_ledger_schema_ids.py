@@ -105,3 +105,30 @@ def test_checkpoints_a_failback_seeded_are_left_out_when_asked(ledger_url: str) 
         ("copy.orders", "orders"): None
     }
     ledger.engine.dispose()
+
+
+def test_the_ledger_says_which_continuing_topics_had_their_ids_kept(ledger_url: str) -> None:
+    """A topic whose checkpoint a keep run advanced is kept (the run recorded the versions it proved); a run without
+    --schema-ids, a translating one, or another pair of clusters says nothing of it."""
+    from tests.unit.ledger.test_ledger import SOURCE, TARGET, outcomes, plan
+
+    ledger = Ledger.open(ledger_url)
+    raw = plan("run-raw", 0, 100, 0)
+    ledger.start_run(raw, trigger="cli")
+    ledger.record_topic(raw, raw.topics[0], *outcomes(raw, {0: True, 1: True}))
+    assert ledger.checkpointed_kept(SOURCE.cluster_id, TARGET.cluster_id) == {}
+
+    kept_run = dataclasses.replace(RUN, mode=SchemaMode.KEEP)
+    kept = dataclasses.replace(plan("run-keep", 100, 150, 100), schemas=kept_run.to_dict())
+    ledger.start_run(kept, trigger="cli")
+    ledger.record_topic(kept, kept.topics[0], *outcomes(kept, {0: True, 1: False}))  # partition 0 moves on
+    assert ledger.checkpointed_kept(SOURCE.cluster_id, TARGET.cluster_id) == {("orders", "copy.orders"): "run-keep"}
+    assert ledger.checkpointed_translation(SOURCE.cluster_id, TARGET.cluster_id) == {("orders", "copy.orders"): None}
+    assert ledger.checkpointed_kept(SOURCE.cluster_id, "elsewhere") == {}
+    assert ledger.checkpointed_kept(TARGET.cluster_id, SOURCE.cluster_id) == {}
+
+    translated = dataclasses.replace(plan("run-tr", 150, 160, 150), schemas=RUN.to_dict())
+    ledger.start_run(translated, trigger="cli")
+    ledger.record_topic(translated, translated.topics[0], *outcomes(translated, {0: True, 1: True}))
+    assert ledger.checkpointed_kept(SOURCE.cluster_id, TARGET.cluster_id) == {}  # no checkpoint of it left
+    ledger.engine.dispose()
