@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select
+from sqlalchemy import Connection, Engine, delete, insert, select
 
 from kafka_migration.ledger.schema import checkpoints, runs, schema_ids
 from kafka_migration.model.plan import MigrationPlan
@@ -77,23 +77,8 @@ class SchemaModeRecords:
         translated its schema ids, None where its checkpoints' runs copied its ids as they were. ``seeded_by``: the
         cutover whose failback seeded checkpoints in this direction; those copied nothing and are left out."""
         with self.engine.connect() as c:
-            rows = c.execute(
-                select(checkpoints.c.source_topic, checkpoints.c.target_topic, checkpoints.c.run_id)
-                .where(
-                    checkpoints.c.source_cluster_id == source_cluster_id,
-                    checkpoints.c.target_cluster_id == target_cluster_id,
-                    *([checkpoints.c.run_id != seeded_by] if seeded_by is not None else []),
-                )
-                .distinct()
-            ).all()
-            run_ids = sorted({r.run_id for r in rows})
-            translating = set(
-                c.execute(
-                    select(schema_ids.c.run_id)
-                    .where(schema_ids.c.run_id.in_(run_ids), schema_ids.c.mode == "translate")
-                    .distinct()
-                ).scalars()
-            )
+            rows = _checkpointed(c, source_cluster_id, target_cluster_id, seeded_by)
+            translating = _runs_in_mode(c, {r.run_id for r in rows}, SchemaMode.TRANSLATE)
             plans = {
                 r.run_id: _translated_in_plan(r.plan)
                 for r in c.execute(select(runs.c.run_id, runs.c.plan).where(runs.c.run_id.in_(sorted(translating))))
@@ -110,23 +95,37 @@ class SchemaModeRecords:
         advanced (``--schema-ids keep``, which recorded the subject versions it proved) -> that run. A topic of a
         keep run is kept whether or not its own records carried an id: the run proved every id they carried."""
         with self.engine.connect() as c:
-            rows = c.execute(
-                select(checkpoints.c.source_topic, checkpoints.c.target_topic, checkpoints.c.run_id)
-                .where(
-                    checkpoints.c.source_cluster_id == source_cluster_id,
-                    checkpoints.c.target_cluster_id == target_cluster_id,
-                )
-                .distinct()
-            ).all()
-            keeping = set(
-                c.execute(
-                    select(schema_ids.c.run_id)
-                    .where(schema_ids.c.run_id.in_(sorted({r.run_id for r in rows})), schema_ids.c.mode == "keep")
-                    .distinct()
-                ).scalars()
-            )
+            rows = _checkpointed(c, source_cluster_id, target_cluster_id)
+            keeping = _runs_in_mode(c, {r.run_id for r in rows}, SchemaMode.KEEP)
         found: dict[tuple[str, str], str] = {}
         for r in sorted(rows, key=lambda r: (r.source_topic, r.target_topic, r.run_id)):
             if r.run_id in keeping:
                 found.setdefault((r.source_topic, r.target_topic), r.run_id)
         return found
+
+
+def _checkpointed(
+    c: Connection, source_cluster_id: str, target_cluster_id: str, seeded_by: str | None = None
+) -> list[Any]:
+    """(source topic, target topic, run id) of every checkpoint between the clusters, each once; without the
+    checkpoints ``seeded_by`` wrote (a failback's seeding, which copied nothing)."""
+    return c.execute(
+        select(checkpoints.c.source_topic, checkpoints.c.target_topic, checkpoints.c.run_id)
+        .where(
+            checkpoints.c.source_cluster_id == source_cluster_id,
+            checkpoints.c.target_cluster_id == target_cluster_id,
+            *([checkpoints.c.run_id != seeded_by] if seeded_by is not None else []),
+        )
+        .distinct()
+    ).all()
+
+
+def _runs_in_mode(c: Connection, run_ids: set[str], mode: SchemaMode) -> set[str]:
+    """Those of ``run_ids`` that recorded schema ids in ``mode``."""
+    return set(
+        c.execute(
+            select(schema_ids.c.run_id)
+            .where(schema_ids.c.run_id.in_(sorted(run_ids)), schema_ids.c.mode == mode.value)
+            .distinct()
+        ).scalars()
+    )

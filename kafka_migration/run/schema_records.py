@@ -38,39 +38,41 @@ from kafka_migration.schemas.wire import ID_END, check, translate
 TRANSLATED, UNCHANGED, WITHOUT_HEADER = Outcome.TRANSLATED, Outcome.UNCHANGED, Outcome.WITHOUT_HEADER
 
 
-class Translated:
-    """A source record as the target gets it: its key and value translated, the rest of the message as read.
-    ``source_key`` and ``source_value`` keep the bytes read from the source, for the proof."""
+class Translated(tuple):  # type: ignore[type-arg]
+    """A source record as the target gets it: its key and value translated, the rest of the message as read;
+    ``source_key`` and ``source_value`` keep the bytes read from the source, for the proof. Built from the tuple
+    (message, key, value, source key, source value): a tuple's constructor, not an ``__init__`` per record."""
 
-    __slots__ = ("_key", "_message", "_value", "source_key", "source_value")
-
-    def __init__(self, message: Any, key: bytes | None, value: bytes | None) -> None:
-        self._message = message
-        self._key = key
-        self._value = value
-        self.source_key = message.key()
-        self.source_value = message.value()
+    __slots__ = ()
 
     def key(self) -> bytes | None:
-        return self._key
+        return self[1]  # type: ignore[no-any-return]
 
     def value(self) -> bytes | None:
-        return self._value
+        return self[2]  # type: ignore[no-any-return]
+
+    @property
+    def source_key(self) -> bytes | None:
+        return self[3]  # type: ignore[no-any-return]
+
+    @property
+    def source_value(self) -> bytes | None:
+        return self[4]  # type: ignore[no-any-return]
 
     def headers(self) -> Any:
-        return self._message.headers()
+        return self[0].headers()
 
     def timestamp(self) -> tuple[int, int]:
-        return self._message.timestamp()  # type: ignore[no-any-return]
+        return self[0].timestamp()  # type: ignore[no-any-return]
 
     def offset(self) -> int:
-        return self._message.offset()  # type: ignore[no-any-return]
+        return self[0].offset()  # type: ignore[no-any-return]
 
     def partition(self) -> int:
-        return self._message.partition()  # type: ignore[no-any-return]
+        return self[0].partition()  # type: ignore[no-any-return]
 
     def topic(self) -> str:
-        return self._message.topic()  # type: ignore[no-any-return]
+        return self[0].topic()  # type: ignore[no-any-return]
 
 
 def translator(id_map: IdMap, strict: bool) -> Callable[[bytes | None], bytes | None]:
@@ -108,24 +110,56 @@ _UNSEEN = b"unseen"
 _PROTOBUF = b"protobuf"
 
 
+def translated_column(
+    column: list[bytes | None], id_map: IdMap, one: Callable[[bytes | None], bytes | None]
+) -> list[bytes | None]:
+    """``one`` (``translator``) over a batch's keys, or values: in one pass where every one is an Avro or JSON Schema
+    key or value of an id the map has (the common batch), else one by one."""
+    heads = [c[:ID_END] for c in column if c is not None and len(c) >= ID_END and c[0] == 0]
+    if not heads:
+        return column  # nothing framed: nothing to rewrite (``one`` would give each back as it is)
+    if len(heads) == len(column):
+        news: dict[bytes, bytes] = {}
+        for head in set(heads):
+            schema_id = int.from_bytes(head[1:], "big")
+            fmt = id_map.format(schema_id)
+            if fmt is None or fmt is SchemaFormat.PROTOBUF:
+                break
+            news[head] = b"\x00" + id_map.target(schema_id).to_bytes(4, "big")
+        else:
+            return [news[c[:ID_END]] + c[ID_END:] for c in column]  # type: ignore[index]
+    return list(map(one, column))
+
+
 def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> list[Translated]:
     """The records of one source batch as the target gets them. ``strict`` (the copy): a header whose id the map
     lacks is refused, naming the topic, partition and offset; else (the verification) it passes as it is."""
     one = translator(id_map, strict)
-    out = []
-    for message in batch:
-        try:
-            out.append(Translated(message, one(message.key()), one(message.value())))
-        except UnknownSchemaIdError as exc:
-            raise SchemaError(
-                f"Source {topic}[{partition}] offset {message.offset()}: a key or value names schema id "
-                f"{exc.schema_id}, which is not among the {len(id_map)} ids of the topic's subjects registered on "
-                "the target; nothing from this record on was copied. Its schema is under a subject this run does "
-                "not move (e.g. RecordNameStrategy): register it on the target, or let such records pass unchanged "
-                "(--unknown-schema-ids pass; they are counted), or copy the topic with --schema-ids off if its "
-                "records are raw bytes that start with a zero byte."
-            ) from exc
-    return out
+    keys = [m.key() for m in batch]
+    values = [m.value() for m in batch]
+    try:
+        new_keys, new_values = translated_column(keys, id_map, one), translated_column(values, id_map, one)
+        return list(map(Translated, zip(batch, new_keys, new_values, keys, values, strict=True)))
+    except UnknownSchemaIdError as exc:
+        message = next(m for m in batch if _names(one, m))
+        raise SchemaError(
+            f"Source {topic}[{partition}] offset {message.offset()}: a key or value names schema id "
+            f"{exc.schema_id}, which is not among the {len(id_map)} ids of the topic's subjects registered on "
+            "the target; nothing from this record on was copied. Its schema is under a subject this run does "
+            "not move (e.g. RecordNameStrategy): register it on the target, or let such records pass unchanged "
+            "(--unknown-schema-ids pass; they are counted), or copy the topic with --schema-ids off if its "
+            "records are raw bytes that start with a zero byte."
+        ) from exc
+
+
+def _names(one: Callable[[bytes | None], bytes | None], message: Any) -> bool:
+    """Whether ``message``'s key or value names an id ``one`` refuses (the first such is the one reported)."""
+    try:
+        one(message.key())
+        one(message.value())
+    except UnknownSchemaIdError:
+        return True
+    return False
 
 
 def translated_batches(
@@ -170,12 +204,7 @@ class RecordProof:
         """``wire.check(mine, theirs, id_map)``: the same answer, the common cases without its general path."""
         if mine is None or len(mine) < ID_END or mine[0] != 0:
             return Outcome.WITHOUT_HEADER if mine == theirs else check(mine, theirs, self.id_map)
-        source_id = int.from_bytes(mine[1:ID_END], "big")
-        expected = self._expected.get(source_id, -1)
-        if expected == -1:
-            fmt = self.id_map.format(source_id)
-            expected = None if fmt is None else -2 if fmt is SchemaFormat.PROTOBUF else self.id_map.target(source_id)
-            self._expected[source_id] = expected
+        expected = self._expected_id(int.from_bytes(mine[1:ID_END], "big"))
         if (
             expected is not None
             and expected >= 0
@@ -190,7 +219,46 @@ class RecordProof:
             return Outcome.UNCHANGED
         return check(mine, theirs, self.id_map)
 
+    def _expected_id(self, source_id: int) -> int | None:
+        """The map's target id for ``source_id``; -2 for a Protobuf id (message indexes to read), None: not mapped."""
+        expected = self._expected.get(source_id, -1)
+        if expected == -1:
+            fmt = self.id_map.format(source_id)
+            expected = None if fmt is None else -2 if fmt is SchemaFormat.PROTOBUF else self.id_map.target(source_id)
+            self._expected[source_id] = expected
+        return expected
+
+    def _plain(self, mine: list[bytes | None], theirs: list[bytes | None]) -> Outcome | None:
+        """The one outcome of a whole column (a chunk's keys, or values) when it is a plain case, proven column-wise
+        as ``outcome`` proves one: none framed and each pair equal (WITHOUT_HEADER), or every one an Avro or JSON
+        Schema key or value whose target is its bytes after the header with the header the map gives (TRANSLATED).
+        None: anything else, proven record by record."""
+        heads = [m[:ID_END] for m in mine if m is not None and len(m) >= ID_END and m[0] == 0]
+        if not heads:
+            return WITHOUT_HEADER if mine == theirs else None
+        if len(heads) != len(mine) or None in theirs:
+            return None
+        wanted: dict[bytes, bytes] = {}
+        for head in set(heads):
+            expected = self._expected_id(int.from_bytes(head[1:], "big"))
+            if expected is None or expected < 0:
+                return None
+            wanted[head] = b"\x00" + expected.to_bytes(4, "big")
+        if [t[:ID_END] for t in theirs] != [wanted[h] for h in heads]:  # type: ignore[index]
+            return None
+        if [m[ID_END:] for m in mine] != [t[ID_END:] for t in theirs]:  # type: ignore[index]
+            return None
+        return TRANSLATED
+
     def __call__(self, sources: list[Any], targets: list[Any]) -> tuple[int, int, str] | None:
+        # chunks of different lengths are no plain case: the record by record loop below refuses them
+        key = self._plain([s.source_key for s in sources], [t.key() for t in targets])
+        value = None if key is None else self._plain([s.source_value for s in sources], [t.value() for t in targets])
+        if key is not None and value is not None:  # the common chunk: every key and value one plain case
+            n = len(sources)
+            self.seen[RecordPart.KEY, key] = self.seen.get((RecordPart.KEY, key), 0) + n
+            self.seen[RecordPart.VALUE, value] = self.seen.get((RecordPart.VALUE, value), 0) + n
+            return None
         outcome = self.outcome
         keys: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
         values: dict[Outcome, int] = dict.fromkeys(Outcome, 0)

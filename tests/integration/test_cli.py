@@ -9,9 +9,7 @@ also shows that records arriving after planning stay on the source.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -27,23 +25,11 @@ from harness.data.seed import KEEP_FOREVER, OLD_TIMESTAMP, create_topic, produce
 from kafka_migration.kafka.settings import client_settings
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.run.topic_configs import AT_TARGET_DEFAULT, SET_ON_TOPIC
+from tests.commands import kafka_migrate_run as kafka_migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
 DEAD = "127.0.0.1:1"
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}  # no ledger/state overrides
-    return subprocess.run(
-        [KAFKA_MIGRATE, "run", *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 def topic_partitions(bootstrap: str) -> dict[str, int]:

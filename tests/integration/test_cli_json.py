@@ -9,10 +9,8 @@ cutover refused while a consumer runs.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,22 +21,9 @@ import pytest
 
 from harness.data.group_clients import active_member, commit
 from harness.data.seed import create_topic, producer, send
+from tests.commands import kafka_migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
-
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}  # the state dir's ledger
-    return subprocess.run(
-        [KAFKA_MIGRATE, *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 def document(done: subprocess.CompletedProcess[str], code: int = 0) -> dict[str, Any]:

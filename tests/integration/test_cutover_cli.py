@@ -10,9 +10,6 @@ where it had not caught up with the cutover point.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,22 +19,9 @@ from harness.data.group_clients import active_member, busy_producer, commit, res
 from harness.data.read import read_partition, without_offsets
 from harness.data.seed import create_topic, producer, send
 from kafka_migration.ledger import Ledger
+from tests.commands import kafka_migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
-
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
-    return subprocess.run(
-        [KAFKA_MIGRATE, *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 def _fields(record: dict) -> dict:  # type: ignore[type-arg]

@@ -23,8 +23,9 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from harness.data.seed import create_topic, producer, send
+from tests.commands import KAFKA_MIGRATE, REPO
 from tests.conftest import Clusters, Registries
-from tests.integration.test_schema_ids import KAFKA_MIGRATE, REPO, UNKNOWN_ID, _topics, client
+from tests.integration.test_schema_ids import UNKNOWN_ID, _topics, client
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

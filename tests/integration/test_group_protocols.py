@@ -18,7 +18,7 @@ from harness.data.group_clients import CLASSIC, CONSUMER, active_member, commit,
 from harness.data.read import read_partition
 from harness.data.seed import create_topic, producer, send
 from kafka_migration.ledger import Ledger
-from tests.integration.test_cutover_cli import kafka_migrate
+from tests.commands import kafka_migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -14,9 +14,6 @@ planted wrong id.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +29,11 @@ from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.model.schema_runs import VersionAction
 from kafka_migration.run.verify import verify_partition
+from tests.commands import kafka_migrate
 from tests.conftest import Clusters, Registries
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-REPO = Path(__file__).resolve().parents[2]
 TOPICS = {"subject.name.strategy.type": "TOPIC"}  # Apicurio needs it spelled so (tests/harness/test_registry.py)
 ADDRESS = {"type": "record", "name": "Address", "namespace": "shop", "fields": [{"name": "city", "type": "string"}]}
 ORDER = {
@@ -51,19 +47,6 @@ ORDER_V2 = {**ORDER, "fields": [*ORDER["fields"], {"name": "note", "type": "stri
 
 def client(url: str) -> SchemaRegistryClient:
     return SchemaRegistryClient({"url": url, "timeout": 20.0})
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [KAFKA_MIGRATE, *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 def _produce(bootstrap: str, registry: SchemaRegistryClient, topic: str, schema: Schema, orders: list[dict]) -> None:  # type: ignore[type-arg]

@@ -13,10 +13,8 @@ census as an application of its own, and RecordNameStrategy subjects found behin
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +33,12 @@ from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.model.schema_runs import SchemaRun, VersionAction
 from kafka_migration.run.verify import verify_partition
+from tests.commands import kafka_migrate_run as kafka_migrate
 from tests.conftest import Clusters, Registries
 from tests.leaks import leaks
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-REPO = Path(__file__).resolve().parents[2]
 TOPICS = {"subject.name.strategy.type": "TOPIC"}  # Apicurio needs it spelled so (tests/harness/test_registry.py)
 TIMEOUT = 20.0  # seconds per registry request: Apicurio can be slow to answer its first ones
 ADDRESS = {"type": "record", "name": "Address", "namespace": "shop", "fields": [{"name": "city", "type": "string"}]}
@@ -57,19 +54,6 @@ KEY = {"type": "object", "properties": {"customer": {"type": "string"}}, "requir
 
 def client(url: str) -> SchemaRegistryClient:
     return SchemaRegistryClient({"url": url, "timeout": TIMEOUT})
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
-    env["PYTHONPATH"] = str(REPO)  # this tree's package, also where the environment's is installed from another
-    return subprocess.run(
-        [KAFKA_MIGRATE, "run", *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,7 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 import uuid
@@ -56,12 +54,11 @@ from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.model.schema_runs import SchemaRun, VersionAction
 from kafka_migration.run.verify import verify_partition
+from tests.commands import kafka_migrate_run as kafka_migrate
 from tests.conftest import Clusters, Registries
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-KAFKA_MIGRATE = str(Path(sys.executable).parent / "kafka-migrate")
-REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 20.0  # seconds per registry request: Apicurio can be slow to answer its first ones
 # TopicNameStrategy spelled out (Apicurio has no /associations, tests/harness/test_registry.py).
 SERDE = {"subject.name.strategy.type": "TOPIC", "use.deprecated.format": False}
@@ -71,19 +68,6 @@ TIMESTAMP = "google/protobuf/timestamp.proto"
 
 def client(url: str) -> SchemaRegistryClient:
     return SchemaRegistryClient({"url": url, "timeout": TIMEOUT})
-
-
-def kafka_migrate(*args: str, state_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_MIGRATION_")}
-    env["PYTHONPATH"] = str(REPO)  # this tree's package, also where the environment's is installed from another
-    return subprocess.run(
-        [KAFKA_MIGRATE, "run", *args, "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
 
 
 def _files(prefix: str) -> tuple[descriptor_pb2.FileDescriptorProto, descriptor_pb2.FileDescriptorProto]:

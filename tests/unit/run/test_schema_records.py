@@ -434,3 +434,92 @@ def test_a_translated_record_keeps_its_partition() -> None:
 
     (out,) = translate_batch([WithPartition(0, None, framed(7, b"v"), None, 1)], ID_MAP, "t", 6, strict=True)
     assert out.partition() == 6
+
+
+# -- whole chunks: the column-wise fast paths decide as wire does record by record ----------------------------------
+
+
+@st.composite
+def columns(draw: st.DrawFn, size: int) -> list[bytes | None]:
+    """A chunk's keys or values: often one plain kind throughout (what the fast paths take whole), else mixed."""
+    kind = draw(st.sampled_from(["raw", "avro", "avro-json", "mixed"]))
+    if kind == "raw":
+        return [
+            draw(st.one_of(st.none(), st.binary(max_size=6).filter(lambda b: b[:1] != b"\x00"))) for _ in range(size)
+        ]
+    if kind == "mixed":
+        return [draw(payloads()) for _ in range(size)]
+    ids = [1, 4] if kind == "avro" else [1, 2, 4]
+    return [b"\x00" + draw(st.sampled_from(ids)).to_bytes(4, "big") + draw(st.binary(max_size=6)) for _ in range(size)]
+
+
+@st.composite
+def chunks(draw: st.DrawFn) -> tuple[list[Msg], list[Msg]]:
+    """Source records and their target: the correct copy, with at most two records changed (``mutated``)."""
+    size = draw(st.integers(1, 6))
+    keys, values = draw(columns(size)), draw(columns(size))
+    sources = [Msg(10 + i, k, v, None, 1000 + i) for i, (k, v) in enumerate(zip(keys, values, strict=True))]
+    changes = draw(
+        st.lists(st.tuples(st.integers(0, size - 1), st.booleans(), st.integers(1, 4), payloads()), max_size=2)
+    )
+    targets = []
+    for i, m in enumerate(sources):
+        key, value = translate(m.key(), MIXED)[0], translate(m.value(), MIXED)[0]
+        for at, is_key, how, other in changes:
+            if at == i and is_key:
+                key = mutated(m.key(), how, other)
+            elif at == i:
+                value = mutated(m.value(), how, other)
+        targets.append(Msg(60 + i, key, value, None, 1000 + i))
+    return sources, targets
+
+
+@settings(max_examples=800, deadline=None)
+@given(chunks())
+def test_a_chunks_proof_counts_and_names_what_wire_check_finds_record_by_record(
+    chunk: tuple[list[Msg], list[Msg]],
+) -> None:
+    sources, targets = chunk
+    proof = RecordProof(MIXED, "t", 0)
+    found = proof(translate_batch(sources, MIXED, "t", 0, strict=False), targets)
+    seen: dict[tuple[str, Outcome], int] = {}
+    first = None
+    for source, target in zip(sources, targets, strict=True):
+        for part, mine, theirs in (("key", source.key(), target.key()), ("value", source.value(), target.value())):
+            verdict = check(mine, theirs, MIXED)
+            if isinstance(verdict, Outcome):
+                seen[part, verdict] = seen.get((part, verdict), 0) + 1
+            elif first is None:
+                first = (source.offset(), target.offset(), f"{part}: {verdict.describe()}")
+    assert found == first
+    counts = proof.counts()
+    for part, got in (("key", counts.keys), ("value", counts.values)):
+        assert got == PartCounts(
+            *(seen.get((part, o), 0) for o in (Outcome.TRANSLATED, Outcome.UNCHANGED, Outcome.WITHOUT_HEADER))
+        )
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(columns(n), columns(n))), st.booleans())
+def test_a_batchs_translation_is_wire_translate_of_each_key_and_value(
+    batch: tuple[list[bytes | None], list[bytes | None]], strict: bool
+) -> None:
+    keys, values = batch
+    records = [Msg(10 + i, k, v, None, 1000 + i) for i, (k, v) in enumerate(zip(keys, values, strict=True))]
+    expected: list[Any] = []
+    refused = None
+    for m in records:
+        try:
+            expected.append((translate(m.key(), MIXED, strict)[0], translate(m.value(), MIXED, strict)[0]))
+        except UnknownSchemaIdError:
+            refused = m.offset()
+            break
+    if refused is not None:
+        with pytest.raises(SchemaError, match=rf"^Source t\[0\] offset {refused}: "):
+            translate_batch(records, MIXED, "t", 0, strict)
+        return
+    out = translate_batch(records, MIXED, "t", 0, strict)
+    assert [(m.key(), m.value()) for m in out] == expected
+    assert [(m.source_key, m.source_value, m.offset()) for m in out] == [
+        (m.key(), m.value(), m.offset()) for m in records
+    ]
