@@ -169,7 +169,13 @@ class RegistryUnreachableError(ConfigurationError):
 
 
 class RegistryAuthorizationError(AuthorizationError):
-    """A schema registry refused the credentials (HTTP 401/403); nothing was written."""
+    """A schema registry refused the credentials (HTTP 401) or the request (HTTP 403), found before any topic or
+    record is written. ``status`` is the HTTP status, ``detail`` the registry's answer (secrets scrubbed)."""
+
+    def __init__(self, message: str, status: int = 0, detail: str = "") -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(message)
 
 
 class RegistryNotFoundError(SchemaError):

@@ -18,6 +18,8 @@
   for the whole session (their Confluent-compatible URLs; every test names its own subjects). Set
   KAFKA_MIGRATION_TEST_SOURCE_REGISTRY / _TARGET_REGISTRY to such URLs to use registries you already run.
   ``registry_factory``: registries of a test's own (an empty one, a mode changed), stopped when the test ends.
+  ``registry_guard``: guards in front of a registry (harness/registry/guard.py: basic-auth users with roles, bearer
+  tokens, TLS), the stand-in for a secured registry's auth layer; closed when the test ends.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -211,6 +213,25 @@ def registry_factory(tmp_path: Path, registry_app: Path):  # type: ignore[no-unt
 
     yield start
     registry_server.stop_all(started)
+
+
+@pytest.fixture
+def registry_guard():  # type: ignore[no-untyped-def]
+    """Start guards in front of registries (``RegistryGuard``'s arguments: the registry's URL, users, tokens, TLS),
+    each a stand-in for a secured registry's authentication (Apicurio's own needs an OIDC server this machine does
+    not run); closed when the test ends."""
+    from harness.registry.guard import RegistryGuard
+
+    started: list[RegistryGuard] = []
+
+    def start(upstream: str, **kwargs: Any) -> RegistryGuard:
+        guard = RegistryGuard(upstream, **kwargs).start()
+        started.append(guard)
+        return guard
+
+    yield start
+    for guard in started:
+        guard.close()
 
 
 ProxiedPair = tuple[ProxiedCluster, ProxiedCluster]

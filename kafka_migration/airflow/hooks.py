@@ -340,7 +340,7 @@ class SchemaRegistryHook(BaseHook):
         password = urlsplit(settings["url"]).password
         if password:
             mask_secret(password)
-        return registry_config_of(settings)
+        return registry_config_of(settings, f"Airflow connection {self.registry_conn_id!r}")
 
 
 def _registry_url(conn: Any, where: str) -> str:

@@ -180,7 +180,7 @@ def registry_config(role: str, url: str | None, config_file: Path | None, mode: 
             f"--schema-ids {mode.value} needs the {role} schema registry: give --{role}-registry URL (or 'url' in "
             f"--{role}-registry-config)."
         )
-    return registry_config_of(settings)
+    return registry_config_of(settings, f"--{role}-registry-config")
 
 
 def _settings_file(role: str, path: Path) -> dict[str, str]:

@@ -398,6 +398,9 @@ class RegistryConfig:
     ca_location: str | None = None
     cert_location: str | None = None
     key_location: str | None = None
+    # Where these settings come from, named in the way out of a refusal ("--source-registry-config", "Airflow
+    # connection 'schema_registry_source'"); empty: "the registry's settings".
+    origin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
@@ -445,6 +448,11 @@ class RegistryConfig:
         return f"RegistryConfig(url={self.display_url!r}, auth={self.auth_kind!r}, tls={self.ca_location is not None})"
 
     @property
+    def settings_origin(self) -> str:
+        """Where a user changes these settings: ``origin``, or "the registry's settings"."""
+        return self.origin or "the registry's settings"
+
+    @property
     def auth_kind(self) -> str:
         return "basic" if self.basic_auth or urlsplit(self.url).password else "bearer" if self.bearer_token else "none"
 
@@ -474,6 +482,7 @@ def check_registry_settings(settings: Mapping[str, object], where: str) -> dict[
     return {k: str(v) for k, v in settings.items()}
 
 
-def registry_config_of(settings: Mapping[str, str]) -> RegistryConfig:
-    """The ``RegistryConfig`` of settings checked by ``check_registry_settings`` (``url`` among them)."""
-    return RegistryConfig(**{REGISTRY_SETTINGS[k]: v for k, v in settings.items()})
+def registry_config_of(settings: Mapping[str, str], origin: str = "") -> RegistryConfig:
+    """The ``RegistryConfig`` of settings checked by ``check_registry_settings`` (``url`` among them); ``origin``
+    names where they come from, for messages."""
+    return RegistryConfig(**{REGISTRY_SETTINGS[k]: v for k, v in settings.items()}, origin=origin)

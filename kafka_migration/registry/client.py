@@ -13,14 +13,17 @@ base64 descriptor (as confluent-kafka's serializer registers it, and Apicurio se
 from __future__ import annotations
 
 import dataclasses
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient, SchemaRegistryError
 from confluent_kafka.schema_registry import SchemaReference as ConfluentReference
 
 from kafka_migration.exceptions import (
+    ConfigurationError,
     RegistryAuthorizationError,
     RegistryNotFoundError,
     RegistryRequestError,
@@ -57,10 +60,10 @@ class RegistryClient:
 
     def __init__(self, config: RegistryConfig, timeout: float = TIMEOUT) -> None:
         self.config = config
-        self._client = SchemaRegistryClient(_settings(config, timeout))
+        self._client = _client(config, timeout)
         # Reads with format=serialized go through a client of their own: confluent-kafka caches a schema by id (and
         # a subject version) whatever format was asked, so one client would answer the second read from the first.
-        self._serialized = SchemaRegistryClient(_settings(config, timeout))
+        self._serialized = _client(config, timeout)
 
     def __repr__(self) -> str:
         return f"RegistryClient({self.config!r})"
@@ -143,15 +146,29 @@ class RegistryClient:
 
     def _call(self, request: str, method: Callable[..., T], *args: Any) -> T:
         where = f"Schema registry {self.config.display_url}: {request}"
+        origin = self.config.settings_origin
         try:
             return method(*args)
         except SchemaRegistryError as exc:
-            detail = self.config.scrub(f"HTTP {exc.http_status_code}, error {exc.error_code}: {exc.error_message}")
-            if exc.http_status_code in (401, 403):
+            status = exc.http_status_code
+            detail = self.config.scrub(f"HTTP {status}, error {exc.error_code}: {exc.error_message}")
+            # Raised from None: a registry's answer to wrong credentials may quote what it was sent.
+            if status == 401:
                 raise RegistryAuthorizationError(
-                    f"{where} was refused ({detail}): check the registry's user and password or token, and its ACLs."
+                    f"{where} was refused: the credentials were not accepted ({detail}); nothing was written. Check "
+                    f"the user and password (basic.auth.user.info) or the token (bearer.auth.token) in {origin}.",
+                    status,
+                    detail,
                 ) from None
-            if exc.http_status_code == 404:
+            if status == 403:
+                raise RegistryAuthorizationError(
+                    f"{where} was forbidden: the credentials were accepted, the request not ({detail}); nothing was "
+                    f"written. Grant this user the rights on the registry (its ACLs or role bindings), or give one "
+                    f"that has them in {origin}.",
+                    status,
+                    detail,
+                ) from None
+            if status == 404:
                 raise RegistryNotFoundError(
                     f"{where}: not found ({detail}); check the subject, version or id, and that this is the registry "
                     "the records were written with."
@@ -159,10 +176,54 @@ class RegistryClient:
             raise RegistryRequestError(f"{where} failed ({detail}).") from exc
         except (HTTPError, OSError) as exc:
             detail = self.config.scrub(f"{type(exc).__name__}: {exc}")
+            if _untrusted(exc):
+                raise RegistryUnreachableError(
+                    f"{where}: the registry's TLS certificate is not trusted ({detail}); nothing was written. Give "
+                    f"the CA that signed it as ssl.ca.location in {origin}, and check that the URL's host is one the "
+                    "certificate names."
+                ) from None
             raise RegistryUnreachableError(
                 f"{where}: the registry did not answer ({detail}); nothing was written. Check the URL, that the "
-                "registry runs and is reachable from here, and its TLS files."
+                f"registry runs and is reachable from here, and its TLS files in {origin}."
             ) from None
+
+
+def _untrusted(exc: BaseException) -> bool:
+    """Whether a failed request failed on the registry's certificate (httpx keeps the ``ssl`` error as a cause)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+TLS_FILES = ("ssl.ca.location", "ssl.certificate.location", "ssl.key.location")
+
+
+def _client(config: RegistryConfig, timeout: float) -> SchemaRegistryClient:
+    """confluent-kafka's client, its TLS files loaded now (it loads them when built): a missing or unreadable one
+    is refused naming the setting and the file, before any request."""
+    settings = _settings(config, timeout)
+    where = f"Schema registry {config.display_url}"
+    for key in TLS_FILES:
+        path = settings.get(key)
+        if path is not None and not Path(path).exists():
+            raise ConfigurationError(
+                f"{where}: {key} {path} does not exist; nothing was written. Give a PEM file that exists here as "
+                f"{key} in {config.settings_origin}."
+            )
+    try:
+        return SchemaRegistryClient(settings)
+    except OSError as exc:  # ssl.SSLError is one
+        given = ", ".join(f"{k} {settings[k]}" for k in TLS_FILES if k in settings)
+        raise ConfigurationError(
+            f"{where}: its TLS files cannot be loaded ({type(exc).__name__}: {exc}; {given}); nothing was written. "
+            f"Give readable PEM files in {config.settings_origin}: the CA as ssl.ca.location, a client certificate "
+            "and its unencrypted key as ssl.certificate.location and ssl.key.location."
+        ) from exc
 
 
 def _settings(config: RegistryConfig, timeout: float) -> dict[str, Any]:

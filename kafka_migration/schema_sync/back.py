@@ -181,8 +181,11 @@ def _placed_back(
 ) -> Iterator[SyncedVersion]:
     """Each version of the failback's source registry with its id on the target: the recorded source id where the
     forward map names it, else registered now (references pointed at where the target holds them)."""
+    from kafka_migration.schema_sync.sync import register_or_refuse
+
     back: dict[int, SyncedVersion] = {}  # the cutover target's id -> the forward version that gave it
     placed: dict[Key, Key] = {}  # the failback source's (subject, version) -> the failback target's
+    registered = 0
     for v in recorded:
         if v.target_id is not None:
             back.setdefault(v.target_id, v)
@@ -210,7 +213,13 @@ def _placed_back(
             for r in schema.references
         )
         pointed = dataclasses.replace(schema, references=references)
-        target_id = target.register(subject, pointed)
+        what = (
+            f"Subject {subject!r} version {p.version} (the cutover target's {p.source_subject!r} version {p.version})"
+        )
+        target_id = register_or_refuse(
+            target, subject, pointed, what, registered, "the source registry", "then fail back again"
+        )
+        registered += 1
         found = target.lookup(subject, pointed)
         if found is None:
             raise SchemaError(

@@ -34,7 +34,12 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from kafka_migration.exceptions import SchemaConflictError, SchemaError, SchemaUnreadableError
+from kafka_migration.exceptions import (
+    RegistryAuthorizationError,
+    SchemaConflictError,
+    SchemaError,
+    SchemaUnreadableError,
+)
 from kafka_migration.model.census import Census
 from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
@@ -210,13 +215,21 @@ def _register_all(planned: list[PlannedVersion], target: RegistryClient) -> Iter
     """Register what the target lacks, in the plan's order (references first), each reference pointed at the
     version the target holds it under."""
     placed: dict[Key, Key] = {}  # source (subject, version) -> target (subject, version)
+    registered = 0
     for p in planned:
         if p.action is Action.PRESENT:
             placed[(p.source_subject, p.version)] = (p.target_subject, p.version)
             yield _unproven(p)
             continue
         schema = _pointed(p.schema, placed)
-        target_id = target.register(p.target_subject, schema)
+        what = (
+            f"Subject {p.target_subject!r} version {p.version} (source subject {p.source_subject!r} version "
+            f"{p.version}, id {p.schema.schema_id})"
+        )
+        target_id = register_or_refuse(
+            target, p.target_subject, schema, what, registered, "the target registry", KEEP_WAY_OUT
+        )
+        registered += 1
         found = target.lookup(p.target_subject, schema)
         if found is None:
             raise SchemaError(
@@ -235,6 +248,38 @@ def _register_all(planned: list[PlannedVersion], target: RegistryClient) -> Iter
             VersionAction.REGISTERED,
             found.version.version,
         )
+
+
+KEEP_WAY_OUT = (
+    "or use --schema-ids keep (Param schema_ids keep) with a target registry that already holds the source's ids "
+    "(moved whole with the registry's own export and import)"
+)
+
+
+def register_or_refuse(
+    door: RegistryClient, subject: str, schema: RegisteredSchema, what: str, before: int, registry: str, way_out: str
+) -> int:
+    """``door.register`` on the registry a run writes; one that refuses it (HTTP 401/403: this user may read, not
+    write) is refused naming ``what`` could not be registered, what was registered before it (``before``
+    versions), and the way out: write rights, or ``way_out``."""
+    try:
+        return door.register(subject, schema)
+    except RegistryAuthorizationError as exc:
+        written = (
+            "nothing was written"
+            if before == 0
+            else f"the {before} version{'s' if before != 1 else ''} registered before it stay (found present when run "
+            "again); no topic was created and no record copied"
+        )
+        config = door.config
+        raise RegistryAuthorizationError(
+            f"{what} could not be registered on {registry} {config.display_url}: it "
+            f"{'refused the credentials' if exc.status == 401 else 'forbids this user to write'} ({exc.detail}); "
+            f"{written}. Grant this user write rights on the registry's subjects, or give one that has them in "
+            f"{config.settings_origin}, {way_out}.",
+            exc.status,
+            exc.detail,
+        ) from exc
 
 
 def _pointed(schema: RegisteredSchema, placed: Mapping[Key, Key]) -> RegisteredSchema:

@@ -5,6 +5,7 @@ matrix (tests/unit/cli/test_bad_input_matrix.py), a DAG run with a real registry
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,35 @@ def test_translate_reads_both_connections(monkeypatch: pytest.MonkeyPatch) -> No
         "http://tgt:8081",
         "u:p-9",
     )
+
+
+def test_a_connection_reaches_a_secured_registry_through_the_door(
+    monkeypatch: pytest.MonkeyPatch,
+    registry_guard,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    """A connection's login, password and CA file, as the plan task reads them, against a guard that speaks HTTPS and
+    checks basic auth (harness/registry/guard.py, in front of an address where nothing answers: what it lets through
+    gets its 502). A wrong password is refused naming the connection as where to fix it; the right one gets through."""
+    from harness.kafka.certs import make_pki
+    from harness.registry.guard import Role, User
+    from kafka_migration.exceptions import RegistryAuthorizationError, RegistryRequestError
+    from kafka_migration.registry import RegistryClient
+
+    pki = make_pki(tmp_path / "pki")
+    guard = registry_guard(
+        "http://127.0.0.1:9/apis/ccompat/v7", users=[User("u", "pw-6t2v", Role.READ)], tls=pki.server
+    )
+    extra = {"ssl.ca.location": str(pki.ca)}
+    messages = []
+    for password, refused in (("wrong-pw-3d8", RegistryAuthorizationError), ("pw-6t2v", RegistryRequestError)):
+        config = _config(
+            monkeypatch, {"conn_type": "http", "host": guard.url, "login": "u", "password": password, "extra": extra}
+        )
+        with RegistryClient(config, timeout=5) as door, pytest.raises(refused) as caught:
+            door.subjects()
+        assert password not in str(caught.value)
+        messages.append(str(caught.value))
+    assert "the credentials were not accepted" in messages[0] and "in Airflow connection 'km_registry'" in messages[0]
+    assert "behind the guard" in messages[1]  # through TLS and the guard's check
+    assert [(a.who, a.status) for a in guard.requests] == [(None, 401), ("u", 502)]
