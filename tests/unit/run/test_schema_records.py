@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
 from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, SchemaFormat
+from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, SchemaCounts, SchemaFormat
 from kafka_migration.run.copy import reconcile_batches
 from kafka_migration.run.schema_records import (
     RecordProof,
     translate_batch,
     translated_batches,
+    translated_column,
     translated_window,
     translator,
 )
@@ -523,3 +524,64 @@ def test_a_batchs_translation_is_wire_translate_of_each_key_and_value(
     assert [(m.source_key, m.source_value, m.offset()) for m in out] == [
         (m.key(), m.value(), m.offset()) for m in records
     ]
+
+
+def _no_record_by_record(*_: Any) -> Any:
+    raise AssertionError("a plain chunk went record by record")
+
+
+def test_plain_chunks_are_proven_column_wise_not_record_by_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast paths are what keeps translate mode's verification near a raw one's (docs/schemas.md): a chunk of
+    raw keys and mapped Avro or JSON Schema values (ids past three bytes, a target id of 0 too) is proven whole."""
+    id_map = IdMap.of(
+        {0x01000007: 0, 8: 0x02000108, 9: 9},
+        {0x01000007: SchemaFormat.AVRO, 8: SchemaFormat.JSON, 9: SchemaFormat.AVRO},
+    )
+    sources = [
+        Msg(0, b"k0", framed(0x01000007, b"a"), None, 1),
+        Msg(1, None, framed(8, b"b"), None, 2),
+        Msg(2, b"k2", framed(9, b""), None, 3),
+    ]
+    targets = as_copied(sources, id_map)
+    proof = RecordProof(id_map, "t", 0)
+    monkeypatch.setattr(RecordProof, "outcome", _no_record_by_record)
+    translated = translate_batch(sources, id_map, "t", 0, strict=True)
+    assert [(m.key(), m.value()) for m in translated] == [(m.key(), m.value()) for m in targets]
+    assert proof(translated, targets) is None
+    assert proof.counts() == SchemaCounts("t", 0, PartCounts(0, 0, 3), PartCounts(3, 0, 0))
+
+
+def test_a_plain_column_is_translated_in_one_pass_not_key_by_key() -> None:
+    column = [framed(0x01000007, b"a"), framed(8, b""), framed(0x01000007, b"c")]
+    id_map = IdMap.of({0x01000007: 5, 8: 0x02000108}, SchemaFormat.AVRO)
+    assert translated_column(column, id_map, _no_record_by_record) == [
+        framed(5, b"a"),
+        framed(0x02000108, b""),
+        framed(5, b"c"),
+    ]
+    raw = [b"k", None, b"\x01x"]
+    assert translated_column(raw, id_map, _no_record_by_record) is raw  # nothing framed: as it is
+    seen: list[Any] = []
+    mixed = [framed(0x01000007, b"a"), b"raw"]  # mixed: each through ``one`` (the translator), ids read whole
+    assert translated_column(mixed, id_map, lambda d: seen.append(d) or d) == mixed and seen == mixed
+    one = translator(id_map, strict=True)
+    assert [one(d) for d in mixed] == [framed(5, b"a"), b"raw"]
+
+
+def test_a_proofs_counts_add_up_over_plain_and_mixed_chunks() -> None:
+    proof = RecordProof(ID_MAP, "t", 0)
+    plain = [Msg(0, b"k", framed(7, b"v"), None, 1)]
+    assert proof(translate_batch(plain, ID_MAP, "t", 0, strict=False), as_copied(plain, ID_MAP)) is None
+    mixed = source_records()
+    assert proof(translate_batch(mixed, ID_MAP, "t", 0, strict=False), as_copied(mixed, ID_MAP)) is None
+    counts = proof.counts()
+    assert counts.keys == PartCounts(2, 0, 3) and counts.values == PartCounts(3, 0, 2)
+
+
+def test_a_translated_record_keeps_its_topic() -> None:
+    class WithTopic(Msg):
+        def topic(self) -> str:
+            return "orders"
+
+    (out,) = translate_batch([WithTopic(0, None, framed(7, b"v"), None, 1)], ID_MAP, "orders", 0, strict=True)
+    assert out.topic() == "orders"
