@@ -253,12 +253,13 @@ class RecordProof:
     def __call__(self, sources: list[Any], targets: list[Any]) -> tuple[int, int, str] | None:
         # chunks of different lengths are no plain case: the record by record loop below refuses them
         key = self._plain([s.source_key for s in sources], [t.key() for t in targets])
-        value = None if key is None else self._plain([s.source_value for s in sources], [t.value() for t in targets])
-        if key is not None and value is not None:  # the common chunk: every key and value one plain case
-            n = len(sources)
-            self.seen[RecordPart.KEY, key] = self.seen.get((RecordPart.KEY, key), 0) + n
-            self.seen[RecordPart.VALUE, value] = self.seen.get((RecordPart.VALUE, value), 0) + n
-            return None
+        if key is not None:
+            value = self._plain([s.source_value for s in sources], [t.value() for t in targets])
+            if value is not None:  # the common chunk: every key and value one plain case
+                n = len(sources)
+                self.seen[RecordPart.KEY, key] = self.seen.get((RecordPart.KEY, key), 0) + n
+                self.seen[RecordPart.VALUE, value] = self.seen.get((RecordPart.VALUE, value), 0) + n
+                return None
         outcome = self.outcome
         keys: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
         values: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
