@@ -77,7 +77,13 @@ def test_a_write_refused_after_the_copy_started_stops_it_and_the_next_run_ends_e
         (line,) = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
         assert f"does not allow {PRINCIPAL}: Write on topic {refused}" in line
         started = re.search(r"the copy of the (\d+) topics before them had started, and stopped with the run", line)
-        assert started and 1 <= int(started.group(1)) <= FIRST, line
+        # Almost always the first topics are released, and copying, before the refused one is looked at. A broker
+        # that brings the run order's first topic up a poll after the refused one (CI saw it once) has the refusal
+        # come before any release: then nothing was copied, as the line says, and the next run ends exact as well.
+        assert (started and 1 <= int(started.group(1)) <= FIRST) or "were created, empty; nothing was copied" in line
+        assert started or not any(
+            read_partition(target.bootstrap, name, 0, settings=target.client_config()) for name in everything
+        ), line
         assert "Traceback" not in first.stderr
 
         grant(target.client_config(), [Acl(PRINCIPAL, "Write", "topic", refused)])

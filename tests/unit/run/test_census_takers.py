@@ -83,3 +83,22 @@ def test_the_budget_is_a_whole_number_from_its_setting_or_the_environment(monkey
             local_records()
     with pytest.raises(ConfigurationError, match=r"^\[kafka_migration\] census_local_records must be .*'x'; the"):
         local_records("x", "[kafka_migration] census_local_records")
+
+
+def test_the_census_says_how_much_it_planned_where_it_read_and_what_it_found(
+    source_reads: None, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kafka_migration.kafka.ranges import OffsetRange
+    from kafka_migration.run import census_takers
+    from kafka_migration.run.census import rest_of
+
+    clock = iter([100.0, 102.25, 200.0, 200.5])
+    monkeypatch.setattr(census_takers.time, "monotonic", lambda: next(clock))
+    plan = rest_of(migration_plan(topic_plan("t", (10,))), [OffsetRange("t", 0, 4, 10)])  # offsets 4 to 10
+    with caplog.at_level("INFO", logger="kafka_migration.run.census_takers"):
+        found = census_taker(CensusWays(SOURCE, Spark(), local_records=6))(plan)
+        census_taker(CensusWays(SOURCE, Spark(), local_records=5))(plan)
+    assert caplog.messages == [
+        f"census of 6 planned offsets in this process in 2.2 s: {found.describe()}",
+        f"census of 6 planned offsets by Spark in 0.5 s: {BY_SPARK.describe()}",
+    ]
