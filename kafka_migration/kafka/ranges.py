@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, pairwise
+from operator import ne
 from typing import Any, NoReturn
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError
@@ -127,10 +129,46 @@ def _by_range(
     label: str,
 ) -> dict[int, list[Any]]:
     """One consume() result sorted by range: each open range's records inside it, in offset order (an entry,
-    maybe empty, for every range the result touched); a range's state is ``done`` once its end was seen."""
+    maybe empty, for every range the result touched); a range's state is ``done`` once its end was seen.
+
+    A result comes in runs of one partition (a fetch answers partition by partition). The usual result, without
+    errors: each run found at C speed and taken whole when its last offset is inside its range (offsets of one
+    partition increase); a run that crosses its range's end, or a result with an error or an event, record by record.
+    """
+    if not all([m.error() is None for m in messages]):
+        return _each(consumer, messages, open_ranges, states, what, label, {})
+    keys = list(zip([m.topic() for m in messages], [m.partition() for m in messages], strict=True))
+    starts = [0, *compress(range(1, len(keys)), map(ne, keys[1:], keys)), len(keys)]
+    batches: dict[int, list[Any]] = {}
+    for first, after in pairwise(starts):
+        i = open_ranges.get(keys[first])
+        if i is None or states[i].done:
+            continue  # prefetched before its range ended, or no range's
+        state = states[i]
+        end = state.wanted.end
+        last = messages[after - 1].offset()
+        if end is not None and last >= end:
+            _each(consumer, messages[first:after], open_ranges, states, what, label, batches)
+            continue
+        batches.setdefault(i, []).extend(messages[first:after])
+        state.next_offset = last + 1
+        state.received = True
+        state.done = end is not None and last == end - 1
+    return batches
+
+
+def _each(
+    consumer: Any,
+    messages: list[Any],
+    open_ranges: Mapping[tuple[str, int], int],
+    states: list[_Progress],
+    what: str,
+    label: str,
+    batches: dict[int, list[Any]],
+) -> dict[int, list[Any]]:
+    """``_by_range`` record by record, into ``batches``: read errors, partition-end events, a range's end."""
     from confluent_kafka import KafkaError
 
-    batches: dict[int, list[Any]] = {}
     for msg in messages:
         i = open_ranges.get((msg.topic(), msg.partition()))
         if i is None or states[i].done:

@@ -20,6 +20,8 @@ _I32 = struct.Struct(">i")
 _TIMESTAMP_AND_LENGTH = struct.Struct(">qi")
 
 Header = tuple[str, bytes | None]
+# A batch's keys, values, headers and timestamps, column by column (``batch_fields``).
+Fields = tuple[list[bytes | None], list[bytes | None], list[Any], list[int]]
 
 
 def _field(data: bytes | None) -> bytes:
@@ -85,7 +87,7 @@ def message_fields(msg: Any) -> tuple[bytes | None, bytes | None, Any, int]:
     return msg.key(), msg.value(), msg.headers(), msg.timestamp()[1]
 
 
-def batch_fields(messages: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any], list[int]]:
+def batch_fields(messages: Sequence[Any]) -> Fields:
     """Keys, values, headers and timestamps of a batch of messages: ``message_fields`` column-wise."""
     return (
         [m.key() for m in messages],

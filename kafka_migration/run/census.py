@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,7 @@ from kafka_migration.model.census import Census, Sighting
 from kafka_migration.model.config import Endpoint
 from kafka_migration.model.plan import MigrationPlan, PartitionSlice
 from kafka_migration.model.schemas import RecordPart
+from kafka_migration.schemas.wire import Column, framed_heads
 
 if TYPE_CHECKING:  # imported where they read: the launcher and the driver import this module for its files
     from kafka_migration.kafka.ranges import OffsetRange
@@ -43,24 +45,34 @@ EDGE = 1_000  # records a bounded census reads at most from each end of a partit
 Tally = dict[bytes, list[int]]  # a header's five bytes -> [first offset, records]
 
 
-def tally(batch: Iterable[Any], keys: Tally, values: Tally) -> None:
+def tally(batch: Sequence[Any], keys: Tally, values: Tally) -> None:
     """Count the candidate headers of a batch's keys and values (messages in offset order: the first seen is the
     first offset). A header is the byte 0 then four more; anything else is no candidate."""
-    for message in batch:
-        key = message.key()
-        if key and key[0] == 0 and len(key) >= HEADER:
-            seen = keys.get(key[:HEADER])
-            if seen is None:
-                keys[key[:HEADER]] = [message.offset(), 1]
-            else:
-                seen[1] += 1
-        value = message.value()
-        if value and value[0] == 0 and len(value) >= HEADER:
-            seen = values.get(value[:HEADER])
-            if seen is None:
-                values[value[:HEADER]] = [message.offset(), 1]
-            else:
-                seen[1] += 1
+    _tally_column(batch, [m.key() for m in batch], keys)
+    _tally_column(batch, [m.value() for m in batch], values)
+
+
+def _tally_column(batch: Sequence[Any], column: Column, found: Tally) -> None:
+    """``tally`` of one column (the batch's keys, or values): the common ones (none framed; each framed) at C speed
+    (``wire.framed_heads``), a mixed one record by record."""
+    heads = framed_heads(column)
+    if heads is None:  # mixed: some framed, some not
+        for message, data in zip(batch, column, strict=True):
+            if data and data[0] == 0 and len(data) >= HEADER:
+                _count(found, data[:HEADER], message.offset(), 1)
+        return
+    if heads:
+        counted = Counter(heads)
+        for header in counted:  # in the order first seen
+            _count(found, header, batch[heads.index(header)].offset(), counted[header])
+
+
+def _count(found: Tally, header: bytes, offset: int, records: int) -> None:
+    seen = found.get(header)
+    if seen is None:
+        found[header] = [offset, records]
+    else:
+        seen[1] += records
 
 
 def sightings(topic: str, partition: int, keys: Tally, values: Tally) -> list[Sighting]:

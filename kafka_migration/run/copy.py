@@ -17,15 +17,22 @@ from typing import Any
 
 from kafka_migration.exceptions import ClusterTimeoutError, CopyError, ForeignRecordsError, describe_failure
 from kafka_migration.kafka.reader import end_offset, end_offsets, next_batch, read_range
-from kafka_migration.kafka.records import DeliveryErrors, Producer, copy_producer
+from kafka_migration.kafka.records import KEY_OF, VALUE_OF, DeliveryErrors, Producer, copy_producer
 from kafka_migration.kafka.replicas import replica_problems
 from kafka_migration.kafka.settings import cluster_label, delivery_timeout
-from kafka_migration.model.checksums import batch_fields, difference, encode_record, encode_records, message_fields
+from kafka_migration.model.checksums import (
+    Fields,
+    batch_fields,
+    difference,
+    encode_record,
+    encode_records,
+    message_fields,
+)
 from kafka_migration.model.config import ClusterPair, Endpoint
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.state import KAFKA_DEFAULT_MAX_MESSAGE_BYTES
 from kafka_migration.model.text import offset_range, plural
-from kafka_migration.run.schema_records import translated_batches, translated_window
+from kafka_migration.run.schema_records import Rewritten, translated_batches, translated_fields, translated_window
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 log = logging.getLogger(__name__)
@@ -62,22 +69,33 @@ def reconcile(task: PartitionSlice, clusters: ClusterPair) -> tuple[int, int]:
     source_batches = read_range(clusters.source, task.source_topic, task.partition, task.start, task.end)
     target_batches = read_range(clusters.target, task.target_topic, task.partition, task.target_start, None)
     try:
-        expected = translated_batches(
-            source_batches, task.id_map, task.source_topic, task.partition, strict=not task.pass_unknown_ids
+        id_map = task.id_map
+        if id_map is None:
+            return reconcile_batches(task, source_batches, target_batches)
+        return reconcile_batches(
+            task,
+            source_batches,
+            target_batches,
+            lambda chunk: translated_fields(
+                chunk, id_map, task.source_topic, task.partition, strict=not task.pass_unknown_ids
+            ),
         )
-        return reconcile_batches(task, expected, target_batches)
     finally:
         source_batches.close()
         target_batches.close()
 
 
 def reconcile_batches(
-    task: PartitionSlice, source_batches: Iterable[list[Any]], target_batches: Iterable[list[Any]]
+    task: PartitionSlice,
+    source_batches: Iterable[list[Any]],
+    target_batches: Iterable[list[Any]],
+    expected: Callable[[list[Any]], Fields] = batch_fields,
 ) -> tuple[int, int]:
     """``reconcile`` on the two sides' batches: chunks of equal length compared in one piece each.
 
-    Only a chunk whose canonical encodings differ is gone through record by record, to name the
-    first foreign record exactly.
+    ``expected`` gives a source chunk's fields as the copy writes them (translate mode: the ids mapped). Only a
+    chunk whose canonical encodings differ is gone through record by record, to name the first foreign record
+    exactly.
     """
     present = 0
     resume_from = task.start
@@ -98,21 +116,27 @@ def reconcile_batches(
             n = min(len(src), len(tgt))
             s_chunk, src = (src, []) if n == len(src) else (src[:n], src[n:])
             t_chunk, tgt = (tgt, []) if n == len(tgt) else (tgt[:n], tgt[n:])
-            s_fields = batch_fields(s_chunk)
+            s_fields = expected(s_chunk)
             t_fields = batch_fields(t_chunk)
             if s_fields != t_fields and encode_records(*s_fields) != encode_records(*t_fields):
-                for s, t in zip(s_chunk, t_chunk, strict=True):
-                    if encode_record(*message_fields(s)) != encode_record(*message_fields(t)):
-                        fields = difference(message_fields(s), message_fields(t))
-                        raise ForeignRecordsError(
-                            f"{where} offset {t.offset()} holds a record this pipeline did not write (it should "
-                            f"be source offset {s.offset()}; {fields} differ). Nothing more was written to this "
-                            "partition; stop the other producer and clean the target partition, or copy under "
-                            "another name (--rename)."
-                        )
+                _refuse_foreign(where, s_chunk, t_chunk, s_fields)
             present += n
             resume_from = s_chunk[-1].offset() + 1
     return present, resume_from
+
+
+def _refuse_foreign(where: str, s_chunk: list[Any], t_chunk: list[Any], s_fields: Fields) -> None:
+    """Name the first record of a chunk that differs from what the copy writes (``s_fields``) as foreign."""
+    for i, (s, t) in enumerate(zip(s_chunk, t_chunk, strict=True)):
+        mine = (s_fields[0][i], s_fields[1][i], s_fields[2][i], s_fields[3][i])
+        if encode_record(*mine) != encode_record(*message_fields(t)):
+            fields = difference(mine, message_fields(t))
+            raise ForeignRecordsError(
+                f"{where} offset {t.offset()} holds a record this pipeline did not write (it should be source offset "
+                f"{s.offset()}; {fields} {'differ' if ',' in fields else 'differs'}). Nothing more was written to "
+                "this partition; stop the other producer and clean the target partition, or copy under another "
+                "name (--rename)."
+            )
 
 
 # One idempotent producer per target and Python worker: its start-up (producer id,
@@ -205,19 +229,22 @@ def _produce_when_room(
 
 
 def _produce_batch(
-    batch: list[Any], topic: str, partition: int, producer: Producer, errors: DeliveryErrors
+    batch: list[Any] | Rewritten, topic: str, partition: int, producer: Producer, errors: DeliveryErrors
 ) -> tuple[int, int]:
     """Queue a batch of source records for ``topic[partition]``; (records, bytes of keys and values) queued.
 
-    Stops early once a delivery has failed (no use queueing more); ``errors.count`` tells.
+    A ``Rewritten`` batch (translate mode) is written with its keys and values as rewritten. Stops early once a
+    delivery has failed (no use queueing more); ``errors.count`` tells.
     """
+    if isinstance(batch, Rewritten):
+        rows: Iterable[tuple[Any, bytes | None, bytes | None]] = zip(*batch, strict=True)
+    else:
+        rows = zip(batch, map(KEY_OF, batch), map(VALUE_OF, batch), strict=True)
     produce = producer.produce
     poll = producer.poll
     written = 0
     size = 0
-    for msg in batch:
-        key = msg.key()
-        value = msg.value()
+    for msg, key, value in rows:
         headers = msg.headers()
         timestamp = msg.timestamp()[1]
         try:

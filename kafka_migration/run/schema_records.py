@@ -1,28 +1,32 @@
 """Records whose schema ids are translated (``--schema-ids translate``): as the copy writes them, and their proof.
 
 A slice with an id map (``PartitionSlice.id_map``) is copied with each key's and value's schema header rewritten
-through it (``schemas.wire.translate``); everything else of a record (the payload, Protobuf's message indexes,
-the headers, the timestamp) is written as read. A key or value whose header names an id the map lacks is
-refused, naming topic, partition and offset: its schema was not registered on the target, and a consumer there
-would fail on it or, worse, decode it with whatever schema the target gave that id.
+through it; everything else of a record (the payload, Protobuf's message indexes, the headers, the timestamp) is
+written as read. A key or value whose header names an id the map lacks is refused, naming topic, partition and
+offset: its schema was not registered on the target, and a consumer there would fail on it or, worse, decode it
+with whatever schema the target gave that id.
 
 The verification compares each target record with its source record as the copy must have written it, so the
 counts and the order-sensitive checksum cover every byte of both sides, the ids included: the source side's
 checksum is over the source records with their ids mapped (what the target must hold, byte for byte), the
-target's over what it holds. A wrong id on the target changes its checksum. Then ``RecordProof`` proves each
-pair again from the raw source bytes as ``schemas.wire.check`` decides (which does not use the rewrite): equal
-but for the id, and the id the one the map gives. It counts the keys and values translated per partition.
+target's over what it holds. ``RecordProof`` builds that expectation from the raw source bytes and the map
+itself, not with the copy's rewrite, and proves each pair as ``schemas.wire.check`` decides: equal but for the
+id, and the id the one the map gives. A wrong id on the target fails the proof and changes its checksum. It
+counts the keys and values translated per partition.
 
-Both run per record, so their common cases are inline (``translator``, ``RecordProof.outcome``) and anything
-else goes to ``schemas.wire``; tests/unit/run/test_schema_records.py checks that they answer as ``wire`` does.
+Both work column by column (a batch's keys, then its values): the common column (every one framed, of ids the map
+rewrites by their header alone; or none framed) in a few passes at C speed, anything else one by one through
+``schemas.wire``; tests/unit/run/test_schema_records.py checks that they answer as ``wire`` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from itertools import repeat
+from typing import Any, NamedTuple
 
 from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
+from kafka_migration.model.checksums import Fields, batch_fields
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.schemas import (
     IdMap,
@@ -33,46 +37,24 @@ from kafka_migration.model.schemas import (
     SchemaCounts,
     SchemaFormat,
 )
-from kafka_migration.schemas.wire import ID_END, check, translate
+from kafka_migration.schemas.wire import ID_END, Column, check, framed_heads, translate
 
 TRANSLATED, UNCHANGED, WITHOUT_HEADER = Outcome.TRANSLATED, Outcome.UNCHANGED, Outcome.WITHOUT_HEADER
+_MAGIC = b"\x00"
 
 
-class Translated(tuple):  # type: ignore[type-arg]
-    """A source record as the target gets it: its key and value translated, the rest of the message as read;
-    ``source_key`` and ``source_value`` keep the bytes read from the source, for the proof. Built from the tuple
-    (message, key, value, source key, source value): a tuple's constructor, not an ``__init__`` per record."""
+class Rewritten(NamedTuple):
+    """A source batch as the target gets it: its messages as read (headers, timestamps, offsets), with each key and
+    value as the copy writes it."""
 
-    __slots__ = ()
+    messages: list[Any]
+    keys: Column
+    values: Column
 
-    def key(self) -> bytes | None:
-        return self[1]  # type: ignore[no-any-return]
 
-    def value(self) -> bytes | None:
-        return self[2]  # type: ignore[no-any-return]
-
-    @property
-    def source_key(self) -> bytes | None:
-        return self[3]  # type: ignore[no-any-return]
-
-    @property
-    def source_value(self) -> bytes | None:
-        return self[4]  # type: ignore[no-any-return]
-
-    def headers(self) -> Any:
-        return self[0].headers()
-
-    def timestamp(self) -> tuple[int, int]:
-        return self[0].timestamp()  # type: ignore[no-any-return]
-
-    def offset(self) -> int:
-        return self[0].offset()  # type: ignore[no-any-return]
-
-    def partition(self) -> int:
-        return self[0].partition()  # type: ignore[no-any-return]
-
-    def topic(self) -> str:
-        return self[0].topic()  # type: ignore[no-any-return]
+def _rewritten(column: Column, heads: list[bytes], news: dict[bytes, bytes]) -> Column:
+    """Each framed key or value of ``column`` with its header (``heads``) replaced by ``news``' for it."""
+    return list(map(bytes.replace, column, heads, map(news.__getitem__, heads), repeat(1)))  # type: ignore[arg-type]
 
 
 def translator(id_map: IdMap, strict: bool) -> Callable[[bytes | None], bytes | None]:
@@ -110,36 +92,33 @@ _UNSEEN = b"unseen"
 _PROTOBUF = b"protobuf"
 
 
-def translated_column(
-    column: list[bytes | None], id_map: IdMap, one: Callable[[bytes | None], bytes | None]
-) -> list[bytes | None]:
-    """``one`` (``translator``) over a batch's keys, or values: in one pass where every one is an Avro or JSON Schema
-    key or value of an id the map has (the common batch), else one by one."""
-    heads = [c[:ID_END] for c in column if c is not None and len(c) >= ID_END and c[0] == 0]
-    if not heads:
+def translated_column(column: Column, id_map: IdMap, one: Callable[[bytes | None], bytes | None]) -> Column:
+    """``one`` (``translator``) over a batch's keys, or values: at C speed where every one is an Avro or JSON Schema
+    key or value of an id the map has (the common column), or none is framed; else one by one."""
+    heads = framed_heads(column)
+    if heads is not None and not heads:
         return column  # nothing framed: nothing to rewrite (``one`` would give each back as it is)
-    if len(heads) == len(column):
+    if heads:
         news: dict[bytes, bytes] = {}
         for head in set(heads):
             schema_id = int.from_bytes(head[1:], "big")
             fmt = id_map.format(schema_id)
             if fmt is None or fmt is SchemaFormat.PROTOBUF:
                 break
-            news[head] = b"\x00" + id_map.target(schema_id).to_bytes(4, "big")
+            news[head] = _MAGIC + id_map.target(schema_id).to_bytes(4, "big")
         else:
-            return [news[c[:ID_END]] + c[ID_END:] for c in column]  # type: ignore[index]
+            return _rewritten(column, heads, news)
     return list(map(one, column))
 
 
-def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> list[Translated]:
+def translate_batch(batch: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> Rewritten:
     """The records of one source batch as the target gets them. ``strict`` (the copy): a header whose id the map
     lacks is refused, naming the topic, partition and offset; else (the verification) it passes as it is."""
     one = translator(id_map, strict)
     keys = [m.key() for m in batch]
     values = [m.value() for m in batch]
     try:
-        new_keys, new_values = translated_column(keys, id_map, one), translated_column(values, id_map, one)
-        return list(map(Translated, zip(batch, new_keys, new_values, keys, values, strict=True)))
+        return Rewritten(batch, translated_column(keys, id_map, one), translated_column(values, id_map, one))
     except UnknownSchemaIdError as exc:
         message = next(m for m in batch if _names(one, m))
         raise SchemaError(
@@ -162,11 +141,17 @@ def _names(one: Callable[[bytes | None], bytes | None], message: Any) -> bool:
     return False
 
 
+def translated_fields(chunk: list[Any], id_map: IdMap, topic: str, partition: int, strict: bool) -> Fields:
+    """``batch_fields`` of ``chunk`` as the target gets it (``translate_batch``)."""
+    batch = translate_batch(chunk, id_map, topic, partition, strict)
+    return batch.keys, batch.values, [m.headers() for m in chunk], [m.timestamp()[1] for m in chunk]
+
+
 def translated_batches(
     batches: Iterable[list[Any]], id_map: IdMap | None, topic: str = "", partition: int = 0, strict: bool = False
-) -> Iterable[list[Any]]:
+) -> Iterable[list[Any] | Rewritten]:
     """``batches`` translated batch by batch; as they are without an id map. ``strict`` (the copy, which names its
-    ``topic`` and ``partition``): an id the map lacks is refused; else (the verification) passed on as it is."""
+    ``topic`` and ``partition``): an id the map lacks is refused; else passed on as it is."""
     if id_map is None:
         return batches
     return (translate_batch(batch, id_map, topic, partition, strict) for batch in batches)
@@ -174,24 +159,26 @@ def translated_batches(
 
 def translated_window(
     reads: Iterator[tuple[int, list[Any], bool]], maps: list[IdMap | None], slices: list[PartitionSlice]
-) -> Iterator[tuple[int, list[Any], bool]]:
+) -> Iterator[tuple[int, list[Any] | Rewritten, bool]]:
     """``read_ranges``' batches (range index, records, done), each translated by its own slice's id map."""
     for i, batch, done in reads:
         id_map = maps[i]
-        if id_map is not None:
-            piece = slices[i]
-            batch = translate_batch(
-                batch, id_map, piece.source_topic, piece.partition, strict=not piece.pass_unknown_ids
-            )
-        yield i, batch, done
+        piece = slices[i]
+        yield (
+            i,
+            batch
+            if id_map is None
+            else translate_batch(batch, id_map, piece.source_topic, piece.partition, strict=not piece.pass_unknown_ids),
+            done,
+        )
 
 
 class RecordProof:
     """The per-record proof of one partition: each target record's key and value against its source's, as
     ``wire.check`` decides (the id compared as a number with the map's, the rest byte for byte; anything but the
     plain cases asks ``wire.check`` itself, which names the mismatch). Called with each pair of equally long chunks
-    (source records as ``Translated``, target messages); counts each key's and value's outcome, and gives the first
-    mismatch."""
+    (source messages, target messages and the target's fields); gives the fields the target must hold and the first
+    mismatch, and counts each key's and value's outcome."""
 
     def __init__(self, id_map: IdMap, topic: str, partition: int) -> None:
         self.id_map = id_map
@@ -228,56 +215,63 @@ class RecordProof:
             self._expected[source_id] = expected
         return expected
 
-    def _plain(self, mine: list[bytes | None], theirs: list[bytes | None]) -> Outcome | None:
-        """The one outcome of a whole column (a chunk's keys, or values) when it is a plain case, proven column-wise
-        as ``outcome`` proves one: none framed and each pair equal (WITHOUT_HEADER), or every one an Avro or JSON
-        Schema key or value whose target is its bytes after the header with the header the map gives (TRANSLATED).
-        None: anything else, proven record by record."""
-        heads = [m[:ID_END] for m in mine if m is not None and len(m) >= ID_END and m[0] == 0]
-        if not heads:
-            return WITHOUT_HEADER if mine == theirs else None
-        if len(heads) != len(mine) or None in theirs:
-            return None
-        wanted: dict[bytes, bytes] = {}
-        for head in set(heads):
-            expected = self._expected_id(int.from_bytes(head[1:], "big"))
-            if expected is None or expected < 0:
-                return None
-            wanted[head] = b"\x00" + expected.to_bytes(4, "big")
-        if [t[:ID_END] for t in theirs] != [wanted[h] for h in heads]:  # type: ignore[index]
-            return None
-        if [m[ID_END:] for m in mine] != [t[ID_END:] for t in theirs]:  # type: ignore[index]
-            return None
-        return TRANSLATED
+    def _column(self, mine: Column, theirs: Column | None) -> tuple[Column, Outcome | None]:
+        """``mine`` (a chunk's source keys, or values) as the target must hold it, and the one outcome of the whole
+        column against ``theirs`` when it is a plain case, proven column-wise as ``outcome`` proves one: none framed
+        and each pair equal (WITHOUT_HEADER), or every one an Avro or JSON Schema key or value whose target is it
+        with the header the map gives (TRANSLATED). None: anything else, proven record by record."""
+        heads = framed_heads(mine)
+        if heads is not None and not heads:
+            return mine, WITHOUT_HEADER if mine == theirs else None
+        if heads:
+            wanted: dict[bytes, bytes] = {}
+            for head in set(heads):
+                expected = self._expected_id(int.from_bytes(head[1:], "big"))
+                if expected is None or expected < 0:
+                    break
+                wanted[head] = _MAGIC + expected.to_bytes(4, "big")
+            else:
+                column = _rewritten(mine, heads, wanted)
+                return column, TRANSLATED if column == theirs else None
+        return list(map(translator(self.id_map, False), mine)), None
 
-    def __call__(self, sources: list[Any], targets: list[Any]) -> tuple[int, int, str] | None:
-        # chunks of different lengths are no plain case: the record by record loop below refuses them
-        key = self._plain([s.source_key for s in sources], [t.key() for t in targets])
-        if key is not None:
-            value = self._plain([s.source_value for s in sources], [t.value() for t in targets])
-            if value is not None:  # the common chunk: every key and value one plain case
-                n = len(sources)
-                self.seen[RecordPart.KEY, key] = self.seen.get((RecordPart.KEY, key), 0) + n
-                self.seen[RecordPart.VALUE, value] = self.seen.get((RecordPart.VALUE, value), 0) + n
-                return None
+    def __call__(
+        self, sources: list[Any], targets: list[Any], theirs: Fields
+    ) -> tuple[Fields, tuple[int, int, str] | None]:
+        """The fields the target must hold for ``sources`` and the first pair of ``sources`` and ``targets`` (as
+        long, ``theirs`` their fields) the proof refutes, or None. Without ``targets`` (the target holds fewer
+        records) nothing is proven: only the fields are given."""
+        keys, values, headers, stamps = batch_fields(sources)
+        new_keys, key = self._column(keys, theirs[0] if targets else None)
+        new_values, value = self._column(values, theirs[1] if targets else None)
+        expected = (new_keys, new_values, headers, stamps)
+        if not targets:
+            return expected, None
+        if key is not None and value is not None:  # the common chunk: every key and value one plain case
+            n = len(sources)
+            self.seen[RecordPart.KEY, key] = self.seen.get((RecordPart.KEY, key), 0) + n
+            self.seen[RecordPart.VALUE, value] = self.seen.get((RecordPart.VALUE, value), 0) + n
+            return expected, None
+        return expected, self._each(sources, targets, (keys, values), theirs)
+
+    def _each(
+        self, sources: list[Any], targets: list[Any], mine: tuple[Column, Column], theirs: Fields
+    ) -> tuple[int, int, str] | None:
+        """The proof record by record: each key's and value's outcome counted, and the first mismatch."""
         outcome = self.outcome
-        keys: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
-        values: dict[Outcome, int] = dict.fromkeys(Outcome, 0)
+        counts: dict[RecordPart, dict[Outcome, int]] = {part: dict.fromkeys(Outcome, 0) for part in RecordPart}
         first = None
-        for source, target in zip(sources, targets, strict=True):
-            verdict = outcome(source.source_key, target.key())
-            if type(verdict) is RecordMismatch:
-                first = first or (source.offset(), target.offset(), f"key: {verdict.describe()}")
-            else:
-                keys[verdict] += 1  # type: ignore[index]
-            verdict = outcome(source.source_value, target.value())
-            if type(verdict) is RecordMismatch:
-                first = first or (source.offset(), target.offset(), f"value: {verdict.describe()}")
-            else:
-                values[verdict] += 1  # type: ignore[index]
-        for part, counts in ((RecordPart.KEY, keys), (RecordPart.VALUE, values)):
-            for found, n in counts.items():
-                self.seen[part, found] = self.seen.get((part, found), 0) + n
+        # chunks of different lengths are no plain case: strict zips refuse them
+        for source, target, *pairs in zip(sources, targets, mine[0], theirs[0], mine[1], theirs[1], strict=True):
+            for part, a, b in ((RecordPart.KEY, pairs[0], pairs[1]), (RecordPart.VALUE, pairs[2], pairs[3])):
+                verdict = outcome(a, b)
+                if type(verdict) is RecordMismatch:
+                    first = first or (source.offset(), target.offset(), f"{part}: {verdict.describe()}")
+                else:
+                    counts[part][verdict] += 1  # type: ignore[index]
+        for part, found in counts.items():
+            for which, n in found.items():
+                self.seen[part, which] = self.seen.get((part, which), 0) + n
         return first
 
     def counts(self) -> SchemaCounts:

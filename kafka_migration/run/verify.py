@@ -16,11 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_migration.kafka.reader import next_batch, read_range
-from kafka_migration.model.checksums import RangeChecksum, batch_fields, difference, encode_record, encode_records
+from kafka_migration.model.checksums import (
+    Fields,
+    RangeChecksum,
+    batch_fields,
+    difference,
+    encode_record,
+    encode_records,
+)
 from kafka_migration.model.config import ClusterPair
 from kafka_migration.model.offsets import OffsetMapBuilder
 from kafka_migration.model.plan import PartitionSlice
-from kafka_migration.run.schema_records import RecordProof, translated_batches
+from kafka_migration.run.schema_records import RecordProof
 from kafka_migration.run.windows import WindowOutcome, lay_out, run_windowed, shares
 
 log = logging.getLogger(__name__)
@@ -103,9 +110,9 @@ def compare_ranges(
     forks at the first difference. The offset map needs work per record only where the
     offsets of a chunk are not contiguous (transaction markers, compaction) on either side.
 
-    ``proof`` (translate mode: the source batches are then the source records with their ids mapped,
-    ``run.schema_records``): each pair of chunks is also proven record by record from the raw source bytes, and
-    its first mismatch is the first difference unless the bytes differed earlier.
+    ``proof`` (translate mode, ``run.schema_records``): the source side is then the source records with their ids
+    mapped, as the proof gives them from the raw source bytes; each pair of chunks is also proven record by record,
+    and its first mismatch is the first difference unless the bytes differed earlier.
     """
     source_sum = RangeChecksum()
     target_sum: RangeChecksum | None = None  # None while the target has been equal to the source
@@ -134,14 +141,13 @@ def compare_ranges(
         else:
             n = len(tgt)
             s_chunk, t_chunk, tgt = [], tgt, []
-        s_fields = batch_fields(s_chunk)
         t_fields = batch_fields(t_chunk)
+        s_fields, proven = _expected(proof, s_chunk, t_chunk, t_fields)
         s_bytes = encode_records(*s_fields)
         # Equal fields encode to equal bytes: encode the target chunk only when it differs.
         t_bytes = s_bytes if t_fields == s_fields else encode_records(*t_fields)
         if t_chunk:
             target_end = t_chunk[-1].offset() + 1
-        proven = proof(s_chunk, t_chunk) if proof is not None and s_chunk and t_chunk else None
         if target_sum is None and s_chunk and t_chunk and s_bytes == t_bytes:
             source_sum.add_encoded(s_bytes, n)
             _map_offsets(mapping, s_chunk, t_chunk)
@@ -167,6 +173,16 @@ def compare_ranges(
         offset_map=mapping.points,
         proof=proof,
     )
+
+
+def _expected(
+    proof: RecordProof | None, s_chunk: list[Any], t_chunk: list[Any], t_fields: Fields
+) -> tuple[Fields, tuple[int, int, str] | None]:
+    """A source chunk's fields as the target must hold them, and the first pair the proof refutes (translate mode:
+    the ids mapped, each pair proven; else the fields as read)."""
+    if proof is None or not s_chunk:
+        return batch_fields(s_chunk), None
+    return proof(s_chunk, t_chunk, t_fields)
 
 
 def _earliest(
@@ -265,9 +281,8 @@ def verify_partition(
         follow=None if counted is None else counted.target_complete,
     )
     proof = None if task.id_map is None else RecordProof(task.id_map, task.source_topic, task.partition)
-    expected = translated_batches(counted or source_batches, task.id_map)  # an id outside the map: passed on
     try:
-        found = compare_ranges(expected, target_batches, task.target_start, progress, proof)
+        found = compare_ranges(counted or source_batches, target_batches, task.target_start, progress, proof)
     finally:
         source_batches.close()  # closes the consumers now, also after a read error on the other side
         target_batches.close()
@@ -330,8 +345,7 @@ def verify_window(
     for i, piece in enumerate(window):
         clock = time.monotonic()
         proof = None if piece.id_map is None else RecordProof(piece.id_map, piece.source_topic, piece.partition)
-        expected = translated_batches([sources[i]], piece.id_map)
-        found = compare_ranges(expected, [targets[i]], piece.target_start, proof=proof)
+        found = compare_ranges([sources[i]], [targets[i]], piece.target_start, proof=proof)
         sources[i] = targets[i] = []  # compared: no longer held
         took = reading[i] + time.monotonic() - clock
         seconds.append(took)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import repeat
+from operator import itemgetter
 
 from kafka_migration.exceptions import SchemaError
 from kafka_migration.model.schemas import (
@@ -35,6 +37,10 @@ from kafka_migration.model.schemas import (
 MAGIC = 0
 ID_END = 5  # the magic byte and the four id bytes
 MAX_INDEX_COUNT = 100_000  # confluent-kafka refuses a longer message-index array
+_MAGIC_BYTE = bytes([MAGIC])
+Column = list[bytes | None]  # a batch's keys, or its values
+_HEAD = itemgetter(slice(0, ID_END))
+_FIRST_BYTE = itemgetter(0)
 
 
 class RawReason(StrEnum):
@@ -69,6 +75,26 @@ class Framed:
 
 
 NULL = Null()
+
+
+def framed_heads(column: Column) -> list[bytes] | None:
+    """The 5-byte headers of ``column``'s keys or values when each has one (a first byte 0 and at least five
+    bytes); [] when none starts with a 0 byte; None for anything else (some framed, some not; a first byte 0 too
+    short for a header), which the callers go through one by one. The common columns (one id throughout; none
+    framed) take one or two C-level passes: the copy, the census and the proof go through every key and value."""
+    first = column[0][:ID_END] if column and column[0] else b""
+    try:
+        if len(first) == ID_END and first[0] == MAGIC and all(map(bytes.startswith, column, repeat(first))):
+            return [first] * len(column)  # one id throughout (one object: its hash is computed once)
+        firsts = set(map(_FIRST_BYTE, column))
+    except (TypeError, IndexError):  # a null (a tombstone's value, a record without a key) or an empty one
+        return None if any(map(bytes.startswith, filter(None, column), repeat(_MAGIC_BYTE))) else []
+    if MAGIC not in firsts:
+        return []
+    if len(firsts) > 1:
+        return None
+    heads = list(map(_HEAD, column))
+    return heads if min(map(len, set(heads))) == ID_END else None
 
 
 def header_id(data: bytes | None) -> int | None:

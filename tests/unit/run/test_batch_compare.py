@@ -137,7 +137,7 @@ def reference_reconcile(task: PartitionSlice, sources: Iterable[Any], targets: I
             fields = difference(message_fields(src), message_fields(tgt))
             raise ForeignRecordsError(
                 f"{where} offset {tgt.offset()} holds a record this pipeline did not write (it should be "
-                f"source offset {src.offset()}; {fields} differ). Nothing more "
+                f"source offset {src.offset()}; {fields} {'differ' if ',' in fields else 'differs'}). Nothing more "
                 "was written to this partition; stop the other producer and clean the target partition, or "
                 "copy under another name (--rename)."
             )

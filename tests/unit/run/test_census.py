@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_migration.exceptions import CopyError
 from kafka_migration.kafka import ranges
@@ -231,3 +233,41 @@ def test_the_lead_census_hands_the_rest_to_the_driver_once_it_is_up(monkeypatch:
     assert found.ids() == {3, 9} and (found.records, found.planned, found.complete) == (3, 6, True)
     rests.clear()
     assert lead_census(plan, SOURCE, lambda: False, rest).ids() == {3} and rests == []  # all read here: no driver
+
+
+def _tally_one_by_one(batch: list[Msg]) -> tuple[dict[bytes, list[int]], dict[bytes, list[int]]]:
+    """The census's definition, record by record: each header with its first offset and its records."""
+    found: tuple[dict[bytes, list[int]], dict[bytes, list[int]]] = ({}, {})
+    for m in batch:
+        for part, data in zip(found, (m.key(), m.value()), strict=True):
+            if data is not None and len(data) >= 5 and data[0] == 0:
+                part.setdefault(data[:5], [m.offset(), 0])[1] += 1
+    return found
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.none(),
+                st.binary(max_size=3),
+                st.sampled_from([3, 7, 0x01020304]).map(framed),
+                st.sampled_from([b"raw", b"\x00\x00", b"\x01" + framed(9)[1:]]),
+            ),
+            min_size=2,
+            max_size=2,
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_a_batchs_tally_is_the_record_by_record_tally(pairs: list[list[bytes | None]], one_id: bool) -> None:
+    """Whole columns (one id throughout, none framed) are tallied at C speed, mixed ones record by record: each
+    answers as the definition does, also over several batches."""
+    records = [Msg(20 + i, k, framed(7) if one_id else v, None, 0) for i, (k, v) in enumerate(pairs)]
+    keys: dict[bytes, list[int]] = {}
+    values: dict[bytes, list[int]] = {}
+    tally(records[:3], keys, values)
+    tally(records[3:], keys, values)
+    assert (keys, values) == _tally_one_by_one(records)

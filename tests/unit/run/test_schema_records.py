@@ -9,15 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_migration.exceptions import SchemaError, UnknownSchemaIdError
+from kafka_migration.exceptions import ForeignRecordsError, SchemaError, UnknownSchemaIdError
+from kafka_migration.model.checksums import batch_fields
 from kafka_migration.model.plan import PartitionSlice
 from kafka_migration.model.schemas import IdMap, Outcome, PartCounts, SchemaCounts, SchemaFormat
 from kafka_migration.run.copy import reconcile_batches
 from kafka_migration.run.schema_records import (
     RecordProof,
+    Rewritten,
     translate_batch,
     translated_batches,
     translated_column,
+    translated_fields,
     translated_window,
     translator,
 )
@@ -54,10 +57,13 @@ def as_copied(records: list[Msg], id_map: IdMap) -> list[Msg]:
 
 
 def test_translate_batch_rewrites_keys_and_values_and_keeps_the_rest() -> None:
-    out = translate_batch(source_records(), ID_MAP, "orders", 0, strict=True)
-    assert [(m.key(), m.value()) for m in out] == [(m.key(), m.value()) for m in as_copied(source_records(), ID_MAP)]
-    assert out[1].headers() == [("h", b"x")] and out[3].timestamp() == (1, 1003) and out[2].offset() == 2
-    assert out[0].source_key == framed(8, b"k0")  # the source's bytes, kept for the proof
+    records = source_records()
+    out = translate_batch(records, ID_MAP, "orders", 0, strict=True)
+    copied = as_copied(source_records(), ID_MAP)
+    assert (out.keys, out.values) == ([m.key() for m in copied], [m.value() for m in copied])
+    assert out.messages is records  # headers, timestamps and offsets as read
+    fields = translated_fields(records, ID_MAP, "orders", 0, strict=True)
+    assert fields == (out.keys, out.values, [None, [("h", b"x")], None, None], [1000, 1001, 1002, 1003])
 
 
 def test_an_id_the_map_lacks_is_refused_naming_topic_partition_and_offset() -> None:
@@ -67,7 +73,7 @@ def test_an_id_the_map_lacks_is_refused_naming_topic_partition_and_offset() -> N
     assert "Source orders[0] offset 4" in str(caught.value) and "schema id 9" in str(caught.value)
     assert caught.value.__cause__ is not None
     passed = translate_batch(records, ID_MAP, "orders", 0, strict=False)  # the verification passes it on unchanged
-    assert passed[4].value() == framed(9, b"v4")
+    assert passed.values[4] == framed(9, b"v4")
 
 
 def test_no_id_map_leaves_the_batches_as_they_are() -> None:
@@ -77,8 +83,7 @@ def test_no_id_map_leaves_the_batches_as_they_are() -> None:
 
 def compare(target: list[Msg], id_map: IdMap = ID_MAP) -> tuple[Any, RecordProof]:
     proof = RecordProof(id_map, "orders", 0)
-    expected = translated_batches([source_records()], id_map, "orders", 0, strict=False)
-    return compare_ranges(expected, [target], 50, proof=proof), proof
+    return compare_ranges([source_records()], [target], 50, proof=proof), proof
 
 
 def test_a_correct_copy_matches_on_count_checksum_and_proof_and_is_counted() -> None:
@@ -112,15 +117,13 @@ def source_records_at_50() -> list[Msg]:
     return [Msg(50 + m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1]) for m in source_records()]
 
 
-def test_the_proof_refutes_bytes_that_equal_a_wrong_rewrite() -> None:
-    """A rewrite bug repeated by the expected side (checksums equal) is still caught: the proof reads the raw
-    source bytes and the map, not the rewrite's output."""
+def test_the_proof_refutes_a_copy_that_rewrote_by_another_map() -> None:
+    """A rewrite bug in the copy is not repeated by the verification: its expected side is the proof's, from the raw
+    source bytes and the recorded map, not the copy's rewrite."""
     wrong = IdMap.of({7: 107, 8: 999}, SchemaFormat.AVRO)
     target = as_copied(source_records(), wrong)
-    proof = RecordProof(ID_MAP, "orders", 0)
-    expected = translated_batches([source_records()], wrong, "orders", 0, strict=False)
-    found = compare_ranges(expected, [target], 50, proof=proof)
-    assert found.source.hexdigest() == found.target.hexdigest()
+    found = compare_ranges([source_records()], [target], 50, proof=RecordProof(ID_MAP, "orders", 0))
+    assert found.source.hexdigest() != found.target.hexdigest()
     assert found.first == (
         0,
         50,
@@ -131,8 +134,14 @@ def test_the_proof_refutes_bytes_that_equal_a_wrong_rewrite() -> None:
 def test_reconcile_finds_the_translated_prefix_a_copy_left() -> None:
     task = PartitionSlice("orders", "orders", 0, 0, 4, 50, id_map=ID_MAP)
     prefix = as_copied(source_records(), ID_MAP)[:3]
-    expected = translated_batches([source_records()], ID_MAP, "orders", 0, strict=True)
-    assert reconcile_batches(task, expected, [prefix]) == (3, 3)
+
+    def expected(chunk: list[Any]) -> Any:
+        return translated_fields(chunk, ID_MAP, "orders", 0, strict=True)
+
+    assert reconcile_batches(task, [source_records()], [prefix], expected) == (3, 3)
+    untranslated = [prefix[0], source_records_at_50()[1], prefix[2]]  # record 1's value as read: not the copy's
+    with pytest.raises(ForeignRecordsError, match=r"offset 51 holds a record .*source offset 1; value differs"):
+        reconcile_batches(task, [source_records()], [untranslated], expected)
 
 
 # -- the fast paths give what schemas.wire gives ----------------------------------------------------------------
@@ -286,8 +295,7 @@ def test_a_difference_the_bytes_show_first_stays_the_first(monkeypatch: pytest.M
     target = copied_to(framed_records(20), 100, **{"1": {"timestamp": 5}, "4": {"value": framed(108, b"v4")}})
     for size in (6, 2):  # one chunk; chunks of two records on both sides
         source_batches = [framed_records(20)[i : i + size] for i in range(0, 6, size)]
-        expected = translated_batches(source_batches, ID_MAP, "orders", 0, strict=False)
-        found = compare_ranges(expected, [target[i : i + size] for i in range(0, 6, size)], 100, proof=proof_of())
+        found = compare_ranges(source_batches, [target[i : i + size] for i in range(0, 6, size)], 100, proof=proof_of())
         assert found.first == (21, 101, "timestamp differs")
 
 
@@ -329,9 +337,9 @@ def test_the_plain_cases_are_decided_without_wire_check(monkeypatch: pytest.Monk
 
 
 def test_the_proof_refuses_chunks_of_different_lengths() -> None:
-    sources = translate_batch(source_records(), ID_MAP, "t", 0, strict=True)
+    targets = as_copied(source_records(), ID_MAP)[:2]
     with pytest.raises(ValueError, match=r"shorter|longer"):
-        RecordProof(ID_MAP, "t", 0)(sources, as_copied(source_records(), ID_MAP)[:2])
+        RecordProof(ID_MAP, "t", 0)(source_records(), targets, batch_fields(targets))
 
 
 BIG = IdMap.of({0x01000007: 0x02000107, 7: 0x03000000}, SchemaFormat.AVRO)  # ids past 2**24: all four bytes count
@@ -339,8 +347,8 @@ BIG = IdMap.of({0x01000007: 0x02000107, 7: 0x03000000}, SchemaFormat.AVRO)  # id
 
 def test_ids_past_three_bytes_are_read_and_written_whole() -> None:
     records = [Msg(0, framed(0x01000007, b"k"), framed(7, b"v"), None, 1000)]
-    (out,) = translate_batch(records, BIG, "t", 0, strict=True)
-    assert (out.key(), out.value()) == (framed(0x02000107, b"k"), framed(0x03000000, b"v"))
+    out = translate_batch(records, BIG, "t", 0, strict=True)
+    assert (out.keys, out.values) == ([framed(0x02000107, b"k")], [framed(0x03000000, b"v")])
     proof = RecordProof(BIG, "t", 0)
     assert proof.outcome(framed(0x01000007, b"k"), framed(0x02000107, b"k")) is Outcome.TRANSLATED
     assert proof.outcome(framed(7, b"v"), framed(0x03000000, b"v")) is Outcome.TRANSLATED
@@ -401,7 +409,7 @@ def test_the_copys_batches_name_their_topic_and_partition_when_refused() -> None
         "records are raw bytes that start with a zero byte."
     )
     (passed,) = translated_batches([[Msg(4, None, framed(9, b"v"), None, 1)]], ID_MAP, "orders", 2, strict=False)
-    assert passed[0].value() == framed(9, b"v")
+    assert passed.values == [framed(9, b"v")]
 
 
 def test_a_window_translates_each_range_by_its_own_slices_map() -> None:
@@ -419,22 +427,13 @@ def test_a_window_translates_each_range_by_its_own_slices_map() -> None:
     )
     window = translated_window(reads, [s.id_map for s in slices], slices)
     i, batch, done = next(window)
-    assert (i, batch[0].value(), done) == (0, framed(107, b"v"), False)
+    assert (i, batch.values, done) == (0, [framed(107, b"v")], False)
     i, batch, done = next(window)
-    assert (i, batch[0].value(), done) == (1, framed(7, b"v"), True)  # no map: as read
+    assert (i, batch[0].value(), done) == (1, framed(7, b"v"), True) and not isinstance(batch, Rewritten)  # as read
     i, batch, done = next(window)
-    assert (i, batch[0].value(), done) == (2, framed(9, b"v"), True)  # passed on, as the slice allows
+    assert (i, batch.values, done) == (2, [framed(9, b"v")], True)  # passed on, as the slice allows
     with pytest.raises(SchemaError, match=r"Source a\[1\] offset 1"):
         next(window)
-
-
-def test_a_translated_record_keeps_its_partition() -> None:
-    class WithPartition(Msg):
-        def partition(self) -> int:
-            return 6
-
-    (out,) = translate_batch([WithPartition(0, None, framed(7, b"v"), None, 1)], ID_MAP, "t", 6, strict=True)
-    assert out.partition() == 6
 
 
 # -- whole chunks: the column-wise fast paths decide as wire does record by record ----------------------------------
@@ -482,7 +481,8 @@ def test_a_chunks_proof_counts_and_names_what_wire_check_finds_record_by_record(
 ) -> None:
     sources, targets = chunk
     proof = RecordProof(MIXED, "t", 0)
-    found = proof(translate_batch(sources, MIXED, "t", 0, strict=False), targets)
+    fields, found = proof(sources, targets, batch_fields(targets))
+    assert fields == translated_fields(sources, MIXED, "t", 0, strict=False)  # what the target must hold
     seen: dict[tuple[str, Outcome], int] = {}
     first = None
     for source, target in zip(sources, targets, strict=True):
@@ -520,10 +520,7 @@ def test_a_batchs_translation_is_wire_translate_of_each_key_and_value(
             translate_batch(records, MIXED, "t", 0, strict)
         return
     out = translate_batch(records, MIXED, "t", 0, strict)
-    assert [(m.key(), m.value()) for m in out] == expected
-    assert [(m.source_key, m.source_value, m.offset()) for m in out] == [
-        (m.key(), m.value(), m.offset()) for m in records
-    ]
+    assert list(zip(out.keys, out.values, strict=True)) == expected and out.messages is records
 
 
 def _no_record_by_record(*_: Any) -> Any:
@@ -546,8 +543,8 @@ def test_plain_chunks_are_proven_column_wise_not_record_by_record(monkeypatch: p
     proof = RecordProof(id_map, "t", 0)
     monkeypatch.setattr(RecordProof, "outcome", _no_record_by_record)
     translated = translate_batch(sources, id_map, "t", 0, strict=True)
-    assert [(m.key(), m.value()) for m in translated] == [(m.key(), m.value()) for m in targets]
-    assert proof(translated, targets) is None
+    assert (translated.keys, translated.values) == ([m.key() for m in targets], [m.value() for m in targets])
+    assert proof(sources, targets, batch_fields(targets)) == (batch_fields(targets), None)
     assert proof.counts() == SchemaCounts("t", 0, PartCounts(0, 0, 3), PartCounts(3, 0, 0))
 
 
@@ -571,17 +568,22 @@ def test_a_plain_column_is_translated_in_one_pass_not_key_by_key() -> None:
 def test_a_proofs_counts_add_up_over_plain_and_mixed_chunks() -> None:
     proof = RecordProof(ID_MAP, "t", 0)
     plain = [Msg(0, b"k", framed(7, b"v"), None, 1)]
-    assert proof(translate_batch(plain, ID_MAP, "t", 0, strict=False), as_copied(plain, ID_MAP)) is None
+    assert proof(plain, as_copied(plain, ID_MAP), batch_fields(as_copied(plain, ID_MAP)))[1] is None
     mixed = source_records()
-    assert proof(translate_batch(mixed, ID_MAP, "t", 0, strict=False), as_copied(mixed, ID_MAP)) is None
+    assert proof(mixed, as_copied(mixed, ID_MAP), batch_fields(as_copied(mixed, ID_MAP)))[1] is None
     counts = proof.counts()
     assert counts.keys == PartCounts(2, 0, 3) and counts.values == PartCounts(3, 0, 2)
 
 
-def test_a_translated_record_keeps_its_topic() -> None:
-    class WithTopic(Msg):
-        def topic(self) -> str:
-            return "orders"
+def test_without_targets_the_proof_gives_what_the_target_must_hold_and_proves_nothing() -> None:
+    proof = RecordProof(ID_MAP, "t", 0)
+    fields, first = proof(source_records(), [], batch_fields([]))
+    assert first is None and fields == translated_fields(source_records(), ID_MAP, "t", 0, strict=False)
+    assert proof.counts() == SchemaCounts("t", 0, PartCounts(0, 0, 0), PartCounts(0, 0, 0))
 
-    (out,) = translate_batch([WithTopic(0, None, framed(7, b"v"), None, 1)], ID_MAP, "orders", 0, strict=True)
-    assert out.topic() == "orders"
+
+def test_the_source_checksum_is_of_the_translated_records_also_where_the_target_lacks_some() -> None:
+    whole, _ = compare(as_copied(source_records(), ID_MAP))
+    short, _ = compare(as_copied(source_records(), ID_MAP)[:2])
+    assert short.source.hexdigest() == whole.source.hexdigest() == whole.target.hexdigest()
+    assert short.first == (2, None, "record missing on the target") and short.source.count == 4
