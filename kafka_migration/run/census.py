@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import closing
+from contextlib import closing, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_migration.exceptions import CopyError
 from kafka_migration.model.census import Census, Sighting
@@ -42,6 +44,7 @@ ANSWER = "census.json"  # beside it: the census, or why it could not be taken
 DRY_RUN_RECORDS = 200_000  # offsets a dry run's census reads at most
 EDGE = 1_000  # records a bounded census reads at most from each end of a partition
 
+_T = TypeVar("_T")
 Tally = dict[bytes, list[int]]  # a header's five bytes -> [first offset, records]
 
 
@@ -146,8 +149,46 @@ def lead_census(
     from kafka_migration.kafka.ranges import OffsetRange
 
     ranges = [OffsetRange(s.source_topic, s.partition, s.start, s.end) for s in census_slices(plan)]
-    found, left = census_until(source, ranges, stop=up)
+    found, left = _stepping_back(lambda stop: census_until(source, ranges, stop=lambda: stop() or up()))
     return found.merge(rest(rest_of(plan, left))) if left else found
+
+
+def _stepping_back(read: Callable[[Callable[[], bool]], _T]) -> _T:
+    """``read(stop)`` in a thread of lowered CPU priority (``_yield_cpu``), waited for here. Interrupted here (Ctrl-C),
+    the read is told to stop after its batch (``stop()`` then says so), so that the process does not wait for it."""
+    outcome: list[_T | BaseException] = []
+    cancelled = threading.Event()
+
+    def run() -> None:
+        _yield_cpu()
+        try:
+            outcome.append(read(cancelled.is_set))
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome.append(exc)
+
+    reader = threading.Thread(target=run, name="lead-census", daemon=True)
+    reader.start()
+    try:
+        reader.join()
+    finally:
+        cancelled.set()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+LEAD_NICENESS = 10  # how far the lead census steps back for Spark's start-up (os.setpriority: 0 normal, 19 last)
+
+
+def _yield_cpu() -> None:
+    """Lower the calling thread's CPU priority by ``LEAD_NICENESS`` (a nice value is per thread on Linux, and the
+    consumer's threads inherit it): the lead census uses what Spark's start-up leaves of the CPU, which it waits for
+    anyway, and what it has not read when the driver is up goes to the driver's census. Elsewhere a nice value is the
+    whole process's, which would slow the rest of the run: there it reads as it would."""
+    if not sys.platform.startswith("linux"):
+        return
+    with suppress(OSError):  # not allowed here: it reads as it would
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + LEAD_NICENESS))
 
 
 def census_task(slices: Sequence[PartitionSlice], source: Endpoint) -> dict[str, Any]:

@@ -4,6 +4,9 @@ tests/integration/test_schema_ids.py."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -271,3 +274,50 @@ def test_a_batchs_tally_is_the_record_by_record_tally(pairs: list[list[bytes | N
     tally(records[:3], keys, values)
     tally(records[3:], keys, values)
     assert (keys, values) == _tally_one_by_one(records)
+
+
+def test_the_lead_census_reads_in_a_thread_that_steps_back_for_sparks_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy host the census and Spark's start-up share the cores: the census's thread (and its consumer's
+    threads, which inherit it) runs at a lower priority, and the waiting thread's priority stays as it was."""
+    from kafka_migration.run import census
+
+    seen: dict[str, Any] = {}
+
+    def until(source: Endpoint, wanted: Sequence[OffsetRange], stop: Any) -> tuple[Census, list[OffsetRange]]:
+        seen.update(thread=threading.current_thread().name, nice=os.getpriority(os.PRIO_PROCESS, 0), stop=stop())
+        return Census((), 10, 10), []
+
+    monkeypatch.setattr(census, "census_until", until)
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    plan = migration_plan(topic_plan("orders"))
+    assert lead_census(plan, SOURCE, lambda: False, lambda _: pytest.fail("nothing left")) == Census((), 10, 10)
+    assert seen == {"thread": "lead-census", "nice": min(19, before + census.LEAD_NICENESS), "stop": False}
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
+def test_an_interrupted_wait_for_the_lead_census_stops_it_and_its_error_reaches_the_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kafka_migration.run import census
+
+    stopped = threading.Event()
+
+    def read(stop: Any) -> None:
+        while not stop():
+            time.sleep(0.001)
+        stopped.set()
+
+    def interrupted(self: threading.Thread, timeout: float | None = None) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "join", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            census._stepping_back(read)
+    assert stopped.wait(5)
+
+    def fails(stop: Any) -> None:
+        raise CopyError("the source went away")
+
+    with pytest.raises(CopyError, match="the source went away"):
+        census._stepping_back(fails)
