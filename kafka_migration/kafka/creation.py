@@ -6,6 +6,7 @@ spends most of its planning here).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -88,14 +89,17 @@ class TopicCreation:
         every consumer's lookup asked for it again (700 CreateTopics requests in a 10,000-topic run). A
         principal without Describe on the group is refused, which the consumers ignore too.
         """
-        from confluent_kafka import KafkaException
+        _find_coordinator(self.admin, self.config.role, timeout)
 
-        try:
-            futures = self.admin.describe_consumer_groups([READER_GROUP], request_timeout=timeout)
-            for future in futures.values():
-                future.result(timeout=timeout + 5)
-        except (KafkaException, TimeoutError, ValueError) as exc:
-            log.debug("Looking up the readers' group coordinator on the %s cluster: %s", self.config.role, exc)
+    def find_reader_coordinator_meanwhile(self, timeout: float = 10.0) -> threading.Thread:
+        """``find_reader_coordinator`` in a thread of its own (started; returned), for a run with other work to do
+        before it creates its topics (a census of the source records): on a new cluster that lookup waits for the
+        broker to create ``__consumer_offsets``, a few tenths of a second the run then need not wait for. The admin
+        client is made here, in one thread."""
+        args = (self.admin, self.config.role, timeout)
+        thread = threading.Thread(target=_find_coordinator, args=args, name="reader-coordinator", daemon=True)
+        thread.start()
+        return thread
 
     def wait_for_topics(
         self,
@@ -234,3 +238,15 @@ def described_topic_id(description: Any) -> str | None:
     """A described topic's id; None where the broker has none or answers with the null id."""
     topic_id = str(getattr(description, "topic_id", "") or "")
     return topic_id if topic_id and topic_id.strip("A=") and topic_id != "0" * 32 else None
+
+
+def _find_coordinator(admin: Any, role: str, timeout: float) -> None:
+    """Ask for the readers' group (``find_reader_coordinator``); any refusal or timeout only goes to the debug log."""
+    from confluent_kafka import KafkaException
+
+    try:
+        futures = admin.describe_consumer_groups([READER_GROUP], request_timeout=timeout)
+        for future in futures.values():
+            future.result(timeout=timeout + 5)
+    except (KafkaException, TimeoutError, ValueError) as exc:
+        log.debug("Looking up the readers' group coordinator on the %s cluster: %s", role, exc)

@@ -60,17 +60,26 @@ class RegistryClient:
 
     def __init__(self, config: RegistryConfig, timeout: float = TIMEOUT) -> None:
         self.config = config
+        self._timeout = timeout
         self._client = _client(config, timeout)
         # Reads with format=serialized go through a client of their own: confluent-kafka caches a schema by id (and
         # a subject version) whatever format was asked, so one client would answer the second read from the first.
-        self._serialized = _client(config, timeout)
+        # Made at the first Protobuf read (``_descriptors``): a client costs tens of milliseconds to make.
+        self._serialized_client: SchemaRegistryClient | None = None
 
     def __repr__(self) -> str:
         return f"RegistryClient({self.config!r})"
 
     def close(self) -> None:
         self._client.close()
-        self._serialized.close()
+        if self._serialized_client is not None:
+            self._serialized_client.close()
+
+    @property
+    def _serialized(self) -> SchemaRegistryClient:
+        if self._serialized_client is None:
+            self._serialized_client = _client(self.config, self._timeout)
+        return self._serialized_client
 
     def __enter__(self) -> RegistryClient:
         return self

@@ -179,7 +179,15 @@ def run_migration(  # noqa: PLR0913 (issue 49: to take value objects next)
         app = launch(directory, source, target, wait=True, on_start=running.append)
     try:
         claim = None if options.dry_run else lease_claim(ledger, holder, ttl)
-        census = _census_taker(options, (source, target), app, launch, directory, on_step)
+        census = _census_taker(
+            options,
+            (source, target),
+            app,
+            launch,
+            directory,
+            on_step,
+            None if options.dry_run else target_cluster.find_reader_coordinator_meanwhile,  # a dry run writes nothing
+        )
         step = None if schemas is None else partial(schemas, census=census)
         planning = _Planning(options, run_id, claim, state_dir, step, lineage)
         plan = _plan((source_cluster, target_cluster), ledger, planning)
@@ -256,15 +264,19 @@ def _census_taker(
     launch: Launcher | None,
     directory: Path,
     on_step: Callable[[str], None] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> CensusTaker:
     """What takes the census of a plan's source ranges when the schema step asks (run/census_takers.py): a dry run
     reads up to ``$KAFKA_MIGRATION_CENSUS_LOCAL_RECORDS`` offsets in this process, and more with a Spark
     application of its own (``on_step("census")`` first), or only each partition's ends when asked
     (``dry_run_census`` ``ends``; also without a launcher); a run asks its application before its copy is
-    released, or one of its own when the application cannot wait (a driver in a cluster)."""
+    released, or one of its own when the application cannot wait (a driver in a cluster). ``meanwhile``: started as a
+    run's census begins (the target's readers' group looked up, ``KafkaCluster.find_reader_coordinator_meanwhile``)."""
     source = ClusterPair.of(*clusters).source
 
     def spark(plan: MigrationPlan) -> Census:
+        if meanwhile is not None:
+            meanwhile()
         if app is not None:  # read here while the driver starts, the rest by the driver (run/census.lead_census)
             return lead_census(plan, source, app.up, app.census)
         if launch is None:

@@ -29,8 +29,13 @@ FOUND = Census((Sighting("a", 0, RecordPart.VALUE, 7, 0),), 1, 1)
 
 
 class App:
+    process = None
+
     def __init__(self) -> None:
         self.asked: list[MigrationPlan] = []
+
+    def abort(self) -> None:
+        pass
 
     def census(self, plan: MigrationPlan) -> Census:
         self.asked.append(plan)
@@ -128,3 +133,44 @@ def test_a_census_of_the_ends_is_for_a_dry_run_only() -> None:
         MigrationOptions(dry_run=True, dry_run_census="half")
     assert MigrationOptions.from_mapping({"dry_run": True, "dry_run_census": "ends"}).dry_run_census == "ends"
     assert MigrationOptions.from_mapping({}).dry_run_census == "full"
+
+
+def test_a_runs_census_starts_the_target_lookup_meanwhile_first(
+    reads: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``meanwhile`` (the target's readers' group lookup) starts as the census begins, before the source is read."""
+    order: list[str] = []
+    monkeypatch.setattr(pipeline, "lead_census", lambda plan, *_: order.append("census") or FOUND)
+    taker = pipeline._census_taker(
+        MigrationOptions(include="a"), (SOURCE, TARGET), App(), Launch(), tmp_path, None, lambda: order.append("lookup")
+    )
+    assert taker(migration_plan(topic_plan("a", (3,)))) == FOUND and order == ["lookup", "census"]
+    order.clear()
+    assert taker(migration_plan(topic_plan("a", (0,)))) == Census() and order == []  # nothing to read: no census
+
+
+def test_a_dry_run_looks_nothing_up_on_the_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a new cluster the lookup makes the broker create __consumer_offsets: a dry run writes nothing."""
+    given: list[Any] = []
+    real = pipeline._census_taker
+
+    def spy(*args: Any) -> Any:
+        given.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(pipeline, "_census_taker", spy)
+    monkeypatch.setattr(pipeline, "lease_claim", lambda *_: None)
+    monkeypatch.setattr(pipeline, "_plan", lambda *_: (_ for _ in ()).throw(RuntimeError("planned")))
+    for dry_run in (True, False):
+        with pytest.raises(RuntimeError, match="planned"):
+            pipeline.run_migration(
+                SOURCE,
+                TARGET,
+                MigrationOptions(include="a", dry_run=dry_run),
+                tmp_path,
+                None,  # type: ignore[arg-type]
+                launch=None if dry_run else Launch(),  # type: ignore[arg-type]
+                app=None if dry_run else App(),  # type: ignore[arg-type]
+                schemas=lambda plan, census: plan,
+            )
+    assert given[0] is None and given[1].__name__ == "find_reader_coordinator_meanwhile"
