@@ -16,19 +16,24 @@ from kafka_migration.registry import RegistryClient
 
 
 def read_compatibility(
-    source: RegistryClient, target: RegistryClient, subjects: Iterable[tuple[str, str]]
+    source: RegistryClient,
+    target: RegistryClient,
+    subjects: Iterable[tuple[str, str]],
+    global_levels: tuple[str | None, str | None] | None = None,
 ) -> tuple[SubjectCompatibility, ...]:
-    """``subjects``: (source subject, target subject), each once, in the listing's order."""
-    global_levels = {id(door): _global(door) for door in (source, target)}
+    """``subjects``: (source subject, target subject), each once, in the listing's order. ``global_levels``: the two
+    registries' global levels (``global_compatibility``) when read already."""
+    mine_level, theirs_level = global_levels or (global_compatibility(source), global_compatibility(target))
     out = []
     for source_subject, target_subject in dict.fromkeys(subjects):
-        mine, mine_global = _level(source, source_subject, global_levels[id(source)])
-        theirs, theirs_global = _level(target, target_subject, global_levels[id(target)])
+        mine, mine_global = _level(source, source_subject, mine_level)
+        theirs, theirs_global = _level(target, target_subject, theirs_level)
         out.append(SubjectCompatibility(target_subject, source_subject, mine, theirs, mine_global, theirs_global))
     return tuple(out)
 
 
-def _global(door: RegistryClient) -> str | None:
+def global_compatibility(door: RegistryClient) -> str | None:
+    """The registry's global compatibility level; None where it does not say (404) or refuses the request."""
     try:
         return door.compatibility()
     except (RegistryNotFoundError, RegistryRequestError):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from kafka_migration.exceptions import (
@@ -45,7 +46,7 @@ from kafka_migration.model.plan import MigrationPlan
 from kafka_migration.model.schema_runs import SchemaRun, SyncedVersion, VersionAction, id_map_of
 from kafka_migration.model.schemas import IdMap, IdPair, RegisteredSchema, RegistryConfig, SchemaMode, SchemaReference
 from kafka_migration.registry import RegistryClient, read_catalog
-from kafka_migration.schema_sync.compat import read_compatibility
+from kafka_migration.schema_sync.compat import global_compatibility, read_compatibility
 from kafka_migration.schema_sync.guard import CensusTaker, refuse_mixed_ids
 from kafka_migration.schema_sync.records import ResolvedIds, census_note, refuse_unknown, resolve_ids
 from kafka_migration.schemas.plan import (
@@ -91,10 +92,13 @@ def sync_schemas(
     dry_run = bool(plan.options.get("dry_run"))
     template = str(plan.options.get("rename") or "{topic}")
     topics = [t.source_topic for t in plan.topics]
-    found = census(plan) if census is not None else None
     with RegistryClient(options.source) as source, RegistryClient(options.target) as target:
         renamed = subject_names(topics, template)
-        source_catalog = read_catalog(source, sorted(renamed))
+        with ThreadPoolExecutor(1, thread_name_prefix="registry-reads") as meanwhile:
+            # The topics' own subjects need no census: read while it reads the records (its wait is the run's).
+            own = meanwhile.submit(_read_own, source, target, renamed)
+            found = census(plan) if census is not None else None
+            source_catalog, target_catalog, global_levels = own.result()
         resolved = ResolvedIds()
         if found is not None:
             resolved = resolve_ids(found, {s.schema_id for s in source_catalog.values()}, source)
@@ -103,9 +107,12 @@ def sync_schemas(
             if resolved.subjects:
                 source_catalog = {**source_catalog, **read_catalog(source, list(resolved.subjects))}
         refuse_unreadable(source_catalog, options.source.display_url)
-        target_catalog = read_catalog(target, sorted({*renamed.values(), *resolved.subjects}))
+        others = sorted(set(resolved.subjects) - set(renamed.values()))
+        if others:
+            target_catalog = {**target_catalog, **read_catalog(target, others)}
         planned = plan_subjects(topics, template, source_catalog, target_catalog, resolved.subjects)
-        compatibility = read_compatibility(source, target, [(p.source_subject, p.target_subject) for p in planned])
+        pairs = [(p.source_subject, p.target_subject) for p in planned]
+        compatibility = read_compatibility(source, target, pairs, global_levels)
         refuse_conflicts(planned, options.target.display_url)
         if previous:
             translating = set()
@@ -133,6 +140,14 @@ def sync_schemas(
     )
     log.info("%s", run.render())
     return with_schemas(plan, run, options.pass_unknown_ids, found)
+
+
+def _read_own(
+    source: RegistryClient, target: RegistryClient, renamed: Mapping[str, str]
+) -> tuple[dict[Key, RegisteredSchema], dict[Key, RegisteredSchema], tuple[str | None, str | None]]:
+    """The topics' own subjects on both registries (their catalogs) and each registry's global compatibility."""
+    levels = (global_compatibility(source), global_compatibility(target))
+    return read_catalog(source, sorted(renamed)), read_catalog(target, sorted(renamed.values())), levels
 
 
 def _translating(topics: Iterable[str], catalog: Mapping[Key, RegisteredSchema], census: Census | None) -> set[str]:
