@@ -148,10 +148,10 @@ def translated_fields(chunk: list[Any], id_map: IdMap, topic: str, partition: in
 
 
 def translated_batches(
-    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str = "", partition: int = 0, strict: bool = False
+    batches: Iterable[list[Any]], id_map: IdMap | None, topic: str, partition: int, *, strict: bool
 ) -> Iterable[list[Any] | Rewritten]:
-    """``batches`` translated batch by batch; as they are without an id map. ``strict`` (the copy, which names its
-    ``topic`` and ``partition``): an id the map lacks is refused; else passed on as it is."""
+    """``batches`` of ``topic[partition]`` translated batch by batch; as they are without an id map. ``strict``: an
+    id the map lacks is refused, naming the record; else passed on as it is (``--unknown-schema-ids pass``)."""
     if id_map is None:
         return batches
     return (translate_batch(batch, id_map, topic, partition, strict) for batch in batches)
@@ -215,7 +215,7 @@ class RecordProof:
             self._expected[source_id] = expected
         return expected
 
-    def _column(self, mine: Column, theirs: Column | None) -> tuple[Column, Outcome | None]:
+    def _column(self, mine: Column, theirs: Column) -> tuple[Column, Outcome | None]:
         """``mine`` (a chunk's source keys, or values) as the target must hold it, and the one outcome of the whole
         column against ``theirs`` when it is a plain case, proven column-wise as ``outcome`` proves one: none framed
         and each pair equal (WITHOUT_HEADER), or every one an Avro or JSON Schema key or value whose target is it
@@ -242,8 +242,8 @@ class RecordProof:
         long, ``theirs`` their fields) the proof refutes, or None. Without ``targets`` (the target holds fewer
         records) nothing is proven: only the fields are given."""
         keys, values, headers, stamps = batch_fields(sources)
-        new_keys, key = self._column(keys, theirs[0] if targets else None)
-        new_values, value = self._column(values, theirs[1] if targets else None)
+        new_keys, key = self._column(keys, theirs[0])  # without targets no outcome is kept: see below
+        new_values, value = self._column(values, theirs[1])
         expected = (new_keys, new_values, headers, stamps)
         if not targets:
             return expected, None

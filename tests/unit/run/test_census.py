@@ -278,21 +278,59 @@ def test_a_batchs_tally_is_the_record_by_record_tally(pairs: list[list[bytes | N
 
 def test_the_lead_census_reads_in_a_thread_that_steps_back_for_sparks_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a busy host the census and Spark's start-up share the cores: the census's thread (and its consumer's
-    threads, which inherit it) runs at a lower priority, and the waiting thread's priority stays as it was."""
+    threads, which inherit it) runs 10 nice steps lower than the thread that waits for it (at most 19), whose
+    priority stays as it was; a daemon, so that an interrupted run does not wait for it at exit."""
     from kafka_migration.run import census
 
     seen: dict[str, Any] = {}
 
     def until(source: Endpoint, wanted: Sequence[OffsetRange], stop: Any) -> tuple[Census, list[OffsetRange]]:
-        seen.update(thread=threading.current_thread().name, nice=os.getpriority(os.PRIO_PROCESS, 0), stop=stop())
+        me = threading.current_thread()
+        seen.update(thread=me.name, daemon=me.daemon, nice=os.getpriority(os.PRIO_PROCESS, 0), stop=stop())
         return Census((), 10, 10), []
 
     monkeypatch.setattr(census, "census_until", until)
-    before = os.getpriority(os.PRIO_PROCESS, 0)
     plan = migration_plan(topic_plan("orders"))
-    assert lead_census(plan, SOURCE, lambda: False, lambda _: pytest.fail("nothing left")) == Census((), 10, 10)
-    assert seen == {"thread": "lead-census", "nice": min(19, before + census.LEAD_NICENESS), "stop": False}
-    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+    answers: list[Any] = []
+
+    def waiter(nice: int) -> None:  # a thread of its own, so that its nice value can be set (and left) here
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+        answers.append(lead_census(plan, SOURCE, lambda: False, lambda _: pytest.fail("nothing left")))
+        answers.append(os.getpriority(os.PRIO_PROCESS, 0))
+
+    for nice, expected in ((3, 13), (12, 19)):
+        answers.clear()
+        thread = threading.Thread(target=waiter, args=(nice,))
+        thread.start()
+        thread.join()
+        assert answers == [Census((), 10, 10), nice]
+        assert seen == {"thread": "lead-census", "daemon": True, "nice": expected, "stop": False}
+
+
+def test_a_lead_census_not_allowed_to_step_back_reads_as_it_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_migration.run import census
+
+    def refused(*_: Any) -> None:
+        raise PermissionError("not allowed")
+
+    monkeypatch.setattr(census.os, "setpriority", refused)
+    monkeypatch.setattr(census, "census_until", lambda *_, **__: (Census((), 1, 1), []))
+    assert lead_census(migration_plan(topic_plan("orders")), SOURCE, lambda: False, lambda _: Census()) == Census(
+        (), 1, 1
+    )
+
+
+def test_whole_columns_are_tallied_at_once_not_record_by_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_migration.run import census
+
+    counted: list[tuple[bytes, int, int]] = []
+    real = census._count
+    monkeypatch.setattr(census, "_count", lambda f, h, o, n: counted.append((h, o, n)) or real(f, h, o, n))
+    tally([Msg(100 + i, b"k%d" % i, framed(7, b"v%d" % i), None, 0) for i in range(50)], {}, {})
+    assert counted == [(framed(7, b""), 100, 50)]  # one header, its first offset and its records, at once
+    counted.clear()
+    tally([Msg(5, None, framed(4, b""), None, 0), Msg(6, None, b"raw", None, 0)], {}, {})  # mixed: one by one
+    assert counted == [(framed(4, b""), 5, 1)]  # a header with nothing after it is one too
 
 
 def test_an_interrupted_wait_for_the_lead_census_stops_it_and_its_error_reaches_the_caller(

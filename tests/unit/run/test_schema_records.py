@@ -587,3 +587,22 @@ def test_the_source_checksum_is_of_the_translated_records_also_where_the_target_
     short, _ = compare(as_copied(source_records(), ID_MAP)[:2])
     assert short.source.hexdigest() == whole.source.hexdigest() == whole.target.hexdigest()
     assert short.first == (2, None, "record missing on the target") and short.source.count == 4
+
+
+def test_only_the_header_is_rewritten_when_the_payload_repeats_its_bytes() -> None:
+    """A payload may hold the header's five bytes again (an Avro bytes field, an id as data): the copy rewrites the
+    header alone, and the proof expects exactly that."""
+    echo = [framed(7, framed(7, b"x") * 2), framed(7, b"\x00\x00\x00\x00\x07")]
+    rewritten = [framed(107, framed(7, b"x") * 2), framed(107, b"\x00\x00\x00\x00\x07")]
+    assert translated_column(echo, ID_MAP, _no_record_by_record) == rewritten
+    sources = [Msg(i, None, v, None, 1) for i, v in enumerate(echo)]
+    targets = [Msg(i, None, v, None, 1) for i, v in enumerate(rewritten)]
+    proof = RecordProof(ID_MAP, "t", 0)
+    assert proof(sources, targets, batch_fields(targets)) == (batch_fields(targets), None)
+    assert proof.counts().values == PartCounts(2, 0, 0)
+
+
+def test_a_reconciles_refusal_of_an_unknown_id_names_its_topic_and_partition() -> None:
+    records = [Msg(4, None, framed(9, b"v"), None, 1)]
+    with pytest.raises(SchemaError, match=r"^Source orders\[2\] offset 4: a key or value names schema id 9"):
+        translated_fields(records, ID_MAP, "orders", 2, strict=True)
