@@ -90,6 +90,7 @@ def read_ranges(
     prefetch = max(MIN_PREFETCH_KBYTES, PREFETCH_KBYTES // len(open_ranges))
     config = consumer_settings({"queued.max.messages.kbytes": prefetch, **settings})
     consumer = Consumer(config)
+    reading = _Reading(consumer, open_ranges, states, what, label)
     try:
         consumer.assign([TopicPartition(t, p, states[i].next_offset) for (t, p), i in open_ranges.items()])
         last_progress = time.monotonic()
@@ -100,7 +101,7 @@ def read_ranges(
                     raise _stalled(what, label, idle_timeout, [states[i] for i in open_ranges.values()])
                 continue
             last_progress = time.monotonic()
-            batches = _by_range(consumer, messages, open_ranges, states, what, label)
+            batches = _by_range(reading, messages)
             finished = []
             for i, batch in sorted(batches.items()):
                 state = states[i]
@@ -120,14 +121,19 @@ def read_ranges(
         consumer.close()
 
 
-def _by_range(
-    consumer: Any,
-    messages: list[Any],
-    open_ranges: Mapping[tuple[str, int], int],
-    states: list[_Progress],
-    what: str,
-    label: str,
-) -> dict[int, list[Any]]:
+@dataclass(frozen=True)
+class _Reading:
+    """What sorting a consume() result by range needs of the read: its consumer and cluster (to name a read error),
+    the open ranges by partition and every range's state."""
+
+    consumer: Any
+    open_ranges: Mapping[tuple[str, int], int]
+    states: list[_Progress]
+    what: str
+    label: str
+
+
+def _by_range(reading: _Reading, messages: list[Any]) -> dict[int, list[Any]]:
     """One consume() result sorted by range: each open range's records inside it, in offset order (an entry,
     maybe empty, for every range the result touched); a range's state is ``done`` once its end was seen.
 
@@ -136,7 +142,8 @@ def _by_range(
     partition increase); a run that crosses its range's end, or a result with an error or an event, record by record.
     """
     if not all([m.error() is None for m in messages]):
-        return _each(consumer, messages, open_ranges, states, what, label, {})
+        return _each(reading, messages, {})
+    open_ranges, states = reading.open_ranges, reading.states
     keys = list(zip([m.topic() for m in messages], [m.partition() for m in messages], strict=True))
     starts = [0, *compress(range(1, len(keys)), map(ne, keys[1:], keys)), len(keys)]
     batches: dict[int, list[Any]] = {}
@@ -148,7 +155,7 @@ def _by_range(
         end = state.wanted.end
         last = messages[after - 1].offset()
         if end is not None and last >= end:
-            _each(consumer, messages[first:after], open_ranges, states, what, label, batches)
+            _each(reading, messages[first:after], batches)
             continue
         batches.setdefault(i, []).extend(messages[first:after])
         state.next_offset = last + 1
@@ -157,18 +164,11 @@ def _by_range(
     return batches
 
 
-def _each(
-    consumer: Any,
-    messages: list[Any],
-    open_ranges: Mapping[tuple[str, int], int],
-    states: list[_Progress],
-    what: str,
-    label: str,
-    batches: dict[int, list[Any]],
-) -> dict[int, list[Any]]:
+def _each(reading: _Reading, messages: list[Any], batches: dict[int, list[Any]]) -> dict[int, list[Any]]:
     """``_by_range`` record by record, into ``batches``: read errors, partition-end events, a range's end."""
     from confluent_kafka import KafkaError
 
+    open_ranges, states = reading.open_ranges, reading.states
     for msg in messages:
         i = open_ranges.get((msg.topic(), msg.partition()))
         if i is None or states[i].done:
@@ -179,7 +179,7 @@ def _each(
         error = msg.error()
         if error is not None:
             if error.code() != KafkaError._PARTITION_EOF:
-                _fail(consumer, what, label, state, msg, error)
+                _fail(reading.consumer, reading.what, reading.label, state, msg, error)
             state.done = end is None or msg.offset() >= end
             continue
         offset = msg.offset()

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_migration.kafka import ranges
-from kafka_migration.kafka.ranges import OffsetRange, _by_range, _each, _Progress
+from kafka_migration.kafka.ranges import OffsetRange, _by_range, _each, _Progress, _Reading
 
 
 class EndOfPartition:
@@ -79,21 +79,23 @@ def test_a_result_is_sorted_by_range_as_record_by_record(
 ) -> None:
     states, open_ranges, messages = result
     mine = copy.deepcopy(states)
-    found = _by_range(None, messages, open_ranges, mine, "source", "source cluster")
-    expected = _each(None, messages, open_ranges, states, "source", "source cluster", {})
+    found = _by_range(_Reading(None, open_ranges, mine, "source", "source cluster"), messages)
+    expected = _each(_Reading(None, open_ranges, states, "source", "source cluster"), messages, {})
     assert found == expected
     assert sorted_state(mine) == sorted_state(states)
 
 
 def test_the_usual_result_is_taken_run_by_run_not_record_by_record(monkeypatch: Any) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(ranges, "_each", lambda *args: calls.append(len(args[1])) or args[-1])
+    monkeypatch.setattr(ranges, "_each", lambda reading, messages, batches: calls.append(len(messages)) or batches)
     states = [_Progress(OffsetRange(*p, 0, 10), 0) for p in PARTITIONS[:2]]
     messages = [Message("a", 0, o) for o in range(4)] + [Message("a", 1, o) for o in range(3)]
     messages += [Message("a", 0, o) for o in range(4, 10)]
-    found = _by_range(None, messages, {PARTITIONS[0]: 0, PARTITIONS[1]: 1}, states, "source", "source cluster")
+    found = _by_range(
+        _Reading(None, {PARTITIONS[0]: 0, PARTITIONS[1]: 1}, states, "source", "source cluster"), messages
+    )
     assert calls == [] and [m.offset() for m in found[0]] == list(range(10)) and len(found[1]) == 3
     assert sorted_state(states) == [(10, True, True), (3, True, False)]
     past = [Message("a", 1, o) for o in range(3, 12)]  # crosses its range's end: that run alone, record by record
-    _by_range(None, past, {PARTITIONS[1]: 1}, states, "source", "source cluster")
+    _by_range(_Reading(None, {PARTITIONS[1]: 1}, states, "source", "source cluster"), past)
     assert calls == [9]
