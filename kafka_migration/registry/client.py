@@ -64,7 +64,7 @@ class RegistryClient:
         self._client = _client(config, timeout)
         # Reads with format=serialized go through a client of their own: confluent-kafka caches a schema by id (and
         # a subject version) whatever format was asked, so one client would answer the second read from the first.
-        # Made at the first Protobuf read (``_descriptors``): a client costs tens of milliseconds to make.
+        # Made at the first Protobuf read (``_serialized``): a client costs tens of milliseconds to make.
         self._serialized_client: SchemaRegistryClient | None = None
 
     def __repr__(self) -> str:

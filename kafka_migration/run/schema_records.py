@@ -10,8 +10,9 @@ The verification compares each target record with its source record as the copy 
 counts and the order-sensitive checksum cover every byte of both sides, the ids included: the source side's
 checksum is over the source records with their ids mapped (what the target must hold, byte for byte), the
 target's over what it holds. ``RecordProof`` builds that expectation from the raw source bytes and the map
-itself, not with the copy's rewrite, and proves each pair as ``schemas.wire.check`` decides: equal but for the
-id, and the id the one the map gives. A wrong id on the target fails the proof and changes its checksum. It
+(a plain column with its own lookups, not the copy's; any other through ``translator``, and then each pair is
+proven record by record), and proves each pair as ``schemas.wire.check`` decides: equal but for the id, and the
+id the one the map gives. A wrong id on the target fails the proof and changes its checksum. It
 counts the keys and values translated per partition.
 
 Both work column by column (a batch's keys, then its values): the common column (every one framed, of ids the map
