@@ -606,3 +606,30 @@ def test_a_reconciles_refusal_of_an_unknown_id_names_its_topic_and_partition() -
     records = [Msg(4, None, framed(9, b"v"), None, 1)]
     with pytest.raises(SchemaError, match=r"^Source orders\[2\] offset 4: a key or value names schema id 9"):
         translated_fields(records, ID_MAP, "orders", 2, strict=True)
+
+
+def test_the_proof_refutes_a_record_whose_bytes_equal_a_wrong_expectation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a mixed column the expected bytes come from the translator; were it wrong (here: it rewrites nothing),
+    both checksums would agree with an untranslated copy, and the record-by-record proof still names the record."""
+    import kafka_migration.run.schema_records as module
+
+    monkeypatch.setattr(module, "translator", lambda id_map, strict: lambda data: data)
+    found, _ = compare(source_records_at_50())
+    assert found.source.hexdigest() == found.target.hexdigest()
+    assert found.first is not None and found.first[:2] == (0, 50) and found.first[2].startswith("key: ")
+
+
+def test_a_slice_without_an_id_map_is_compared_byte_for_byte_and_counts_no_schemas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kafka_migration.kafka import ranges
+    from kafka_migration.run import verify
+    from tests.unit.factories import CLUSTERS
+    from tests.unit.run.test_verify import Clusters
+
+    raw = [m.changed(offset=100 + i) for i, m in enumerate(framed_records(20))]
+    clusters = Clusters({("source", "orders", 0): framed_records(20), ("target", "orders-copy", 0): raw})
+    monkeypatch.setattr(verify, "read_range", clusters.read_range)
+    monkeypatch.setattr(ranges, "read_all", clusters.read_all)
+    found = verify.verify_partition(PartitionSlice("orders", "orders-copy", 0, 20, 26, 100), CLUSTERS)
+    assert found.match and found.schema_counts is None
